@@ -1,0 +1,31 @@
+from memory.selectors.nodes import (
+    node_ancestors,
+    node_children,
+    node_children_ids,
+    node_content,
+    node_get,
+    node_in_project,
+    node_internal_folder,
+    node_path,
+    node_project_root,
+    node_resolve,
+    node_roots,
+    node_subtree,
+    project_files,
+)
+
+__all__ = [
+    "node_ancestors",
+    "node_children",
+    "node_children_ids",
+    "node_content",
+    "node_get",
+    "node_in_project",
+    "node_internal_folder",
+    "node_path",
+    "node_project_root",
+    "node_resolve",
+    "node_roots",
+    "node_subtree",
+    "project_files",
+]

@@ -1,0 +1,101 @@
+"""Reads of the memory tree. Subtree and children reads use ranges over the materialized path,
+which an index on (depth, path) answers without scanning."""
+
+from django.db.models import F, QuerySet
+
+from memory.models import Node, NodeContent
+from memsite.errors import InvalidInput, NotFound
+
+PATH_SEPARATOR = "/"
+
+
+def _with_size(queryset: QuerySet[Node]) -> QuerySet[Node]:
+    return queryset.annotate(content_size=F("content__size"))
+
+
+def node_get(*, node_id: str) -> Node:
+    node = _with_size(Node.objects.filter(pk=node_id)).first()
+    if node is None:
+        raise NotFound(f"No memory node with id '{node_id}'.")
+    return node
+
+
+def node_roots() -> QuerySet[Node]:
+    return _with_size(Node.objects.filter(depth=1)).order_by("path")
+
+
+def node_children(*, node: Node) -> QuerySet[Node]:
+    """The node's children in insertion order (their paths sort in that order)."""
+    return _with_size(
+        Node.objects.filter(depth=node.depth + 1, path__range=Node._get_children_path_interval(node.path))
+    ).order_by("path")
+
+
+def node_children_ids(*, node: Node) -> list[str]:
+    if node.numchild == 0:
+        return []
+    return list(node_children(node=node).values_list("id", flat=True))
+
+
+def node_subtree(*, node: Node, include_self: bool = True) -> QuerySet[Node]:
+    upper = node.path + Node.alphabet[-1] * (Node._meta.get_field("path").max_length - len(node.path))
+    queryset = Node.objects.filter(path__range=(node.path, upper))
+    return queryset if include_self else queryset.exclude(pk=node.pk)
+
+
+def node_ancestors(*, node: Node) -> QuerySet[Node]:
+    """From the root down to the parent."""
+    paths = [node.path[:end] for end in range(Node.steplen, len(node.path), Node.steplen)]
+    return _with_size(Node.objects.filter(path__in=paths)).order_by("depth")
+
+
+def node_path(*, node: Node, ancestors: list[Node] | None = None) -> str:
+    """The node's readable path, such as `/user/user_preferences.md`."""
+    chain = list(node_ancestors(node=node)) if ancestors is None else ancestors
+    return PATH_SEPARATOR + PATH_SEPARATOR.join([*(a.name for a in chain), node.name])
+
+
+def node_resolve(*, path: str) -> Node:
+    """The node at a readable path, found in one query by joining up the parent chain."""
+    names = [part for part in path.strip().split(PATH_SEPARATOR) if part]
+    if not path.startswith(PATH_SEPARATOR) or not names:
+        raise InvalidInput("A path must be absolute and name at least one node, such as '/user'.")
+    max_depth = Node._meta.get_field("path").max_length // Node.steplen
+    if len(names) > max_depth:
+        raise NotFound(f"No memory node at '{path}'.")
+    lookups: dict[str, object] = {"depth": len(names)}
+    prefix = ""
+    for name in reversed(names):
+        lookups[f"{prefix}name"] = name
+        prefix += "parent__"
+    node = _with_size(Node.objects.filter(**lookups)).first()
+    if node is None:
+        raise NotFound(f"No memory node at '{path}'.")
+    return node
+
+
+def node_internal_folder(*, name: str) -> Node:
+    node = Node.objects.filter(depth=1, name=name, type="internal_folder").first()
+    if node is None:
+        raise NotFound(f"The internal folder '{name}' is missing; run the migrations.")
+    return node
+
+
+def node_project_root(*, node: Node) -> Node | None:
+    """The project root the node is in (or is), if any."""
+    if node.type == "project_root_folder":
+        return node
+    return node_ancestors(node=node).filter(type="project_root_folder").last()
+
+
+def node_in_project(*, node: Node) -> bool:
+    return node_project_root(node=node) is not None
+
+
+def node_content(*, node: Node) -> bytes | None:
+    data = NodeContent.objects.filter(node_id=node.pk).values_list("data", flat=True).first()
+    return None if data is None else bytes(data)
+
+
+def project_files(*, project: Node) -> QuerySet[Node]:
+    return node_subtree(node=project).filter(type="project_file_bytes").order_by("path")

@@ -1,0 +1,409 @@
+"""Every write to the memory tree. Each function validates in full before it saves, runs in one
+transaction, and raises a `memsite.errors.ServiceError` that says what is wrong."""
+
+import hashlib
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from treebeard.exceptions import PathOverflow
+
+from memory import selectors
+from memory.models import Node, NodeContent
+from memory.types import ContentKind, MemoryType, get_type
+from memsite.errors import Conflict, Forbidden, InvalidInput, TooLarge
+
+User = AbstractBaseUser | AnonymousUser | None
+MAX_NAME_LENGTH = 255
+MAX_DESCRIPTION_LENGTH = 10_000
+MAX_DEPTH = Node._meta.get_field("path").max_length // Node.steplen
+MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
+
+
+@dataclass
+class NodeSpec:
+    """A node to create, with the children to create inside it."""
+
+    name: str
+    type: str
+    description: str = ""
+    context: dict[str, Any] | None = None
+    content: bytes | None = None
+    children: list["NodeSpec"] = field(default_factory=list)
+
+
+def validate_name(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise InvalidInput("A name must not be empty.")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidInput(f"A name must be at most {MAX_NAME_LENGTH} characters, got {len(name)}.")
+    if "/" in name:
+        raise InvalidInput(f"A name must not contain '/': {name!r}.")
+    if name in (".", ".."):
+        raise InvalidInput("A name must not be '.' or '..'.")
+    if any(unicodedata.category(char) in ("Cc", "Cs") for char in name):
+        raise InvalidInput(f"A name must not contain control characters: {name!r}.")
+    return name
+
+
+def validate_description(description: str) -> str:
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        raise InvalidInput(
+            f"A description must be at most {MAX_DESCRIPTION_LENGTH} characters, got {len(description)}."
+        )
+    if "\x00" in description:
+        raise InvalidInput("A description must not contain NUL characters.")
+    return description
+
+
+def validate_content(memory_type: MemoryType, data: bytes) -> None:
+    limit = settings.MEMSITE_MAX_CONTENT_BYTES
+    if len(data) > limit:
+        raise TooLarge(f"Content is {len(data)} bytes; the limit is {limit} bytes.")
+    memory_type.validate_content(data)
+
+
+def _check_placement(memory_type: MemoryType, parent: Node | None, *, parent_in_project: bool) -> None:
+    if memory_type.name == "internal_folder":
+        raise Forbidden("Internal folders are created only by memsite itself.")
+    if parent is None:
+        raise InvalidInput("A node needs a parent folder; the roots are the internal folders.")
+    if not parent.is_folder:
+        raise InvalidInput(f"'{parent.name}' is not a folder, so it cannot hold other nodes.")
+    if memory_type.name == "project_root_folder" and not (parent.is_internal and parent.name == "projects"):
+        raise InvalidInput("A project_root_folder must be placed directly in the 'projects' folder.")
+    if memory_type.name == "project_root_folder" and parent_in_project:
+        raise InvalidInput("A project cannot be placed inside another project.")
+    if memory_type.name == "project_file_bytes" and not parent_in_project:
+        raise InvalidInput("A project_file_bytes node must be placed inside a project_root_folder.")
+
+
+def _lock(node: Node) -> Node:
+    """The node's current row, locked for the rest of the transaction."""
+    return Node.objects.select_for_update().get(pk=node.pk)
+
+
+def _lock_roots(*nodes: Node) -> None:
+    """Serialize structural writes in the trees of these nodes; roots are locked in id order so
+    that two writers never wait on each other."""
+    root_paths = sorted({node.path[: Node.steplen] for node in nodes})
+    list(Node.objects.select_for_update().filter(path__in=root_paths).order_by("path").values_list("pk"))
+
+
+def _check_file_path_free(project: Node, file_path: str, *, exclude: Node | None = None) -> None:
+    clash = selectors.project_files(project=project).filter(context__file_path=file_path)
+    if exclude is not None:
+        clash = clash.exclude(pk=exclude.pk)
+    if clash.exists():
+        raise Conflict(f"The project '{project.name}' already has a file at '{file_path}'.")
+
+
+def _content_row(node: Node, data: bytes) -> NodeContent:
+    return NodeContent(node=node, data=data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+
+
+def _name_taken_message(name: str, parent: Node) -> str:
+    return f"'{parent.name}' already has a child named '{name}'."
+
+
+@transaction.atomic
+def node_create(
+    *,
+    parent: Node | None,
+    type: str,
+    name: str,
+    description: str = "",
+    context: dict[str, Any] | None = None,
+    content: bytes | None = None,
+    user: User = None,
+) -> Node:
+    memory_type = get_type(type)
+    name = validate_name(name)
+    description = validate_description(description)
+    context = memory_type.validate_context(context)
+    if content is not None:
+        validate_content(memory_type, content)
+    if parent is not None:
+        parent = _lock(parent)
+        if parent.depth >= MAX_DEPTH:
+            raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
+    project = selectors.node_project_root(node=parent) if parent is not None else None
+    _check_placement(memory_type, parent, parent_in_project=project is not None)
+    if Node.objects.filter(parent=parent, name=name).exists():
+        raise Conflict(_name_taken_message(name, parent))
+    if memory_type.name == "project_file_bytes":
+        _check_file_path_free(project, context["file_path"])
+
+    node = Node(
+        type=memory_type.name,
+        is_folder=memory_type.is_folder,
+        name=name,
+        description=description,
+        context=context,
+        parent=parent,
+        created_by=_user_or_none(user),
+    )
+    try:
+        with transaction.atomic():
+            Node.objects.add_child(parent, instance=node)
+    except IntegrityError:
+        raise Conflict(_name_taken_message(name, parent)) from None
+    if memory_type.content is not ContentKind.NONE:
+        _content_row(node, content or b"").save()
+    node.content_size = len(content or b"") if memory_type.content is not ContentKind.NONE else None
+    return node
+
+
+@transaction.atomic
+def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = None) -> list[Node]:
+    """Create whole branches under `parent` in a few statements: paths are computed here and
+    rows are inserted in batches. All specs are validated before anything is written."""
+    parent = _lock(parent)
+    project = selectors.node_project_root(node=parent)
+    taken = set(Node.objects.filter(parent=parent).values_list("name", flat=True))
+    file_paths = _validate_specs(specs, parent=parent, taken=taken, in_project=project is not None)
+    if project is not None and file_paths:
+        clashes = list(
+            selectors.project_files(project=project)
+            .filter(context__file_path__in=list(file_paths))
+            .values_list("context__file_path", flat=True)[:3]
+        )
+        if clashes:
+            raise Conflict(f"The project '{project.name}' already has files at: {', '.join(clashes)}.")
+
+    last_child = Node.objects.get_last_child(parent) if parent.numchild else None
+    first_position = last_child._get_lastpos_in_path() + 1 if last_child else 1
+    creator = _user_or_none(user)
+    now = timezone.now()
+    nodes: list[Node] = []
+    contents: list[NodeContent] = []
+
+    def place(siblings: Sequence[NodeSpec], under: Node, first: int) -> None:
+        for position, spec in enumerate(siblings, start=first):
+            memory_type = get_type(spec.type)
+            node = Node(
+                path=Node._get_path(under.path, under.depth + 1, position),
+                depth=under.depth + 1,
+                numchild=len(spec.children),
+                parent=under,
+                type=memory_type.name,
+                is_folder=memory_type.is_folder,
+                name=spec.name,
+                description=spec.description,
+                context=spec.context or {},
+                created_by=creator,
+                created_at=now,
+                updated_at=now,
+            )
+            nodes.append(node)
+            if memory_type.content is not ContentKind.NONE:
+                contents.append(_content_row(node, spec.content or b""))
+            place(spec.children, node, 1)
+
+    if first_position + len(specs) - 1 > MAX_CHILDREN:
+        raise InvalidInput(f"'{parent.name}' cannot hold that many children.")
+    place(specs, parent, first_position)
+    try:
+        Node.objects.bulk_create(nodes, batch_size=2000)
+    except IntegrityError:
+        raise Conflict(f"A name is already taken in '{parent.name}'.") from None
+    NodeContent.objects.bulk_create(contents, batch_size=500)
+    Node.objects.filter(pk=parent.pk).update(numchild=F("numchild") + len(specs))
+    return nodes
+
+
+def _validate_specs(
+    specs: Sequence[NodeSpec], *, parent: Node, taken: set[str], in_project: bool
+) -> set[str]:
+    """Validate and normalize specs in place; return the project file paths they create."""
+    file_paths: set[str] = set()
+    limit = settings.MEMSITE_MAX_CONTENT_BYTES
+
+    def walk(siblings: Sequence[NodeSpec], under: Node | NodeSpec, depth: int, names: set[str], inside: bool):
+        if siblings and depth > MAX_DEPTH:
+            raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
+        for spec in siblings:
+            memory_type = get_type(spec.type)
+            spec.name = validate_name(spec.name)
+            spec.description = validate_description(spec.description)
+            spec.context = memory_type.validate_context(spec.context)
+            if under is parent:
+                _check_placement(memory_type, parent, parent_in_project=inside)
+            else:
+                _check_spec_placement(memory_type, under, inside=inside)
+            if spec.name in names:
+                raise Conflict(f"The name '{spec.name}' is used twice in '{under.name}'.")
+            names.add(spec.name)
+            if spec.content is not None:
+                if len(spec.content) > limit:
+                    raise TooLarge(f"'{spec.name}' is {len(spec.content)} bytes; the limit is {limit} bytes.")
+                memory_type.validate_content(spec.content)
+            if memory_type.name == "project_file_bytes":
+                if spec.context["file_path"] in file_paths:
+                    raise Conflict(f"Two files share the path '{spec.context['file_path']}'.")
+                file_paths.add(spec.context["file_path"])
+            if len(spec.children) > MAX_CHILDREN:
+                raise InvalidInput(f"'{spec.name}' cannot hold that many children.")
+            if spec.children and not memory_type.is_folder:
+                raise InvalidInput(f"'{spec.name}' is not a folder, so it cannot hold other nodes.")
+            child_inside = inside or memory_type.name == "project_root_folder"
+            walk(spec.children, spec, depth + 1, set(), child_inside)
+
+    walk(specs, parent, parent.depth + 1, set(taken), in_project)
+    return file_paths
+
+
+def _check_spec_placement(memory_type: MemoryType, under: NodeSpec, *, inside: bool) -> None:
+    if memory_type.name in ("internal_folder", "project_root_folder"):
+        raise InvalidInput(f"A {memory_type.name} cannot be created inside '{under.name}'.")
+    if memory_type.name == "project_file_bytes" and not inside:
+        raise InvalidInput("A project_file_bytes node must be placed inside a project_root_folder.")
+
+
+@transaction.atomic
+def node_update(
+    *,
+    node: Node,
+    user: User,
+    expected_version: int | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    type: str | None = None,
+    context: dict[str, Any] | None = None,
+) -> Node:
+    """Rename, describe, retype or change the context of a node. With `expected_version`, the
+    write happens only if nobody changed the node since that version (else Conflict)."""
+    node = _lock(node)
+    if expected_version is not None and expected_version != node.version:
+        raise Conflict(
+            f"The node was changed by someone else: it is at version {node.version}, "
+            f"not {expected_version}. Reload it and try again."
+        )
+    if node.is_internal:
+        if name is not None and name.strip() != node.name or type is not None and type != node.type:
+            raise Forbidden(f"The internal folder '{node.name}' cannot be renamed or retyped.")
+        if context:
+            raise InvalidInput("Internal folders have no context.")
+        if description is not None and not getattr(user, "is_staff", False):
+            raise Forbidden(f"Only staff may edit the description of the internal folder '{node.name}'.")
+
+    memory_type = get_type(type if type is not None else node.type)
+    if type is not None and type != node.type:
+        _check_retype(node, memory_type)
+    if name is not None:
+        name = validate_name(name)
+        if name != node.name and Node.objects.filter(parent_id=node.parent_id, name=name).exists():
+            raise Conflict(f"'{name}' is already used by a sibling of this node.")
+        node.name = name
+    if description is not None:
+        node.description = validate_description(description)
+    if context is not None or type is not None:
+        node.context = memory_type.validate_context(context if context is not None else node.context)
+        if memory_type.name == "project_file_bytes":
+            _check_file_path_free(selectors.node_project_root(node=node), node.context["file_path"], exclude=node)
+    node.type = memory_type.name
+    node.version += 1
+    try:
+        with transaction.atomic():
+            node.save(update_fields=["name", "description", "type", "context", "version", "updated_at"])
+    except IntegrityError:
+        raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
+    return selectors.node_get(node_id=node.pk)
+
+
+def _check_retype(node: Node, memory_type: MemoryType) -> None:
+    current = get_type(node.type)
+    if (memory_type.is_folder, memory_type.content) != (current.is_folder, current.content):
+        raise InvalidInput(
+            f"A '{current.name}' node cannot become a '{memory_type.name}': they hold different things."
+        )
+    parent = Node.objects.get(pk=node.parent_id)
+    _check_placement(memory_type, parent, parent_in_project=selectors.node_in_project(node=parent))
+    if node.type == "project_root_folder" and node_has_project_files(node):
+        raise InvalidInput("A project that holds files cannot be retyped.")
+
+
+def node_has_project_files(node: Node) -> bool:
+    return selectors.project_files(project=node).exists()
+
+
+@transaction.atomic
+def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
+    """Move a node, with its whole branch, to the end of another folder's children."""
+    if node.is_internal:
+        raise Forbidden(f"The internal folder '{node.name}' cannot be moved.")
+    _lock_roots(node, new_parent)
+    node = Node.objects.get(pk=node.pk)
+    new_parent = Node.objects.get(pk=new_parent.pk)
+    if new_parent.pk == node.pk or new_parent.is_descendant_of(node):
+        raise Conflict(f"'{node.name}' cannot be moved into itself or its own branch.")
+    if new_parent.pk == node.parent_id:
+        return selectors.node_get(node_id=node.pk)
+    memory_type = get_type(node.type)
+    target_project = selectors.node_project_root(node=new_parent)
+    _check_placement(memory_type, new_parent, parent_in_project=target_project is not None)
+    if Node.objects.filter(parent=new_parent, name=node.name).exists():
+        raise Conflict(_name_taken_message(node.name, new_parent))
+    if node.depth != new_parent.depth + 1:
+        deepest = selectors.node_subtree(node=node).order_by("-depth").values_list("depth", flat=True).first()
+        if deepest - node.depth + new_parent.depth + 1 > MAX_DEPTH:
+            raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
+    moved_files = selectors.node_subtree(node=node).filter(type="project_file_bytes")
+    if node.is_folder and moved_files.exists():
+        source_project = selectors.node_project_root(node=node)
+        if target_project is None:
+            raise InvalidInput("Project files can only be moved within projects.")
+        if target_project.pk != source_project.pk:
+            paths = list(moved_files.values_list("context__file_path", flat=True))
+            clash = selectors.project_files(project=target_project).filter(context__file_path__in=paths)
+            if clash.exists():
+                raise Conflict(f"The project '{target_project.name}' already has files at those paths.")
+    elif node.type == "project_file_bytes" and target_project.pk != selectors.node_project_root(node=node).pk:
+        _check_file_path_free(target_project, node.context["file_path"])
+
+    try:
+        Node.objects.move(node, new_parent, "last-child")
+    except PathOverflow:
+        raise InvalidInput(f"'{new_parent.name}' cannot hold more children.") from None
+    Node.objects.filter(pk=node.pk).update(
+        parent=new_parent, version=F("version") + 1, updated_at=timezone.now()
+    )
+    return selectors.node_get(node_id=node.pk)
+
+
+@transaction.atomic
+def node_delete(*, node: Node, user: User) -> int:
+    """Delete a node and its whole branch; returns how many nodes were deleted."""
+    if node.is_internal:
+        raise Forbidden(f"The internal folder '{node.name}' cannot be deleted.")
+    _lock_roots(node)
+    if not Node.objects.filter(pk=node.pk).exists():
+        return 0
+    _deleted, per_model = Node.objects.filter(pk=node.pk).delete()
+    return per_model.get(Node._meta.label, 0)
+
+
+@transaction.atomic
+def node_content_set(*, node: Node, data: bytes, user: User, expected_version: int | None = None) -> Node:
+    node = _lock(node)
+    memory_type = get_type(node.type)
+    validate_content(memory_type, data)
+    if expected_version is not None and expected_version != node.version:
+        raise Conflict(
+            f"The node was changed by someone else: it is at version {node.version}, "
+            f"not {expected_version}. Reload it and try again."
+        )
+    _content_row(node, data).save()
+    Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
+    return selectors.node_get(node_id=node.pk)
+
+
+def _user_or_none(user: User):
+    return user if user is not None and user.is_authenticated else None

@@ -1,0 +1,37 @@
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from memory import selectors
+from tests.factories import StaffFactory, UserFactory
+
+
+@pytest.fixture
+def user(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def staff(db):
+    return StaffFactory()
+
+
+@pytest.fixture
+def api(user) -> APIClient:
+    """An API client authenticated as a swarm node, with a token."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+@pytest.fixture
+def staff_api(staff) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff).key}")
+    return client
+
+
+@pytest.fixture
+def internal(db):
+    """The internal folders by name."""
+    return {name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")}
