@@ -108,8 +108,9 @@ def _read_zip(blob: bytes) -> list[ArchiveEntry]:
     try:
         with zipfile.ZipFile(io.BytesIO(blob)) as archive:
             for info in archive.infolist():
-                mode = info.external_attr >> 16
-                if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                # Unix zips keep the file type in the high bits; others leave them zero.
+                file_type = stat.S_IFMT(info.external_attr >> 16)
+                if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
                     raise InvalidInput(
                         f"The archive member {info.filename!r} is a link or device; only files and folders are accepted."
                     )

@@ -1,0 +1,36 @@
+# Two commands set memsite up on a fresh machine: `make run` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: install run test bench chromium clean
+
+$(PY):
+	python3 -m venv $(VENV)
+
+$(INSTALLED): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(INSTALLED)
+
+install: $(INSTALLED)
+
+# Browser tests drive Debian's chromium; install it when we can (as root) and it is missing.
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = "0" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev
+
+test: install chromium
+	$(PY) -m pytest
+
+bench: install
+	$(PY) benchmarks/tree.py
+
+clean:
+	rm -rf $(VENV) var/memsite.sqlite3* var/broker var/celerybeat-schedule* test-artifacts

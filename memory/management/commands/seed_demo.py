@@ -1,0 +1,30 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from memory.services.demo import demo_memory_seed
+
+DEMO_USERNAME = "demo"
+DEMO_PASSWORD = "demo-password"
+
+
+class Command(BaseCommand):
+    help = "Add the demo memory and a demo staff login (idempotent), and print how to log in."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--url", default="http://127.0.0.1:8000/", help="Where memsite will be served.")
+
+    def handle(self, *args, url: str, **options):
+        User = get_user_model()
+        user, created = User.objects.get_or_create(
+            username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True}
+        )
+        if created:
+            user.set_password(DEMO_PASSWORD)
+            user.save(update_fields=["password"])
+        added = demo_memory_seed(user=user)
+        self.stdout.write("Demo memory added." if added else "Demo memory is already there.")
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"\nmemsite: open {url} and log in as {DEMO_USERNAME} / {DEMO_PASSWORD} (staff).\n"
+            )
+        )

@@ -1,0 +1,80 @@
+import pytest
+
+from memory import selectors
+from memory.models import Node
+from memsite.errors import InvalidInput, NotFound
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_roots_are_the_four_internal_folders_in_order():
+    assert [(n.name, n.type) for n in selectors.node_roots()] == [
+        ("swarmstar", "internal_folder"),
+        ("user", "internal_folder"),
+        ("projects", "internal_folder"),
+        ("references", "internal_folder"),
+    ]
+
+
+def test_user_folder_holds_the_user_documents():
+    user_folder = selectors.node_internal_folder(name="user")
+    assert [n.name for n in selectors.node_children(node=user_folder)] == [
+        "user_preferences.md",
+        "requested_features.md",
+        "user_requirements.md",
+    ]
+    assert selectors.node_content(node=selectors.node_resolve(path="/user/user_preferences.md")).startswith(
+        b"# User preferences"
+    )
+
+
+def test_ancestors_and_readable_path():
+    a = NodeFactory(name="a")
+    b = NodeFactory(parent=a, name="b")
+    leaf = DocumentFactory(parent=b, name="leaf.md")
+    assert [n.name for n in selectors.node_ancestors(node=leaf)] == ["swarmstar", "a", "b"]
+    assert selectors.node_path(node=leaf) == "/swarmstar/a/b/leaf.md"
+    assert selectors.node_ancestors(node=Node.objects.get(depth=1, name="user")).count() == 0
+
+
+def test_resolve_finds_only_the_exact_path():
+    a = NodeFactory(name="a")
+    NodeFactory(parent=a, name="b")
+    NodeFactory(parent=selectors.node_internal_folder(name="references"), name="b")
+    assert selectors.node_resolve(path="/swarmstar/a/b").parent_id == a.id
+    assert selectors.node_resolve(path="/swarmstar/a/b/").name == "b"
+    for missing in ("/swarmstar/b", "/a/b", "/swarmstar/a/b/c", "/nothing"):
+        with pytest.raises(NotFound):
+            selectors.node_resolve(path=missing)
+    for malformed in ("", "swarmstar/a", "/"):
+        with pytest.raises(InvalidInput):
+            selectors.node_resolve(path=malformed)
+
+
+def test_subtree_excludes_the_neighbours_branch():
+    first = NodeFactory(name="first")
+    NodeFactory(parent=first)
+    second = NodeFactory(name="second")
+    NodeFactory(parent=second)
+    first = Node.objects.get(pk=first.pk)
+    assert len(selectors.node_children_ids(node=first)) == 1
+    assert {n.pk for n in selectors.node_subtree(node=first)} == {first.pk, *selectors.node_children_ids(node=first)}
+
+
+def test_project_root_is_found_from_any_depth():
+    project = ProjectFactory()
+    src = NodeFactory(parent=project, name="src")
+    assert selectors.node_project_root(node=src).pk == project.pk
+    assert selectors.node_project_root(node=project).pk == project.pk
+    assert selectors.node_project_root(node=NodeFactory()) is None
+
+
+def test_children_count_queries_do_not_grow(django_assert_num_queries):
+    folder = NodeFactory(name="big")
+    for index in range(30):
+        DocumentFactory(parent=folder, name=f"{index}.md")
+    folder = Node.objects.get(pk=folder.pk)
+    with django_assert_num_queries(1):
+        sizes = [child.content_size for child in selectors.node_children(node=folder)]
+    assert len(sizes) == 30 and all(size > 0 for size in sizes)

@@ -1,0 +1,90 @@
+import pytest
+
+from memory import selectors, services
+from memory.models import Node
+from memsite.errors import Conflict, InvalidInput, TooLarge
+from tests.archives import tar_gz, tar_members, zip_bytes
+from tests.factories import NodeFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+FILES = {
+    "README.md": b"# demo\n",
+    "src/app.py": b"print('hi')\n",
+    "src/pkg/data.bin": bytes(range(256)) * 4,
+    "docs/empty.txt": b"",
+}
+
+
+@pytest.mark.parametrize("pack", [tar_gz, zip_bytes], ids=["tar.gz", "zip"])
+def test_import_then_export_gives_the_same_bytes(user, pack):
+    project = ProjectFactory()
+    result = services.project_import(project=project, blob=pack(FILES), user=user)
+    assert (result.folders, result.files) == (3, 4)
+    node = selectors.node_resolve(path=f"/projects/{project.name}/src/pkg/data.bin")
+    assert node.type == "project_file_bytes" and node.context == {"file_path": "src/pkg/data.bin"}
+    assert tar_members(services.project_export(project=project)) == FILES
+    assert Node.objects.find_problems() == ([], [], [], [], [])
+
+
+def test_import_reuses_existing_folders_and_creates_empty_ones(user):
+    project = ProjectFactory()
+    services.project_import(project=project, blob=tar_gz({"src/a.py": b"a"}), user=user)
+    services.project_import(project=project, blob=tar_gz({"src/b.py": b"b"}, dirs=["assets/"]), user=user)
+    src = selectors.node_resolve(path=f"/projects/{project.name}/src")
+    assert [n.name for n in selectors.node_children(node=src)] == ["a.py", "b.py"]
+    assert selectors.node_resolve(path=f"/projects/{project.name}/assets").is_folder
+
+
+def test_importing_an_existing_path_is_a_conflict_and_creates_nothing(user):
+    project = ProjectFactory()
+    services.project_import(project=project, blob=tar_gz({"a.py": b"1"}), user=user)
+    before = Node.objects.count()
+    with pytest.raises(Conflict, match="already has 'a.py'"):
+        services.project_import(project=project, blob=tar_gz({"new.py": b"n", "a.py": b"2"}), user=user)
+    assert Node.objects.count() == before
+    assert tar_members(services.project_export(project=project)) == {"a.py": b"1"}
+
+
+@pytest.mark.parametrize(
+    "blob, message",
+    [
+        (tar_gz({"../escape.py": b"x"}), "no '..'"),
+        (tar_gz({"/etc/passwd": b"x"}), "must be relative"),
+        (tar_gz({"ok.py": b"x"}, links={"link": "/etc/passwd"}), "link or device"),
+        (zip_bytes({"a/../../b.py": b"x"}), "no '..'"),
+        (zip_bytes({"ok.py": b"x"}, symlinks={"link": "/etc"}), "link or device"),
+        (tar_gz({"a": b"x", "a/b": b"y"}), "uses the file 'a' as a folder"),
+        (b"just some text", "neither a .tar.gz nor a .zip"),
+        (b"\x1f\x8bgarbage", "not a readable .tar.gz"),
+    ],
+    ids=["dotdot", "absolute", "symlink", "zip-dotdot", "zip-symlink", "file-as-folder", "not-archive", "corrupt"],
+)
+def test_hostile_archives_are_refused_and_create_nothing(user, blob, message):
+    project = ProjectFactory()
+    before = Node.objects.count()
+    with pytest.raises(InvalidInput, match=message):
+        services.project_import(project=project, blob=blob, user=user)
+    assert Node.objects.count() == before
+
+
+def test_caps_on_file_count_and_sizes(user, settings):
+    project = ProjectFactory()
+    settings.MEMSITE_ARCHIVE_MAX_FILES = 2
+    with pytest.raises(TooLarge, match="more than 2 files"):
+        services.project_import(project=project, blob=tar_gz({"a": b"", "b": b"", "c": b""}), user=user)
+    settings.MEMSITE_ARCHIVE_MAX_FILES = 100
+    settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES = 1000
+    bomb = zip_bytes({"zeros.bin": b"\0" * 100_000})
+    assert len(bomb) < 1000
+    with pytest.raises(TooLarge, match="unpacks to more than 1000 bytes"):
+        services.project_import(project=project, blob=bomb, user=user)
+    settings.MEMSITE_ARCHIVE_MAX_BYTES = 10
+    with pytest.raises(TooLarge, match="the limit is 10"):
+        services.project_import(project=project, blob=tar_gz({"a": b"x"}), user=user)
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+def test_archives_import_only_into_projects(user):
+    with pytest.raises(InvalidInput, match="not a project root"):
+        services.project_import(project=NodeFactory(), blob=tar_gz({"a": b""}), user=user)
