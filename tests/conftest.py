@@ -6,6 +6,12 @@ from memory import selectors
 from tests.factories import StaffFactory, UserFactory
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Every test makes users; the real hasher would spend most of the suite's time hashing."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def user(db):
     return UserFactory()

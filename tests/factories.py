@@ -9,11 +9,10 @@ from memory import selectors, services
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
-        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.com")
-    password = factory.PostGenerationMethodCall("set_password", "password")
+    password = factory.django.Password("password")
 
 
 class StaffFactory(UserFactory):

@@ -1,1 +1,19 @@
-urlpatterns = []
+from django.urls import path
+
+from memory.api import nodes
+
+app_name = "memory-api"
+
+urlpatterns = [
+    path("nodes/", nodes.NodeCreateApi.as_view(), name="node-create"),
+    # Fixed words before <node_id>, which would otherwise swallow them.
+    path("nodes/roots/", nodes.NodeRootsApi.as_view(), name="node-roots"),
+    path("nodes/resolve/", nodes.NodeResolveApi.as_view(), name="node-resolve"),
+    path("nodes/<str:node_id>/", nodes.NodeDetailApi.as_view(), name="node-detail"),
+    path("nodes/<str:node_id>/children/", nodes.NodeChildrenApi.as_view(), name="node-children"),
+    path("nodes/<str:node_id>/ancestors/", nodes.NodeAncestorsApi.as_view(), name="node-ancestors"),
+    path("nodes/<str:node_id>/move/", nodes.NodeMoveApi.as_view(), name="node-move"),
+    path("nodes/<str:node_id>/content/", nodes.NodeContentApi.as_view(), name="node-content"),
+    path("nodes/<str:node_id>/export/", nodes.ProjectExportApi.as_view(), name="project-export"),
+    path("nodes/<str:node_id>/import/", nodes.ProjectImportApi.as_view(), name="project-import"),
+]

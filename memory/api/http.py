@@ -1,0 +1,137 @@
+"""HTTP plumbing of the node API: raw bodies, size guards, If-Match versions, ETags, pagination."""
+
+import re
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import CursorPagination
+from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memory.models import Node
+from memsite.errors import InvalidInput, TooLarge
+
+VERSION_PATTERN = re.compile(r'(?:W/)?"?([0-9]{1,10})"?')
+# Multipart framing around an uploaded file: boundaries, part headers, a long file name.
+MULTIPART_SLACK_BYTES = 64 * 1024
+
+
+def json_body_limit() -> int:
+    """The largest sensible JSON request: content at the cap, every byte escaped as `\\uXXXX`,
+    plus room for the other fields."""
+    return 6 * settings.MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
+
+
+class BoundedJSONParser(BaseParser):
+    """JSON, refused with 413 from the Content-Length header when it could not be a valid request.
+
+    Not a JSONParser subclass on purpose: DRF reads `request.body` for those before parsing, so
+    Django's DATA_UPLOAD_MAX_MEMORY_SIZE (sized for raw content) would refuse a base64 upload near
+    the content cap with a bare 400. Here the limit is ours and fits the largest valid request."""
+
+    media_type = "application/json"
+    renderer_class = JSONParser.renderer_class
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        refuse_longer_than(parser_context["request"], json_body_limit(), "request body")
+        return JSONParser().parse(stream, media_type, parser_context)
+
+
+class RawBodyParser(BaseParser):
+    """Accepts any content type and hands the body over as bytes."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None) -> bytes:
+        return stream.read() if stream is not None else b""
+
+
+# For views that answer with raw bytes: a client asking for `application/octet-stream` or
+# `text/markdown` must not get 406; errors are still JSON. (A comment, not a docstring, so that
+# it stays out of the OpenAPI descriptions of the views.)
+class AnyAcceptMixin:
+
+    def perform_content_negotiation(self, request: Request, force: bool = False):
+        return super().perform_content_negotiation(request, force=True)
+
+
+def content_length(request: Request) -> int:
+    raw = request.META.get("CONTENT_LENGTH") or "0"
+    if not raw.isascii() or not raw.isdigit():
+        raise InvalidInput(f"The Content-Length header {raw!r} is not a number.")
+    return int(raw)
+
+
+def refuse_longer_than(request: Request, limit: int, what: str) -> None:
+    """413 from the Content-Length header alone, before any of the body is read."""
+    length = content_length(request)
+    if length > limit:
+        raise TooLarge(f"The {what} is {length} bytes; the limit is {limit} bytes.")
+
+
+def read_raw_body(request: Request) -> bytes:
+    """The request body as bytes, whatever its content type (or none), within the content cap."""
+    refuse_longer_than(request, settings.MEMSITE_MAX_CONTENT_BYTES, "content")
+    # Django's own body, not request.data: without a Content-Type DRF would report no data.
+    return request._request.body
+
+
+def read_upload(upload: Any, *, limit: int, what: str) -> bytes:
+    if upload.size > limit:
+        raise TooLarge(f"The {what} is {upload.size} bytes; the limit is {limit} bytes.")
+    return upload.read()
+
+
+def expected_version(request: Request, body_version: int | None = None) -> int | None:
+    """The version the client expects the node to be at: from the body or an If-Match header
+    (`3`, `"3"` or `W/"3"`; `*` means any). Both may be given only if they agree."""
+    header = request.headers.get("If-Match")
+    header_version = None
+    if header is not None and header.strip() != "*":
+        match = VERSION_PATTERN.fullmatch(header.strip())
+        if match is None:
+            raise InvalidInput(
+                f"The If-Match header {header!r} is not a node version; send the version, such as \"3\"."
+            )
+        header_version = int(match.group(1))
+    if header_version is not None and body_version is not None and header_version != body_version:
+        raise InvalidInput(
+            f"The If-Match header says version {header_version} but the body says {body_version}."
+        )
+    return body_version if body_version is not None else header_version
+
+
+def with_etag(response: Response | HttpResponse, node: Node) -> Response | HttpResponse:
+    response["ETag"] = f'"{node.version}"'
+    return response
+
+
+class NodeChildrenPagination(CursorPagination):
+    """Children in insertion order. Pages are ranges over the indexed path, so every page costs
+    the same whatever its position in a huge folder; there is no count."""
+
+    ordering = "path"
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+    def get_page_size(self, request: Request) -> int:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return settings.MEMSITE_CHILDREN_PAGE_SIZE
+        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
+            raise serializers.ValidationError(
+                {"page_size": [f"Must be a whole number from 1 to {self.max_page_size}, got {raw!r}."]}
+            )
+        return int(raw)
+
+    def decode_cursor(self, request: Request):
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise serializers.ValidationError(
+                {"cursor": ["Invalid cursor; use the `next` or `previous` link of a page."]}
+            ) from None

@@ -1,0 +1,468 @@
+"""The REST API of the memory tree: one view per operation (a URL that serves several methods
+has one method per operation). Views only translate HTTP: reads go to `memory.selectors`,
+writes to `memory.services`, and refusals come back as `ServiceError`s with their status.
+
+Input serializers are nested in their views. The node's two output forms are shared (aliased as
+each view's `OutputSerializer`) so that the OpenAPI schema has one `Node` and one `NodeListItem`."""
+
+import base64
+import binascii
+import hashlib
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from django.urls import reverse
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import selectors, services
+from memory.api.http import (
+    MULTIPART_SLACK_BYTES,
+    AnyAcceptMixin,
+    BoundedJSONParser,
+    NodeChildrenPagination,
+    RawBodyParser,
+    expected_version,
+    read_raw_body,
+    read_upload,
+    refuse_longer_than,
+    with_etag,
+)
+from memory.api.serializers import (
+    NodeDetailSerializer,
+    NodePageSerializer,
+    NodeSerializer,
+    StrictCharField,
+    StrictInputSerializer,
+    StrictIntegerField,
+    context_field,
+    node_id_field,
+    type_field,
+)
+from memory.types import ContentKind, get_type
+from memsite.errors import InvalidInput
+
+TAG = "nodes"
+NODE_ID = OpenApiParameter(
+    "node_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="The node's id, `memory_<32 hex>`."
+)
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description='The version the node must be at, such as "3" (the ETag of the node); '
+    "a stale version gets 409.",
+)
+ETAG = OpenApiParameter(
+    "ETag",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[200],
+    description='The node\'s version, such as "3"; send it back as If-Match.',
+)
+ERROR = inline_serializer("Error", fields={"detail": serializers.CharField()})
+# Service refusals carry `detail`; invalid fields are listed by name, each with its messages.
+INVALID_INPUT = {
+    "type": "object",
+    "properties": {"detail": {"type": "string"}},
+    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+    "example": {"name": ["This field is required."]},
+}
+
+
+def errors(*codes: int) -> dict[int, OpenApiResponse]:
+    meaning = {
+        400: "Malformed or invalid input; the body names the problem.",
+        403: "Refused: internal folders are immutable, or the user lacks the right.",
+        404: "No such node.",
+        409: "Conflict: a sibling has the name, the version is stale, or a move would make a cycle.",
+        413: "Too large.",
+    }
+    return {
+        code: OpenApiResponse(INVALID_INPUT if code == 400 else ERROR, description=meaning[code])
+        for code in codes
+    }
+
+
+class NodeRootsApi(APIView):
+    OutputSerializer = NodeSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_roots",
+        summary="The root nodes: the internal folders",
+        responses={200: NodeSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        roots = selectors.node_roots().select_related("created_by")
+        return Response(self.OutputSerializer(roots, many=True, context={"ancestors": []}).data)
+
+
+class NodeCreateApi(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    class InputSerializer(StrictInputSerializer):
+        parent = node_id_field(help_text="The id of the folder to create the node in.")
+        type = type_field()
+        name = StrictCharField(trim_whitespace=False, allow_blank=True)
+        description = StrictCharField(required=False, default="", allow_blank=True, trim_whitespace=False)
+        context = context_field(required=False, default=dict)
+        content = StrictCharField(
+            required=False,
+            allow_blank=True,
+            trim_whitespace=False,
+            help_text="Text content, stored as UTF-8: a document's markdown, or a text project file.",
+        )
+        content_base64 = StrictCharField(
+            required=False,
+            allow_blank=True,
+            help_text="Binary content in standard base64, for project_file_bytes; "
+            "not together with `content`.",
+        )
+
+        class Meta:
+            ref_name = "NodeCreate"
+
+        def validate_content_base64(self, value: str) -> bytes:
+            try:
+                return base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raise serializers.ValidationError("Not valid base64.") from None
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if "content" in attrs and "content_base64" in attrs:
+                raise serializers.ValidationError(
+                    {"content_base64": ["Send either `content` or `content_base64`, not both."]}
+                )
+            if "content" in attrs:
+                attrs["content"] = attrs["content"].encode("utf-8")
+            elif "content_base64" in attrs:
+                attrs["content"] = attrs.pop("content_base64")
+            return attrs
+
+    OutputSerializer = NodeDetailSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_create",
+        summary="Create a node",
+        request=InputSerializer,
+        responses={201: NodeDetailSerializer, **errors(400, 403, 404, 409, 413)},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        node = services.node_create(
+            parent=selectors.node_get(node_id=data["parent"]),
+            type=data["type"],
+            name=data["name"],
+            description=data["description"],
+            context=data["context"],
+            content=data.get("content"),
+            user=request.user,
+        )
+        response = Response(self.OutputSerializer(node).data, status=status.HTTP_201_CREATED)
+        response["Location"] = reverse("memory-api:node-detail", kwargs={"node_id": node.pk})
+        return with_etag(response, node)
+
+
+# One URL, three operations: each method is one operation with its own serializers.
+class NodeDetailApi(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    class UpdateInputSerializer(StrictInputSerializer):
+        name = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+        description = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
+        type = type_field(required=False)
+        context = context_field(required=False)
+        version = StrictIntegerField(
+            required=False,
+            min_value=1,
+            help_text="The version you read; if the node has changed since, the update gets 409.",
+        )
+
+        class Meta:
+            ref_name = "NodeUpdate"
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if not set(attrs) - {"version"}:
+                raise serializers.ValidationError(
+                    "Nothing to change: send at least one of name, description, type, context."
+                )
+            return attrs
+
+    OutputSerializer = NodeDetailSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_read",
+        summary="Read a node",
+        parameters=[NODE_ID, ETAG],
+        responses={200: NodeDetailSerializer, **errors(404)},
+    )
+    def get(self, request: Request, node_id: str) -> Response:
+        node = selectors.node_get(node_id=node_id)
+        return with_etag(Response(self.OutputSerializer(node).data), node)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_update",
+        summary="Rename, describe, retype or change the context of a node",
+        parameters=[NODE_ID, IF_MATCH],
+        request=UpdateInputSerializer,
+        responses={200: NodeDetailSerializer, **errors(400, 403, 404, 409)},
+    )
+    def patch(self, request: Request, node_id: str) -> Response:
+        serializer = self.UpdateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        version = expected_version(request, data.pop("version", None))
+        node = services.node_update(
+            node=selectors.node_get(node_id=node_id), user=request.user, expected_version=version, **data
+        )
+        return with_etag(Response(self.OutputSerializer(node).data), node)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_delete",
+        summary="Delete a node and its whole branch",
+        parameters=[NODE_ID],
+        responses={204: OpenApiResponse(description="Deleted."), **errors(403, 404)},
+    )
+    def delete(self, request: Request, node_id: str) -> Response:
+        services.node_delete(node=selectors.node_get(node_id=node_id), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class NodeChildrenApi(APIView):
+    OutputSerializer = NodeSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_children",
+        summary="The children of a node, in order, a page at a time",
+        parameters=[
+            NODE_ID,
+            OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
+            OpenApiParameter(
+                "page_size",
+                OpenApiTypes.INT,
+                description=f"1 to {NodeChildrenPagination.max_page_size}; "
+                "the default is the server's MEMSITE_CHILDREN_PAGE_SIZE.",
+            ),
+        ],
+        responses={200: NodePageSerializer, **errors(400, 404)},
+    )
+    def get(self, request: Request, node_id: str) -> Response:
+        node = selectors.node_get(node_id=node_id)
+        ancestors = [*selectors.node_ancestors(node=node), node]
+        paginator = NodeChildrenPagination()
+        page = paginator.paginate_queryset(
+            selectors.node_children(node=node).select_related("created_by"), request, view=self
+        )
+        serializer = self.OutputSerializer(page, many=True, context={"ancestors": ancestors})
+        return paginator.get_paginated_response(serializer.data)
+
+
+class NodeAncestorsApi(APIView):
+    OutputSerializer = NodeSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_ancestors",
+        summary="The ancestors of a node, root first",
+        parameters=[NODE_ID],
+        responses={200: NodeSerializer(many=True), **errors(404)},
+    )
+    def get(self, request: Request, node_id: str) -> Response:
+        node = selectors.node_get(node_id=node_id)
+        ancestors = list(selectors.node_ancestors(node=node).select_related("created_by"))
+        return Response(self.OutputSerializer(ancestors, many=True, context={"ancestors": ancestors}).data)
+
+
+class NodeMoveApi(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    class InputSerializer(StrictInputSerializer):
+        parent = node_id_field(help_text="The folder to move the node into; it becomes the last child.")
+
+        class Meta:
+            ref_name = "NodeMove"
+
+    OutputSerializer = NodeDetailSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_move",
+        summary="Move a node, with its branch, into another folder",
+        parameters=[NODE_ID],
+        request=InputSerializer,
+        responses={200: NodeDetailSerializer, **errors(400, 403, 404, 409)},
+    )
+    def post(self, request: Request, node_id: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        node = selectors.node_get(node_id=node_id)
+        new_parent = selectors.node_get(node_id=serializer.validated_data["parent"])
+        node = services.node_move(node=node, new_parent=new_parent, user=request.user)
+        return with_etag(Response(self.OutputSerializer(node).data), node)
+
+
+class NodeResolveApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        path = StrictCharField(trim_whitespace=False, help_text="Such as /user/user_preferences.md.")
+
+        class Meta:
+            ref_name = "NodeResolveQuery"
+
+    OutputSerializer = NodeDetailSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_resolve",
+        summary="The node at a readable path",
+        parameters=[FilterSerializer],
+        responses={200: NodeDetailSerializer, **errors(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        serializer = self.FilterSerializer(data=request.query_params.dict())
+        serializer.is_valid(raise_exception=True)
+        node = selectors.node_resolve(path=serializer.validated_data["path"])
+        return with_etag(Response(self.OutputSerializer(node).data), node)
+
+
+class NodeContentApi(AnyAcceptMixin, APIView):
+
+    parser_classes = [RawBodyParser]
+    OutputSerializer = NodeDetailSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_content_read",
+        summary="Read a node's content as raw bytes",
+        description="Documents come as text/markdown, project files as application/octet-stream. "
+        "Folders hold no content (400).",
+        parameters=[
+            NODE_ID,
+            ETAG,
+            OpenApiParameter(
+                "X-Content-SHA256",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[200],
+                description="Hex SHA-256 of the content.",
+            ),
+        ],
+        responses={
+            (200, "text/markdown"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="A document's text as text/markdown (UTF-8); "
+                "a project file's bytes as application/octet-stream.",
+            ),
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            **errors(400, 404),
+        },
+    )
+    def get(self, request: Request, node_id: str) -> HttpResponse:
+        node = selectors.node_get(node_id=node_id)
+        memory_type = get_type(node.type)
+        if memory_type.content is ContentKind.NONE:
+            raise InvalidInput(f"'{node.name}' is a {node.type} node; nodes of that type hold no content.")
+        data = selectors.node_content(node=node) or b""
+        content_type = (
+            "text/markdown; charset=utf-8"
+            if memory_type.content is ContentKind.TEXT
+            else "application/octet-stream"
+        )
+        response = HttpResponse(data, content_type=content_type)
+        response["X-Content-SHA256"] = hashlib.sha256(data).hexdigest()
+        return with_etag(response, node)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="node_content_write",
+        summary="Replace a node's content with the raw request body",
+        description="The body is stored as it is, whatever its Content-Type. Documents must be "
+        "UTF-8 text. Bodies over MEMSITE_MAX_CONTENT_BYTES get 413 before they are read.",
+        parameters=[NODE_ID, IF_MATCH],
+        request={"*/*": OpenApiTypes.BINARY},
+        responses={200: NodeDetailSerializer, **errors(400, 404, 409, 413)},
+    )
+    def put(self, request: Request, node_id: str) -> Response:
+        data = read_raw_body(request)
+        node = services.node_content_set(
+            node=selectors.node_get(node_id=node_id),
+            data=data,
+            user=request.user,
+            expected_version=expected_version(request),
+        )
+        return with_etag(Response(self.OutputSerializer(node).data), node)
+
+
+class ProjectExportApi(AnyAcceptMixin, APIView):
+    @extend_schema(
+        tags=[TAG],
+        operation_id="project_export",
+        summary="A project's files as a .tar.gz archive",
+        description="An attachment named `<project name>.tar.gz`; each file sits at its file_path.",
+        parameters=[NODE_ID],
+        responses={
+            (200, "application/gzip"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="Each file at its file_path."
+            ),
+            **errors(400, 404),
+        },
+    )
+    def get(self, request: Request, node_id: str) -> HttpResponse:
+        project = selectors.node_get(node_id=node_id)
+        response = HttpResponse(services.project_export(project=project), content_type="application/gzip")
+        response["Content-Disposition"] = content_disposition_header(
+            as_attachment=True, filename=f"{project.name}.tar.gz"
+        )
+        return response
+
+
+class ProjectImportApi(APIView):
+    parser_classes = [MultiPartParser]
+
+    class InputSerializer(StrictInputSerializer):
+        archive = serializers.FileField(help_text="A .tar.gz or .zip archive.")
+
+        class Meta:
+            ref_name = "ProjectImport"
+
+    class OutputSerializer(serializers.Serializer):
+        folders = serializers.IntegerField(help_text="Folders created.")
+        files = serializers.IntegerField(help_text="Files created.")
+
+        class Meta:
+            ref_name = "ProjectImportResult"
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="project_import",
+        summary="Unpack an archive into a project",
+        description="Folders that exist are reused; a file that exists already is a conflict. "
+        "Links, absolute paths, '..' and archives over the caps are refused, and nothing is created.",
+        parameters=[NODE_ID],
+        request={"multipart/form-data": InputSerializer},
+        responses={201: OutputSerializer, **errors(400, 404, 409, 413)},
+    )
+    def post(self, request: Request, node_id: str) -> Response:
+        project = selectors.node_get(node_id=node_id)
+        limit = settings.MEMSITE_ARCHIVE_MAX_BYTES
+        refuse_longer_than(request, limit + MULTIPART_SLACK_BYTES, "upload")
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        blob = read_upload(serializer.validated_data["archive"], limit=limit, what="archive")
+        result = services.project_import(project=project, blob=blob, user=request.user)
+        return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

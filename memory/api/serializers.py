@@ -1,0 +1,126 @@
+"""Serializers shared by the node API: the two output forms of a node, and strict input fields.
+
+Input is strict on purpose: swarm nodes are programs, and a program that sends `"version": "3"`
+or an unknown field is better told at once than silently obeyed half-way."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework import serializers
+
+from memory import selectors
+from memory.models import Node
+from memory.types import all_types
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into text."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An IntegerField that refuses strings, floats and booleans."""
+
+    default_error_messages = {"invalid": "Must be an integer."}
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """An input serializer that refuses fields it does not know."""
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                known = ", ".join(self.fields)
+                raise serializers.ValidationError(
+                    {name: [f"Unknown field. Accepted fields: {known}."] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+def node_id_field(**kwargs: Any) -> StrictCharField:
+    kwargs.setdefault("help_text", "A node id, such as `memory_<32 hex>`.")
+    return StrictCharField(max_length=64, **kwargs)
+
+
+def type_field(**kwargs: Any) -> StrictCharField:
+    known = ", ".join(memory_type.name for memory_type in all_types())
+    kwargs.setdefault("help_text", f"A memory type. Known types: {known}.")
+    return StrictCharField(**kwargs)
+
+
+def context_field(**kwargs: Any) -> serializers.DictField:
+    kwargs.setdefault(
+        "help_text",
+        "The type's context, an object checked against the type's schema "
+        "(project_file_bytes: {\"file_path\": \"relative/path\"}; other types: {}).",
+    )
+    return serializers.DictField(**kwargs)
+
+
+class NodeSerializer(serializers.Serializer):
+    """The list form of a node. Its `path` comes from the serializer context key `ancestors`
+    (root-first nodes above every serialized node), so a list costs no query per node."""
+
+    id = serializers.CharField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    type = serializers.CharField(read_only=True)
+    is_folder = serializers.BooleanField(read_only=True)
+    description = serializers.CharField(read_only=True)
+    context = serializers.DictField(read_only=True)
+    parent = serializers.CharField(source="parent_id", read_only=True, allow_null=True)
+    path = serializers.SerializerMethodField(help_text="Readable path, such as /user/user_preferences.md.")
+    child_count = serializers.IntegerField(source="numchild", read_only=True)
+    content_size = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="Bytes of content; null for nodes that hold none."
+    )
+    created_at = serializers.DateTimeField(read_only=True)
+    updated_at = serializers.DateTimeField(read_only=True)
+    version = serializers.IntegerField(
+        read_only=True, help_text="Bumped by every change; send it back to update optimistically."
+    )
+    created_by = serializers.SerializerMethodField(help_text="Username of the creator, if any.")
+
+    class Meta:
+        ref_name = "NodeListItem"
+
+    def get_path(self, node: Node) -> str:
+        ancestors = self.context.get("ancestors")
+        if ancestors is None:
+            return selectors.node_path(node=node)
+        return selectors.node_path(node=node, ancestors=ancestors[: node.depth - 1])
+
+    def get_created_by(self, node: Node) -> str | None:
+        return node.created_by.username if node.created_by_id else None
+
+
+class NodeDetailSerializer(NodeSerializer):
+    """The full form of one node, with its children's ids in order (seed 000's `children_ids`)."""
+
+    children_ids = serializers.SerializerMethodField()
+
+    class Meta:
+        ref_name = "Node"
+
+    def get_children_ids(self, node: Node) -> list[str]:
+        return selectors.node_children_ids(node=node)
+
+
+class NodePageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="The next page, or null on the last one.")
+    previous = serializers.URLField(allow_null=True)
+    results = NodeSerializer(many=True)
+
+    class Meta:
+        ref_name = "NodePage"
