@@ -1,2 +1,19 @@
-app_name='memory'
-urlpatterns = []
+from django.urls import path
+
+from memory import views
+
+app_name = "memory"
+
+urlpatterns = [
+    path("memory/", views.browser, name="browser"),
+    path("memory/<str:node_id>/", views.node_detail, name="node_detail"),
+    path("memory/<str:node_id>/children/", views.node_children, name="node_children"),
+    path("memory/<str:node_id>/create/", views.node_create, name="node_create"),
+    path("memory/<str:node_id>/update/", views.node_update, name="node_update"),
+    path("memory/<str:node_id>/delete/", views.node_delete, name="node_delete"),
+    path("memory/<str:node_id>/content/", views.document_save, name="document_save"),
+    path("memory/<str:node_id>/archive/upload/", views.project_upload, name="project_upload"),
+    path("memory/<str:node_id>/archive.tar.gz", views.project_download, name="project_download"),
+    path("user/preferences/", views.user_preferences, name="user_preferences"),
+    path("user/preferences/preview/", views.markdown_preview, name="markdown_preview"),
+]

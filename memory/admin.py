@@ -1,0 +1,133 @@
+"""The memory tree in Django's admin. Every change goes through `memory.services`, so the admin
+keeps the same rules as the API and the dashboard: internal folders keep their name and type,
+only staff describe them, and nobody deletes them."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+
+from memory import selectors, services
+from memory.forms import creatable_type_choices
+from memory.models import Node
+from memsite.errors import ServiceError
+
+# Written by the tree itself or by the services; never typed in by hand.
+ALWAYS_READ_ONLY = (
+    "id",
+    "readable_path",
+    "path",
+    "depth",
+    "numchild",
+    "is_folder",
+    "created_by",
+    "created_at",
+    "updated_at",
+    "version",
+)
+EDITABLE = ("name", "type", "description", "context")
+
+
+class NodeAdminForm(forms.ModelForm):
+    # The version the form was opened at: a save over someone else's change is a conflict.
+    expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    class Meta:
+        model = Node
+        fields = EDITABLE
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance is not None and self.instance.pk:
+            self.fields["expected_version"].initial = self.instance.version
+        if "type" in self.fields:
+            choices = creatable_type_choices()
+            current = self.instance.type if self.instance else None
+            if current and current not in dict(choices):
+                choices.append((current, current.replace("_", " ")))
+            self.fields["type"] = forms.ChoiceField(choices=choices)
+
+
+@admin.register(Node)
+class NodeAdmin(admin.ModelAdmin):
+    form = NodeAdminForm
+    list_display = ("readable_path", "name", "type", "numchild", "path", "updated_at")
+    list_display_links = ("readable_path", "name")
+    list_filter = ("type",)
+    search_fields = ("name", "description")
+    ordering = ("path",)
+    list_per_page = 50
+    show_full_result_count = False
+
+    @admin.display(description="location")
+    def readable_path(self, node: Node) -> str:
+        return selectors.node_path(node=node)
+
+    # -- permissions ---------------------------------------------------------------------------
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # A node needs a parent and, for documents, content: the dashboard and the API make them.
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Node | None = None) -> bool:
+        if obj is not None and obj.is_internal:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_fields(self, request: HttpRequest, obj: Node | None = None):
+        return (*EDITABLE, "expected_version", *ALWAYS_READ_ONLY)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Node | None = None):
+        if obj is not None and obj.is_internal:
+            return ("name", "type", "context", *ALWAYS_READ_ONLY)
+        return ALWAYS_READ_ONLY
+
+    # -- writes through the services -----------------------------------------------------------
+
+    def save_model(self, request: HttpRequest, obj: Node, form: forms.ModelForm, change: bool) -> None:
+        changes = {field: form.cleaned_data[field] for field in form.changed_data if field in EDITABLE}
+        saved = services.node_update(
+            node=obj, user=request.user, expected_version=form.cleaned_data.get("expected_version"), **changes
+        )
+        obj.__dict__.update({field: getattr(saved, field) for field in (*EDITABLE, "version", "updated_at")})
+
+    def save_related(self, request: HttpRequest, form: forms.ModelForm, formsets, change: bool) -> None:
+        pass  # Node has no many-to-many fields or inlines; save_model wrote everything.
+
+    def delete_model(self, request: HttpRequest, obj: Node) -> None:
+        services.node_delete(node=obj, user=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Node]) -> None:
+        for node in queryset.order_by("path"):
+            # A node inside a branch deleted just before is already gone.
+            if Node.objects.filter(pk=node.pk).exists():
+                services.node_delete(node=node, user=request.user)
+
+    def get_deleted_objects(self, objs, request: HttpRequest):
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        if any(node.is_internal for node in objs):
+            perms_needed = {*perms_needed, "internal folders"}
+        return deleted, model_count, perms_needed, protected
+
+    # A refused write is shown as the service's message, and nothing is saved.
+
+    def changeform_view(self, request: HttpRequest, object_id=None, form_url="", extra_context=None) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ServiceError as error:
+            self.message_user(request, error.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def delete_view(self, request: HttpRequest, object_id, extra_context=None) -> HttpResponse:
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except ServiceError as error:
+            self.message_user(request, error.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def changelist_view(self, request: HttpRequest, extra_context=None) -> HttpResponse:
+        try:
+            return super().changelist_view(request, extra_context)
+        except ServiceError as error:
+            self.message_user(request, error.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())

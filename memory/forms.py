@@ -1,0 +1,57 @@
+"""Forms of the dashboard. They check the shape of the input; the services check the rules."""
+
+from django import forms
+
+from memory.types import ContentKind, all_types
+
+# Created elsewhere: internal folders by memsite itself, project files by archive uploads.
+NOT_CREATABLE_TYPES = {"internal_folder"}
+
+
+def creatable_type_choices() -> list[tuple[str, str]]:
+    return [
+        (memory_type.name, memory_type.name.replace("_", " "))
+        for memory_type in all_types()
+        if memory_type.name not in NOT_CREATABLE_TYPES and memory_type.content is not ContentKind.BYTES
+    ]
+
+
+class NodeCreateForm(forms.Form):
+    type = forms.ChoiceField(choices=())
+    name = forms.CharField(max_length=255)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    content = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 4}))
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["type"].choices = creatable_type_choices()
+
+
+class NodeUpdateForm(forms.Form):
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    # Absent for internal folders, which keep their name.
+    name = forms.CharField(max_length=255, required=False)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+
+class ArchiveUploadForm(forms.Form):
+    archive = forms.FileField()
+
+
+class DocumentEditForm(forms.Form):
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    content = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+
+
+class MarkdownPreviewForm(forms.Form):
+    content = forms.CharField(required=False, strip=False)
+
+
+def form_error_message(form: forms.Form) -> str:
+    """All of a form's errors as one sentence, for the message line of a panel."""
+    parts = []
+    for field, errors in form.errors.items():
+        label = form.fields[field].label or field.capitalize() if field in form.fields else ""
+        for error in errors:
+            parts.append(f"{label}: {error}" if label else str(error))
+    return " ".join(parts)

@@ -1,0 +1,347 @@
+"""The dashboard: a tree browser, a node panel and the user's documents, as small htmx views.
+
+Reads go through `memory.selectors` and writes through `memory.services`. An htmx request gets
+the partial it swaps in (`"page.html#partial"`); any other request gets the whole page, so
+every view also works without JavaScript. A refused write shows the service's message with the
+service's status code."""
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import push_url
+
+from memory import selectors, services
+from memory.forms import (
+    ArchiveUploadForm,
+    DocumentEditForm,
+    MarkdownPreviewForm,
+    NodeCreateForm,
+    NodeUpdateForm,
+    form_error_message,
+)
+from memory.models import Node
+from memory.rendering import is_binary, markdown_to_html, text_preview
+from memory.types import ContentKind, MemoryType, get_type
+from memsite.errors import InvalidInput, ServiceError, TooLarge
+
+BROWSER = "memory/browser.html"
+PREFERENCES = "memory/user_preferences.html"
+USER_FOLDER = "user"
+DEFAULT_USER_DOCUMENT = "user_preferences.md"
+# The user folder's documents are shown as tabs; more than this is not a tab bar any more.
+MAX_USER_DOCUMENTS = 50
+PATH_KEY = re.compile(r"^[0-9A-Z]{1,255}$")
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
+    response = render(request, template, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _node_or_404(node_id: str) -> Node:
+    try:
+        return selectors.node_get(node_id=node_id)
+    except ServiceError as error:
+        raise Http404(error.message) from None
+
+
+def _memory_type(node: Node) -> MemoryType | None:
+    try:
+        return get_type(node.type)
+    except InvalidInput:
+        return None  # a type that was unregistered since the node was written
+
+
+@dataclass(frozen=True)
+class ChildrenPage:
+    folder: Node
+    nodes: list[Node]
+    next_after: str | None  # the path key of the next page, if there is one
+
+
+def _children_page(folder: Node, *, after: str | None = None) -> ChildrenPage:
+    """One page of a folder's children, keyed by path so that a page is one range read."""
+    size = settings.MEMSITE_CHILDREN_PAGE_SIZE
+    children = selectors.node_children(node=folder)
+    if after:
+        children = children.filter(path__gt=after)
+    nodes = list(children[: size + 1])
+    more = len(nodes) > size
+    nodes = nodes[:size]
+    return ChildrenPage(folder=folder, nodes=nodes, next_after=nodes[-1].path if more else None)
+
+
+@dataclass(frozen=True)
+class Preview:
+    kind: str  # "none", "markdown", "text", "binary"
+    size: int | None = None
+    text: str = ""
+    html: str = ""
+    truncated: bool = False
+
+
+def _preview(node: Node, memory_type: MemoryType | None) -> Preview:
+    if memory_type is None or memory_type.content is ContentKind.NONE:
+        return Preview(kind="none")
+    data = selectors.node_content(node=node) or b""
+    if is_binary(data):
+        return Preview(kind="binary", size=len(data))
+    text, truncated = text_preview(data)
+    if memory_type.content is ContentKind.TEXT:
+        return Preview(kind="markdown", size=len(data), text=text, html=markdown_to_html(text), truncated=truncated)
+    return Preview(kind="text", size=len(data), text=text, truncated=truncated)
+
+
+def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
+    memory_type = _memory_type(node)
+    is_staff = request.user.is_staff
+    return {
+        "node": node,
+        "memory_type": memory_type,
+        "ancestors": list(selectors.node_ancestors(node=node)),
+        "preview": _preview(node, memory_type),
+        "context_json": json.dumps(node.context, indent=2, ensure_ascii=False, sort_keys=True),
+        "can_rename": not node.is_internal,
+        "can_describe": not node.is_internal or is_staff,
+        "can_delete": not node.is_internal,
+        "can_create": node.is_folder,
+        "is_project": node.type == "project_root_folder",
+        "create_form": NodeCreateForm(initial={"type": "document"}),
+    }
+
+
+def _detail_response(
+    request: HttpRequest,
+    node: Node,
+    *,
+    message: str = "",
+    error: str = "",
+    status: int = 200,
+    refresh: Node | None = None,
+) -> HttpResponse:
+    """The node's panel after a write. htmx swaps it in, along with the children list of
+    `refresh` (out of band) when the write changed that folder's children. Other requests are
+    redirected to the node's page on success, or shown the page with the error."""
+    if not request.htmx and not error:
+        messages.success(request, message)
+        return redirect("memory:node_detail", node_id=node.pk)
+    context = {**_detail_context(request, node), "message": message, "error": error}
+    if not request.htmx:
+        return _render(request, BROWSER, {**context, "roots": selectors.node_roots()}, status=status)
+    if refresh is not None:
+        context["refresh_page"] = _children_page(selectors.node_get(node_id=refresh.pk))
+    response = _render(request, f"{BROWSER}#detail_response", context, status=status)
+    if not error:
+        push_url(response, reverse("memory:node_detail", args=[node.pk]))
+    return response
+
+
+def _parent(node: Node) -> Node | None:
+    return selectors.node_get(node_id=node.parent_id) if node.parent_id else None
+
+
+# -- the tree browser --------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def browser(request: HttpRequest) -> HttpResponse:
+    return _render(request, BROWSER, {"roots": selectors.node_roots()})
+
+
+@require_GET
+@login_required
+def node_detail(request: HttpRequest, node_id: str) -> HttpResponse:
+    node = _node_or_404(node_id)
+    context = _detail_context(request, node)
+    if request.htmx and not request.htmx.history_restore_request:
+        return _render(request, f"{BROWSER}#detail", context)
+    return _render(request, BROWSER, {**context, "roots": selectors.node_roots()})
+
+
+@require_GET
+@login_required
+def node_children(request: HttpRequest, node_id: str) -> HttpResponse:
+    folder = _node_or_404(node_id)
+    if not request.htmx:
+        return redirect("memory:node_detail", node_id=folder.pk)
+    after = request.GET.get("after") or None
+    if not folder.is_folder:
+        return HttpResponse(f"'{folder.name}' is not a folder.", status=400)
+    if after is not None and not PATH_KEY.match(after):
+        return HttpResponse("The 'after' key is not a tree path.", status=400)
+    return _render(request, f"{BROWSER}#children", {"page": _children_page(folder, after=after)})
+
+
+@require_POST
+@login_required
+def node_create(request: HttpRequest, node_id: str) -> HttpResponse:
+    parent = _node_or_404(node_id)
+    form = NodeCreateForm(request.POST)
+    if not form.is_valid():
+        return _detail_response(request, parent, error=form_error_message(form), status=400)
+    memory_type = get_type(form.cleaned_data["type"])
+    content = form.cleaned_data["content"].encode() if memory_type.content is ContentKind.TEXT else None
+    try:
+        node = services.node_create(
+            parent=parent,
+            type=memory_type.name,
+            name=form.cleaned_data["name"],
+            description=form.cleaned_data["description"],
+            content=content,
+            user=request.user,
+        )
+    except ServiceError as error:
+        return _detail_response(request, parent, error=error.message, status=error.status)
+    node = selectors.node_get(node_id=node.pk)
+    return _detail_response(request, node, message=f"Created '{node.name}'.", refresh=parent)
+
+
+@require_POST
+@login_required
+def node_update(request: HttpRequest, node_id: str) -> HttpResponse:
+    node = _node_or_404(node_id)
+    form = NodeUpdateForm(request.POST)
+    if not form.is_valid():
+        return _detail_response(request, node, error=form_error_message(form), status=400)
+    try:
+        updated = services.node_update(
+            node=node,
+            user=request.user,
+            expected_version=form.cleaned_data["version"],
+            name=form.cleaned_data["name"] if "name" in request.POST else None,
+            description=form.cleaned_data["description"] if "description" in request.POST else None,
+        )
+    except ServiceError as error:
+        return _detail_response(request, node, error=error.message, status=error.status)
+    renamed = updated.name != node.name
+    return _detail_response(request, updated, message="Saved.", refresh=_parent(updated) if renamed else None)
+
+
+@require_POST
+@login_required
+def node_delete(request: HttpRequest, node_id: str) -> HttpResponse:
+    node = _node_or_404(node_id)
+    try:
+        deleted = services.node_delete(node=node, user=request.user)
+    except ServiceError as error:
+        return _detail_response(request, node, error=error.message, status=error.status)
+    parent = _parent(node)
+    others = f" and {deleted - 1} node{'s' if deleted != 2 else ''} inside it" if deleted > 1 else ""
+    return _detail_response(request, parent, message=f"Deleted '{node.name}'{others}.", refresh=parent)
+
+
+@require_POST
+@login_required
+def project_upload(request: HttpRequest, node_id: str) -> HttpResponse:
+    project = _node_or_404(node_id)
+    form = ArchiveUploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _detail_response(request, project, error=form_error_message(form), status=400)
+    upload = form.cleaned_data["archive"]
+    try:
+        # Refuse an oversized upload before reading it into memory; the service checks again.
+        if upload.size > settings.MEMSITE_ARCHIVE_MAX_BYTES:
+            raise TooLarge(f"The archive is {upload.size} bytes; the limit is {settings.MEMSITE_ARCHIVE_MAX_BYTES}.")
+        result = services.project_import(project=project, blob=upload.read(), user=request.user)
+    except ServiceError as error:
+        return _detail_response(request, project, error=error.message, status=error.status)
+    message = f"Imported {result.files} file{'s' if result.files != 1 else ''} and {result.folders} folder{'s' if result.folders != 1 else ''}."
+    return _detail_response(request, selectors.node_get(node_id=project.pk), message=message, refresh=project)
+
+
+@require_GET
+@login_required
+def project_download(request: HttpRequest, node_id: str) -> HttpResponse:
+    project = _node_or_404(node_id)
+    try:
+        blob = services.project_export(project=project)
+    except ServiceError as error:
+        return HttpResponse(error.message, status=error.status, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(blob, content_type="application/gzip")
+    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{project.name}.tar.gz")
+    return response
+
+
+# -- the user's documents ----------------------------------------------------------------------
+
+
+def _user_documents() -> list[Node]:
+    folder = selectors.node_internal_folder(name=USER_FOLDER)
+    return [
+        node
+        for node in selectors.node_children(node=folder)[:MAX_USER_DOCUMENTS]
+        if (memory_type := _memory_type(node)) is not None and memory_type.content is ContentKind.TEXT
+    ]
+
+
+@require_GET
+@login_required
+def user_preferences(request: HttpRequest) -> HttpResponse:
+    documents = _user_documents()
+    wanted = request.GET.get("doc")
+    selected = next((node for node in documents if node.pk == wanted), None)
+    if selected is None:
+        selected = next((node for node in documents if node.name == DEFAULT_USER_DOCUMENT), None)
+    if selected is None and documents:
+        selected = documents[0]
+    context: dict[str, Any] = {"documents": documents, "document": selected}
+    if selected is not None:
+        text = (selectors.node_content(node=selected) or b"").decode("utf-8", errors="replace")
+        context["form"] = DocumentEditForm(initial={"version": selected.version, "content": text})
+        context["preview_html"] = markdown_to_html(text)
+    return _render(request, PREFERENCES, context)
+
+
+@require_POST
+@login_required
+def markdown_preview(request: HttpRequest) -> HttpResponse:
+    form = MarkdownPreviewForm(request.POST)
+    text = form.cleaned_data["content"] if form.is_valid() else ""
+    return _render(request, f"{PREFERENCES}#preview", {"preview_html": markdown_to_html(text)})
+
+
+@require_POST
+@login_required
+def document_save(request: HttpRequest, node_id: str) -> HttpResponse:
+    """Replace a text document's content, if nobody changed it since the version the editor
+    was opened at."""
+    node = _node_or_404(node_id)
+    form = DocumentEditForm(request.POST)
+    status, message, error = 200, "", ""
+    if not form.is_valid():
+        status, error = 400, form_error_message(form)
+    else:
+        try:
+            node = services.node_content_set(
+                node=node,
+                data=form.cleaned_data["content"].encode(),
+                user=request.user,
+                expected_version=form.cleaned_data["version"],
+            )
+            message = "Saved."
+        except ServiceError as error_:
+            status, error = error_.status, error_.message
+    if request.htmx:
+        context = {"document": node, "message": message, "error": error}
+        return _render(request, f"{PREFERENCES}#save_status", context, status=status)
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, message)
+    return redirect(f"{reverse('memory:user_preferences')}?doc={node.pk}")

@@ -1,0 +1,66 @@
+import importlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in a
+# thread with a running loop unless told that it is safe, which it is for these tests.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+
+
+@pytest.fixture
+def memory_roots(transactional_db) -> None:
+    """The internal folders and the user's documents, as the migration makes them.
+
+    Transactional tests empty the tables when they end, so the rows the migration wrote are
+    gone for the next one; this puts them back (the migration step does nothing if they exist).
+    """
+    migration = importlib.import_module("memory.migrations.0003_internal_folders")
+    migration.create_internal_folders(apps, None)
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium_browser) -> Iterator:
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def screenshot(page):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def take(name: str) -> Path:
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take

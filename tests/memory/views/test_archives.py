@@ -1,0 +1,80 @@
+import io
+import tarfile
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from memory import selectors, services
+from tests.archives import tar_gz, tar_members, zip_bytes
+from tests.factories import NodeFactory, ProjectFactory
+from tests.memory.views.conftest import HTMX
+
+pytestmark = pytest.mark.django_db
+
+FILES = {"README.md": b"# demo\n", "src/app.py": b"print('hi')\n"}
+
+
+def upload(client, project, blob, name="project.tar.gz", **extra):
+    archive = SimpleUploadedFile(name, blob, content_type="application/octet-stream")
+    return client.post(reverse("memory:project_upload", args=[project.pk]), {"archive": archive}, **extra)
+
+
+@pytest.mark.parametrize("pack, name", [(tar_gz, "p.tar.gz"), (zip_bytes, "p.zip")])
+def test_upload_an_archive_into_a_project(user_client, pack, name):
+    project = ProjectFactory()
+    response = upload(user_client, project, pack(FILES), name, **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Imported 2 files and 1 folder." in html
+    assert f'id="children-{project.pk}" hx-swap-oob="true"' in html
+    assert tar_members(services.project_export(project=project)) == FILES
+
+
+def test_a_hostile_archive_is_refused_and_nothing_is_created(user_client):
+    project = ProjectFactory()
+    response = upload(user_client, project, tar_gz({"../escape.py": b"x"}), **HTMX)
+    assert response.status_code == 400 and "no &#x27;..&#x27;" in response.content.decode()
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+def test_an_archive_over_the_cap_is_refused(user_client, settings):
+    settings.MEMSITE_ARCHIVE_MAX_BYTES = 10
+    project = ProjectFactory()
+    response = upload(user_client, project, tar_gz(FILES), **HTMX)
+    assert response.status_code == 413
+
+
+def test_uploading_into_a_plain_folder_is_refused(user_client):
+    folder = NodeFactory()
+    response = upload(user_client, folder, tar_gz(FILES), **HTMX)
+    assert response.status_code == 400 and "not a project root" in response.content.decode()
+
+
+def test_uploading_without_a_file_is_refused(user_client):
+    project = ProjectFactory()
+    response = user_client.post(reverse("memory:project_upload", args=[project.pk]), {}, **HTMX)
+    assert response.status_code == 400 and "Archive: This field is required." in response.content.decode()
+
+
+def test_the_project_panel_offers_upload_and_download(user_client):
+    project = ProjectFactory()
+    html = user_client.get(reverse("memory:node_detail", args=[project.pk]), **HTMX).content.decode()
+    assert reverse("memory:project_upload", args=[project.pk]) in html
+    assert reverse("memory:project_download", args=[project.pk]) in html
+
+
+def test_download_a_project_archive(user_client, user):
+    project = ProjectFactory(name="todo api")
+    services.project_import(project=project, blob=tar_gz(FILES), user=user)
+    response = user_client.get(reverse("memory:project_download", args=[project.pk]))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/gzip"
+    assert response["Content-Disposition"] == 'attachment; filename="todo api.tar.gz"'
+    with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as archive:
+        assert sorted(archive.getnames()) == ["README.md", "src/app.py"]
+
+
+def test_downloading_a_plain_folder_is_refused(user_client):
+    response = user_client.get(reverse("memory:project_download", args=[NodeFactory().pk]))
+    assert response.status_code == 400

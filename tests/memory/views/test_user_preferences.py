@@ -1,0 +1,101 @@
+import pytest
+from django.urls import reverse
+
+from memory import selectors
+from tests.factories import DocumentFactory, NodeFactory
+from tests.memory.views.conftest import HTMX
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def preferences(internal):
+    return selectors.node_resolve(path="/user/user_preferences.md")
+
+
+def save(client, node, content, version, **extra):
+    return client.post(
+        reverse("memory:document_save", args=[node.pk]), {"content": content, "version": version}, **extra
+    )
+
+
+def test_the_page_opens_user_preferences_and_lists_the_user_documents(user_client, preferences):
+    response = user_client.get(reverse("memory:user_preferences"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "# User preferences" in html  # the textarea holds the markdown
+    assert "<h1>User preferences</h1>" in html  # the preview renders it
+    for name in ("user_preferences.md", "requested_features.md", "user_requirements.md"):
+        assert name in html
+    assert f'name="version" id="document-version" value="{preferences.version}"' in html
+    assert 'hx-trigger="keyup changed delay:300ms"' in html
+
+
+def test_another_document_is_chosen_by_its_tab(user_client, internal):
+    features = selectors.node_resolve(path="/user/requested_features.md")
+    html = user_client.get(reverse("memory:user_preferences"), {"doc": features.pk}).content.decode()
+    assert reverse("memory:document_save", args=[features.pk]) in html
+    assert "# Requested features" in html
+
+
+def test_folders_in_the_user_folder_are_not_tabs(user_client, internal):
+    NodeFactory(parent=internal["user"], name="conversations")
+    DocumentFactory(parent=internal["user"], name="background.md")
+    html = user_client.get(reverse("memory:user_preferences")).content.decode()
+    assert "background.md" in html and "conversations" not in html
+
+
+def test_the_preview_partial_renders_and_sanitizes(user_client):
+    response = user_client.post(
+        reverse("memory:markdown_preview"),
+        {"content": "## Hi\n\n<script>alert(1)</script><img src=x onerror=alert(1)>"},
+        **HTMX,
+    )
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html
+    assert "<h2>Hi</h2>" in html and "<script" not in html and "onerror" not in html
+
+
+def test_saving_stores_the_content_and_says_saved(user_client, preferences):
+    response = save(user_client, preferences, "# Prefs\n\nAsk me before deploying.\n", preferences.version, **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Saved." in html and "<html" not in html
+    assert selectors.node_content(node=preferences) == b"# Prefs\n\nAsk me before deploying.\n"
+    # the editor's version moves on, so the next save is not a conflict
+    assert f'id="document-version" value="{preferences.version + 1}" hx-swap-oob="true"' in html
+    assert save(user_client, preferences, "again", preferences.version + 1, **HTMX).status_code == 200
+
+
+def test_saving_keeps_leading_newlines_and_whitespace(user_client, preferences):
+    save(user_client, preferences, "\n\n  indented\n", preferences.version, **HTMX)
+    assert selectors.node_content(node=preferences) == b"\n\n  indented\n"
+    html = user_client.get(reverse("memory:user_preferences")).content.decode()
+    assert ">\n\n\n  indented\n</textarea>" in html  # one newline after the tag is dropped by browsers
+
+
+def test_a_stale_version_is_a_conflict(user_client, preferences):
+    save(user_client, preferences, "first", preferences.version, **HTMX)
+    response = save(user_client, preferences, "second", preferences.version, **HTMX)
+    assert response.status_code == 409
+    assert "changed by someone else" in response.content.decode()
+    assert selectors.node_content(node=preferences) == b"first"
+
+
+def test_saving_without_htmx_redirects_back_with_a_message(user_client, preferences):
+    response = save(user_client, preferences, "plain", preferences.version)
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('memory:user_preferences')}?doc={preferences.pk}"
+    assert "Saved." in user_client.get(response["Location"]).content.decode()
+
+
+def test_saving_content_into_a_folder_is_refused(user_client, internal):
+    folder = internal["user"]
+    response = save(user_client, folder, "text", folder.version, **HTMX)
+    assert response.status_code == 400 and "hold no content" in response.content.decode()
+
+
+def test_stored_xss_in_the_preferences_is_escaped(user_client, preferences):
+    save(user_client, preferences, "</textarea><script>alert(1)</script>", preferences.version, **HTMX)
+    html = user_client.get(reverse("memory:user_preferences")).content.decode().split("<body", 1)[1]
+    assert "<script>" not in html and "&lt;/textarea&gt;&lt;script&gt;" in html
