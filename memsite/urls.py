@@ -14,5 +14,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("memory.api.urls")),
+    path("llm/", include("memsite.llm.urls")),
     path("", include("memory.urls")),
 ]

@@ -1,9 +1,13 @@
 """memsite settings. Every value that varies between deployments is read through `env`."""
 
+import json
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
+from memsite.llm.catalog import parse_model_table
+from memsite.llm.purposes import PURPOSES
 from memsite.settings.env import env_bool, env_int, env_list, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -34,6 +38,7 @@ INSTALLED_APPS = [
     "template_partials",
     "treebeard",
     "memsite",
+    "memsite.llm",
     "memory",
     "agents",
 ]
@@ -63,6 +68,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "memsite.llm.context_processors.llm_status",
             ],
         },
     },
@@ -146,6 +152,7 @@ else:
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 CELERY_TASK_ACKS_LATE = True
@@ -163,6 +170,34 @@ MEMSITE_CHILDREN_PAGE_SIZE = env_int("MEMSITE_CHILDREN_PAGE_SIZE", 100)
 # Uploads are read whole by the archive importer, so Django must accept the archive cap.
 DATA_UPLOAD_MAX_MEMORY_SIZE = MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# The LLM gateway (memsite/llm). Without a key it runs the offline heuristics.
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+MEMSITE_LLM_PROVIDER = env_str("MEMSITE_LLM_PROVIDER", "openai" if OPENAI_API_KEY else "offline")
+if MEMSITE_LLM_PROVIDER not in ("openai", "offline"):
+    raise ImproperlyConfigured(f"MEMSITE_LLM_PROVIDER must be openai or offline, got {MEMSITE_LLM_PROVIDER!r}.")
+if MEMSITE_LLM_PROVIDER == "openai" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
+    raise ImproperlyConfigured("MEMSITE_LLM_PROVIDER=openai needs OPENAI_API_KEY or OPENAI_BASE_URL.")
+MEMSITE_LLM_MODEL = env_str("MEMSITE_LLM_MODEL", "gpt-4o-mini")
+# A model per purpose, e.g. MEMSITE_LLM_MODEL_DEEP_REFLECT=gpt-4.1; unset purposes use the default.
+MEMSITE_LLM_PURPOSE_MODELS = {
+    purpose: model for purpose in PURPOSES if (model := env_str(f"MEMSITE_LLM_MODEL_{purpose.upper()}"))
+}
+# Additions to and overrides of the model table, as JSON: {"name": {"context_window": 32768,
+# "max_output_tokens": 4096, "input_price_per_million": 0.2, "output_price_per_million": 0.6}}.
+try:
+    MEMSITE_LLM_MODELS = json.loads(env_str("MEMSITE_LLM_MODELS", "{}"))
+    parse_model_table(MEMSITE_LLM_MODELS)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"MEMSITE_LLM_MODELS: {exc}") from None
+MEMSITE_LLM_TIMEOUT_MS = env_int("MEMSITE_LLM_TIMEOUT_MS", 120_000)  # one call, all retries included
+MEMSITE_LLM_REQUEST_TIMEOUT_MS = env_int("MEMSITE_LLM_REQUEST_TIMEOUT_MS", 60_000)
+MEMSITE_LLM_MAX_RETRIES = env_int("MEMSITE_LLM_MAX_RETRIES", 4)
+MEMSITE_LLM_MAX_REPAIRS = env_int("MEMSITE_LLM_MAX_REPAIRS", 2)
+MEMSITE_LLM_BACKOFF_BASE_MS = env_int("MEMSITE_LLM_BACKOFF_BASE_MS", 500)
+MEMSITE_LLM_BACKOFF_MAX_MS = env_int("MEMSITE_LLM_BACKOFF_MAX_MS", 20_000)
+MEMSITE_LLM_RETRY_AFTER_MAX_MS = env_int("MEMSITE_LLM_RETRY_AFTER_MAX_MS", 60_000)
 
 LOGGING = {
     "version": 1,

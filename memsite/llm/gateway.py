@@ -1,0 +1,179 @@
+"""The gateway: the one way anything in memsite talks to an LLM.
+
+    result = complete(purpose="route", messages=[...], schema=RouteChoice, served=search)
+    result.value  # a validated RouteChoice (or the reply's text when schema is None)
+    result.usage, result.call  # tokens and the ledger row
+
+Every call, successful or not, is one `LLMCall` row. Failures raise `LLMError` with a reason;
+the ledger row is on the error (`exc.call`). Call it outside a transaction: a network call
+should not hold one, and a rollback would take the failed call's row with it."""
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
+
+from django.db import models
+from pydantic import BaseModel
+
+from memsite.errors import InvalidInput
+from memsite.llm.config import LLMConfig, llm_config
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.models import LLMCall
+from memsite.llm.providers import CallTrace, LLMRequest, get_provider
+from memsite.llm.purposes import PURPOSES
+from memsite.llm.services import llm_call_record
+from memsite.llm.services.calls import served_key
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+ROLES = ("system", "user", "assistant", "developer", "tool")
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    reported: bool  # by the server; False when the gateway counted them
+    approximate: bool  # counted with an encoding other than the model's own
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Completion(Generic[T]):
+    value: T | str
+    text: str
+    usage: Usage
+    call: LLMCall
+
+    @property
+    def provider(self) -> str:
+        return self.call.provider
+
+    @property
+    def model(self) -> str:
+        return self.call.model
+
+
+def _normalized(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    if not messages:
+        raise InvalidInput("An LLM call needs at least one message.")
+    normalized = []
+    for position, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") not in ROLES:
+            raise InvalidInput(f"Message {position} needs a role among {', '.join(ROLES)}.")
+        if not isinstance(message.get("content"), (str, list)):
+            raise InvalidInput(f"Message {position} needs content.")
+        normalized.append(dict(message))
+    return normalized
+
+
+@overload
+def complete(
+    *,
+    purpose: str,
+    messages: Sequence[Mapping[str, Any]],
+    schema: type[T],
+    served: models.Model | None = ...,
+    model: str | None = ...,
+    max_tokens: int | None = ...,
+    temperature: float | None = ...,
+    config: LLMConfig | None = ...,
+) -> Completion[T]: ...
+@overload
+def complete(
+    *,
+    purpose: str,
+    messages: Sequence[Mapping[str, Any]],
+    schema: None = ...,
+    served: models.Model | None = ...,
+    model: str | None = ...,
+    max_tokens: int | None = ...,
+    temperature: float | None = ...,
+    config: LLMConfig | None = ...,
+) -> Completion[Any]: ...
+def complete(
+    *,
+    purpose: str,
+    messages: Sequence[Mapping[str, Any]],
+    schema: type[BaseModel] | None = None,
+    served: models.Model | None = None,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    config: LLMConfig | None = None,
+) -> Completion[Any]:
+    """Run one LLM call for `purpose` and record it. Raises LLMError (the call is recorded
+    first) or, for a malformed request, InvalidInput (nothing is sent or recorded)."""
+    purpose = str(purpose)
+    if purpose not in PURPOSES:
+        raise InvalidInput(f"Unknown LLM purpose {purpose!r}; expected one of {', '.join(PURPOSES)}.")
+    if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise InvalidInput("An LLM reply schema must be a pydantic model class.")
+    normalized = _normalized(messages)
+    served_key(served)  # refuse a bad link before spending a request on it
+    config = config or llm_config()
+    served_model = config.served_model_for(purpose) if model is None or config.is_offline else model
+
+    started = time.monotonic()
+    request = LLMRequest(
+        purpose=purpose,
+        messages=normalized,
+        schema=schema,
+        model=served_model,
+        config=config,
+        deadline=started + config.deadline_s,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
+    trace = CallTrace(model=served_model, messages=normalized)
+    value: BaseModel | str | None = None
+    error: LLMError | None = None
+    try:
+        value = get_provider(config.provider).complete(request, trace)
+    except LLMError as exc:
+        error = exc
+    except Exception as exc:  # a bug below must still end as one LLMError and a ledger row
+        logger.exception("LLM call for %s failed unexpectedly.", purpose)
+        error = LLMError(Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
+    latency_ms = round((time.monotonic() - started) * 1000)
+
+    cost = config.model_info(served_model).cost(
+        prompt_tokens=trace.prompt_tokens, completion_tokens=trace.completion_tokens
+    )
+    call = llm_call_record(
+        purpose=purpose,
+        provider=config.provider,
+        model=served_model,
+        ok=error is None,
+        messages=trace.messages,
+        reply=trace.reply,
+        prompt_tokens=trace.prompt_tokens,
+        completion_tokens=trace.completion_tokens,
+        tokens_reported=trace.tokens_reported,
+        tokens_approximate=trace.tokens_approximate,
+        latency_ms=latency_ms,
+        cost_usd=cost,
+        retries=trace.retries,
+        repairs=trace.repairs,
+        response_mode=trace.response_mode,
+        schema_name=schema.__name__ if schema is not None else "",
+        error_reason=error.reason.value if error else "",
+        error=error.message if error else "",
+        served=served,
+    )
+    if error is not None:
+        error.call = call
+        raise error
+    usage = Usage(
+        prompt_tokens=trace.prompt_tokens,
+        completion_tokens=trace.completion_tokens,
+        reported=trace.tokens_reported,
+        approximate=trace.tokens_approximate,
+    )
+    return Completion(value=value, text=trace.reply, usage=usage, call=call)

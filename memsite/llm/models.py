@@ -1,0 +1,67 @@
+from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+
+
+class LLMCall(models.Model):
+    """One call through the gateway, written whether it succeeded or not."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "ok"
+        ERROR = "error", "error"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Purposes are validated by the gateway rather than by choices, so adding one needs no
+    # migration.
+    purpose = models.CharField(max_length=32)
+    provider = models.CharField(max_length=32)
+    model = models.CharField(max_length=128)
+    status = models.CharField(max_length=8, choices=Status.choices)
+    error_reason = models.CharField(max_length=32, blank=True)
+    error = models.TextField(blank=True)
+
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    # False when the server reported no usage and the gateway counted the tokens itself.
+    tokens_reported = models.BooleanField(default=True)
+    tokens_approximate = models.BooleanField(default=False)
+    latency_ms = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=0)
+    retries = models.PositiveSmallIntegerField(default=0)
+    repairs = models.PositiveSmallIntegerField(default=0)
+    # json_schema, json_object, prompt (schema in the prompt only) or text.
+    response_mode = models.CharField(max_length=16, blank=True)
+    schema_name = models.CharField(max_length=128, blank=True)
+
+    # The conversation as last sent (with any repair turns) and the last reply received.
+    messages = models.JSONField(default=list)
+    reply = models.TextField(blank=True)
+
+    # What the call served: a search, a tick, a graph... Nullable: not every call serves a row.
+    served_type = models.ForeignKey(ContentType, null=True, blank=True, on_delete=models.SET_NULL)
+    served_id = models.PositiveBigIntegerField(null=True, blank=True)
+    served = GenericForeignKey("served_type", "served_id")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["purpose", "created_at"], name="llm_call_purpose_idx"),
+            models.Index(fields=["served_type", "served_id"], name="llm_call_served_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=["ok", "error"]), name="llm_call_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(served_type__isnull=True, served_id__isnull=True)
+                | models.Q(served_type__isnull=False, served_id__isnull=False),
+                name="llm_call_served_pair",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} via {self.provider}/{self.model} ({self.status})"
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens

@@ -1,0 +1,259 @@
+"""The `openai` provider: the `openai` package against any OpenAI-compatible server.
+
+It asks for JSON-schema structured output; a server that answers 400 to that is asked again in
+JSON mode, then with the schema in the prompt alone, and the mode that worked is remembered per
+server and model. Replies are parsed leniently (prose, fences) and validated; an invalid reply
+is sent back with the validation error for a bounded number of repairs. 429, 5xx, 408/409,
+connection errors and timeouts are retried here, with exponential backoff and jitter honouring
+Retry-After, within the call's deadline: the client's own retries are off (max_retries=0) so
+that one policy, and one count in the ledger, covers them."""
+
+import json
+import logging
+import random
+import re
+import threading
+import time
+from email.utils import parsedate_to_datetime
+from functools import lru_cache
+from typing import Any
+
+import openai
+from pydantic import BaseModel
+
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.providers.base import CallTrace, LLMRequest
+from memsite.llm.replies import ReplyInvalid, parse_reply
+
+logger = logging.getLogger(__name__)
+
+JSON_SCHEMA, JSON_OBJECT, PROMPT, TEXT = "json_schema", "json_object", "prompt", "text"
+# Where each structured mode falls back to when the server refuses it with a 400.
+FALLBACK = {JSON_SCHEMA: JSON_OBJECT, JSON_OBJECT: PROMPT}
+PLACEHOLDER_KEY = "not-needed"  # local OpenAI-compatible servers often take no key
+
+SCHEMA_INSTRUCTION = (
+    "Reply with only one JSON object, and no other text, that matches this JSON schema:\n{schema}"
+)
+REPAIR_INSTRUCTION = (
+    "Your previous reply could not be used. {error}\n"
+    "Reply again with only one JSON object that matches the schema, and no other text."
+)
+
+_modes_lock = threading.Lock()
+_working_modes: dict[tuple[str | None, str], str] = {}
+
+
+def forget_working_modes() -> None:
+    """Forget which structured-output mode each server accepted (tests start clean)."""
+    with _modes_lock:
+        _working_modes.clear()
+
+
+@lru_cache(maxsize=16)
+def client_for(base_url: str | None, api_key: str) -> openai.OpenAI:
+    # One client per server: it is thread-safe and keeps its connections alive.
+    return openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+
+
+@lru_cache(maxsize=256)
+def response_format_for(schema: type[BaseModel]) -> dict[str, Any]:
+    from openai.lib._pydantic import to_strict_json_schema
+
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", schema.__name__)[:64] or "reply"
+    try:
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": to_strict_json_schema(schema), "strict": True},
+        }
+    except Exception:  # a schema strict mode cannot express is still a useful guide
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema.model_json_schema(), "strict": False},
+        }
+
+
+@lru_cache(maxsize=256)
+def schema_instruction_for(schema: type[BaseModel]) -> str:
+    return SCHEMA_INSTRUCTION.format(schema=json.dumps(schema.model_json_schema(), separators=(",", ":")))
+
+
+def with_schema_instruction(messages: list[dict[str, Any]], schema: type[BaseModel]) -> list[dict[str, Any]]:
+    """The messages with the schema stated in the system message (first, as chat templates of
+    local models expect)."""
+    instruction = schema_instruction_for(schema)
+    if messages and messages[0].get("role") == "system":
+        first = {**messages[0], "content": f"{messages[0].get('content') or ''}\n\n{instruction}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": instruction}, *messages]
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Retry-After (seconds or an HTTP date) or retry-after-ms, as seconds; None if absent."""
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(float(milliseconds) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def backoff_seconds(*, attempt: int, retry_after: float | None, request: LLMRequest) -> float:
+    """Exponential backoff with jitter, but never sooner than the server asked (up to a cap)."""
+    config = request.config
+    exponential = min(config.backoff_base_s * (2**attempt), config.backoff_max_s)
+    delay = exponential * random.uniform(0.5, 1.0)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, config.retry_after_max_s))
+    return delay
+
+
+def _describe(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return f"HTTP {exc.status_code}: {message}"
+    return f"HTTP {exc.status_code}: {exc.message}"
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def complete(self, request: LLMRequest, trace: CallTrace) -> BaseModel | str:
+        config = request.config
+        client = client_for(config.base_url, config.api_key or PLACEHOLDER_KEY)
+        mode_key = (config.base_url, request.model)
+        schema = request.schema
+        with _modes_lock:
+            mode = TEXT if schema is None else _working_modes.get(mode_key, JSON_SCHEMA)
+        conversation = list(request.messages)
+        while True:
+            sent = conversation if mode in (TEXT, JSON_SCHEMA) else with_schema_instruction(conversation, schema)
+            trace.messages, trace.response_mode = sent, mode
+            try:
+                completion = self._send(client, request, sent, mode, trace)
+            except openai.BadRequestError as exc:
+                fallback = FALLBACK.get(mode)
+                if fallback is None:
+                    raise LLMError(Reason.BAD_REQUEST, _describe(exc)) from None
+                logger.info("%s refused %s output (%s); trying %s.", config.base_url, mode, _describe(exc), fallback)
+                mode = fallback
+                continue
+            if mode != TEXT:
+                with _modes_lock:
+                    _working_modes[mode_key] = mode
+
+            text = self._text_of(completion)
+            trace.reply = text
+            usage = completion.usage
+            trace.add_usage(
+                messages=sent,
+                reply=text,
+                prompt_tokens=getattr(usage, "prompt_tokens", None),
+                completion_tokens=getattr(usage, "completion_tokens", None),
+            )
+            if schema is None:
+                return text
+            try:
+                return parse_reply(text, schema)
+            except ReplyInvalid as exc:
+                if trace.repairs >= config.max_repairs:
+                    raise LLMError(
+                        Reason.INVALID_REPLY, f"{exc} (after {trace.repairs} repairs)"
+                    ) from None
+                trace.repairs += 1
+                conversation = [
+                    *conversation,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": REPAIR_INSTRUCTION.format(error=exc)},
+                ]
+
+    @staticmethod
+    def _text_of(completion: Any) -> str:
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            return ""
+        message = choices[0].message
+        return message.content or getattr(message, "refusal", None) or ""
+
+    def _send(
+        self,
+        client: openai.OpenAI,
+        request: LLMRequest,
+        messages: list[dict[str, Any]],
+        mode: str,
+        trace: CallTrace,
+    ) -> Any:
+        config = request.config
+        options: dict[str, Any] = {}
+        if mode == JSON_SCHEMA:
+            options["response_format"] = response_format_for(request.schema)
+        elif mode == JSON_OBJECT:
+            options["response_format"] = {"type": "json_object"}
+        if request.max_tokens is not None:
+            # o-series models take only max_completion_tokens; other servers know max_tokens.
+            key = "max_completion_tokens" if re.match(r"o\d", request.model) else "max_tokens"
+            options[key] = request.max_tokens
+        if request.temperature is not None:
+            options["temperature"] = request.temperature
+
+        while True:
+            remaining = request.remaining()
+            if remaining <= 0:
+                raise LLMError(Reason.TIMEOUT, f"The call's {config.deadline_s:g}s deadline passed.")
+            retry_after = None
+            try:
+                return client.chat.completions.create(
+                    model=request.model,
+                    messages=messages,
+                    timeout=min(config.request_timeout_s, remaining),
+                    **options,
+                )
+            except openai.APITimeoutError:
+                reason, detail = Reason.TIMEOUT, "The request timed out."
+            except openai.APIConnectionError as exc:
+                reason, detail = Reason.CONNECTION, f"Could not reach the server: {exc.__cause__ or exc}"
+            except openai.BadRequestError:
+                raise
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                detail = _describe(exc)
+                retry_after = retry_after_seconds(exc.response.headers)
+                if status == 429:
+                    reason = Reason.RATE_LIMITED
+                elif status == 408:
+                    reason = Reason.TIMEOUT
+                elif status >= 500 or status == 409:
+                    reason = Reason.SERVER_ERROR
+                elif status in (401, 403):
+                    raise LLMError(Reason.AUTHENTICATION, detail) from None
+                else:
+                    raise LLMError(Reason.BAD_REQUEST, detail) from None
+            except openai.OpenAIError as exc:
+                raise LLMError(Reason.SERVER_ERROR, f"Unusable reply from the server: {exc}") from None
+
+            if trace.retries >= config.max_retries:
+                raise LLMError(reason, f"{detail} (after {trace.retries} retries)")
+            delay = backoff_seconds(attempt=trace.retries, retry_after=retry_after, request=request)
+            if delay >= request.remaining():
+                raise LLMError(
+                    reason, f"{detail} (after {trace.retries} retries; no time left before the deadline)"
+                )
+            logger.info("LLM request failed (%s); retry %d in %.2fs.", detail, trace.retries + 1, delay)
+            time.sleep(delay)
+            trace.retries += 1

@@ -1,0 +1,73 @@
+"""Turning a reply's text into a validated object. Models wrap JSON in prose or code fences;
+the first JSON value that validates is taken, and what is wrong is said in words a model can
+act on when it is asked to repair its reply."""
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON|json5)?[ \t]*\n?(.*?)```", re.DOTALL)
+_decoder = json.JSONDecoder()
+T = TypeVar("T", bound=BaseModel)
+
+
+class ReplyInvalid(Exception):
+    """The reply is not JSON, or not valid for the schema; the message is fed back to the model."""
+
+
+def json_candidates(text: str) -> list[Any]:
+    """JSON values found in `text`: the whole text, then fenced blocks, then every value that
+    starts at a `{` or `[` in the prose, in order."""
+    found: list[Any] = []
+    stripped = text.strip()
+    try:
+        return [json.loads(stripped)]
+    except ValueError:
+        pass
+    for block in _FENCE.findall(text):
+        try:
+            found.append(json.loads(block.strip()))
+        except ValueError:
+            continue
+    position = 0
+    while len(found) < 16:
+        starts = [index for index in (text.find("{", position), text.find("[", position)) if index >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        try:
+            value, end = _decoder.raw_decode(text, start)
+        except ValueError:
+            position = start + 1
+            continue
+        found.append(value)
+        position = end
+    return found
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors(include_url=False)[:20]:
+        where = ".".join(str(part) for part in error["loc"]) or "(root)"
+        lines.append(f"- {where}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def parse_reply(text: str, schema: type[T]) -> T:
+    """The first JSON value in `text` that validates against `schema`."""
+    candidates = json_candidates(text)
+    if not candidates:
+        raise ReplyInvalid("The reply contains no JSON value.")
+    first_error: ValidationError | None = None
+    for candidate in candidates:
+        try:
+            return schema.model_validate(candidate)
+        except ValidationError as exc:
+            first_error = first_error or exc
+    assert first_error is not None
+    raise ReplyInvalid(
+        f"The JSON in the reply does not match the schema {schema.__name__}:\n"
+        + describe_validation_error(first_error)
+    )

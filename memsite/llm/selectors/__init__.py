@@ -1,0 +1,23 @@
+from memsite.llm.selectors.calls import (
+    LedgerFilter,
+    LedgerTotal,
+    llm_call_get,
+    llm_call_list,
+    llm_call_models,
+    llm_call_totals,
+    llm_call_totals_by_day,
+    llm_call_totals_by_purpose,
+    llm_calls_serving,
+)
+
+__all__ = [
+    "LedgerFilter",
+    "LedgerTotal",
+    "llm_call_get",
+    "llm_call_list",
+    "llm_call_models",
+    "llm_call_totals",
+    "llm_call_totals_by_day",
+    "llm_call_totals_by_purpose",
+    "llm_calls_serving",
+]

@@ -1,0 +1,109 @@
+"""Reads of the ledger."""
+
+import datetime
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+from django.db.models import Count, Sum
+from django.db.models.functions import Coalesce, TruncDate
+
+from memsite.errors import NotFound
+from memsite.llm.models import LLMCall
+
+
+@dataclass(frozen=True)
+class LedgerFilter:
+    purpose: str = ""
+    model: str = ""
+    status: str = ""
+    date_from: datetime.date | None = None
+    date_to: datetime.date | None = None
+
+
+@dataclass(frozen=True)
+class LedgerTotal:
+    key: object  # a date, a purpose, or None for the grand total
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: Decimal
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def llm_call_list(*, filters: LedgerFilter | None = None) -> models.QuerySet[LLMCall]:
+    """Calls, newest first, without the heavy message and reply columns."""
+    calls = LLMCall.objects.defer("messages", "reply", "error")
+    filters = filters or LedgerFilter()
+    if filters.purpose:
+        calls = calls.filter(purpose=filters.purpose)
+    if filters.model:
+        calls = calls.filter(model=filters.model)
+    if filters.status:
+        calls = calls.filter(status=filters.status)
+    if filters.date_from:
+        calls = calls.filter(created_at__date__gte=filters.date_from)
+    if filters.date_to:
+        calls = calls.filter(created_at__date__lte=filters.date_to)
+    return calls
+
+
+def llm_call_get(*, call_id: int) -> LLMCall:
+    try:
+        return LLMCall.objects.select_related("served_type").get(pk=call_id)
+    except LLMCall.DoesNotExist:
+        raise NotFound(f"No LLM call {call_id}.") from None
+
+
+def llm_calls_serving(*, served: models.Model) -> models.QuerySet[LLMCall]:
+    """The calls made for one row (a search, a tick, a graph)."""
+    return LLMCall.objects.filter(
+        served_type=ContentType.objects.get_for_model(served), served_id=served.pk
+    )
+
+
+_SUMS = {
+    "calls": Count("id"),
+    "prompt": Coalesce(Sum("prompt_tokens"), 0),
+    "completion": Coalesce(Sum("completion_tokens"), 0),
+    "cost": Coalesce(Sum("cost_usd"), Decimal(0), output_field=models.DecimalField()),
+}
+
+
+def _total(key: object, row: dict) -> LedgerTotal:
+    return LedgerTotal(
+        key=key,
+        calls=row["calls"],
+        prompt_tokens=row["prompt"],
+        completion_tokens=row["completion"],
+        cost_usd=Decimal(row["cost"]),
+    )
+
+
+def llm_call_totals(*, calls: models.QuerySet[LLMCall]) -> LedgerTotal:
+    return _total(None, calls.order_by().aggregate(**_SUMS))
+
+
+def llm_call_totals_by_day(*, calls: models.QuerySet[LLMCall]) -> list[LedgerTotal]:
+    rows = (
+        calls.order_by()
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(**_SUMS)
+        .order_by("-day")
+    )
+    return [_total(row["day"], row) for row in rows]
+
+
+def llm_call_totals_by_purpose(*, calls: models.QuerySet[LLMCall]) -> list[LedgerTotal]:
+    rows = calls.order_by().values("purpose").annotate(**_SUMS).order_by("purpose")
+    return [_total(row["purpose"], row) for row in rows]
+
+
+def llm_call_models() -> list[str]:
+    """Model names seen in the ledger, for the filter."""
+    return list(LLMCall.objects.order_by("model").values_list("model", flat=True).distinct())

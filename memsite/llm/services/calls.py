@@ -1,0 +1,74 @@
+"""The ledger's one write: recording a gateway call."""
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import models, transaction
+
+from memsite.errors import InvalidInput
+from memsite.llm.models import LLMCall
+
+MAX_TEXT = 1_000_000  # characters kept of a reply or an error; the ledger is not an archive
+
+
+def served_key(served: models.Model | None) -> tuple[ContentType | None, int | None]:
+    """The (type, id) pair a ledger row links to, validated before any request is made."""
+    if served is None:
+        return None, None
+    if not isinstance(served, models.Model) or served.pk is None:
+        raise InvalidInput("A call can serve only a saved row.")
+    try:
+        served_id = int(served.pk)
+    except (TypeError, ValueError):
+        raise InvalidInput("A call can serve only a row with an integer primary key.") from None
+    return ContentType.objects.get_for_model(served), served_id
+
+
+@transaction.atomic
+def llm_call_record(
+    *,
+    purpose: str,
+    provider: str,
+    model: str,
+    ok: bool,
+    messages: Sequence[dict[str, Any]],
+    reply: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    tokens_reported: bool,
+    tokens_approximate: bool,
+    latency_ms: int,
+    cost_usd: Decimal,
+    retries: int,
+    repairs: int,
+    response_mode: str,
+    schema_name: str,
+    error_reason: str = "",
+    error: str = "",
+    served: models.Model | None = None,
+) -> LLMCall:
+    served_type, served_id = served_key(served)
+    return LLMCall.objects.create(
+        purpose=purpose,
+        provider=provider,
+        model=model[:128],
+        status=LLMCall.Status.OK if ok else LLMCall.Status.ERROR,
+        error_reason=error_reason,
+        error=error[:MAX_TEXT],
+        prompt_tokens=max(prompt_tokens, 0),
+        completion_tokens=max(completion_tokens, 0),
+        tokens_reported=tokens_reported,
+        tokens_approximate=tokens_approximate,
+        latency_ms=max(latency_ms, 0),
+        cost_usd=cost_usd,
+        retries=retries,
+        repairs=repairs,
+        response_mode=response_mode,
+        schema_name=schema_name[:128],
+        messages=list(messages),
+        reply=reply[:MAX_TEXT],
+        served_type=served_type,
+        served_id=served_id,
+    )

@@ -1,0 +1,41 @@
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from memsite.errors import NotFound
+from memsite.llm import selectors
+from memsite.llm.forms import LedgerFilterForm
+
+PAGE_SIZE = 50
+
+
+@require_GET
+@login_required
+def ledger(request: HttpRequest) -> HttpResponse:
+    form = LedgerFilterForm(request.GET or None, models=selectors.llm_call_models())
+    calls = selectors.llm_call_list(filters=form.filters())
+    page = Paginator(calls, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "total": selectors.llm_call_totals(calls=calls),
+        "by_day": selectors.llm_call_totals_by_day(calls=calls),
+        "by_purpose": selectors.llm_call_totals_by_purpose(calls=calls),
+    }
+    template = "llm/ledger.html#results" if getattr(request, "htmx", False) else "llm/ledger.html"
+    return render(request, template, context)
+
+
+@require_GET
+@login_required
+def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
+    try:
+        call = selectors.llm_call_get(call_id=call_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    return render(request, "llm/call.html", {"call": call})

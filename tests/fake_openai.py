@@ -1,0 +1,224 @@
+"""A small OpenAI-compatible server for tests: POST /v1/chat/completions on 127.0.0.1, answering
+from a script of replies queued per test and recording every request it gets.
+
+    def test_something(fake_openai):
+        fake_openai.script(Reply.json({"answer": 42}), Reply.rate_limited(retry_after="0.1"))
+        ...
+        assert fake_openai.requests[0].body["response_format"]["type"] == "json_schema"
+
+Use it from any test package with `from tests.fake_openai import fake_openai  # noqa: F401`
+in that package's conftest.py."""
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+AUTO = "auto"
+
+
+@dataclass
+class Reply:
+    """One scripted answer. Build them with the constructors below."""
+
+    status: int = 200
+    content: str | None = ""
+    error: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    usage: dict[str, int] | str | None = AUTO  # AUTO: counted from the request and reply
+
+    @classmethod
+    def text(cls, content: str, **options: Any) -> "Reply":
+        return cls(content=content, **options)
+
+    @classmethod
+    def json(cls, value: Any, **options: Any) -> "Reply":
+        return cls(content=json.dumps(value), **options)
+
+    @classmethod
+    def prose(cls, value: Any, **options: Any) -> "Reply":
+        return cls(content=f"Sure! Here is the result you asked for:\n{json.dumps(value)}\nLet me know if you need more.", **options)
+
+    @classmethod
+    def fenced(cls, value: Any, **options: Any) -> "Reply":
+        return cls(content=f"Here you go.\n```json\n{json.dumps(value, indent=2)}\n```\n", **options)
+
+    @classmethod
+    def failure(cls, status: int, message: str = "", **options: Any) -> "Reply":
+        return cls(status=status, content=None, error=message or f"HTTP {status}", **options)
+
+    @classmethod
+    def rate_limited(cls, retry_after: str | None = "0.1", **options: Any) -> "Reply":
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        return cls.failure(429, "Rate limit reached.", headers=headers, **options)
+
+    @classmethod
+    def reject_json_schema(cls) -> "Reply":
+        return cls.failure(400, "response_format of type json_schema is not supported by this model.")
+
+    @classmethod
+    def slow(cls, seconds: float, content: str = "{}", **options: Any) -> "Reply":
+        return cls(content=content, delay=seconds, **options)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: Any
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.body.get("messages", []) if isinstance(self.body, dict) else []
+
+    @property
+    def response_format(self) -> str | None:
+        fmt = self.body.get("response_format") if isinstance(self.body, dict) else None
+        return fmt.get("type") if isinstance(fmt, dict) else None
+
+
+def _words(value: Any) -> int:
+    return len(json.dumps(value).split()) if value is not None else 0
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._script: deque[Reply] = deque()
+        self._stopping = threading.Event()
+        self._ids = itertools.count(1)
+        self.requests: list[RecordedRequest] = []
+        self.responses: list[dict[str, Any]] = []
+        self.unscripted = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def start(self) -> "FakeOpenAI":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes slow replies so shutdown does not wait for them
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _next(self, request: RecordedRequest) -> Reply | None:
+        with self._lock:
+            self.requests.append(request)
+            if self._script:
+                return self._script.popleft()
+            self.unscripted += 1
+            return None
+
+    def _completion(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        body = request.body if isinstance(request.body, dict) else {}
+        if reply.usage == AUTO:
+            prompt = sum(_words(message.get("content")) for message in body.get("messages", [])) + 7
+            completion = len((reply.content or "").split()) + 1
+            usage: dict[str, int] | None = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        else:
+            usage = reply.usage  # type: ignore[assignment]
+        completion_body: dict[str, Any] = {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "unknown"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+        }
+        if usage is not None:
+            completion_body["usage"] = usage
+        return completion_body
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"null")
+                except ValueError:
+                    body = raw.decode(errors="replace")
+                request = RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    fake.requests.append(request)
+                    self._send(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})
+                    return
+                reply = fake._next(request)
+                if reply is None:
+                    self._send(500, {"error": {"message": "No scripted reply left.", "type": "server_error"}})
+                    return
+                if reply.delay and fake._stopping.wait(reply.delay):
+                    return
+                if reply.status != 200:
+                    payload = {"error": {"message": reply.error, "type": "invalid_request_error" if reply.status < 500 else "server_error", "param": None, "code": None}}
+                    self._send(reply.status, payload, reply.headers)
+                    return
+                completion = fake._completion(request, reply)
+                fake.responses.append(completion)
+                self._send(200, completion, reply.headers)
+
+        return Handler
+
+
+@pytest.fixture
+def fake_openai():
+    """A running FakeOpenAI; stopped after the test."""
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,107 @@
+import pytest
+from django.urls import reverse
+
+from tests.llm.factories import days_ago, make_call
+
+pytestmark = pytest.mark.django_db
+
+PAYLOAD = "<script>alert('pwned')</script>"
+
+
+@pytest.fixture
+def logged_in(client, user):
+    # UserFactory sets the password after saving (skip_postgeneration_save), so the instance's
+    # session hash differs from the stored row's; log in as the stored row.
+    user.refresh_from_db()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("name, args", [("llm:ledger", []), ("llm:call", [1])])
+def test_login_required(client, name, args):
+    response = client.get(reverse(name, args=args))
+
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_ledger_lists_calls_with_totals(logged_in):
+    make_call(purpose="route", model="gpt-4o-mini", prompt_tokens=100, completion_tokens=20)
+    make_call(purpose="answer", model="gpt-4.1", ok=False, error_reason="timeout", prompt_tokens=7, completion_tokens=0)
+
+    response = logged_in.get(reverse("llm:ledger"))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert response.context["total"].calls == 2
+    assert response.context["total"].tokens == 127
+    assert [row.key for row in response.context["by_purpose"]] == ["answer", "route"]
+    assert "gpt-4.1" in page and "error (timeout)" in page
+    assert "offline heuristics" in page  # the provider in use is shown
+
+
+def test_ledger_filters(logged_in):
+    make_call(purpose="route", model="gpt-4o-mini")
+    answer = make_call(purpose="answer", model="gpt-4.1", ok=False)
+    make_call(purpose="answer", model="gpt-4.1", ok=False, created_at=days_ago(9))
+
+    response = logged_in.get(
+        reverse("llm:ledger"),
+        {"purpose": "answer", "model": "gpt-4.1", "status": "error", "date_from": days_ago(1).date().isoformat()},
+    )
+
+    assert list(response.context["page"].object_list) == [answer]
+    assert response.context["total"].calls == 1
+
+
+def test_invalid_filter_values_filter_nothing(logged_in):
+    make_call()
+
+    response = logged_in.get(reverse("llm:ledger"), {"purpose": "nonsense", "date_from": "yesterday"})
+
+    assert response.status_code == 200
+    assert response.context["total"].calls == 1
+
+
+def test_htmx_gets_the_results_partial(logged_in):
+    make_call(purpose="summarize")
+
+    response = logged_in.get(reverse("llm:ledger"), {"purpose": "summarize"}, HTTP_HX_REQUEST="true")
+
+    page = response.content.decode()
+    assert page.lstrip().startswith('<div id="llm-results">')
+    assert "<form" not in page and "summarize" in page
+
+
+def test_call_page_shows_messages_and_reply_escaped(logged_in):
+    call = make_call(
+        messages=[{"role": "system", "content": "Be safe."}, {"role": "user", "content": PAYLOAD}],
+        reply=f'{{"note": "{PAYLOAD}"}}',
+        ok=False,
+        error_reason="invalid_reply",
+        error=PAYLOAD,
+    )
+
+    response = logged_in.get(reverse("llm:call", args=[call.pk]))
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert PAYLOAD not in page
+    assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in page
+    assert page.count("&lt;script&gt;") == 3  # the message, the reply and the error
+    assert "Be safe." in page
+
+
+def test_missing_call_is_404(logged_in):
+    assert logged_in.get(reverse("llm:call", args=[999])).status_code == 404
+
+
+def test_status_is_in_every_template_context(logged_in, settings):
+    settings.MEMSITE_LLM_PROVIDER = "openai"
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.MEMSITE_LLM_MODEL = "gpt-4.1"
+
+    status = logged_in.get(reverse("llm:ledger")).context["llm_status"]
+
+    assert (status.provider, status.model, status.is_offline) == ("openai", "gpt-4.1", False)
+    assert str(status) == "openai · gpt-4.1"
