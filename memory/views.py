@@ -77,10 +77,7 @@ class ChildrenPage:
 def _children_page(folder: Node, *, after: str | None = None) -> ChildrenPage:
     """One page of a folder's children, keyed by path so that a page is one range read."""
     size = settings.MEMSITE_CHILDREN_PAGE_SIZE
-    children = selectors.node_children(node=folder)
-    if after:
-        children = children.filter(path__gt=after)
-    nodes = list(children[: size + 1])
+    nodes = list(selectors.node_children(node=folder, after_path=after)[: size + 1])
     more = len(nodes) > size
     nodes = nodes[:size]
     return ChildrenPage(folder=folder, nodes=nodes, next_after=nodes[-1].path if more else None)

@@ -24,11 +24,14 @@ def node_roots() -> QuerySet[Node]:
     return _with_size(Node.objects.filter(depth=1)).order_by("path")
 
 
-def node_children(*, node: Node) -> QuerySet[Node]:
-    """The node's children in insertion order (their paths sort in that order)."""
-    return _with_size(
-        Node.objects.filter(depth=node.depth + 1, path__range=Node._get_children_path_interval(node.path))
-    ).order_by("path")
+def node_children(*, node: Node, after_path: str | None = None) -> QuerySet[Node]:
+    """The node's children in insertion order (their paths sort in that order); with
+    `after_path`, only those after that child, so that a page is one range read."""
+    lower, upper = Node._get_children_path_interval(node.path)
+    queryset = Node.objects.filter(depth=node.depth + 1, path__range=(lower, upper))
+    if after_path:
+        queryset = queryset.filter(path__gt=after_path)
+    return _with_size(queryset).order_by("path")
 
 
 def node_children_ids(*, node: Node) -> list[str]:
@@ -68,6 +71,10 @@ def node_resolve(*, path: str) -> Node:
     for name in reversed(names):
         lookups[f"{prefix}name"] = name
         prefix += "parent__"
+    # Anchor the chain at a root: `parent_id IS NULL AND name = ...` is answered by the root-name
+    # index, then each level by (parent_id, name). Without it PostgreSQL scans every node of the
+    # target depth for the last name (hundreds of ms at a million nodes).
+    lookups[f"{prefix}isnull"] = True
     node = _with_size(Node.objects.filter(**lookups)).first()
     if node is None:
         raise NotFound(f"No memory node at '{path}'.")

@@ -50,7 +50,6 @@ def test_the_changelist_filters_by_type(admin_client, internal):
 
 
 def test_users_without_staff_cannot_open_the_admin(client, user):
-    user.save()
     client.force_login(user)
     assert client.get(reverse("admin:memory_node_changelist")).status_code == 302
 

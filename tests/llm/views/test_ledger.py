@@ -10,9 +10,6 @@ PAYLOAD = "<script>alert('pwned')</script>"
 
 @pytest.fixture
 def logged_in(client, user):
-    # UserFactory sets the password after saving (skip_postgeneration_save), so the instance's
-    # session hash differs from the stored row's; log in as the stored row.
-    user.refresh_from_db()
     client.force_login(user)
     return client
 

@@ -100,7 +100,6 @@ def test_internal_folders_cannot_be_renamed(user_client, staff_client, internal)
 
 def test_only_staff_describe_internal_folders(client, user, staff, internal):
     folder = internal["references"]
-    user.save()
     client.force_login(user)
     response = post(client, "node_update", folder, {"version": folder.version, "description": "mine"}, **HTMX)
     assert response.status_code == 403 and "Only staff" in response.content.decode()
@@ -142,7 +141,6 @@ def test_writes_need_post(user_client, internal):
 
 def test_writes_need_the_csrf_token(user, internal):
     csrf_client = Client(enforce_csrf_checks=True)
-    user.save()
     csrf_client.force_login(user)
     response = post(csrf_client, "node_create", internal["swarmstar"], {"type": "folder", "name": "x"}, **HTMX)
     assert response.status_code == 403
