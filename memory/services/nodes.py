@@ -2,6 +2,7 @@
 transaction, and raises a `memsite.errors.ServiceError` that says what is wrong."""
 
 import hashlib
+import json
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -9,13 +10,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 from treebeard.exceptions import PathOverflow
 
 from memory import selectors
-from memory.models import Node, NodeContent
+from memory.models import Node, NodeContent, new_node_id
 from memory.types import ContentKind, MemoryType, get_type
 from memsite.errors import Conflict, Forbidden, InvalidInput, TooLarge
 
@@ -162,9 +163,10 @@ def node_create(
 
 
 @transaction.atomic
-def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = None) -> list[Node]:
+def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = None) -> int:
     """Create whole branches under `parent` in a few statements: paths are computed here and
-    rows are inserted in batches. All specs are validated before anything is written."""
+    rows are copied in at once. All specs are validated before anything is written. Returns how
+    many nodes were created."""
     parent = _lock(parent)
     project = selectors.node_project_root(node=parent)
     taken = set(Node.objects.filter(parent=parent).values_list("name", flat=True))
@@ -180,43 +182,62 @@ def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = No
 
     last_child = Node.objects.get_last_child(parent) if parent.numchild else None
     first_position = last_child._get_lastpos_in_path() + 1 if last_child else 1
-    creator = _user_or_none(user)
-    now = timezone.now()
-    nodes: list[Node] = []
-    contents: list[NodeContent] = []
-
-    def place(siblings: Sequence[NodeSpec], under: Node, first: int) -> None:
-        for position, spec in enumerate(siblings, start=first):
-            memory_type = get_type(spec.type)
-            node = Node(
-                path=Node._get_path(under.path, under.depth + 1, position),
-                depth=under.depth + 1,
-                numchild=len(spec.children),
-                parent=under,
-                type=memory_type.name,
-                is_folder=memory_type.is_folder,
-                name=spec.name,
-                description=spec.description,
-                context=spec.context or {},
-                created_by=creator,
-                created_at=now,
-                updated_at=now,
-            )
-            nodes.append(node)
-            if memory_type.content is not ContentKind.NONE:
-                contents.append(_content_row(node, spec.content or b""))
-            place(spec.children, node, 1)
-
     if first_position + len(specs) - 1 > MAX_CHILDREN:
         raise InvalidInput(f"'{parent.name}' cannot hold that many children.")
-    place(specs, parent, first_position)
+    creator = _user_or_none(user)
+    creator_id = creator.pk if creator else None
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    node_rows: list[tuple] = []
+    content_rows: list[tuple] = []
+
+    def place(siblings: Sequence[NodeSpec], parent_id: str, parent_path: str, depth: int, first: int) -> None:
+        for position, spec in enumerate(siblings, start=first):
+            memory_type = get_type(spec.type)
+            node_id = new_node_id()
+            path = Node._get_path(parent_path, depth, position)
+            node_rows.append(
+                (node_id, path, depth, len(spec.children), parent_id, memory_type.name, memory_type.is_folder,
+                 spec.name, spec.description, json.dumps(spec.context or {}), creator_id, now, now, 1)
+            )
+            if memory_type.content is not ContentKind.NONE:
+                data = spec.content or b""
+                content_rows.append((node_id, data, len(data), hashlib.sha256(data).hexdigest()))
+            place(spec.children, node_id, path, depth + 1, 1)
+
+    place(specs, parent.pk, parent.path, parent.depth + 1, first_position)
     try:
-        Node.objects.bulk_create(nodes, batch_size=2000)
+        with transaction.atomic():
+            insert_rows(Node, NODE_COLUMNS, node_rows)
     except IntegrityError:
         raise Conflict(f"A name is already taken in '{parent.name}'.") from None
-    NodeContent.objects.bulk_create(contents, batch_size=500)
+    insert_rows(NodeContent, CONTENT_COLUMNS, content_rows)
     Node.objects.filter(pk=parent.pk).update(numchild=F("numchild") + len(specs))
-    return nodes
+    return len(node_rows)
+
+
+NODE_COLUMNS = (
+    "id", "path", "depth", "numchild", "parent", "type", "is_folder",
+    "name", "description", "context", "created_by", "created_at", "updated_at", "version",
+)
+CONTENT_COLUMNS = ("node", "data", "size", "sha256")
+
+
+def insert_rows(model: type[models.Model], fields: Sequence[str], rows: list[tuple]) -> None:
+    """Insert prepared rows the fastest way the database offers: COPY on PostgreSQL, one
+    prepared INSERT elsewhere. Building model instances and SQL per batch, as bulk_create does,
+    costs several times more than the database's own work."""
+    if not rows:
+        return
+    table = connection.ops.quote_name(model._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(model._meta.get_field(name).column) for name in fields)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            placeholders = ", ".join(["%s"] * len(fields))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
 
 
 def _validate_specs(

@@ -86,3 +86,12 @@ def test_the_docs_page_is_served(client):
     response = client.get("/api/docs/")
     assert response.status_code == 200
     assert b"swagger" in response.content.lower()
+
+
+def test_node_representations_have_exactly_the_documented_fields(api, internal):
+    from memory.api.serializers import NodeDetailSerializer, NodeSerializer
+
+    detail = api.get(f"/api/nodes/{internal['user'].pk}/").json()
+    children = api.get(f"/api/nodes/{internal['user'].pk}/children/").json()["results"]
+    assert set(detail) == set(NodeDetailSerializer().fields)
+    assert children and all(set(child) == set(NodeSerializer().fields) for child in children)

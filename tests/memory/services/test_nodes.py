@@ -1,5 +1,4 @@
 import pytest
-from django.db import connection
 
 from memory import selectors, services
 from memory.models import Node, NodeContent
@@ -268,13 +267,3 @@ class TestNodeContentSet:
             services.node_content_set(node=document, data=b"theirs", user=user, expected_version=1)
         assert selectors.node_content(node=document) == b"mine"
 
-
-def test_path_column_sorts_bytewise_on_postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite compares bytes already")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT collation_name FROM information_schema.columns "
-            "WHERE table_name = 'memory_node' AND column_name = 'path'"
-        )
-        assert cursor.fetchone()[0] == "C"
