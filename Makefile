@@ -31,6 +31,7 @@ test: install chromium
 
 bench: install
 	$(PY) benchmarks/tree.py
+	$(PY) benchmarks/llm.py
 
 clean:
 	rm -rf $(VENV) var/memsite.sqlite3* var/broker var/celerybeat-schedule* test-artifacts

@@ -5,7 +5,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
-from django.db import models, transaction
+from django.db import models
 
 from memsite.errors import InvalidInput
 from memsite.llm.models import LLMCall
@@ -26,7 +26,7 @@ def served_key(served: models.Model | None) -> tuple[ContentType | None, int | N
     return ContentType.objects.get_for_model(served), served_id
 
 
-@transaction.atomic
+# One INSERT is atomic by itself; a transaction around it would add a BEGIN to every LLM call.
 def llm_call_record(
     *,
     purpose: str,

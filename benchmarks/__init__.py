@@ -1,0 +1,1 @@
+"""Scripts that measure memsite, each printing a table; results land in benchmarks/results/."""
