@@ -2,7 +2,6 @@
 of their `context`, what content they hold, and how that content is read by an LLM. Adding a
 type is one `register(...)` call."""
 
-import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -10,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from memory.validation import normalize_relative_path
 from memsite.errors import InvalidInput
 from memsite.llm.tokens import offline_counter
 
@@ -22,20 +22,6 @@ class ContentKind(str, Enum):
 
 class NoContext(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-def normalize_relative_path(value: str) -> str:
-    """A clean relative POSIX path, or ValueError naming what is wrong with it."""
-    if not value or not value.strip():
-        raise ValueError("must not be empty")
-    if "\\" in value or "\x00" in value:
-        raise ValueError("must use '/' separators and no NUL characters")
-    if value.startswith("/"):
-        raise ValueError("must be relative, not absolute")
-    normalized = posixpath.normpath(value)
-    if normalized == "." or normalized == ".." or normalized.startswith("../"):
-        raise ValueError("must stay inside the project (no '..')")
-    return normalized
 
 
 class ProjectFileContext(NoContext):

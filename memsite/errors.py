@@ -25,6 +25,10 @@ class Conflict(ServiceError):
     status = 409
 
 
+class LengthRequired(ServiceError):
+    status = 411
+
+
 class TooLarge(ServiceError):
     status = 413
 

@@ -6,14 +6,14 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpResponse
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory.models import Node
-from memsite.errors import InvalidInput, TooLarge
+from memsite.errors import InvalidInput, LengthRequired, TooLarge
 
 VERSION_PATTERN = re.compile(r'(?:W/)?"?([0-9]{1,10})"?')
 # Multipart framing around an uploaded file: boundaries, part headers, a long file name.
@@ -38,7 +38,10 @@ class BoundedJSONParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         refuse_longer_than(parser_context["request"], json_body_limit(), "request body")
-        return JSONParser().parse(stream, media_type, parser_context)
+        try:
+            return JSONParser().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError("JSON parse error - the document is nested too deeply.") from None
 
 
 class RawBodyParser(BaseParser):
@@ -74,7 +77,11 @@ def refuse_longer_than(request: Request, limit: int, what: str) -> None:
 
 
 def read_raw_body(request: Request) -> bytes:
-    """The request body as bytes, whatever its content type (or none), within the content cap."""
+    """The request body as bytes, whatever its content type (or none), within the content cap.
+    A body without a Content-Length (chunked) is refused: the WSGI server hands it over as empty,
+    and storing that would wipe the content."""
+    if "CONTENT_LENGTH" not in request.META or "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        raise LengthRequired("Send the content with a Content-Length header; chunked uploads are not accepted.")
     refuse_longer_than(request, settings.MEMSITE_MAX_CONTENT_BYTES, "content")
     # Django's own body, not request.data: without a Content-Type DRF would report no data.
     return request._request.body

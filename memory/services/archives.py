@@ -8,6 +8,7 @@ import io
 import stat
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -15,8 +16,8 @@ from django.db import transaction
 
 from memory import selectors
 from memory.models import Node, NodeContent
-from memory.services.nodes import NodeSpec, User, node_bulk_create, validate_name
-from memory.types import normalize_relative_path
+from memory.services.nodes import NodeSpec, User, node_bulk_create
+from memory.validation import normalize_relative_path
 from memsite.errors import Conflict, InvalidInput, TooLarge
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -36,27 +37,24 @@ class ImportResult:
 
 
 class _Budget:
-    """Counts files and unpacked bytes against the configured caps."""
+    """Counts entries (files and folders alike) and unpacked bytes against the caps, so that
+    neither a flood of tiny members nor one huge member gets through."""
 
     def __init__(self) -> None:
-        self.files = 0
+        self.entries = 0
         self.bytes = 0
 
-    def add_file(self, size: int) -> None:
-        self.files += 1
-        if self.files > settings.MEMSITE_ARCHIVE_MAX_FILES:
-            raise TooLarge(f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files.")
-        self.add_bytes(size)
-
-    def add_bytes(self, size: int) -> None:
-        self.bytes += size
-        limit = settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES
-        if self.bytes > limit:
-            raise TooLarge(f"The archive unpacks to more than {limit} bytes.")
+    def add_entry(self, size: int = 0) -> None:
+        self.entries += 1
+        if self.entries > settings.MEMSITE_ARCHIVE_MAX_FILES:
+            raise TooLarge(f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders.")
         if size > settings.MEMSITE_MAX_CONTENT_BYTES:
             raise TooLarge(
                 f"A file in the archive is {size} bytes; the limit is {settings.MEMSITE_MAX_CONTENT_BYTES}."
             )
+        self.bytes += size
+        if self.bytes > settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES:
+            raise TooLarge(f"The archive unpacks to more than {settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES} bytes.")
 
     def remaining_for_one_file(self) -> int:
         return min(
@@ -65,17 +63,14 @@ class _Budget:
         )
 
 
-def _member_path(raw: str) -> str:
+def _member_path(raw: str) -> str | None:
+    """The member's clean relative path; None for the archive's own root (`./`)."""
+    if raw.rstrip("/") in (".", ""):
+        return None
     try:
-        path = normalize_relative_path(raw.rstrip("/"))
+        return normalize_relative_path(raw.rstrip("/"))
     except ValueError as exc:
         raise InvalidInput(f"The archive path {raw!r} is refused: it {exc}.") from None
-    for part in path.split("/"):
-        try:
-            validate_name(part)
-        except InvalidInput as exc:
-            raise InvalidInput(f"The archive path {raw!r} is refused: {exc.message}") from None
-    return path
 
 
 def _read_tar(blob: bytes) -> list[ArchiveEntry]:
@@ -89,15 +84,17 @@ def _read_tar(blob: bytes) -> list[ArchiveEntry]:
                         f"The archive member {member.name!r} is a link or device; only files and folders are accepted."
                     )
                 path = _member_path(member.name)
+                budget.add_entry(member.size if member.isfile() else 0)
+                if path is None:
+                    continue
                 if member.isdir():
                     entries.append(ArchiveEntry(path=path, data=None))
                     continue
-                budget.add_file(member.size)
                 data = archive.extractfile(member).read(member.size + 1)
                 if len(data) != member.size:
                     raise InvalidInput(f"The archive member {member.name!r} is truncated or corrupt.")
                 entries.append(ArchiveEntry(path=path, data=data))
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise InvalidInput(f"The file is not a readable .tar.gz archive: {exc}.") from None
     return entries
 
@@ -114,11 +111,15 @@ def _read_zip(blob: bytes) -> list[ArchiveEntry]:
                     raise InvalidInput(
                         f"The archive member {info.filename!r} is a link or device; only files and folders are accepted."
                     )
+                if info.flag_bits & 0x1:
+                    raise InvalidInput(f"The archive member {info.filename!r} is encrypted; encrypted archives are refused.")
                 path = _member_path(info.filename)
+                budget.add_entry(0 if info.is_dir() else info.file_size)
+                if path is None:
+                    continue
                 if info.is_dir():
                     entries.append(ArchiveEntry(path=path, data=None))
                     continue
-                budget.add_file(info.file_size)
                 # Read at most what the header claims, plus one byte: a forged size cannot
                 # make us unpack more than the caps allow.
                 with archive.open(info) as handle:
@@ -126,7 +127,7 @@ def _read_zip(blob: bytes) -> list[ArchiveEntry]:
                 if len(data) != info.file_size:
                     raise InvalidInput(f"The archive member {info.filename!r} does not match its declared size.")
                 entries.append(ArchiveEntry(path=path, data=data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, zlib.error) as exc:
         raise InvalidInput(f"The file is not a readable .zip archive: {exc}.") from None
     return entries
 

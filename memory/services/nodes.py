@@ -3,7 +3,6 @@ transaction, and raises a `memsite.errors.ServiceError` that says what is wrong.
 
 import hashlib
 import json
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +17,10 @@ from treebeard.exceptions import PathOverflow
 from memory import selectors
 from memory.models import Node, NodeContent, new_node_id
 from memory.types import ContentKind, MemoryType, get_type
+from memory.validation import validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, TooLarge
 
 User = AbstractBaseUser | AnonymousUser | None
-MAX_NAME_LENGTH = 255
-MAX_DESCRIPTION_LENGTH = 10_000
 MAX_DEPTH = Node._meta.get_field("path").max_length // Node.steplen
 MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
 
@@ -37,31 +35,6 @@ class NodeSpec:
     context: dict[str, Any] | None = None
     content: bytes | None = None
     children: list["NodeSpec"] = field(default_factory=list)
-
-
-def validate_name(name: str) -> str:
-    name = name.strip()
-    if not name:
-        raise InvalidInput("A name must not be empty.")
-    if len(name) > MAX_NAME_LENGTH:
-        raise InvalidInput(f"A name must be at most {MAX_NAME_LENGTH} characters, got {len(name)}.")
-    if "/" in name:
-        raise InvalidInput(f"A name must not contain '/': {name!r}.")
-    if name in (".", ".."):
-        raise InvalidInput("A name must not be '.' or '..'.")
-    if any(unicodedata.category(char) in ("Cc", "Cs") for char in name):
-        raise InvalidInput(f"A name must not contain control characters: {name!r}.")
-    return name
-
-
-def validate_description(description: str) -> str:
-    if len(description) > MAX_DESCRIPTION_LENGTH:
-        raise InvalidInput(
-            f"A description must be at most {MAX_DESCRIPTION_LENGTH} characters, got {len(description)}."
-        )
-    if "\x00" in description:
-        raise InvalidInput("A description must not contain NUL characters.")
-    return description
 
 
 def validate_content(memory_type: MemoryType, data: bytes) -> None:
@@ -98,12 +71,36 @@ def _lock_roots(*nodes: Node) -> None:
     list(Node.objects.select_for_update().filter(path__in=root_paths).order_by("path").values_list("pk"))
 
 
+def _lock_branch(node: Node) -> None:
+    """Lock every row of the node's branch. A create locks only its parent row; without this, a
+    child committed while a move rewrites the branch's paths would keep the old path prefix."""
+    list(selectors.node_subtree(node=node).select_for_update().values_list("pk", flat=True))
+
+
 def _check_file_path_free(project: Node, file_path: str, *, exclude: Node | None = None) -> None:
-    clash = selectors.project_files(project=project).filter(context__file_path=file_path)
+    """A file path is free when no file of the project has it, and none has it as a folder or
+    sits where it would need a folder: an export must unpack."""
+    parts = file_path.split("/")
+    folders = ["/".join(parts[:end]) for end in range(1, len(parts))]
+    files = selectors.project_files(project=project)
     if exclude is not None:
-        clash = clash.exclude(pk=exclude.pk)
-    if clash.exists():
+        files = files.exclude(pk=exclude.pk)
+    if files.filter(context__file_path=file_path).exists():
         raise Conflict(f"The project '{project.name}' already has a file at '{file_path}'.")
+    if files.filter(context__file_path__in=folders).exists() or files.filter(
+        context__file_path__startswith=f"{file_path}/"
+    ).exists():
+        raise Conflict(
+            f"'{file_path}' would make a file of the project '{project.name}' a folder, or the reverse."
+        )
+
+
+def _check_version(node: Node, expected_version: int | None) -> None:
+    if expected_version is not None and expected_version != node.version:
+        raise Conflict(
+            f"The node was changed by someone else: it is at version {node.version}, "
+            f"not {expected_version}. Reload it and try again."
+        )
 
 
 def _content_row(node: Node, data: bytes) -> NodeContent:
@@ -245,7 +242,6 @@ def _validate_specs(
 ) -> set[str]:
     """Validate and normalize specs in place; return the project file paths they create."""
     file_paths: set[str] = set()
-    limit = settings.MEMSITE_MAX_CONTENT_BYTES
 
     def walk(siblings: Sequence[NodeSpec], under: Node | NodeSpec, depth: int, names: set[str], inside: bool):
         if siblings and depth > MAX_DEPTH:
@@ -263,9 +259,7 @@ def _validate_specs(
                 raise Conflict(f"The name '{spec.name}' is used twice in '{under.name}'.")
             names.add(spec.name)
             if spec.content is not None:
-                if len(spec.content) > limit:
-                    raise TooLarge(f"'{spec.name}' is {len(spec.content)} bytes; the limit is {limit} bytes.")
-                memory_type.validate_content(spec.content)
+                validate_content(memory_type, spec.content)
             if memory_type.name == "project_file_bytes":
                 if spec.context["file_path"] in file_paths:
                     raise Conflict(f"Two files share the path '{spec.context['file_path']}'.")
@@ -302,11 +296,7 @@ def node_update(
     """Rename, describe, retype or change the context of a node. With `expected_version`, the
     write happens only if nobody changed the node since that version (else Conflict)."""
     node = _lock(node)
-    if expected_version is not None and expected_version != node.version:
-        raise Conflict(
-            f"The node was changed by someone else: it is at version {node.version}, "
-            f"not {expected_version}. Reload it and try again."
-        )
+    _check_version(node, expected_version)
     if node.is_internal:
         if name is not None and name.strip() != node.name or type is not None and type != node.type:
             raise Forbidden(f"The internal folder '{node.name}' cannot be renamed or retyped.")
@@ -362,6 +352,7 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
         raise Forbidden(f"The internal folder '{node.name}' cannot be moved.")
     _lock_roots(node, new_parent)
     node = Node.objects.get(pk=node.pk)
+    _lock_branch(node)
     new_parent = Node.objects.get(pk=new_parent.pk)
     if new_parent.pk == node.pk or new_parent.is_descendant_of(node):
         raise Conflict(f"'{node.name}' cannot be moved into itself or its own branch.")
@@ -393,9 +384,13 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
         Node.objects.move(node, new_parent, "last-child")
     except PathOverflow:
         raise InvalidInput(f"'{new_parent.name}' cannot hold more children.") from None
-    Node.objects.filter(pk=node.pk).update(
-        parent=new_parent, version=F("version") + 1, updated_at=timezone.now()
-    )
+    try:
+        with transaction.atomic():
+            Node.objects.filter(pk=node.pk).update(
+                parent=new_parent, version=F("version") + 1, updated_at=timezone.now()
+            )
+    except IntegrityError:
+        raise Conflict(_name_taken_message(node.name, new_parent)) from None
     return selectors.node_get(node_id=node.pk)
 
 
@@ -405,8 +400,10 @@ def node_delete(*, node: Node, user: User) -> int:
     if node.is_internal:
         raise Forbidden(f"The internal folder '{node.name}' cannot be deleted.")
     _lock_roots(node)
-    if not Node.objects.filter(pk=node.pk).exists():
+    node = Node.objects.filter(pk=node.pk).first()
+    if node is None:
         return 0
+    _lock_branch(node)
     _deleted, per_model = Node.objects.filter(pk=node.pk).delete()
     return per_model.get(Node._meta.label, 0)
 
@@ -416,11 +413,7 @@ def node_content_set(*, node: Node, data: bytes, user: User, expected_version: i
     node = _lock(node)
     memory_type = get_type(node.type)
     validate_content(memory_type, data)
-    if expected_version is not None and expected_version != node.version:
-        raise Conflict(
-            f"The node was changed by someone else: it is at version {node.version}, "
-            f"not {expected_version}. Reload it and try again."
-        )
+    _check_version(node, expected_version)
     _content_row(node, data).save()
     Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
     return selectors.node_get(node_id=node.pk)

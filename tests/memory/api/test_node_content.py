@@ -54,7 +54,9 @@ def test_the_body_is_stored_raw_whatever_its_content_type(api, project_file, con
 
 def test_an_empty_body_empties_the_content(api, project_file):
     api.put(url("node-content", project_file), data=b"something", content_type="application/octet-stream")
-    response = api.put(url("node-content", project_file), data=b"", content_type="application/octet-stream")
+    response = api.put(
+        url("node-content", project_file), data=b"", content_type="application/octet-stream", CONTENT_LENGTH="0"
+    )
     assert response.status_code == 200
     assert response.json()["content_size"] == 0
     assert api.get(url("node-content", project_file)).content == b""
@@ -155,3 +157,12 @@ def test_content_survives_a_rename(api, project_file):
     api.patch(url("node-detail", project_file), {"name": "renamed.bin"}, format="json")
     assert Node.objects.get(pk=project_file.pk).name == "renamed.bin"
     assert api.get(url("node-content", project_file)).content == BINARY
+
+
+def test_a_chunked_upload_without_length_is_refused_and_keeps_the_content(api, internal):
+    document = DocumentFactory(parent=internal["user"], name="kept.md", content=b"# kept")
+    response = api.put(
+        url("node-content", document), data=b"# new", content_type="text/markdown", HTTP_TRANSFER_ENCODING="chunked"
+    )
+    assert response.status_code == 411 and "Content-Length" in response.json()["detail"]
+    assert selectors.node_content(node=document) == b"# kept"

@@ -88,3 +88,42 @@ def test_caps_on_file_count_and_sizes(user, settings):
 def test_archives_import_only_into_projects(user):
     with pytest.raises(InvalidInput, match="not a project root"):
         services.project_import(project=NodeFactory(), blob=tar_gz({"a": b""}), user=user)
+
+
+def test_the_archive_root_entry_is_skipped(user):
+    """`tar -C dir -czf project.tgz .` starts with a `./` member."""
+    project = ProjectFactory()
+    services.project_import(project=project, blob=tar_gz({"./a.py": b"a"}, dirs=["./", "./pkg/"]), user=user)
+    assert tar_members(services.project_export(project=project)) == {"a.py": b"a"}
+    assert selectors.node_resolve(path=f"/projects/{project.name}/pkg").is_folder
+
+
+def test_folders_count_against_the_entry_cap(user, settings):
+    settings.MEMSITE_ARCHIVE_MAX_FILES = 3
+    project = ProjectFactory()
+    with pytest.raises(TooLarge, match="more than 3 files and folders"):
+        services.project_import(project=project, blob=tar_gz({}, dirs=[f"d{i}/" for i in range(10)]), user=user)
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+def test_encrypted_and_corrupt_zips_are_refused(user):
+    project = ProjectFactory()
+    blob = bytearray(zip_bytes({"a.txt": b"hello " * 100}))
+    encrypted = bytearray(blob)
+    encrypted[6] |= 0x1  # the local header's "encrypted" flag
+    central = encrypted.rindex(b"PK\x01\x02")
+    encrypted[central + 8] |= 0x1  # and the central directory's
+    with pytest.raises(InvalidInput, match="encrypted"):
+        services.project_import(project=project, blob=bytes(encrypted), user=user)
+    corrupt = bytearray(blob)
+    corrupt[40:60] = b"\xff" * 20  # inside the deflated data
+    with pytest.raises(InvalidInput, match="not a readable .zip"):
+        services.project_import(project=project, blob=bytes(corrupt), user=user)
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+@pytest.mark.parametrize("name", ["q/ sp.txt", "bidi/a\u202etxt.exe", "zero\u200bwidth.txt", "line\u2028sep"])
+def test_member_names_must_be_clean(user, name):
+    project = ProjectFactory()
+    with pytest.raises(InvalidInput, match="is refused"):
+        services.project_import(project=project, blob=tar_gz({name: b"x"}), user=user)

@@ -48,12 +48,21 @@ class TestNodeCreate:
         NodeFactory(name="notes", parent=internal["references"])
         assert Node.objects.filter(name="notes").count() == 2
 
-    @pytest.mark.parametrize("name", ["", "   ", "a/b", "..", ".", "bell\x07", "x" * 256])
+    @pytest.mark.parametrize(
+        "name", ["", "   ", "a/b", "..", ".", "bell\x07", "x" * 256, "a\u202etxt.exe", "zero\u200bwidth", "a\u2028b"]
+    )
     def test_bad_names_are_refused(self, internal, name):
         before = Node.objects.count()
         with pytest.raises(InvalidInput):
             NodeFactory(name=name)
         assert Node.objects.count() == before
+
+    def test_names_are_trimmed_and_nfc_normalized(self):
+        decomposed = "cafe\u0301.md"
+        node = DocumentFactory(name=f"  {decomposed} ")
+        assert node.name == "caf\u00e9.md"
+        with pytest.raises(Conflict):
+            DocumentFactory(name="caf\u00e9.md")
 
     def test_unknown_type_names_the_known_ones(self):
         with pytest.raises(InvalidInput, match="Unknown memory type 'blob'.*document"):
@@ -81,7 +90,7 @@ class TestNodeCreate:
         with pytest.raises(InvalidInput, match="inside a project_root_folder"):
             NodeFactory(type="project_file_bytes", context={"file_path": "a.py"}, content=b"")
         project = ProjectFactory()
-        for bad in ["/etc/passwd", "../up.py", "a/../../b", "", "a\\b"]:
+        for bad in ["/etc/passwd", "../up.py", "a/../../b", "", "a\\b", "new\nline", "x" * 1025, " a/b"]:
             with pytest.raises(InvalidInput, match="file_path"):
                 NodeFactory(parent=project, type="project_file_bytes", name="f", context={"file_path": bad})
         with pytest.raises(InvalidInput, match="file_path: Field required"):
@@ -96,6 +105,15 @@ class TestNodeCreate:
         NodeFactory(parent=project, type="project_file_bytes", name="a", context={"file_path": "a.py"})
         with pytest.raises(Conflict, match="already has a file at 'a.py'"):
             NodeFactory(parent=project, type="project_file_bytes", name="b", context={"file_path": "a.py"})
+
+    def test_a_file_path_cannot_turn_another_file_into_a_folder(self):
+        project = ProjectFactory()
+        NodeFactory(parent=project, type="project_file_bytes", name="z", context={"file_path": "z"})
+        with pytest.raises(Conflict, match="a folder"):
+            NodeFactory(parent=project, type="project_file_bytes", name="w", context={"file_path": "z/w"})
+        NodeFactory(parent=project, type="project_file_bytes", name="b", context={"file_path": "d/b"})
+        with pytest.raises(Conflict, match="a folder"):
+            NodeFactory(parent=project, type="project_file_bytes", name="d", context={"file_path": "d"})
 
     def test_unexpected_context_keys_are_refused(self):
         with pytest.raises(InvalidInput, match="Extra inputs are not permitted"):

@@ -1,0 +1,63 @@
+"""Rules for the text that names things in the tree: node names and project file paths."""
+
+import posixpath
+import unicodedata
+
+from memsite.errors import InvalidInput
+
+MAX_NAME_LENGTH = 255
+MAX_DESCRIPTION_LENGTH = 10_000
+MAX_FILE_PATH_LENGTH = 1024
+# Control, format (zero-width, bidirectional overrides), surrogate, private-use, unassigned and
+# line/paragraph separator characters: invisible or misleading in a name.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def validate_name(name: str) -> str:
+    """The name, trimmed and NFC-normalized, or InvalidInput saying what is wrong with it."""
+    name = unicodedata.normalize("NFC", name.strip())
+    if not name:
+        raise InvalidInput("A name must not be empty.")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidInput(f"A name must be at most {MAX_NAME_LENGTH} characters, got {len(name)}.")
+    if "/" in name:
+        raise InvalidInput(f"A name must not contain '/': {name!r}.")
+    if name in (".", ".."):
+        raise InvalidInput("A name must not be '.' or '..'.")
+    if any(unicodedata.category(char) in REFUSED_CATEGORIES for char in name):
+        raise InvalidInput(f"A name must not contain control or invisible characters: {name!r}.")
+    return name
+
+
+def validate_description(description: str) -> str:
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        raise InvalidInput(
+            f"A description must be at most {MAX_DESCRIPTION_LENGTH} characters, got {len(description)}."
+        )
+    if "\x00" in description:
+        raise InvalidInput("A description must not contain NUL characters.")
+    return description
+
+
+def normalize_relative_path(value: str) -> str:
+    """A clean relative POSIX path whose every part is a valid name, or ValueError naming what
+    is wrong with it."""
+    if not value or not value.strip():
+        raise ValueError("must not be empty")
+    if len(value) > MAX_FILE_PATH_LENGTH:
+        raise ValueError(f"must be at most {MAX_FILE_PATH_LENGTH} characters")
+    if "\\" in value:
+        raise ValueError("must use '/' separators")
+    if value.startswith("/"):
+        raise ValueError("must be relative, not absolute")
+    normalized = posixpath.normpath(value)
+    if normalized in (".", "..") or normalized.startswith("../"):
+        raise ValueError("must stay inside the project (no '..')")
+    for part in normalized.split("/"):
+        try:
+            clean = validate_name(part)
+        except InvalidInput as exc:
+            raise ValueError(exc.message.rstrip(".")) from None
+        if clean != part:
+            raise ValueError(f"has a part with surrounding spaces or unnormalized text: {part!r}")
+    return normalized
