@@ -1,9 +1,11 @@
 """The `openai` provider: the `openai` package against any OpenAI-compatible server.
 
-It asks for JSON-schema structured output; a server that answers 400 to that is asked again in
-JSON mode, then with the schema in the prompt alone, and the mode that worked is remembered per
-server and model. Replies are parsed leniently (prose, fences) and validated; an invalid reply
-is sent back with the validation error for a bounded number of repairs. 429, 5xx, 408/409,
+It asks for JSON-schema structured output; a server that refuses that with a 400 about the
+response format (see `refuses_response_format`) is asked again in JSON mode, then with the schema
+in the prompt alone, and the mode that worked is remembered per server and model, never in place
+of a stronger one that already worked there. Any other 400 (context too long, a bad parameter)
+ends the call at once as BAD_REQUEST. Replies are parsed leniently (prose, fences) and validated;
+an invalid reply is sent back with the validation error for a bounded number of repairs. 429, 5xx, 408/409,
 connection errors and timeouts are retried here, with exponential backoff and jitter honouring
 Retry-After, within the call's deadline: the client's own retries are off (max_retries=0) so
 that one policy, and one count in the ledger, covers them."""
@@ -30,6 +32,23 @@ logger = logging.getLogger(__name__)
 JSON_SCHEMA, JSON_OBJECT, PROMPT, TEXT = "json_schema", "json_object", "prompt", "text"
 # Where each structured mode falls back to when the server refuses it with a 400.
 FALLBACK = {JSON_SCHEMA: JSON_OBJECT, JSON_OBJECT: PROMPT}
+# How strongly each structured mode holds the reply to the schema: a remembered mode is only
+# ever replaced by one at least as strong.
+STRENGTH = {PROMPT: 0, JSON_OBJECT: 1, JSON_SCHEMA: 2}
+# A 400 refuses the structured-output request when its param is response_format(.something), or
+# its message or code (case-insensitive) names the format. What servers say, for example:
+#   OpenAI     "Invalid parameter: 'response_format' of type 'json_schema' is not supported with
+#              this model." / "Invalid schema for response_format 'X': ..." (param response_format)
+#   llama.cpp  'response_format type must be one of "text" or "json_object", but got: json_schema'
+#   vLLM       errors naming the JSON schema (e.g. features xgrammar does not support), structured
+#              outputs or guided decoding (guided_json)
+#   Ollama     errors naming the JSON schema given as the format
+# Anything else (context length, max_tokens, temperature...) is not about the response format, and
+# trying a weaker mode would only repeat it.
+RESPONSE_FORMAT_ERROR = re.compile(
+    r"response[_ ]format|json[_ ]schema|json[_ ]object|structured[_ ]outputs?|guided[_ ](?:json|decoding)",
+    re.IGNORECASE,
+)
 PLACEHOLDER_KEY = "not-needed"  # local OpenAI-compatible servers often take no key
 
 SCHEMA_INSTRUCTION = (
@@ -131,6 +150,29 @@ def _describe(exc: openai.APIStatusError) -> str:
     return f"HTTP {exc.status_code}: {exc.message}"
 
 
+def refuses_response_format(exc: openai.BadRequestError) -> bool:
+    """Whether a 400 is the server refusing the structured-output request (`response_format`),
+    judged from the error's param, code and message; only then is a weaker mode worth a try."""
+    param = getattr(exc, "param", None)
+    if isinstance(param, str) and param.startswith("response_format"):
+        return True
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else body
+    # A JSON error's own message only: the client's exc.message repeats the whole body.
+    message = error.get("message") if isinstance(error, dict) else (error or exc.message)
+    said = " ".join(str(part) for part in (getattr(exc, "code", None), message) if part)
+    return bool(RESPONSE_FORMAT_ERROR.search(said))
+
+
+def remember_working_mode(key: tuple[str | None, str], mode: str) -> None:
+    """Remember that `mode` worked for a server and model, unless a stronger mode already did (a
+    fallback forced by one schema must not cost every later call its JSON schema)."""
+    with _modes_lock:
+        known = _working_modes.get(key)
+        if known is None or STRENGTH[mode] >= STRENGTH[known]:
+            _working_modes[key] = mode
+
+
 class OpenAIProvider:
     name = "openai"
 
@@ -149,14 +191,13 @@ class OpenAIProvider:
                 completion = self._send(client, request, sent, mode, trace)
             except openai.BadRequestError as exc:
                 fallback = FALLBACK.get(mode)
-                if fallback is None:
+                if fallback is None or not refuses_response_format(exc):
                     raise LLMError(Reason.BAD_REQUEST, _describe(exc)) from None
                 logger.info("%s refused %s output (%s); trying %s.", config.base_url, mode, _describe(exc), fallback)
                 mode = fallback
                 continue
             if mode != TEXT:
-                with _modes_lock:
-                    _working_modes[mode_key] = mode
+                remember_working_mode(mode_key, mode)
 
             text = self._text_of(completion)
             trace.reply = text

@@ -265,3 +265,89 @@ def test_served_row_is_linked(openai_llm, user):
     result = complete(purpose="chat", messages=MESSAGES, served=user)
 
     assert result.call.served == user
+
+
+CONTEXT_TOO_LONG = (
+    "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+    "9001 tokens. Please reduce the length of the messages."
+)
+
+
+def test_a_400_not_about_the_response_format_ends_at_once(openai_llm):
+    openai_llm.script(Reply.failure(400, CONTEXT_TOO_LONG), Reply.json(GOOD), Reply.json(GOOD))
+
+    with pytest.raises(LLMError) as raised:
+        complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+
+    assert raised.value.reason == Reason.BAD_REQUEST
+    assert "maximum context length is 8192 tokens" in raised.value.message
+    assert len(openai_llm.requests) == 1
+    call = LLMCall.objects.get()
+    assert raised.value.call == call
+    assert (call.status, call.error_reason, call.response_mode) == ("error", "bad_request", "json_schema")
+    assert (call.retries, call.repairs) == (0, 0)
+    assert "maximum context length" in call.error
+    # Nothing was learnt about the server: the next call still asks for the JSON schema.
+    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    assert openai_llm.requests[1].response_format == "json_schema"
+
+
+def test_a_400_about_another_parameter_in_json_mode_ends_at_once(openai_llm):
+    openai_llm.script(Reply.reject_json_schema(), Reply.json(GOOD))
+    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # json_object remembered
+    openai_llm.script(Reply.failure(400, "max_tokens must be at least 1, got -5."))
+
+    with pytest.raises(LLMError) as raised:
+        complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+
+    assert raised.value.reason == Reason.BAD_REQUEST
+    assert [request.response_format for request in openai_llm.requests] == ["json_schema", "json_object", "json_object"]
+    assert LLMCall.objects.order_by("id").last().response_mode == "json_object"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+        'response_format type must be one of "text" or "json_object", but got: json_schema',
+        "The provided JSON schema contains features not supported by xgrammar.",
+        "Structured outputs are not supported by this backend.",
+    ],
+    ids=["openai", "llama.cpp", "vllm", "structured-outputs"],
+)
+def test_a_400_about_the_response_format_falls_back(openai_llm, message):
+    openai_llm.script(Reply.failure(400, message), Reply.json(GOOD))
+
+    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+
+    assert result.value == RouteChoice(**GOOD)
+    assert [request.response_format for request in openai_llm.requests] == ["json_schema", "json_object"]
+    assert LLMCall.objects.get().response_mode == "json_object"
+
+
+def test_a_remembered_json_schema_mode_is_not_downgraded(openai_llm):
+    schema_refused = "Invalid schema for response_format 'RouteChoice': 'minimum' is not permitted."
+    openai_llm.script(Reply.json(GOOD), Reply.failure(400, schema_refused), Reply.json(GOOD), Reply.json(GOOD))
+
+    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # json_schema works here
+    second = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # refused once
+    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+
+    formats = [request.response_format for request in openai_llm.requests]
+    assert formats == ["json_schema", "json_schema", "json_object", "json_schema"]
+    assert second.call.response_mode == "json_object"
+    assert list(LLMCall.objects.order_by("id").values_list("response_mode", flat=True)) == [
+        "json_schema",
+        "json_object",
+        "json_schema",
+    ]
+
+
+def test_working_modes_are_kept_per_server_and_model(openai_llm, settings):
+    settings.MEMSITE_LLM_PURPOSE_MODELS = {"deep_reflect": "gpt-4.1"}
+    openai_llm.script(Reply.reject_json_schema(), Reply.json(GOOD), Reply.json(GOOD))
+
+    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # gpt-4o-mini: json_object
+    complete(purpose="deep_reflect", messages=MESSAGES, schema=RouteChoice)  # gpt-4.1: untouched
+
+    assert [request.response_format for request in openai_llm.requests] == ["json_schema", "json_object", "json_schema"]
