@@ -26,6 +26,8 @@ ALWAYS_READ_ONLY = (
     "version",
 )
 EDITABLE = ("name", "type", "description", "context")
+# Set on the nodes of a changelist page, so that the page costs no query per row.
+READABLE_PATH_ATTRIBUTE = "_readable_path"
 
 
 class NodeAdminForm(forms.ModelForm):
@@ -61,7 +63,17 @@ class NodeAdmin(admin.ModelAdmin):
 
     @admin.display(description="location")
     def readable_path(self, node: Node) -> str:
-        return selectors.node_path(node=node)
+        # A changelist page has its paths read in one query (below); a change form has one node.
+        readable = getattr(node, READABLE_PATH_ATTRIBUTE, None)
+        return readable if readable is not None else selectors.node_path(node=node)
+
+    def get_changelist_instance(self, request: HttpRequest):
+        changelist = super().get_changelist_instance(request)
+        nodes = changelist.result_list
+        paths = selectors.node_paths(nodes=nodes)
+        for node in nodes:
+            setattr(node, READABLE_PATH_ATTRIBUTE, paths[node.pk])
+        return changelist
 
     # -- permissions ---------------------------------------------------------------------------
 

@@ -18,10 +18,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from memory import selectors, services
+from memory.api.http import MULTIPART_SLACK_BYTES, refuse_longer_than
 from memory.forms import (
     ArchiveUploadForm,
     DocumentEditForm,
@@ -42,6 +44,8 @@ DEFAULT_USER_DOCUMENT = "user_preferences.md"
 # The user folder's documents are shown as tabs; more than this is not a tab bar any more.
 MAX_USER_DOCUMENTS = 50
 PATH_KEY = re.compile(r"^[0-9A-Z]{1,255}$")
+# For answers that carry user text outside a template: never read as HTML.
+PLAIN_TEXT = "text/plain; charset=utf-8"
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -179,9 +183,9 @@ def node_children(request: HttpRequest, node_id: str) -> HttpResponse:
         return redirect("memory:node_detail", node_id=folder.pk)
     after = request.GET.get("after") or None
     if not folder.is_folder:
-        return HttpResponse(f"'{folder.name}' is not a folder.", status=400)
+        return HttpResponse(f"'{folder.name}' is not a folder.", status=400, content_type=PLAIN_TEXT)
     if after is not None and not PATH_KEY.match(after):
-        return HttpResponse("The 'after' key is not a tree path.", status=400)
+        return HttpResponse("The 'after' key is not a tree path.", status=400, content_type=PLAIN_TEXT)
     return _render(request, f"{BROWSER}#children", {"page": _children_page(folder, after=after)})
 
 
@@ -243,10 +247,23 @@ def node_delete(request: HttpRequest, node_id: str) -> HttpResponse:
     return _detail_response(request, parent, message=f"Deleted '{node.name}'{others}.", refresh=parent)
 
 
+# The CSRF middleware reads request.POST, which parses (and spools to disk) the whole multipart
+# body; exempt from it, the view refuses an oversized body from its Content-Length first, and
+# `_project_import` checks the CSRF token after that.
+@csrf_exempt
 @require_POST
 @login_required
 def project_upload(request: HttpRequest, node_id: str) -> HttpResponse:
     project = _node_or_404(node_id)
+    try:
+        refuse_longer_than(request, settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES, "upload")
+    except ServiceError as error:
+        return _detail_response(request, project, error=error.message, status=error.status)
+    return _project_import(request, project)
+
+
+@csrf_protect
+def _project_import(request: HttpRequest, project: Node) -> HttpResponse:
     form = ArchiveUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return _detail_response(request, project, error=form_error_message(form), status=400)
@@ -269,7 +286,7 @@ def project_download(request: HttpRequest, node_id: str) -> HttpResponse:
     try:
         blob = services.project_export(project=project)
     except ServiceError as error:
-        return HttpResponse(error.message, status=error.status, content_type="text/plain; charset=utf-8")
+        return HttpResponse(error.message, status=error.status, content_type=PLAIN_TEXT)
     response = HttpResponse(blob, content_type="application/gzip")
     response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{project.name}.tar.gz")
     return response

@@ -31,7 +31,3 @@ class LengthRequired(ServiceError):
 
 class TooLarge(ServiceError):
     status = 413
-
-
-class Unprocessable(ServiceError):
-    status = 422

@@ -167,8 +167,11 @@ MEMSITE_ARCHIVE_MAX_BYTES = env_int("MEMSITE_ARCHIVE_MAX_BYTES", 50 * 1024 * 102
 MEMSITE_ARCHIVE_MAX_FILES = env_int("MEMSITE_ARCHIVE_MAX_FILES", 5_000)
 MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES = env_int("MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES", 200 * 1024 * 1024)
 MEMSITE_CHILDREN_PAGE_SIZE = env_int("MEMSITE_CHILDREN_PAGE_SIZE", 100)
-# Uploads are read whole by the archive importer, so Django must accept the archive cap.
-DATA_UPLOAD_MAX_MEMORY_SIZE = MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
+# Bounds request bodies other than uploaded files (a file's size is checked by the view that
+# takes it): the largest is the dashboard's form-encoded document save, where a non-ASCII
+# document at the content cap grows up to 3x when percent-encoded (each byte as `%XX`), plus
+# room for the other fields.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 # The LLM gateway (memsite/llm). Without a key it runs the offline heuristics.

@@ -1,5 +1,7 @@
 import pytest
 from django.contrib.admin.utils import quote
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from memory.models import Node
@@ -151,3 +153,18 @@ def test_the_bulk_delete_action_deletes_nested_selections(admin_client):
 
 def test_nodes_are_not_added_through_the_admin(admin_client):
     assert admin_client.get(reverse("admin:memory_node_add")).status_code == 403
+
+
+def test_the_changelist_costs_the_same_queries_whatever_the_rows(admin_client, internal):
+    url = reverse("admin:memory_node_changelist")
+    parent = NodeFactory(name="deep")
+
+    def queries_for(rows: int) -> int:
+        while Node.objects.filter(type="document", name__startswith="row-").count() < rows:
+            DocumentFactory(parent=parent, name=f"row-{Node.objects.count()}.md")
+        with CaptureQueriesContext(connection) as captured:
+            html = admin_client.get(url, {"type__exact": "document", "q": "row-"}).content.decode()
+        assert html.count("/swarmstar/deep/row-") == rows
+        return len(captured)
+
+    assert queries_for(5) == queries_for(25)

@@ -78,3 +78,25 @@ def test_children_count_queries_do_not_grow(django_assert_num_queries):
     with django_assert_num_queries(1):
         sizes = [child.content_size for child in selectors.node_children(node=folder)]
     assert len(sizes) == 30 and all(size > 0 for size in sizes)
+
+
+def test_readable_paths_of_many_nodes_take_one_query(django_assert_num_queries):
+    a = NodeFactory(name="a")
+    b = NodeFactory(parent=a, name="b")
+    leaf = DocumentFactory(parent=b, name="leaf.md")
+    other = DocumentFactory(parent=selectors.node_internal_folder(name="user"), name="other.md")
+    nodes = list(Node.objects.filter(pk__in=[a.pk, b.pk, leaf.pk, other.pk]))
+    roots = list(Node.objects.filter(depth=1))
+    with django_assert_num_queries(1):
+        paths = selectors.node_paths(nodes=[*nodes, *roots])
+    assert paths[leaf.pk] == "/swarmstar/a/b/leaf.md" == selectors.node_path(node=leaf)
+    assert paths[other.pk] == "/user/other.md"
+    assert paths[a.pk] == "/swarmstar/a"
+    assert {paths[root.pk] for root in roots} >= {"/swarmstar", "/user", "/projects", "/references"}
+
+
+def test_readable_paths_of_only_roots_or_nothing_need_no_query(django_assert_num_queries):
+    roots = list(Node.objects.filter(depth=1))
+    with django_assert_num_queries(0):
+        assert selectors.node_paths(nodes=[]) == {}
+        assert selectors.node_paths(nodes=roots)[roots[0].pk] == f"/{roots[0].name}"

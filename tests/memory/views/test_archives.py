@@ -3,9 +3,12 @@ import tarfile
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.http.multipartparser import MultiPartParser
+from django.test import Client
 from django.urls import reverse
 
 from memory import selectors, services
+from memory.api.http import MULTIPART_SLACK_BYTES
 from tests.archives import tar_gz, tar_members, zip_bytes
 from tests.factories import NodeFactory, ProjectFactory
 from tests.memory.views.conftest import HTMX
@@ -43,6 +46,35 @@ def test_an_archive_over_the_cap_is_refused(user_client, settings):
     project = ProjectFactory()
     response = upload(user_client, project, tar_gz(FILES), **HTMX)
     assert response.status_code == 413
+
+
+def test_an_oversized_body_is_refused_before_it_is_parsed(client, user, settings, monkeypatch):
+    # With CSRF checks on, as in production, where the CSRF middleware would read request.POST.
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    settings.MEMSITE_ARCHIVE_MAX_BYTES = 1000
+    project = ProjectFactory()
+
+    def parse(self):
+        raise AssertionError("the multipart body was parsed")
+
+    monkeypatch.setattr(MultiPartParser, "parse", parse)
+    response = upload(client, project, b"x" * (1000 + MULTIPART_SLACK_BYTES + 1), **HTMX)
+    assert response.status_code == 413
+    limit = 1000 + MULTIPART_SLACK_BYTES
+    assert f"the limit is {limit} bytes" in response.content.decode()
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+def test_an_upload_still_needs_its_csrf_token(user, settings):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    project = ProjectFactory()
+    assert upload(client, project, tar_gz(FILES), **HTMX).status_code == 403
+    client.get(reverse("memory:node_detail", args=[project.pk]))  # sets the CSRF cookie
+    token = client.cookies[settings.CSRF_COOKIE_NAME].value
+    response = upload(client, project, tar_gz(FILES), HTTP_X_CSRFTOKEN=token, **HTMX)
+    assert response.status_code == 200 and "Imported 2 files" in response.content.decode()
 
 
 def test_uploading_into_a_plain_folder_is_refused(user_client):

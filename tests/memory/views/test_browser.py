@@ -101,6 +101,15 @@ def test_children_of_a_document_are_refused(user_client):
     assert user_client.get(reverse("memory:node_children", args=[document.pk]), **HTMX).status_code == 400
 
 
+def test_the_refusal_of_children_is_plain_text_not_html(user_client, internal):
+    document = DocumentFactory(name="<script>alert(1).md")  # names may not hold "/"
+    response = user_client.get(reverse("memory:node_children", args=[document.pk]), **HTMX)
+    assert response.status_code == 400 and "<script>alert(1).md" in response.content.decode()
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    response = user_client.get(reverse("memory:node_children", args=[internal["user"].pk]), {"after": "<b>"}, **HTMX)
+    assert response.status_code == 400 and response["Content-Type"] == "text/plain; charset=utf-8"
+
+
 def test_the_children_url_without_htmx_goes_to_the_folder_page(user_client, internal):
     folder = internal["user"]
     response = user_client.get(reverse("memory:node_children", args=[folder.pk]))

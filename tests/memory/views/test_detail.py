@@ -72,7 +72,7 @@ def test_the_detail_panel_escapes_stored_xss(user_client):
             assert "&lt;img src=x onerror=alert(1)&gt;" in html
             assert "&lt;script&gt;" in html
     html = detail(user_client, document, **HTMX).content.decode()
-    assert '<img src="x">' in html  # the content's image survives, its handler does not
+    assert "<img" not in html  # the content's image is dropped along with its handler
     children = user_client.get(reverse("memory:node_children", args=[folder.pk]), **HTMX).content.decode()
     assert not has_live_script(children) and "&lt;img src=x onerror=alert(1)&gt;" in children
 
@@ -89,6 +89,17 @@ def test_markdown_is_sanitized(user_client):
     assert not has_live_script(html) and "<script" not in html
     assert "javascript:" not in html and "<iframe" not in html
     assert 'href="https://example.com"' in html
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['<img src="https://evil.example/x.png">', "![x](https://evil.example/x.png)", '<p><img src="https://evil.example/x.png" alt="x"></p>'],
+)
+def test_markdown_loads_no_images_from_other_servers(user_client, content):
+    document = DocumentFactory(content=f"# Report\n\n{content}\n".encode())
+    html = detail(user_client, document, **HTMX).content.decode()
+    assert "<h1>Report</h1>" in html
+    assert "<img" not in html and "evil.example" not in html
 
 
 def test_project_files_show_as_escaped_text_and_binary_as_a_size(user_client, user):

@@ -45,6 +45,22 @@ def test_folders_in_the_user_folder_are_not_tabs(user_client, internal):
     assert "background.md" in html and "conversations" not in html
 
 
+def test_the_preview_partial_drops_remote_images(user_client):
+    response = user_client.post(
+        reverse("memory:markdown_preview"), {"content": "![x](https://evil.example/x.png)"}, **HTMX
+    )
+    assert response.status_code == 200 and "<img" not in response.content.decode()
+
+
+def test_django_accepts_a_form_encoded_non_ascii_document_at_the_content_cap(settings):
+    # The editor posts form-encoded, where each byte of "é" is "%XX": the body is 3x the content.
+    # (Posting it for real takes Django ~9 s to parse, so the body is only measured here.)
+    body = f"csrfmiddlewaretoken={'x' * 64}&version={2**31}&content=" + "%C3%A9" * (
+        settings.MEMSITE_MAX_CONTENT_BYTES // 2
+    )
+    assert len(body) <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
 def test_the_preview_partial_renders_and_sanitizes(user_client):
     response = user_client.post(
         reverse("memory:markdown_preview"),
