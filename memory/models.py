@@ -67,3 +67,7 @@ class NodeContent(models.Model):
     data = models.BinaryField()
     size = models.PositiveBigIntegerField()
     sha256 = models.CharField(max_length=64)
+
+
+# How deep the tree can go: the path column holds this many levels of `steplen` characters.
+MAX_DEPTH = Node._meta.get_field("path").max_length // Node.steplen

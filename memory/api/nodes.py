@@ -7,7 +7,6 @@ each view's `OutputSerializer`) so that the OpenAPI schema has one `Node` and on
 
 import base64
 import binascii
-import hashlib
 from typing import Any
 
 from django.conf import settings
@@ -46,8 +45,6 @@ from memory.api.serializers import (
     node_id_field,
     type_field,
 )
-from memory.types import ContentKind, get_type
-from memsite.errors import InvalidInput
 
 TAG = "nodes"
 NODE_ID = OpenApiParameter(
@@ -374,17 +371,9 @@ class NodeContentApi(AnyAcceptMixin, APIView):
     )
     def get(self, request: Request, node_id: str) -> HttpResponse:
         node = selectors.node_get(node_id=node_id)
-        memory_type = get_type(node.type)
-        if memory_type.content is ContentKind.NONE:
-            raise InvalidInput(f"'{node.name}' is a {node.type} node; nodes of that type hold no content.")
-        data = selectors.node_content(node=node) or b""
-        content_type = (
-            "text/markdown; charset=utf-8"
-            if memory_type.content is ContentKind.TEXT
-            else "application/octet-stream"
-        )
-        response = HttpResponse(data, content_type=content_type)
-        response["X-Content-SHA256"] = hashlib.sha256(data).hexdigest()
+        content = selectors.node_content_read(node=node)
+        response = HttpResponse(content.data, content_type=content.media_type)
+        response["X-Content-SHA256"] = content.sha256
         return with_etag(response, node)
 
     @extend_schema(

@@ -3,9 +3,13 @@ which an index on (depth, path) answers without scanning."""
 
 from collections.abc import Iterable
 
+import hashlib
+from dataclasses import dataclass
+
 from django.db.models import F, QuerySet
 
-from memory.models import Node, NodeContent
+from memory.models import MAX_DEPTH, Node, NodeContent
+from memory.types import ContentKind, get_type
 from memsite.errors import InvalidInput, NotFound
 
 PATH_SEPARATOR = "/"
@@ -65,8 +69,7 @@ def node_resolve(*, path: str) -> Node:
     names = [part for part in path.strip().split(PATH_SEPARATOR) if part]
     if not path.startswith(PATH_SEPARATOR) or not names:
         raise InvalidInput("A path must be absolute and name at least one node, such as '/user'.")
-    max_depth = Node._meta.get_field("path").max_length // Node.steplen
-    if len(names) > max_depth:
+    if len(names) > MAX_DEPTH:
         raise NotFound(f"No memory node at '{path}'.")
     lookups: dict[str, object] = {"depth": len(names)}
     prefix = ""
@@ -99,6 +102,27 @@ def node_project_root(*, node: Node) -> Node | None:
 
 def node_in_project(*, node: Node) -> bool:
     return node_project_root(node=node) is not None
+
+
+@dataclass(frozen=True)
+class ContentRead:
+    data: bytes
+    media_type: str
+    sha256: str
+
+
+def node_content_read(*, node: Node) -> ContentRead:
+    """The node's content with the media type to serve it as; InvalidInput for a node whose
+    type holds none."""
+    memory_type = get_type(node.type)
+    if memory_type.content is ContentKind.NONE:
+        raise InvalidInput(f"'{node.name}' is a {node.type} node; nodes of that type hold no content.")
+    row = NodeContent.objects.filter(node_id=node.pk).values_list("data", "sha256").first()
+    data, sha256 = (bytes(row[0]), row[1]) if row else (b"", hashlib.sha256(b"").hexdigest())
+    media_type = (
+        "text/markdown; charset=utf-8" if memory_type.content is ContentKind.TEXT else "application/octet-stream"
+    )
+    return ContentRead(data=data, media_type=media_type, sha256=sha256)
 
 
 def node_content(*, node: Node) -> bytes | None:

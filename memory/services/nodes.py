@@ -15,13 +15,12 @@ from django.utils import timezone
 from treebeard.exceptions import PathOverflow
 
 from memory import selectors
-from memory.models import Node, NodeContent, new_node_id
+from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, TooLarge
 
 User = AbstractBaseUser | AnonymousUser | None
-MAX_DEPTH = Node._meta.get_field("path").max_length // Node.steplen
 MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
 
 

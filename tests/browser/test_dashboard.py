@@ -15,7 +15,7 @@ WEEKLY = "# Weekly report\n\n- Shipped the **search** router.\n- <script>window.
 
 
 def log_in(page, live_server, screenshot=None) -> None:
-    user = UserFactory(username="ada")
+    UserFactory(username="ada")
     page.goto(f"{live_server.url}/memory/")
     expect(page).to_have_url(re.compile(r"/login/\?next=/memory/$"))
     if screenshot:

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from memory import selectors, services, types
+from memory import selectors, types
 from memory.types import ContentKind, MemoryType, RenderInput
 from memsite.errors import InvalidInput
 from memsite.llm.tokens import offline_counter
