@@ -35,7 +35,7 @@ from memory.forms import (
 from memory.models import Node
 from memory.rendering import is_binary, markdown_to_html, text_preview
 from memory.types import ContentKind, MemoryType, get_type
-from memsite.errors import InvalidInput, ServiceError, TooLarge
+from memsite.errors import InvalidInput, ServiceError
 
 BROWSER = "memory/browser.html"
 PREFERENCES = "memory/user_preferences.html"
@@ -267,12 +267,8 @@ def _project_import(request: HttpRequest, project: Node) -> HttpResponse:
     form = ArchiveUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return _detail_response(request, project, error=form_error_message(form), status=400)
-    upload = form.cleaned_data["archive"]
     try:
-        # Refuse an oversized upload before reading it into memory; the service checks again.
-        if upload.size > settings.MEMSITE_ARCHIVE_MAX_BYTES:
-            raise TooLarge(f"The archive is {upload.size} bytes; the limit is {settings.MEMSITE_ARCHIVE_MAX_BYTES}.")
-        result = services.project_import(project=project, blob=upload.read(), user=request.user)
+        result = services.project_import(project=project, archive=form.cleaned_data["archive"], user=request.user)
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
     message = f"Imported {result.files} file{'s' if result.files != 1 else ''} and {result.folders} folder{'s' if result.folders != 1 else ''}."

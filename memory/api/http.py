@@ -1,7 +1,6 @@
 """HTTP plumbing of the node API: raw bodies, size guards, If-Match versions, ETags, pagination."""
 
 import re
-from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
@@ -85,12 +84,6 @@ def read_raw_body(request: Request) -> bytes:
     refuse_longer_than(request, settings.MEMSITE_MAX_CONTENT_BYTES, "content")
     # Django's own body, not request.data: without a Content-Type DRF would report no data.
     return request._request.body
-
-
-def read_upload(upload: Any, *, limit: int, what: str) -> bytes:
-    if upload.size > limit:
-        raise TooLarge(f"The {what} is {upload.size} bytes; the limit is {limit} bytes.")
-    return upload.read()
 
 
 def expected_version(request: Request, body_version: int | None = None) -> int | None:

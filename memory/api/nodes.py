@@ -30,7 +30,6 @@ from memory.api.http import (
     RawBodyParser,
     expected_version,
     read_raw_body,
-    read_upload,
     refuse_longer_than,
     with_etag,
 )
@@ -448,10 +447,10 @@ class ProjectImportApi(APIView):
     )
     def post(self, request: Request, node_id: str) -> Response:
         project = selectors.node_get(node_id=node_id)
-        limit = settings.MEMSITE_ARCHIVE_MAX_BYTES
-        refuse_longer_than(request, limit + MULTIPART_SLACK_BYTES, "upload")
+        refuse_longer_than(request, settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES, "upload")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        blob = read_upload(serializer.validated_data["archive"], limit=limit, what="archive")
-        result = services.project_import(project=project, blob=blob, user=request.user)
+        result = services.project_import(
+            project=project, archive=serializer.validated_data["archive"], user=request.user
+        )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

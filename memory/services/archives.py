@@ -10,6 +10,7 @@ import tarfile
 import zipfile
 import zlib
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from django.conf import settings
 from django.db import transaction
@@ -132,10 +133,13 @@ def _read_zip(blob: bytes) -> list[ArchiveEntry]:
     return entries
 
 
-def read_archive(blob: bytes) -> list[ArchiveEntry]:
-    """The entries of a .tar.gz or .zip archive, checked against every rule and cap."""
-    if len(blob) > settings.MEMSITE_ARCHIVE_MAX_BYTES:
-        raise TooLarge(f"The archive is {len(blob)} bytes; the limit is {settings.MEMSITE_ARCHIVE_MAX_BYTES}.")
+def read_archive(archive: BinaryIO) -> list[ArchiveEntry]:
+    """The entries of a .tar.gz or .zip archive, checked against every rule and cap. At most one
+    byte over the size cap is read, however large the file is."""
+    limit = settings.MEMSITE_ARCHIVE_MAX_BYTES
+    blob = archive.read(limit + 1)
+    if len(blob) > limit:
+        raise TooLarge(f"The archive is over {limit} bytes; the limit is {limit} bytes.")
     if blob.startswith(GZIP_MAGIC):
         entries = _read_tar(blob)
     elif blob.startswith(ZIP_MAGICS):
@@ -168,12 +172,12 @@ class _Folder:
 
 
 @transaction.atomic
-def project_import(*, project: Node, blob: bytes, user: User) -> ImportResult:
+def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportResult:
     """Create the archive's folders and files in the project. Folders that exist already are
     reused; a file whose path exists already is a conflict, and nothing is created."""
     if project.type != "project_root_folder":
         raise InvalidInput(f"'{project.name}' is not a project root; archives import only into projects.")
-    entries = read_archive(blob)
+    entries = read_archive(archive)
     root = _Folder(node=project)
     existing = {
         node.pk: node

@@ -71,7 +71,7 @@ def demo_memory_seed(*, user: User) -> bool:
         description="A small Flask HTTP API for todo lists, with its tests.",
         user=user,
     )
-    project_import(project=project, blob=_demo_project_archive(), user=user)
+    project_import(project=project, archive=io.BytesIO(_demo_project_archive()), user=user)
     node_bulk_create(
         parent=selectors.node_internal_folder(name="references"),
         specs=[

@@ -336,12 +336,8 @@ def _check_retype(node: Node, memory_type: MemoryType) -> None:
         )
     parent = Node.objects.get(pk=node.parent_id)
     _check_placement(memory_type, parent, parent_in_project=selectors.node_in_project(node=parent))
-    if node.type == "project_root_folder" and node_has_project_files(node):
+    if node.type == "project_root_folder" and selectors.project_files(project=node).exists():
         raise InvalidInput("A project that holds files cannot be retyped.")
-
-
-def node_has_project_files(node: Node) -> bool:
-    return selectors.project_files(project=node).exists()
 
 
 @transaction.atomic

@@ -98,7 +98,7 @@ def test_the_project_panel_offers_upload_and_download(user_client):
 
 def test_download_a_project_archive(user_client, user):
     project = ProjectFactory(name="todo api")
-    services.project_import(project=project, blob=tar_gz(FILES), user=user)
+    services.project_import(project=project, archive=io.BytesIO(tar_gz(FILES)), user=user)
     response = user_client.get(reverse("memory:project_download", args=[project.pk]))
     assert response.status_code == 200
     assert response["Content-Type"] == "application/gzip"

@@ -1,3 +1,4 @@
+import io
 from html.parser import HTMLParser
 
 import pytest
@@ -106,7 +107,7 @@ def test_project_files_show_as_escaped_text_and_binary_as_a_size(user_client, us
     project = ProjectFactory()
     services.project_import(
         project=project,
-        blob=tar_gz({"page.html": XSS.encode(), "blob.bin": bytes(range(256))}),
+        archive=io.BytesIO(tar_gz({"page.html": XSS.encode(), "blob.bin": bytes(range(256))})),
         user=user,
     )
     nodes = {node.name: node for node in selectors.project_files(project=project)}
