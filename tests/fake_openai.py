@@ -90,7 +90,10 @@ def _words(value: Any) -> int:
 
 
 class FakeOpenAI:
-    def __init__(self) -> None:
+    """`default`, when given, answers every request the script does not (benchmarks, load runs)."""
+
+    def __init__(self, default: Reply | None = None) -> None:
+        self._default = default
         self._lock = threading.Lock()
         self._script: deque[Reply] = deque()
         self._stopping = threading.Event()
@@ -122,6 +125,10 @@ class FakeOpenAI:
         self._thread.start()
         return self
 
+    def serve_forever(self) -> None:
+        self.start()
+        self._thread.join()
+
     def stop(self) -> None:
         self._stopping.set()  # wakes slow replies so shutdown does not wait for them
         self._server.shutdown()
@@ -133,8 +140,9 @@ class FakeOpenAI:
             self.requests.append(request)
             if self._script:
                 return self._script.popleft()
-            self.unscripted += 1
-            return None
+            if self._default is None:
+                self.unscripted += 1
+            return self._default
 
     def _completion(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
         body = request.body if isinstance(request.body, dict) else {}
