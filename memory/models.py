@@ -71,3 +71,158 @@ class NodeContent(models.Model):
 
 # How deep the tree can go: the path column holds this many levels of `steplen` characters.
 MAX_DEPTH = Node._meta.get_field("path").max_length // Node.steplen
+
+
+class Search(models.Model):
+    """A search of the tree for answers to questions (seed 001), run step by step by a worker.
+    `state` is the walk's whole state (`memory.search.state.WalkState`), saved after every step
+    together with the step itself, so a search can resume from its last step."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        WAITING = "waiting", "waiting for the user"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    class Output(models.TextChoices):
+        ANSWER = "answer", "answer"
+        NODE = "node", "node"
+
+    class Fallback(models.TextChoices):
+        ASK_USER = "ask_user", "ask the user"
+        NONE = "none", "none"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING, Status.WAITING)
+
+    # A sub-search answers questions that arose in its parent, sharing the parent's budget.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    depth = models.PositiveSmallIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    questions = models.JSONField()
+    context = models.TextField(blank=True)
+    # Where the walk starts; null for the top of the tree (all roots).
+    start_node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    output = models.CharField(max_length=8, choices=Output.choices, default=Output.ANSWER)
+    fallback = models.CharField(max_length=8, choices=Fallback.choices, default=Fallback.NONE)
+    max_llm_calls = models.PositiveIntegerField()
+    max_tokens = models.PositiveIntegerField()
+    timeout_s = models.PositiveIntegerField()
+
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    state = models.JSONField(default=dict)
+    steps_taken = models.PositiveIntegerField(default=0)  # also the optimistic lock on `state`
+    llm_calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=0)
+    # Why it ended: "answered", "exhausted", "budget:max_llm_calls", "cancelled", "error: ..."
+    ended_because = models.CharField(max_length=255, blank=True)
+    result = models.JSONField(null=True, blank=True)
+
+    cancel_requested = models.BooleanField(default=False)
+    requeues = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="memory_search_status_idx")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "waiting", "done", "failed", "cancelled"]),
+                name="memory_search_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Search {self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class SearchStep(models.Model):
+    """One step of a search's walk, written before the next begins: what happened where, and
+    the LLM call it made, if any (the call's row holds what the LLM was shown and replied)."""
+
+    class Kind(models.TextChoices):
+        ROUTE = "route", "route"
+        READ = "read", "read"
+        BACKTRACK = "backtrack", "backtrack"
+        TOOLS = "tools", "choose a tool"
+        TOOL = "tool", "tool call"
+        SUBSEARCH = "subsearch", "sub-search"
+        HANDBACK = "handback", "sub-search answer"
+        RESTART = "restart", "restart"
+        ASK_USER = "ask_user", "ask the user"
+        USER_ANSWER = "user_answer", "user answer"
+        FINISH = "finish", "finish"
+
+    search = models.ForeignKey(Search, on_delete=models.CASCADE, related_name="steps")
+    number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    node_name = models.CharField(max_length=255, blank=True)  # kept when the node is deleted
+    summary = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    llm_call = models.ForeignKey("llm.LLMCall", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["search", "number"]
+        constraints = [models.UniqueConstraint(fields=["search", "number"], name="memory_search_step_unique")]
+
+    def __str__(self) -> str:
+        return f"Step {self.number} of search {self.search_id}: {self.kind}"
+
+
+class SearchQuestion(models.Model):
+    """Questions a search could not answer from the tree, put to the user (fallback ask_user).
+    The search waits; the user's answer completes it and is saved in the `user` folder."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        ANSWERED = "answered", "answered"
+        CLOSED = "closed", "closed"  # the search ended another way
+
+    search = models.OneToOneField(Search, on_delete=models.CASCADE, related_name="user_question")
+    questions = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    answer = models.TextField(blank=True)
+    answered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    answered_at = models.DateTimeField(null=True, blank=True)
+    document = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "created_at"], name="memory_question_status_idx")]
+
+    def __str__(self) -> str:
+        return f"Question of search {self.search_id} ({self.status})"
+
+
+class ToolCall(models.Model):
+    """A tool of a memory type's tool tree, called during a search. `key` hashes the tool id and
+    its canonical arguments: calling it again returns this row (its result or the node it made)
+    instead of running it twice."""
+
+    key = models.CharField(max_length=64, unique=True)
+    tool = models.CharField(max_length=64)
+    arguments = models.JSONField()
+    result = models.TextField(blank=True)
+    node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    search = models.ForeignKey(Search, null=True, blank=True, on_delete=models.SET_NULL, related_name="tool_calls")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.tool}({self.key[:12]})"

@@ -15,6 +15,13 @@ from memory.selectors.nodes import (
     node_subtree,
     project_files,
 )
+from memory.selectors.searches import (
+    search_get,
+    search_list,
+    search_question_get,
+    search_questions_pending,
+    search_steps,
+)
 
 __all__ = [
     "node_ancestors",
@@ -32,4 +39,9 @@ __all__ = [
     "node_roots",
     "node_subtree",
     "project_files",
+    "search_get",
+    "search_list",
+    "search_question_get",
+    "search_questions_pending",
+    "search_steps",
 ]

@@ -1,4 +1,12 @@
 from memory.services.archives import project_export, project_import
+from memory.services.searches import (
+    search_advance,
+    search_cancel,
+    search_question_answer,
+    search_run,
+    search_start,
+    searches_sweep_stale,
+)
 from memory.services.nodes import (
     NodeSpec,
     node_bulk_create,
@@ -19,4 +27,10 @@ __all__ = [
     "node_update",
     "project_export",
     "project_import",
+    "search_advance",
+    "search_cancel",
+    "search_question_answer",
+    "search_run",
+    "search_start",
+    "searches_sweep_stale",
 ]

@@ -159,7 +159,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    "searches-sweep-stale": {"task": "memory.tasks.searches_sweep_stale", "schedule": 60.0},
+}
 
 # Limits on what one write may carry. Every write path enforces them.
 MEMSITE_MAX_CONTENT_BYTES = env_int("MEMSITE_MAX_CONTENT_BYTES", 10 * 1024 * 1024)
@@ -167,6 +169,21 @@ MEMSITE_ARCHIVE_MAX_BYTES = env_int("MEMSITE_ARCHIVE_MAX_BYTES", 50 * 1024 * 102
 MEMSITE_ARCHIVE_MAX_FILES = env_int("MEMSITE_ARCHIVE_MAX_FILES", 5_000)
 MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES = env_int("MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES", 200 * 1024 * 1024)
 MEMSITE_CHILDREN_PAGE_SIZE = env_int("MEMSITE_CHILDREN_PAGE_SIZE", 100)
+# Searches (seed 001): default budgets, and the walk's limits.
+MEMSITE_SEARCH_MAX_LLM_CALLS = env_int("MEMSITE_SEARCH_MAX_LLM_CALLS", 40)
+MEMSITE_SEARCH_MAX_TOKENS = env_int("MEMSITE_SEARCH_MAX_TOKENS", 200_000)
+MEMSITE_SEARCH_TIMEOUT_S = env_int("MEMSITE_SEARCH_TIMEOUT_S", 300)
+MEMSITE_SEARCH_MAX_RESTARTS = env_int("MEMSITE_SEARCH_MAX_RESTARTS", 1)
+MEMSITE_SEARCH_MAX_DEPTH = env_int("MEMSITE_SEARCH_MAX_DEPTH", 2)  # sub-searches within sub-searches
+MEMSITE_SEARCH_ROUTE_TOKENS = env_int("MEMSITE_SEARCH_ROUTE_TOKENS", 3_000)  # options shown per routing call
+MEMSITE_SEARCH_READ_TOKENS = env_int("MEMSITE_SEARCH_READ_TOKENS", 3_000)  # content shown per reading call
+MEMSITE_SEARCH_TOOLS = env_bool("MEMSITE_SEARCH_TOOLS", True)  # offer a folder's tool tree before leaving it
+MEMSITE_SEARCH_MAX_CHUNKS = env_int("MEMSITE_SEARCH_MAX_CHUNKS", 4)  # chunks of one node's content read
+# A running search whose worker has not written a step for this long is re-queued (or failed
+# after MEMSITE_SEARCH_MAX_REQUEUES) by the beat job.
+MEMSITE_SEARCH_STALE_S = env_int("MEMSITE_SEARCH_STALE_S", 180)
+MEMSITE_SEARCH_MAX_REQUEUES = env_int("MEMSITE_SEARCH_MAX_REQUEUES", 3)
+
 # Bounds request bodies other than uploaded files (a file's size is checked by the view that
 # takes it): the largest is the dashboard's form-encoded document save, where a non-ASCII
 # document at the content cap grows up to 3x when percent-encoded (each byte as `%XX`), plus

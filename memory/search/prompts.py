@@ -1,0 +1,194 @@
+"""What a search shows the LLM and the replies it accepts.
+
+Options are numbered from 1 in exactly the list shown, and every index in a reply is validated
+against that list by the schema itself: a reply naming an option it was not shown fails
+validation, goes back to the model for repair (the gateway's loop), and if never repaired is
+rejected; it is never followed.
+
+Each schema says its own offline reply (`offline_reply`), so the offline provider routes by
+lexical overlap and reads extractively."""
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, create_model, model_validator
+
+from memsite.llm.providers.offline import Reading, terms
+
+ROUTE_SYSTEM = (
+    "You guide a search through a tree of memory. Given the questions, choose the one option "
+    "most likely to lead to their answers, by its number, or null if none can; list the numbers "
+    "of options that cannot help. Reply in JSON."
+)
+READ_SYSTEM = (
+    "You read one memory node for a search. For each question the text answers, fully or in "
+    "part, give its number, the answer taken from the text, and whether it is complete. List "
+    "new questions that must be answered first, if any, and say whether this node itself is an "
+    "answer to the questions. Reply in JSON."
+)
+ARGUMENTS_SYSTEM = "You fill in the arguments of a tool for a search. Reply in JSON."
+DESCRIBE_SYSTEM = "Name and describe a new memory node in a few words, for finding it later. Reply in JSON."
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str  # a node id or a tool id
+    label: str  # name: description
+
+
+def _questions_block(questions: Sequence[str]) -> str:
+    return "\n".join(f"{number}. {question}" for number, question in enumerate(questions, 1))
+
+
+def _background(context: str, notes: Sequence[str]) -> str:
+    parts = [f"The asker's context: {context}" if context else "", *notes]
+    return "\n".join(part for part in parts if part)
+
+
+def route_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], where: str, options: Sequence[Option]) -> list[dict[str, str]]:
+    background = _background(context, notes)
+    lines = [f"Query: {' | '.join(questions)}", f"Location: {where}"]
+    if background:
+        lines.append(background)
+    lines.append("Options:")
+    lines += [f"{number}. [{option.key}] {option.label}" for number, option in enumerate(options, 1)]
+    return [{"role": "system", "content": ROUTE_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def read_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str) -> list[dict[str, str]]:
+    background = _background(context, notes)
+    system = f"{READ_SYSTEM}\n{background}" if background else READ_SYSTEM
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"Node: {node_line}\nContent:\n{text}"},
+        {"role": "user", "content": f"Questions:\n{_questions_block(questions)}"},
+    ]
+
+
+def option_label(name: str, description: str) -> str:
+    description = " ".join(description.split())
+    return f"{name}: {description}" if description else name
+
+
+# Offline heuristics -------------------------------------------------------------------------
+
+
+def coverage(question: str, text_terms: frozenset[str]) -> float:
+    """The share of a question's terms found in a text."""
+    wanted = set(terms(question))
+    return len(wanted & text_terms) / len(wanted) if wanted else 0.0
+
+
+COMPLETE = 0.6  # offline: a text holding this share of a question's terms answers it
+PARTIAL = 0.34
+
+
+class RouteReplyBase(BaseModel):
+    choice: int | None = None
+    unviable: list[int] = Field(default_factory=list)
+    reason: str = ""
+
+    @model_validator(mode="after")
+    def _choice_not_unviable(self) -> "RouteReplyBase":
+        if self.choice is not None and self.choice in self.unviable:
+            raise ValueError("the chosen option cannot also be unviable")
+        return self
+
+    @classmethod
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
+        """The option sharing most terms with the questions; options sharing none are unviable."""
+        best = reading.best
+        chosen = best.index if best is not None and best.score > 0 else None
+        unviable = [option.index for option in reading.options if option.score == 0]
+        return {"choice": chosen, "unviable": unviable, "reason": "lexical overlap with the questions"}
+
+
+@functools.cache
+def route_reply(count: int) -> type[RouteReplyBase]:
+    """The reply schema for `count` options: indices 1..count or null."""
+    index = Annotated[int, Field(ge=1, le=count)]
+    return create_model(
+        "RouteReply",
+        __base__=RouteReplyBase,
+        choice=(index | None, Field(None, description=f"1 to {count}, or null if no option can help")),
+        unviable=(list[index], Field(default_factory=list)),
+    )
+
+
+class Finding(BaseModel):
+    question: int
+    answer: str = Field(max_length=4000)
+    complete: bool = False
+
+
+class ReadReplyBase(BaseModel):
+    findings: list[Finding] = Field(default_factory=list)
+    new_questions: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(default_factory=list, max_length=3)
+    is_answer: bool = False
+
+    @classmethod
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
+        """A question is answered when the text holds most of its terms; the answer is the
+        text's sentences that share the most terms with it."""
+        text_terms = frozenset(terms(reading.context))
+        findings = []
+        for option in reading.options:
+            share = coverage(option.text, text_terms)
+            if share < PARTIAL:
+                continue
+            wanted = frozenset(terms(option.text))
+            ranked = sorted(reading.sentences, key=lambda sentence: -len(wanted & set(terms(sentence))))
+            answer = " ".join(ranked[:2])[:4000] or option.text
+            findings.append({"question": option.index, "answer": answer, "complete": share >= COMPLETE})
+        return {
+            "findings": findings,
+            "new_questions": [],
+            "is_answer": any(finding["complete"] for finding in findings),
+        }
+
+
+@functools.cache
+def read_reply(count: int) -> type[ReadReplyBase]:
+    class BoundFinding(Finding):
+        question: int = Field(ge=1, le=count)
+
+    return create_model("ReadReply", __base__=ReadReplyBase, findings=(list[BoundFinding], Field(default_factory=list)))
+
+
+class NodeDescription(BaseModel):
+    name: str = Field(min_length=1, max_length=120)
+    description: str = Field(max_length=1000)
+
+    @classmethod
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
+        words = [word for word in reading.keywords[:5]] or ["answer"]
+        lead = " ".join(reading.lead(2))[:1000]
+        return {"name": " ".join(words)[:120], "description": lead}
+
+
+def batch_by_tokens(options: Sequence[Option], *, budget: int, count_tokens) -> list[Option]:
+    """The leading options whose lines fit in `budget` tokens (at least one)."""
+    chosen: list[Option] = []
+    spent = 0
+    for option in options:
+        cost = count_tokens(f"{len(chosen) + 1}. [{option.key}] {option.label}") + 1
+        if chosen and spent + cost > budget:
+            break
+        chosen.append(option)
+        spent += cost
+    return chosen
+
+
+def lexical_rank(options: Sequence[Option], questions: Sequence[str]) -> list[Option]:
+    """Options sharing the most terms with the questions first (stable otherwise): the cheap
+    pre-ranking that decides which options of a large folder go in the first batch."""
+    wanted = frozenset(term for question in questions for term in terms(question))
+
+    def score(option: Option) -> float:
+        option_terms = set(terms(option.label))
+        return len(option_terms & wanted) / math.sqrt(len(option_terms) or 1)
+
+    return sorted(options, key=lambda option: -score(option))

@@ -1,0 +1,52 @@
+"""The state of a search's walk, kept in `Search.state` and saved with every step."""
+
+from pydantic import BaseModel, Field
+
+
+class QuestionAnswer(BaseModel):
+    question: str
+    answer: str = ""
+    node_ids: list[str] = Field(default_factory=list)
+    complete: bool = False
+
+
+class WalkState(BaseModel):
+    # One entry per question, original ones first; `complete` ones are answered.
+    answers: list[QuestionAnswer]
+    original_count: int
+    # Questions that arose while reading, each handed to a sub-search (or left open).
+    arisen: list[str] = Field(default_factory=list)
+    # Kept apart: visited nodes were entered (read, or a folder walked to the end); unviable ones
+    # were judged by the router unable to help. Neither is shown to the router again.
+    visited: list[str] = Field(default_factory=list)
+    unviable: list[str] = Field(default_factory=list)
+    # Per folder ("" for the top of the tree): options shown in a batch and not chosen, so the
+    # next batch shows others.
+    passed: dict[str, list[str]] = Field(default_factory=dict)
+    # Node ids from below the start node down to the current node; empty when at the start.
+    trail: list[str] = Field(default_factory=list)
+    chunk: int = 0  # the next chunk of the current node's content to read
+    tools_tried: list[str] = Field(default_factory=list)  # folders whose tool tree was offered
+    tool: str | None = None  # a tool chosen, to be called next
+    tool_result: int | None = None  # a ToolCall whose result is to be read next
+    restarts: int = 0
+    # What the walk learnt outside the nodes' own text: sub-search answers, user answers.
+    notes: list[str] = Field(default_factory=list)
+    found: list[str] = Field(default_factory=list)  # nodes that are themselves answers
+    child: int | None = None  # the running sub-search
+
+    @property
+    def remaining(self) -> list[str]:
+        return [entry.question for entry in self.answers if not entry.complete]
+
+    @property
+    def current(self) -> str | None:
+        return self.trail[-1] if self.trail else None
+
+    def mark_visited(self, node_id: str) -> None:
+        if node_id not in self.visited:
+            self.visited.append(node_id)
+
+    def mark_unviable(self, node_id: str) -> None:
+        if node_id not in self.unviable:
+            self.unviable.append(node_id)

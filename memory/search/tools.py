@@ -1,0 +1,173 @@
+"""Tool trees: the node-level fallback of a search (seed 001). Each memory type has a small tree
+of tools, grouped as exploratory (they return information) and interactive (they create a node).
+When a folder has no viable child left, the router is offered its type's tools once.
+
+A call is keyed by a hash of the tool id and its canonical arguments (and, for exploratory
+tools, the search, since their results age with the tree): calling it again returns the
+recorded result or node instead of running it again, so an interactive tool never makes the
+same node twice."""
+
+import fnmatch
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q
+from pydantic import BaseModel, Field
+
+from memory import selectors
+from memory.models import Node, NodeContent
+from memsite.llm.providers.offline import Reading, terms
+
+MAX_RESULTS = 20
+MAX_GREP_FILES = 500
+MAX_GREP_BYTES = 1_000_000  # a file larger than this is not grepped
+
+
+class ToolOutput(BaseModel):
+    # What an exploratory tool found, or the content of the node an interactive tool creates.
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolInput:
+    node: Node | None  # where the search is: the folder whose tools these are
+    arguments: BaseModel
+    questions: list[str]
+    answers: list[tuple[str, str]]  # (question, answer so far)
+
+
+@dataclass(frozen=True)
+class Tool:
+    id: str
+    description: str
+    interactive: bool  # creates a document under `references`, named by the LLM
+    arguments: type[BaseModel]
+    run: Callable[[ToolInput], ToolOutput]
+
+    @property
+    def group(self) -> str:
+        return "create" if self.interactive else "explore"
+
+    def key(self, arguments: BaseModel, *, search_id: int) -> str:
+        scope = None if self.interactive else search_id
+        canonical = json.dumps([self.id, arguments.model_dump(mode="json"), scope], sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class QueryArguments(BaseModel):
+    query: str = Field(min_length=1, max_length=200, description="words to look for")
+
+    @classmethod
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
+        return {"query": " ".join(dict.fromkeys(terms(reading.query)))[:200] or "memory"}
+
+
+class PatternArguments(BaseModel):
+    pattern: str = Field(min_length=1, max_length=200, description="a glob over file paths, such as src/*.py")
+
+    @classmethod
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
+        keywords = terms(reading.query)
+        return {"pattern": f"*{keywords[0]}*" if keywords else "*"}
+
+
+class NoArguments(BaseModel):
+    pass
+
+
+def _subtree(node: Node | None):
+    return selectors.node_subtree(node=node, include_self=False) if node is not None else Node.objects.all()
+
+
+def full_text_search(tool_input: ToolInput) -> ToolOutput:
+    """Nodes under the folder whose name or description holds any of the query's words, those
+    holding the most first."""
+    words = list(dict.fromkeys(terms(tool_input.arguments.query)))[:8]
+    if not words:
+        return ToolOutput(text="No words to search for.")
+    matches = Q()
+    for word in words:
+        matches |= Q(name__icontains=word) | Q(description__icontains=word)
+    candidates = _subtree(tool_input.node).filter(matches).only("id", "name", "description", "path")[:500]
+
+    def hits(node: Node) -> int:
+        text = f"{node.name} {node.description}".lower()
+        return sum(word in text for word in words)
+
+    best = sorted(candidates, key=lambda node: (-hits(node), node.path))[:MAX_RESULTS]
+    if not best:
+        return ToolOutput(text=f"No node matches {' '.join(words)!r}.")
+    return ToolOutput(text="\n".join(f"[{node.id}] {node.name}: {node.description}" for node in best))
+
+
+def list_files(tool_input: ToolInput) -> ToolOutput:
+    pattern = tool_input.arguments.pattern
+    paths = sorted(
+        path
+        for path in selectors.project_files(project=tool_input.node).values_list("context__file_path", flat=True)
+        if fnmatch.fnmatch(path, pattern)
+    )
+    if not paths:
+        return ToolOutput(text=f"No file matches {pattern!r}.")
+    more = f"\n... and {len(paths) - MAX_RESULTS * 5} more" if len(paths) > MAX_RESULTS * 5 else ""
+    return ToolOutput(text="\n".join(paths[: MAX_RESULTS * 5]) + more)
+
+
+def grep(tool_input: ToolInput) -> ToolOutput:
+    """Lines of the project's files holding the query as written (a fixed string, not a regular
+    expression, so no pattern can run away)."""
+    needle = tool_input.arguments.query.lower()
+    files = selectors.project_files(project=tool_input.node).filter(content__size__lte=MAX_GREP_BYTES)
+    lines: list[str] = []
+    for node in files.only("id", "context")[:MAX_GREP_FILES]:
+        data = NodeContent.objects.filter(node=node).values_list("data", flat=True).first()
+        if data is None or b"\x00" in bytes(data[:8192]):
+            continue
+        for number, line in enumerate(bytes(data).decode("utf-8", errors="replace").splitlines(), 1):
+            if needle in line.lower():
+                lines.append(f"{node.context.get('file_path')}:{number}: {line.strip()[:200]}")
+                if len(lines) >= MAX_RESULTS * 2:
+                    return ToolOutput(text="\n".join(lines))
+    return ToolOutput(text="\n".join(lines) or f"No line holds {needle!r}.")
+
+
+def save_answer(tool_input: ToolInput) -> ToolOutput:
+    """The document to save: each question with its answer so far."""
+    sections = [f"## {question}\n\n{answer or '(not answered yet)'}" for question, answer in tool_input.answers]
+    return ToolOutput(text="\n\n".join(sections))
+
+
+FULL_TEXT = Tool(
+    "full_text_search",
+    "Search the names and descriptions of every node under this folder for words.",
+    False,
+    QueryArguments,
+    full_text_search,
+)
+SAVE_ANSWER = Tool(
+    "save_answer",
+    "Save what this search has found so far as a document under `references`, to be found directly next time.",
+    True,
+    NoArguments,
+    save_answer,
+)
+LIST_FILES = Tool("list_files", "List this project's files whose paths match a glob pattern.", False, PatternArguments, list_files)
+GREP = Tool("grep", "Find lines holding some text in this project's files.", False, QueryArguments, grep)
+
+TOOL_TREES: dict[str, tuple[Tool, ...]] = {
+    "folder": (FULL_TEXT, SAVE_ANSWER),
+    "internal_folder": (FULL_TEXT, SAVE_ANSWER),
+    "project_root_folder": (LIST_FILES, GREP, FULL_TEXT),
+}
+TOP_TOOLS = (FULL_TEXT, SAVE_ANSWER)  # at the top of the tree, above all roots
+
+
+def tools_for(node: Node | None) -> tuple[Tool, ...]:
+    return TOP_TOOLS if node is None else TOOL_TREES.get(node.type, ())
+
+
+def tool_by_id(tool_id: str) -> Tool:
+    return {tool.id: tool for tools in (*TOOL_TREES.values(), TOP_TOOLS) for tool in tools}[tool_id]

@@ -1,0 +1,377 @@
+"""One step of a search's walk (seed 001): decide it, making at most one LLM call, and say what
+to write. `memory.services.searches` writes the outcome (the step, the new state, any node, tool
+call or sub-search) in one transaction, so a step is either fully recorded or not at all and a
+search resumes from its last recorded step.
+
+The walk, from the start node (or the top of the tree):
+- at a folder, the router is shown the children not yet marked (a large folder in token-budgeted
+  batches, pre-ranked lexically); it names the best one, which the walk enters, and those that
+  cannot help, which are marked unviable;
+- at a node with content, the reader is shown it (long content in chunks) and says what it
+  answers and which new questions arose; the node is marked visited;
+- a folder with nothing left to try is offered its type's tools once, then marked visited and
+  the walk goes back to its parent;
+- past the start node, the tree is exhausted: restart with what was learnt, then fall back."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+from pydantic import BaseModel
+
+from memory import selectors
+from memory.models import Node, Search, SearchStep, ToolCall
+from memory.search import prompts
+from memory.search.state import WalkState
+from memory.search.tools import NoArguments, Tool, ToolInput, tool_by_id, tools_for
+from memory.types import RenderInput, get_type
+from memsite.llm import complete
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.models import LLMCall
+from memsite.llm.tokens import offline_counter
+
+Kind = SearchStep.Kind
+
+
+@dataclass
+class NewDocument:
+    """A document an interactive tool creates under `references`."""
+
+    name: str
+    description: str
+    content: str
+    tool_key: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class NewToolCall:
+    key: str
+    tool: str
+    arguments: dict[str, Any]
+    result: str
+
+
+@dataclass
+class Outcome:
+    kind: str
+    state: WalkState
+    summary: str
+    node: Node | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    call: LLMCall | None = None
+    end: str | None = None  # why the search ends here, if it does
+    status: str = Search.Status.DONE  # its status when it ends
+    spawn: list[str] | None = None  # questions for a sub-search
+    ask_user: list[str] | None = None
+    tool_call: NewToolCall | None = None
+    document: NewDocument | None = None
+
+
+class _Rejected(Exception):
+    """The model's reply never validated: the step records the call and follows nothing."""
+
+    def __init__(self, call: LLMCall | None, message: str):
+        self.call, self.message = call, message
+
+
+class _Failed(Exception):
+    def __init__(self, call: LLMCall | None, message: str):
+        self.call, self.message = call, message
+
+
+class _OverBudget(Exception):
+    def __init__(self, budget: str):
+        self.budget = budget
+
+
+def advance(search: Search) -> Outcome:
+    state = WalkState.model_validate(search.state)
+    if search.cancel_requested:
+        return Outcome(Kind.FINISH, state, "Cancelled.", end="cancelled", status=Search.Status.CANCELLED)
+    if not state.remaining:
+        return Outcome(Kind.FINISH, state, "Every question is answered.", end="answered")
+    try:
+        _check_time(search)
+        return _step(search, state)
+    except _OverBudget as exc:
+        return Outcome(Kind.FINISH, state, f"The {exc.budget} budget ran out.", end=f"budget:{exc.budget}")
+    except _Failed as exc:
+        return Outcome(Kind.FINISH, state, f"The LLM failed: {exc.message}", call=exc.call, end=f"error: {exc.message}"[:255], status=Search.Status.FAILED)
+
+
+def _step(search: Search, state: WalkState) -> Outcome:
+    if state.tool_result is not None:
+        return _read_tool_result(search, state)
+    if state.tool is not None:
+        return _call_tool(search, state)
+    where = _current_node(search, state)
+    if where is False:  # the node the walk was on was deleted
+        gone = state.trail.pop()
+        return Outcome(Kind.BACKTRACK, state, f"Node {gone} no longer exists; back to its parent.")
+    if where is None or where.is_folder:
+        return _at_folder(search, state, where)
+    if where.pk in state.visited:  # a start node with content, read
+        return _exhausted(search, state)
+    return _at_content(search, state, where)
+
+
+def _current_node(search: Search, state: WalkState) -> Node | None | bool:
+    node_id = state.current or search.start_node_id
+    if node_id is None:
+        return None
+    return Node.objects.filter(pk=node_id).first() or False
+
+
+# Budgets -------------------------------------------------------------------------------------
+
+
+def _check_time(search: Search) -> None:
+    started = search.started_at or timezone.now()
+    if (timezone.now() - started).total_seconds() >= search.timeout_s:
+        raise _OverBudget("timeout_s")
+
+
+def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema: type[BaseModel]) -> tuple[BaseModel, LLMCall]:
+    """One LLM call, after checking that the budgets allow it."""
+    if search.llm_calls >= search.max_llm_calls:
+        raise _OverBudget("max_llm_calls")
+    if search.total_tokens + offline_counter().count_messages(messages) > search.max_tokens:
+        raise _OverBudget("max_tokens")
+    try:
+        completion = complete(purpose=purpose, messages=messages, schema=schema, served=search)
+    except LLMError as exc:
+        if exc.reason is Reason.INVALID_REPLY:
+            raise _Rejected(exc.call, exc.message) from None
+        raise _Failed(exc.call, exc.message) from None
+    return completion.value, completion.call
+
+
+def _notes(state: WalkState) -> list[str]:
+    partial = [f"Known so far about '{entry.question}': {entry.answer}" for entry in state.answers if entry.answer and not entry.complete]
+    return [*state.notes, *partial]
+
+
+# At a folder ---------------------------------------------------------------------------------
+
+
+def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome:
+    key = folder.pk if folder is not None else ""
+    marked = {*state.visited, *state.unviable, *state.passed.get(key, ())}
+    children = selectors.node_children(node=folder) if folder is not None else selectors.node_roots()
+    candidates = [
+        prompts.Option(node_id, prompts.option_label(name, description))
+        for node_id, name, description in children.values_list("id", "name", "description")
+        if node_id not in marked
+    ]
+    if candidates:
+        return _route(search, state, folder, key, candidates)
+    if settings.MEMSITE_SEARCH_TOOLS and key not in state.tools_tried and tools_for(folder):
+        return _choose_tool(search, state, folder, key)
+    if folder is not None:
+        state.mark_visited(folder.pk)
+        state.passed.pop(key, None)
+    if state.trail:
+        state.trail.pop()
+        return Outcome(Kind.BACKTRACK, state, f"Nothing left to try in {_name(folder)}; back to its parent.", node=folder)
+    return _exhausted(search, state)
+
+
+def _route(search: Search, state: WalkState, folder: Node | None, key: str, candidates: list[prompts.Option]) -> Outcome:
+    counter = offline_counter()
+    ranked = prompts.lexical_rank(candidates, state.remaining) if len(candidates) > 1 else candidates
+    shown = prompts.batch_by_tokens(ranked, budget=settings.MEMSITE_SEARCH_ROUTE_TOKENS, count_tokens=counter.count)
+    messages = prompts.route_messages(
+        questions=state.remaining, context=search.context, notes=_notes(state), where=_name(folder), options=shown
+    )
+    detail: dict[str, Any] = {"shown": [option.key for option in shown], "candidates": len(candidates)}
+    try:
+        reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.route_reply(len(shown)))
+    except _Rejected as exc:
+        state.passed.setdefault(key, []).extend(option.key for option in shown)
+        return Outcome(Kind.ROUTE, state, f"Reply rejected, nothing followed: {exc.message}", node=folder, call=exc.call, detail={**detail, "rejected": True})
+    unviable = [shown[index - 1].key for index in reply.unviable]
+    for node_id in unviable:
+        state.mark_unviable(node_id)
+    detail.update(unviable=unviable, reason=reply.reason)
+    if reply.choice is None:
+        state.passed.setdefault(key, []).extend(option.key for option in shown if option.key not in unviable)
+        more = len(candidates) > len(shown)
+        return Outcome(Kind.ROUTE, state, f"No option in {_name(folder)} can help{'; next batch' if more else ''}.", node=folder, call=call, detail=detail)
+    chosen = shown[reply.choice - 1]
+    state.trail.append(chosen.key)
+    state.chunk = 0
+    detail["chosen"] = chosen.key
+    return Outcome(Kind.ROUTE, state, f"Entered {chosen.label.split(':', 1)[0]}.", node=folder, call=call, detail=detail)
+
+
+# At a node with content ----------------------------------------------------------------------
+
+
+def _chunks(node: Node) -> list[str]:
+    """The node rendered by its type's handler, cut into chunks of the reading budget."""
+    size = settings.MEMSITE_SEARCH_READ_TOKENS
+    text = get_type(node.type).render(
+        RenderInput(
+            name=node.name,
+            description=node.description,
+            context=node.context,
+            content=selectors.node_content(node=node),
+            token_limit=size * settings.MEMSITE_SEARCH_MAX_CHUNKS,
+        )
+    )
+    encoding = offline_counter().encoding
+    tokens = encoding.encode(text, disallowed_special=())
+    return [encoding.decode(tokens[start : start + size]) for start in range(0, max(len(tokens), 1), size)]
+
+
+def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
+    chunks = _chunks(node)
+    part = min(state.chunk, len(chunks) - 1)
+    node_line = f"[{node.pk}] {prompts.option_label(node.name, node.description)}"
+    if len(chunks) > 1:
+        node_line += f" (part {part + 1} of {len(chunks)})"
+    outcome = _read(search, state, node_line=node_line, text=chunks[part], node=node)
+    if outcome.spawn is None and state.remaining and part + 1 < len(chunks):
+        state.chunk = part + 1  # stay: the next step reads the next chunk
+    else:
+        state.mark_visited(node.pk)
+        state.chunk = 0
+        if state.trail:
+            state.trail.pop()
+    return outcome
+
+
+def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: Node | None) -> Outcome:
+    open_entries = [entry for entry in state.answers if not entry.complete]
+    questions = [entry.question for entry in open_entries]
+    messages = prompts.read_messages(questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text)
+    try:
+        reply, call = _ask(search, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
+    except _Rejected as exc:
+        return Outcome(Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True})
+    answered = []
+    for finding in reply.findings:
+        entry = open_entries[finding.question - 1]
+        entry.answer = f"{entry.answer} {finding.answer}".strip() if entry.answer and not finding.complete else finding.answer
+        if node is not None and node.pk not in entry.node_ids:
+            entry.node_ids.append(node.pk)
+        entry.complete = entry.complete or finding.complete
+        answered.append(entry.question)
+    if reply.is_answer and node is not None and node.pk not in state.found:
+        state.found.append(node.pk)
+    known = {*state.arisen, *(entry.question for entry in state.answers)}
+    new = [question for question in dict.fromkeys(reply.new_questions) if question not in known]
+    spawn = None
+    if new and search.depth < settings.MEMSITE_SEARCH_MAX_DEPTH:
+        state.arisen.extend(new)
+        spawn = new
+    summary = f"Answers {len(answered)} question(s)" if answered else "Answers nothing"
+    if spawn:
+        summary += f"; {len(spawn)} new question(s)"
+    detail = {"answered": answered, "new_questions": new, "is_answer": reply.is_answer}
+    return Outcome(Kind.READ, state, f"{summary}.", node=node, call=call, detail=detail, spawn=spawn)
+
+
+# Tools ---------------------------------------------------------------------------------------
+
+
+def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str) -> Outcome:
+    state.tools_tried.append(key)
+    tools = tools_for(folder)
+    options = [prompts.Option(tool.id, f"{tool.group} / {tool.description}") for tool in tools]
+    messages = prompts.route_messages(
+        questions=state.remaining, context=search.context, notes=_notes(state), where=f"the tools of {_name(folder)}", options=options
+    )
+    try:
+        reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.route_reply(len(options)))
+    except _Rejected as exc:
+        return Outcome(Kind.TOOLS, state, f"Reply rejected, no tool used: {exc.message}", node=folder, call=exc.call)
+    if reply.choice is None:
+        return Outcome(Kind.TOOLS, state, "No tool can help here.", node=folder, call=call)
+    tool = tools[reply.choice - 1]
+    state.tool = tool.id
+    return Outcome(Kind.TOOLS, state, f"Chose the tool {tool.id}.", node=folder, call=call, detail={"tool": tool.id})
+
+
+def _call_tool(search: Search, state: WalkState) -> Outcome:
+    tool = tool_by_id(state.tool)
+    folder = _current_node(search, state) or None
+    state.tool = None
+    call = None
+    if tool.arguments is NoArguments:
+        arguments: BaseModel = NoArguments()
+    else:
+        messages = [
+            {"role": "system", "content": prompts.ARGUMENTS_SYSTEM},
+            {"role": "user", "content": f"Query: {' | '.join(state.remaining)}\nTool: {tool.id}: {tool.description}"},
+        ]
+        try:
+            arguments, call = _ask(search, purpose="decide", messages=messages, schema=tool.arguments)
+        except _Rejected as exc:
+            return Outcome(Kind.TOOL, state, f"No usable arguments for {tool.id}: {exc.message}", node=folder, call=exc.call)
+    tool_input = ToolInput(
+        node=folder,
+        arguments=arguments,
+        questions=state.remaining,
+        answers=[(entry.question, entry.answer) for entry in state.answers],
+    )
+    key = tool.key(arguments if not tool.interactive else _answers_key(state), search_id=search.pk)
+    detail = {"tool": tool.id, "arguments": arguments.model_dump(mode="json"), "key": key}
+    earlier = ToolCall.objects.filter(key=key).first()
+    if earlier is not None:
+        if not tool.interactive:
+            state.tool_result = earlier.pk
+        made = f" (node {earlier.node_id})" if earlier.node_id else ""
+        return Outcome(Kind.TOOL, state, f"{tool.id} was called with these arguments before; reusing its result{made}.", node=folder, call=call, detail={**detail, "reused": True})
+    output = tool.run(tool_input)
+    if not tool.interactive:
+        return Outcome(Kind.TOOL, state, f"Called {tool.id}.", node=folder, call=call, detail=detail, tool_call=NewToolCall(key, tool.id, detail["arguments"], output.text))
+    return _describe_and_create(search, state, tool, output.text, key, detail, folder)
+
+
+def _answers_key(state: WalkState) -> BaseModel:
+    """An interactive tool is keyed by what it would save, so saving the same answers twice
+    finds the first document."""
+
+    class Saved(BaseModel):
+        answers: list[tuple[str, str]]
+
+    return Saved(answers=[(entry.question, entry.answer) for entry in state.answers])
+
+
+def _describe_and_create(search: Search, state: WalkState, tool: Tool, content: str, key: str, detail: dict[str, Any], folder: Node | None) -> Outcome:
+    messages = [{"role": "system", "content": prompts.DESCRIBE_SYSTEM}, {"role": "user", "content": content}]
+    try:
+        described, call = _ask(search, purpose="describe", messages=messages, schema=prompts.NodeDescription)
+    except _Rejected as exc:
+        return Outcome(Kind.TOOL, state, f"{tool.id}: no usable name for the new node: {exc.message}", node=folder, call=exc.call)
+    document = NewDocument(described.name, described.description, content, key, tool.id, detail["arguments"])
+    return Outcome(Kind.TOOL, state, f"{tool.id}: saving '{described.name}'.", node=folder, call=call, detail=detail, document=document)
+
+
+def _read_tool_result(search: Search, state: WalkState) -> Outcome:
+    tool_call = ToolCall.objects.filter(pk=state.tool_result).first()
+    state.tool_result = None
+    if tool_call is None:
+        return Outcome(Kind.READ, state, "The tool's result is gone; nothing to read.")
+    return _read(search, state, node_line=f"Result of {tool_call.tool} {tool_call.arguments}", text=tool_call.result, node=None)
+
+
+# The end of the tree -------------------------------------------------------------------------
+
+
+def _exhausted(search: Search, state: WalkState) -> Outcome:
+    if state.restarts < settings.MEMSITE_SEARCH_MAX_RESTARTS:
+        state.restarts += 1
+        state.visited, state.unviable, state.passed, state.tools_tried, state.trail = [], [], {}, [], []
+        return Outcome(Kind.RESTART, state, f"Tree exhausted with {len(state.remaining)} question(s) open; restarting with what was learnt.")
+    if search.fallback == Search.Fallback.ASK_USER and search.parent_id is None:
+        return Outcome(Kind.ASK_USER, state, "Tree exhausted; asking the user.", ask_user=state.remaining)
+    return Outcome(Kind.FINISH, state, f"Tree exhausted with {len(state.remaining)} question(s) open.", end="exhausted")
+
+
+def _name(node: Node | None) -> str:
+    return node.name if node is not None else "the top of the tree"

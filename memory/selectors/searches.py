@@ -1,0 +1,34 @@
+"""Reads of searches, their steps and the questions they put to the user."""
+
+from django.db.models import QuerySet
+
+from memory.models import Search, SearchQuestion, SearchStep
+from memsite.errors import NotFound
+
+
+def search_get(*, search_id: int) -> Search:
+    try:
+        return Search.objects.select_related("start_node").get(pk=search_id)
+    except (Search.DoesNotExist, ValueError, TypeError):
+        raise NotFound(f"No search with id {search_id!r}.") from None
+
+
+def search_list() -> QuerySet[Search]:
+    """Searches started by someone (not sub-searches), newest first."""
+    return Search.objects.filter(parent__isnull=True).select_related("created_by")
+
+
+def search_steps(*, search: Search, after: int | None = None) -> QuerySet[SearchStep]:
+    steps = SearchStep.objects.filter(search=search).select_related("llm_call", "node")
+    return steps.filter(number__gt=after) if after is not None else steps
+
+
+def search_question_get(*, question_id: int) -> SearchQuestion:
+    try:
+        return SearchQuestion.objects.select_related("search").get(pk=question_id)
+    except (SearchQuestion.DoesNotExist, ValueError, TypeError):
+        raise NotFound(f"No question with id {question_id!r}.") from None
+
+
+def search_questions_pending() -> QuerySet[SearchQuestion]:
+    return SearchQuestion.objects.filter(status=SearchQuestion.Status.PENDING).select_related("search")

@@ -1,0 +1,346 @@
+"""Searches: starting, running step by step, cancelling, and the user's answers to a search's
+questions. `memory.search.walk` decides each step; this module writes it, with the new state,
+in one transaction guarded by the search's step count, so two workers that both hold a search
+(a redelivered task while the first still runs) cannot both record a step: the second stops."""
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memory import selectors
+from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
+from memory.search import walk
+from memory.search.state import QuestionAnswer, WalkState
+from memory.services.nodes import node_create
+from memory.validation import validate_name
+from memsite.errors import Conflict, InvalidInput
+
+MAX_QUESTIONS = 20
+MAX_QUESTION_CHARS = 1_000
+MAX_CONTEXT_CHARS = 20_000
+MAX_ANSWER_CHARS = 20_000
+# The most a caller may ask for; settings give the defaults.
+BUDGET_CAPS = {"max_llm_calls": 1_000, "max_tokens": 5_000_000, "timeout_s": 3_600}
+TERMINAL = (Search.Status.DONE, Search.Status.FAILED, Search.Status.CANCELLED)
+
+
+def _questions(questions: object) -> list[str]:
+    if not isinstance(questions, (list, tuple)) or not 1 <= len(questions) <= MAX_QUESTIONS:
+        raise InvalidInput(f"questions must be a list of 1 to {MAX_QUESTIONS} strings.")
+    cleaned = []
+    for position, question in enumerate(questions, 1):
+        if not isinstance(question, str) or not question.strip():
+            raise InvalidInput(f"Question {position} must be a non-empty string.")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise InvalidInput(f"Question {position} is longer than {MAX_QUESTION_CHARS} characters.")
+        cleaned.append(" ".join(question.split()))
+    return list(dict.fromkeys(cleaned))
+
+
+def _budget(name: str, value: int | None) -> int:
+    if value is None:
+        return getattr(settings, f"MEMSITE_SEARCH_{name.upper()}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= BUDGET_CAPS[name]:
+        raise InvalidInput(f"{name} must be an integer from 1 to {BUDGET_CAPS[name]}.")
+    return value
+
+
+def _initial_state(questions: Sequence[str]) -> dict:
+    state = WalkState(answers=[QuestionAnswer(question=question) for question in questions], original_count=len(questions))
+    return state.model_dump(mode="json")
+
+
+def search_start(
+    *,
+    user,
+    questions: list[str],
+    context: str = "",
+    start_node: Node | None = None,
+    output: str = Search.Output.ANSWER,
+    fallback: str = Search.Fallback.NONE,
+    max_llm_calls: int | None = None,
+    max_tokens: int | None = None,
+    timeout_s: int | None = None,
+) -> Search:
+    """Validate and queue a search; a worker runs it once this transaction commits."""
+    questions = _questions(questions)
+    if not isinstance(context, str) or len(context) > MAX_CONTEXT_CHARS:
+        raise InvalidInput(f"context must be a string of at most {MAX_CONTEXT_CHARS} characters.")
+    if output not in Search.Output.values:
+        raise InvalidInput(f"output must be one of {', '.join(Search.Output.values)}.")
+    if fallback not in Search.Fallback.values:
+        raise InvalidInput(f"fallback must be one of {', '.join(Search.Fallback.values)}.")
+    with transaction.atomic():
+        search = Search.objects.create(
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+            questions=questions,
+            context=context.strip(),
+            start_node=start_node,
+            output=output,
+            fallback=fallback,
+            max_llm_calls=_budget("max_llm_calls", max_llm_calls),
+            max_tokens=_budget("max_tokens", max_tokens),
+            timeout_s=_budget("timeout_s", timeout_s),
+            state=_initial_state(questions),
+        )
+        _enqueue(search)
+    return search
+
+
+def _enqueue(search: Search) -> None:
+    from memory.tasks import search_run  # tasks import this module
+
+    transaction.on_commit(lambda: search_run.delay(search_id=search.pk))
+
+
+def search_cancel(*, search: Search, user) -> Search:
+    """Stop a search: at once if it is queued or waiting for the user, at its next step if a
+    worker is running it."""
+    with transaction.atomic():
+        search = Search.objects.select_for_update().get(pk=search.pk)
+        if search.status in TERMINAL:
+            raise Conflict(f"Search {search.pk} has already ended ({search.status}).")
+        if search.status == Search.Status.RUNNING:
+            search.cancel_requested = True
+            search.save(update_fields=["cancel_requested"])
+        else:
+            _end_family(search, status=Search.Status.CANCELLED, because="cancelled")
+    return search
+
+
+def search_question_answer(*, question: SearchQuestion, answer: str, user) -> SearchQuestion:
+    """The user's answer completes the waiting search and is kept as a document in `user`."""
+    if not isinstance(answer, str) or not answer.strip():
+        raise InvalidInput("The answer must not be empty.")
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise InvalidInput(f"The answer is longer than {MAX_ANSWER_CHARS} characters.")
+    answer = answer.strip()
+    with transaction.atomic():
+        question = SearchQuestion.objects.select_for_update().get(pk=question.pk)
+        if question.status != SearchQuestion.Status.PENDING:
+            raise Conflict(f"Question {question.pk} is {question.status}, not pending.")
+        search = Search.objects.select_for_update().get(pk=question.search_id)
+        content = "\n\n".join(f"## {asked}\n\n{answer}" for asked in question.questions)
+        document = node_create(
+            parent=selectors.node_internal_folder(name="user"),
+            type="document",
+            name=validate_name(f"Answer to search {search.pk}"),
+            description=f"The user's answer to: {' | '.join(question.questions)}"[:1000],
+            content=content.encode(),
+            user=user,
+        )
+        question.status = SearchQuestion.Status.ANSWERED
+        question.answer = answer
+        question.answered_by = user
+        question.answered_at = timezone.now()
+        question.document = document
+        question.save()
+        state = WalkState.model_validate(search.state)
+        for entry in state.answers:
+            if not entry.complete:
+                entry.answer, entry.node_ids, entry.complete = answer, [*entry.node_ids, document.pk], True
+        _write_step(search, SearchStep.Kind.USER_ANSWER, "The user answered.", node=document)
+        _finish(search, state, status=Search.Status.DONE, because="answered by the user")
+    return question
+
+
+# Running ---------------------------------------------------------------------------------------
+
+
+def search_run(*, search_id: int) -> None:
+    """Advance a search until it ends or waits for the user. Safe to call again for a search that
+    is already running elsewhere or was interrupted: it continues from the last recorded step."""
+    while search_advance(search_id=search_id):
+        pass
+
+
+def search_advance(*, search_id: int) -> bool:
+    """Record one step of the search, or of the sub-search it is waiting on. False when there is
+    nothing more to do here (ended, waiting, or another worker recorded this step first)."""
+    root = Search.objects.filter(pk=search_id).first()
+    if root is None or root.status not in (Search.Status.QUEUED, Search.Status.RUNNING):
+        return False
+    if root.status == Search.Status.QUEUED:
+        now = timezone.now()
+        Search.objects.filter(pk=root.pk, status=Search.Status.QUEUED).update(status=Search.Status.RUNNING, started_at=now, heartbeat_at=now)
+        root.refresh_from_db()
+    if root.cancel_requested:
+        with transaction.atomic():
+            _end_family(Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.CANCELLED, because="cancelled")
+        return False
+    target = root
+    while target.state.get("child"):
+        target = Search.objects.get(pk=target.state["child"])
+    outcome = walk.advance(target)
+    return _record(target, outcome) and _still_running(root.pk)
+
+
+def _still_running(search_id: int) -> bool:
+    return Search.objects.filter(pk=search_id, status=Search.Status.RUNNING).exists()
+
+
+@transaction.atomic
+def _record(search: Search, outcome: walk.Outcome) -> bool:
+    current = Search.objects.select_for_update().get(pk=search.pk)
+    if current.steps_taken != search.steps_taken or current.status in TERMINAL:
+        return False  # someone else recorded this step, or the search was ended meanwhile
+    state = outcome.state
+    call = outcome.call
+    if call is not None:
+        current.llm_calls += 1
+        current.prompt_tokens += call.prompt_tokens
+        current.completion_tokens += call.completion_tokens
+        current.cost_usd += call.cost_usd
+    if outcome.tool_call is not None:
+        made = outcome.tool_call
+        state.tool_result = ToolCall.objects.create(key=made.key, tool=made.tool, arguments=made.arguments, result=made.result, search=current).pk
+    if outcome.document is not None:
+        _save_document(current, outcome.document)
+    _write_step(current, outcome.kind, outcome.summary, node=outcome.node, detail=outcome.detail, call=call)
+    if outcome.spawn:
+        child = _spawn(current, outcome.spawn, state)
+        state.child = child.pk
+        _write_step(current, SearchStep.Kind.SUBSEARCH, f"Sub-search {child.pk} for {len(outcome.spawn)} new question(s).", detail={"child": child.pk, "questions": outcome.spawn})
+    if outcome.ask_user:
+        SearchQuestion.objects.create(search=current, questions=outcome.ask_user)
+        current.status = Search.Status.WAITING
+    if outcome.end is not None:
+        _finish(current, state, status=outcome.status, because=outcome.end)
+    else:
+        current.state = state.model_dump(mode="json")
+        current.save()
+    return True
+
+
+def _write_step(search: Search, kind: str, summary: str, *, node: Node | None = None, detail: dict | None = None, call=None) -> None:
+    search.steps_taken += 1
+    search.heartbeat_at = timezone.now()
+    SearchStep.objects.create(
+        search=search,
+        number=search.steps_taken,
+        kind=kind,
+        node=node,
+        node_name=node.name if node is not None else "",
+        summary=summary[:2000],
+        detail=detail or {},
+        llm_call=call,
+    )
+
+
+def _save_document(search: Search, document: walk.NewDocument) -> None:
+    references = selectors.node_internal_folder(name="references")
+    name = validate_name(document.name)
+    if Node.objects.filter(parent=references, name=name).exists():
+        name = validate_name(f"{name} ({search.pk})")
+    node = node_create(
+        parent=references,
+        type="document",
+        name=name,
+        description=document.description,
+        content=document.content.encode(),
+        user=search.created_by,
+    )
+    ToolCall.objects.create(key=document.tool_key, tool=document.tool, arguments=document.arguments, result=document.content, node=node, search=search)
+
+
+def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
+    """A sub-search from the top of the tree, with what is left of the parent's budgets."""
+    elapsed = (timezone.now() - (parent.started_at or timezone.now())).total_seconds()
+    known = "\n".join(f"{entry.question}: {entry.answer}" for entry in state.answers if entry.answer)
+    now = timezone.now()
+    return Search.objects.create(
+        parent=parent,
+        depth=parent.depth + 1,
+        created_by=parent.created_by,
+        questions=questions,
+        context="\n".join(part for part in (parent.context, known) if part)[:MAX_CONTEXT_CHARS],
+        output=Search.Output.ANSWER,
+        fallback=Search.Fallback.NONE,
+        max_llm_calls=max(parent.max_llm_calls - parent.llm_calls, 0),
+        max_tokens=max(parent.max_tokens - parent.total_tokens, 0),
+        timeout_s=max(int(parent.timeout_s - elapsed), 0),
+        status=Search.Status.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        state=_initial_state(questions),
+    )
+
+
+def _finish(search: Search, state: WalkState, *, status: str, because: str, hand_back: bool = True) -> None:
+    found = list(Node.objects.filter(pk__in=state.found).only("id", "name", "path"))
+    paths = selectors.node_paths(nodes=found)
+    order = {node_id: position for position, node_id in enumerate(state.found)}
+    search.result = {
+        "answers": [entry.model_dump(mode="json") for entry in state.answers],
+        "nodes": [
+            {"id": node.pk, "name": node.name, "path": paths.get(node.pk, node.name)}
+            for node in sorted(found, key=lambda node: order[node.pk])
+        ],
+        "open_questions": state.remaining,
+        "ended_because": because,
+    }
+    state.child = None
+    search.state = state.model_dump(mode="json")
+    search.status = status
+    search.ended_because = because[:255]
+    search.finished_at = timezone.now()
+    search.save()
+    SearchQuestion.objects.filter(search=search, status=SearchQuestion.Status.PENDING).update(status=SearchQuestion.Status.CLOSED)
+    if hand_back and search.parent_id is not None:
+        _hand_back(search)
+
+
+def _hand_back(child: Search) -> None:
+    """A sub-search's answers go into its parent's notes at the step where the questions arose,
+    and what it spent into the parent's budget."""
+    parent = Search.objects.select_for_update().get(pk=child.parent_id)
+    state = WalkState.model_validate(parent.state)
+    answers = [entry for entry in child.result["answers"] if entry["answer"]]
+    state.notes.extend(f"Answer to '{entry['question']}': {entry['answer']}" for entry in answers)
+    state.child = None
+    parent.llm_calls += child.llm_calls
+    parent.prompt_tokens += child.prompt_tokens
+    parent.completion_tokens += child.completion_tokens
+    parent.cost_usd += child.cost_usd
+    parent.state = state.model_dump(mode="json")
+    summary = f"Sub-search {child.pk} answered {len(answers)} of {len(child.questions)} question(s) ({child.ended_because})."
+    _write_step(parent, SearchStep.Kind.HANDBACK, summary, detail={"child": child.pk, "answers": answers})
+    parent.save()
+
+
+def _end_family(search: Search, *, status: str, because: str, hand_back: bool = True) -> None:
+    """End a search and the sub-searches it is waiting on (whose answers go nowhere)."""
+    state = WalkState.model_validate(search.state)
+    if state.child:
+        child = Search.objects.select_for_update().get(pk=state.child)
+        if child.status not in TERMINAL:
+            _end_family(child, status=status, because=because, hand_back=False)
+    _write_step(search, SearchStep.Kind.FINISH, because[:1].upper() + because[1:] + ".")
+    _finish(search, state, status=status, because=because, hand_back=hand_back)
+
+
+def searches_sweep_stale() -> dict[str, int]:
+    """Re-queue running searches whose worker stopped writing steps (it died, or its message was
+    lost), and fail those re-queued too often. Run by beat."""
+    cutoff = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S)
+    stale = Search.objects.filter(parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)).filter(
+        heartbeat_at__lt=cutoff
+    ) | Search.objects.filter(parent__isnull=True, status=Search.Status.QUEUED, heartbeat_at__isnull=True, created_at__lt=cutoff)
+    counts = {"requeued": 0, "failed": 0}
+    for search_id in stale.values_list("pk", flat=True):
+        with transaction.atomic():
+            search = Search.objects.select_for_update().get(pk=search_id)
+            if search.status in TERMINAL or search.status == Search.Status.WAITING:
+                continue
+            if search.requeues >= settings.MEMSITE_SEARCH_MAX_REQUEUES:
+                _end_family(search, status=Search.Status.FAILED, because=f"stalled: no progress after {search.requeues} re-queues")
+                counts["failed"] += 1
+                continue
+            Search.objects.filter(pk=search.pk).update(requeues=F("requeues") + 1, heartbeat_at=timezone.now())
+            _enqueue(search)
+            counts["requeued"] += 1
+    return counts

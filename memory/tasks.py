@@ -1,0 +1,19 @@
+"""Celery entry points for searches. Thin: load by id, call one service."""
+
+from celery import shared_task
+
+from memory import services
+
+
+# Retry policy: none by Celery. acks_late + reject_on_worker_lost redeliver the task if the worker
+# dies; the service resumes from the last recorded step. A search that stalls anyway is re-queued
+# by `searches_sweep_stale`.
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def search_run(*, search_id: int) -> None:
+    services.search_run(search_id=search_id)
+
+
+# Retry policy: none; beat runs it again a minute later.
+@shared_task(ignore_result=True)
+def searches_sweep_stale() -> dict[str, int]:
+    return services.searches_sweep_stale()
