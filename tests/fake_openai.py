@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -33,6 +34,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     usage: dict[str, int] | str | None = AUTO  # AUTO: counted from the request and reply
+    # Builds the reply's JSON from the request, for replies that depend on what was shown.
+    respond: "Callable[[RecordedRequest], Any] | None" = None
 
     @classmethod
     def text(cls, content: str, **options: Any) -> "Reply":
@@ -41,6 +44,10 @@ class Reply:
     @classmethod
     def json(cls, value: Any, **options: Any) -> "Reply":
         return cls(content=json.dumps(value), **options)
+
+    @classmethod
+    def from_request(cls, respond: "Callable[[RecordedRequest], Any]", **options: Any) -> "Reply":
+        return cls(respond=respond, **options)
 
     @classmethod
     def prose(cls, value: Any, **options: Any) -> "Reply":
@@ -146,6 +153,8 @@ class FakeOpenAI:
 
     def _completion(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
         body = request.body if isinstance(request.body, dict) else {}
+        if reply.respond is not None:
+            reply = Reply(content=json.dumps(reply.respond(request)), headers=reply.headers, usage=reply.usage)
         if reply.usage == AUTO:
             prompt = sum(_words(message.get("content")) for message in body.get("messages", [])) + 7
             completion = len((reply.content or "").split()) + 1

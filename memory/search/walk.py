@@ -281,7 +281,7 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
 def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str) -> Outcome:
     state.tools_tried.append(key)
     tools = tools_for(folder)
-    options = [prompts.Option(tool.id, f"{tool.group} / {tool.description}") for tool in tools]
+    options = [prompts.Option(tool.id, f"{tool.id}: ({tool.group}) {tool.description}") for tool in tools]
     messages = prompts.route_messages(
         questions=state.remaining, context=search.context, notes=_notes(state), where=f"the tools of {_name(folder)}", options=options
     )

@@ -1,0 +1,278 @@
+"""The walk of seed 001 with a scripted LLM behind the real openai client."""
+
+import json
+
+import pytest
+from django.utils import timezone
+
+from memory import services
+from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
+from memory.search.state import WalkState
+from memsite.llm.models import LLMCall
+from tests.fake_openai import Reply
+from tests.memory.search.conftest import run_search
+from tests.memory.search.tree import NOTHING, build_tree, found, pick, shown
+
+QUESTION = "How large should shared_buffers be?"
+Kind = SearchStep.Kind
+
+
+@pytest.fixture
+def tree(db):
+    return build_tree()
+
+
+def kinds(search: Search) -> list[str]:
+    return list(search.steps.values_list("kind", flat=True))
+
+
+def state(search: Search) -> WalkState:
+    return WalkState.model_validate(search.state)
+
+
+def test_routes_down_marks_unviable_options_and_answers(llm, tree):
+    llm.script(
+        pick("references", unviable=("swarmstar",)),
+        pick("databases", unviable=("frontend",)),
+        pick("pg-tuning.md"),
+        found("A quarter of the RAM."),
+    )
+    search = run_search([QUESTION])
+
+    assert search.status == Search.Status.DONE and search.ended_because == "answered"
+    [answer] = search.result["answers"]
+    assert answer == {"question": QUESTION, "answer": "A quarter of the RAM.", "node_ids": [tree["pg-tuning.md"].pk], "complete": True}
+    walked = state(search)
+    assert set(walked.unviable) == {Node.objects.get(name="swarmstar").pk, tree["frontend"].pk}
+    assert walked.visited == [tree["pg-tuning.md"].pk]  # kept apart from the unviable marks
+    assert kinds(search) == [Kind.ROUTE, Kind.ROUTE, Kind.ROUTE, Kind.READ, Kind.FINISH]
+    assert search.llm_calls == 4 == LLMCall.objects.filter(served_id=search.pk).count()
+    assert search.prompt_tokens == sum(LLMCall.objects.values_list("prompt_tokens", flat=True))
+    # The step keeps the call: what the LLM was shown and what it replied.
+    read = search.steps.get(kind=Kind.READ)
+    assert "shared_buffers" in json.dumps(read.llm_call.messages) and "quarter" in read.llm_call.reply
+
+
+def test_a_dead_end_sends_the_walk_back_to_the_parent(llm, tree):
+    llm.script(
+        pick("references"),
+        pick("frontend"),
+        pick("css.md"),
+        NOTHING,
+        pick("databases"),  # frontend is visited now: only databases is offered
+        pick("pg-tuning.md"),
+        found("A quarter of the RAM."),
+    )
+    search = run_search([QUESTION])
+
+    assert search.ended_because == "answered"
+    backtrack = search.steps.get(kind=Kind.BACKTRACK)
+    assert backtrack.node_id == tree["frontend"].pk
+    assert set(shown(llm.requests[4])) == {"databases"}
+    assert tree["frontend"].pk in state(search).visited
+
+
+def test_a_large_folder_is_shown_in_batches_best_first(llm, tree, settings):
+    settings.MEMSITE_SEARCH_ROUTE_TOKENS = 120
+    big = services.node_create(parent=tree["references"], type="folder", name="archive", description="Old notes.")
+    for number in range(30):
+        services.node_create(parent=big, type="folder", name=f"misc-{number:02}", description="Miscellaneous things.")
+    services.node_create(parent=big, type="folder", name="shared_buffers notes", description="How large shared_buffers should be.")
+    llm.script(pick(None), Reply.json({"choice": 2}))
+    search = run_search([QUESTION], start_node=big, max_llm_calls=2)
+
+    first, second = (shown(request) for request in llm.requests)
+    assert next(iter(first)) == "shared_buffers notes"  # pre-ranked by its words
+    assert len(first) < 31 and not set(first) & set(second)  # the next batch shows others
+    entered = Node.objects.get(pk=search.steps.get(number=2).detail["chosen"])
+    assert second[entered.name] == 2
+
+
+def test_an_option_that_was_not_shown_is_repaired_never_followed(llm, tree):
+    llm.script(Reply.json({"choice": 9, "unviable": []}), pick("references"), pick(None), pick(None))
+    search = run_search([QUESTION], max_llm_calls=3)
+
+    repair = llm.requests[1].messages
+    assert repair[-2]["content"] == json.dumps({"choice": 9, "unviable": []})
+    assert "less than or equal to 4" in repair[-1]["content"]
+    assert search.steps.first().detail["chosen"] == tree["references"].pk
+
+
+def test_an_option_never_repaired_is_rejected(llm, tree):
+    llm.script(*[Reply.json({"choice": 7, "unviable": [1]})] * 2)
+    search = run_search([QUESTION], max_llm_calls=1)
+
+    step = search.steps.first()
+    assert step.detail["rejected"] is True and "chosen" not in step.detail
+    assert state(search).trail == [] and state(search).unviable == []
+    assert step.llm_call.status == LLMCall.Status.ERROR
+
+
+def test_new_questions_start_a_sub_search_whose_answer_is_handed_back(llm, tree):
+    llm.script(
+        pick("references"),
+        pick("databases"),
+        pick("pg-tuning.md"),
+        found("A quarter of the RAM.", complete=False, new_questions=("How much RAM does the server have?",)),
+        # the sub-search, from the top of the tree
+        pick("user"),
+        pick("machine.md"),
+        found("16 GB."),
+        # the parent again, back where the question arose
+        pick(None),
+    )
+    search = run_search([QUESTION], max_llm_calls=8)
+
+    child = Search.objects.get(parent=search)
+    assert child.depth == 1 and child.status == Search.Status.DONE and child.max_llm_calls == 4
+    assert child.result["answers"][0]["answer"] == "16 GB."
+    assert kinds(search)[3:6] == [Kind.READ, Kind.SUBSEARCH, Kind.HANDBACK]
+    assert "Answer to 'How much RAM does the server have?': 16 GB." in state(search).notes
+    assert "16 GB." in json.dumps(llm.requests[7].messages)  # the parent's next prompt knows it
+    assert search.llm_calls == 8  # the child's calls count against the parent's budget
+    assert search.ended_because == "budget:max_llm_calls"
+
+
+def test_an_exhausted_tree_restarts_then_ends_with_the_questions_open(llm, tree, settings):
+    settings.MEMSITE_SEARCH_MAX_RESTARTS = 1
+    llm.script(pick(None), pick(None))
+    search = run_search([QUESTION], start_node=tree["databases"])
+
+    assert kinds(search) == [Kind.ROUTE, Kind.RESTART, Kind.ROUTE, Kind.FINISH]
+    assert search.status == Search.Status.DONE and search.ended_because == "exhausted"
+    assert search.result["open_questions"] == [QUESTION]
+
+
+def test_ask_user_waits_for_the_answer_which_completes_the_search(llm, tree, user):
+    llm.script(pick(None))
+    search = run_search([QUESTION], start_node=tree["databases"], fallback="ask_user")
+
+    assert search.status == Search.Status.WAITING
+    question = SearchQuestion.objects.get(search=search, status=SearchQuestion.Status.PENDING)
+    services.search_question_answer(question=question, answer="Use 4 GB.", user=user)
+
+    search.refresh_from_db()
+    document = Node.objects.get(parent__name="user", name=f"Answer to search {search.pk}")
+    assert search.status == Search.Status.DONE and search.ended_because == "answered by the user"
+    assert search.result["answers"][0]["answer"] == "Use 4 GB."
+    assert search.result["answers"][0]["node_ids"] == [document.pk]
+
+
+def test_a_tool_call_with_the_same_arguments_reuses_its_result(llm, tree, settings):
+    settings.MEMSITE_SEARCH_TOOLS = True
+    settings.MEMSITE_SEARCH_MAX_RESTARTS = 1
+    empty = services.node_create(parent=tree["references"], type="folder", name="empty", description="Nothing yet.")
+    arguments = Reply.json({"query": "shared_buffers"})
+    llm.script(pick("full_text_search"), arguments, NOTHING, pick("full_text_search"), arguments, NOTHING)
+    search = run_search([QUESTION], start_node=empty)
+
+    assert ToolCall.objects.count() == 1
+    first, second = search.steps.filter(kind=Kind.TOOL)
+    assert first.detail["key"] == second.detail["key"] and second.detail["reused"] is True
+    assert "pg-tuning.md" not in ToolCall.objects.get().result  # names and descriptions only
+    assert "databases" in ToolCall.objects.get().result or "No node" in ToolCall.objects.get().result
+
+
+def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settings):
+    settings.MEMSITE_SEARCH_TOOLS = True
+    empty = services.node_create(parent=tree["references"], type="folder", name="empty", description="Nothing yet.")
+    describe = Reply.json({"name": "shared buffers answer", "description": "What the search found."})
+    llm.script(pick("save_answer"), describe, pick("save_answer"))
+    run_search([QUESTION], start_node=empty)
+    run_search([QUESTION], start_node=empty)
+
+    assert Node.objects.filter(parent=tree["references"], name="shared buffers answer").count() == 1
+    saved = ToolCall.objects.get()
+    assert saved.node.name == "shared buffers answer"
+    assert llm.pending == 0
+
+
+@pytest.mark.parametrize(
+    ("budget", "value", "calls"),
+    [("max_llm_calls", 2, 2), ("max_tokens", 10, 0), ("timeout_s", 1, 0)],
+)
+def test_each_budget_ends_the_search_before_the_call_that_would_break_it(llm, tree, budget, value, calls):
+    llm.script(pick("references"), pick("databases"))
+    search = services.search_start(user=None, questions=[QUESTION], **{budget: value})
+    if budget == "timeout_s":
+        Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=5))
+    services.search_run(search_id=search.pk)
+    search.refresh_from_db()
+
+    assert search.ended_because == f"budget:{budget}"
+    assert search.llm_calls == calls == len(llm.requests)
+    assert search.steps.last().summary == f"The {budget} budget ran out."
+
+
+def test_cancel_stops_a_running_search_at_its_next_step(llm, tree, user):
+    llm.script(pick("references"))
+    search = services.search_start(user=user, questions=[QUESTION])
+    assert services.search_advance(search_id=search.pk)
+    services.search_cancel(search=Search.objects.get(pk=search.pk), user=user)
+    assert not services.search_advance(search_id=search.pk)
+
+    search.refresh_from_db()
+    assert search.status == Search.Status.CANCELLED and len(llm.requests) == 1
+    assert kinds(search) == [Kind.ROUTE, Kind.FINISH]
+
+
+def test_cancel_ends_a_queued_search_at_once_and_refuses_an_ended_one(tree, user):
+    search = services.search_start(user=user, questions=[QUESTION])
+    services.search_cancel(search=search, user=user)
+    search.refresh_from_db()
+    assert search.status == Search.Status.CANCELLED
+    with pytest.raises(services.searches.Conflict):
+        services.search_cancel(search=search, user=user)
+
+
+def test_a_crashed_step_is_redone_from_the_last_recorded_one(llm, tree, monkeypatch):
+    llm.script(pick("references"), pick("databases"), pick("databases"), pick("pg-tuning.md"), found("A quarter."))
+    search = services.search_start(user=None, questions=[QUESTION])
+    assert services.search_advance(search_id=search.pk)
+
+    from memory.services import searches
+
+    def die(*args, **kwargs):
+        raise SystemExit("worker killed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(searches, "_record", die)
+        with pytest.raises(SystemExit):
+            services.search_advance(search_id=search.pk)  # the LLM answered; nothing recorded
+
+    services.search_run(search_id=search.pk)  # the redelivered task
+    search.refresh_from_db()
+    assert search.ended_because == "answered"
+    assert list(search.steps.values_list("number", flat=True)) == [1, 2, 3, 4, 5]
+    assert search.llm_calls == 4  # the lost call is in the ledger, not in the search's spend
+    assert LLMCall.objects.count() == 5
+
+
+def test_a_second_worker_cannot_record_the_same_step(llm, tree):
+    from memory.search import walk
+    from memory.services.searches import _record
+
+    llm.script(pick("references"), pick("references"))
+    search = services.search_start(user=None, questions=[QUESTION])
+    Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, started_at=timezone.now())
+    search.refresh_from_db()
+    first, second = walk.advance(search), walk.advance(search)
+
+    assert _record(search, first) is True
+    assert _record(search, second) is False
+    assert search.steps.count() == 1
+
+
+def test_the_sweep_requeues_a_stalled_search_then_fails_it(tree, settings, django_capture_on_commit_callbacks):
+    settings.MEMSITE_SEARCH_MAX_REQUEUES = 1
+    search = services.search_start(user=None, questions=[QUESTION])
+    stale = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
+    Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, heartbeat_at=stale)
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert services.searches_sweep_stale() == {"requeued": 1, "failed": 0}
+    assert len(callbacks) == 1
+    Search.objects.filter(pk=search.pk).update(heartbeat_at=stale)
+    assert services.searches_sweep_stale() == {"requeued": 0, "failed": 1}
+    search.refresh_from_db()
+    assert search.status == Search.Status.FAILED and search.ended_because.startswith("stalled")
