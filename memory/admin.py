@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from memory import selectors, services
 from memory.forms import creatable_type_choices
-from memory.models import Node
+from memory.models import Node, Search, SearchStep, ToolCall
 from memsite.errors import ServiceError
 
 # Written by the tree itself or by the services; never typed in by hand.
@@ -143,3 +143,44 @@ class NodeAdmin(admin.ModelAdmin):
         except ServiceError as error:
             self.message_user(request, error.message, messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
+
+
+class SearchStepInline(admin.TabularInline):
+    model = SearchStep
+    fields = ["number", "kind", "node_name", "summary", "llm_call"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Search)
+class SearchAdmin(admin.ModelAdmin):
+    """Read-only: searches are written step by step by their worker; cancel them from the
+    dashboard or the API."""
+
+    list_display = ["id", "status", "created_at", "created_by", "output", "llm_calls", "prompt_tokens", "cost_usd", "ended_because"]
+    list_filter = ["status", "output", "fallback"]
+    date_hierarchy = "created_at"
+    inlines = [SearchStepInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "tool", "key", "node", "search"]
+    list_filter = ["tool"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

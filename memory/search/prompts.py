@@ -134,13 +134,15 @@ class ReadReplyBase(BaseModel):
         """A question is answered when the text holds most of its terms; the answer is the
         text's sentences that share the most terms with it."""
         text_terms = frozenset(terms(reading.context))
+        # The text's own sentences: not the "Node: [id] ..." line that introduces it.
+        sentences = [sentence for sentence in reading.sentences if not sentence.startswith(("Node: ", "Content:"))]
         findings = []
         for option in reading.options:
             share = coverage(option.text, text_terms)
             if share < PARTIAL:
                 continue
             wanted = frozenset(terms(option.text))
-            ranked = sorted(reading.sentences, key=lambda sentence: -len(wanted & set(terms(sentence))))
+            ranked = sorted(sentences, key=lambda sentence: -len(wanted & set(terms(sentence))))
             answer = " ".join(ranked[:2])[:4000] or option.text
             findings.append({"question": option.index, "answer": answer, "complete": share >= COMPLETE})
         return {

@@ -46,6 +46,9 @@ DEMO_SWARM_NOTE = (
     "# Plan\n\n1. Keep the todo-api project tested.\n2. Add persistence to todo-api.\n",
 )
 
+# A search the embedded default runs at its first start, so the dashboard shows a trace.
+DEMO_SEARCH_QUESTIONS = ["Which HTTP status code means a request conflicts with the current state?"]
+
 
 def _demo_project_archive() -> bytes:
     buffer = io.BytesIO()

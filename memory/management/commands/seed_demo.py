@@ -1,7 +1,9 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from memory.services.demo import demo_memory_seed
+from memory.models import Search
+from memory.services import search_start
+from memory.services.demo import DEMO_SEARCH_QUESTIONS, demo_memory_seed
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo-password"
@@ -23,6 +25,9 @@ class Command(BaseCommand):
             user.save(update_fields=["password"])
         added = demo_memory_seed(user=user)
         self.stdout.write("Demo memory added." if added else "Demo memory is already there.")
+        if not Search.objects.exists():
+            search = search_start(user=user, questions=DEMO_SEARCH_QUESTIONS, output="answer")
+            self.stdout.write(f"Demo search {search.pk} queued: the worker runs it; watch it at {url}searches/{search.pk}/")
         self.stdout.write(
             self.style.SUCCESS(
                 f"\nmemsite: open {url} and log in as {DEMO_USERNAME} / {DEMO_PASSWORD} (staff).\n"
