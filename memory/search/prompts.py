@@ -1,6 +1,7 @@
 """What a search shows the LLM and the replies it accepts.
 
-Options are numbered from 1 in exactly the list shown, and every index in a reply is validated
+Options are numbered from 1 in exactly the list shown (the number is their only handle: node
+ids would cost some twenty tokens an option), and every index in a reply is validated
 against that list by the schema itself: a reply naming an option it was not shown fails
 validation, goes back to the model for repair (the gateway's loop), and if never repaired is
 rejected; it is never followed.
@@ -54,7 +55,7 @@ def route_messages(*, questions: Sequence[str], context: str, notes: Sequence[st
     if background:
         lines.append(background)
     lines.append("Options:")
-    lines += [f"{number}. [{option.key}] {option.label}" for number, option in enumerate(options, 1)]
+    lines += [f"{number}. {option.label}" for number, option in enumerate(options, 1)]
     return [{"role": "system", "content": ROUTE_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
 
 
@@ -176,7 +177,7 @@ def batch_by_tokens(options: Sequence[Option], *, budget: int, count_tokens) -> 
     chosen: list[Option] = []
     spent = 0
     for option in options:
-        cost = count_tokens(f"{len(chosen) + 1}. [{option.key}] {option.label}") + 1
+        cost = count_tokens(f"{len(chosen) + 1}. {option.label}") + 1
         if chosen and spent + cost > budget:
             break
         chosen.append(option)

@@ -6,7 +6,7 @@ from memory import selectors, services
 from memory.models import Node
 from tests.fake_openai import RecordedRequest, Reply
 
-OPTION = re.compile(r"^(\d+)\. \[([^\]]+)\] (.*)$", re.MULTILINE)
+OPTION = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
 
 
 def build_tree() -> dict[str, Node]:
@@ -34,7 +34,7 @@ def build_tree() -> dict[str, Node]:
 def shown(request: RecordedRequest) -> dict[str, int]:
     """Option name -> its number, as listed in a routing request (before any repair turns)."""
     listed = next(message["content"] for message in reversed(request.messages) if OPTION.search(message["content"]))
-    return {label.split(":", 1)[0]: int(number) for number, _key, label in OPTION.findall(listed)}
+    return {label.split(":", 1)[0]: int(number) for number, label in OPTION.findall(listed)}
 
 
 def pick(name: str | None, *, unviable: tuple[str, ...] = ()) -> Reply:
