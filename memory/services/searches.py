@@ -3,6 +3,7 @@ questions. `memory.search.walk` decides each step; this module writes it, with t
 in one transaction guarded by the search's step count, so two workers that both hold a search
 (a redelivered task while the first still runs) cannot both record a step: the second stops."""
 
+import logging
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -25,6 +26,7 @@ MAX_CONTEXT_CHARS = 20_000
 MAX_ANSWER_CHARS = 20_000
 # The most a caller may ask for; settings give the defaults.
 BUDGET_CAPS = {"max_llm_calls": 1_000, "max_tokens": 5_000_000, "timeout_s": 3_600}
+logger = logging.getLogger(__name__)
 TERMINAL = (Search.Status.DONE, Search.Status.FAILED, Search.Status.CANCELLED)
 
 
@@ -175,8 +177,15 @@ def search_advance(*, search_id: int) -> bool:
     target = root
     while target.state.get("child"):
         target = Search.objects.get(pk=target.state["child"])
-    outcome = walk.advance(target)
-    return _record(target, outcome) and _still_running(root.pk)
+    try:
+        outcome = walk.advance(target)
+        recorded = _record(target, outcome)
+    except Exception as exc:  # a bug must end the search, not leave it "running" for the sweep
+        logger.exception("Search %s failed at step %s.", target.pk, target.steps_taken + 1)
+        with transaction.atomic():
+            _end_family(Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.FAILED, because=f"error: {type(exc).__name__}: {exc}"[:255])
+        return False
+    return recorded and _still_running(root.pk)
 
 
 def _still_running(search_id: int) -> bool:
@@ -233,9 +242,12 @@ def _write_step(search: Search, kind: str, summary: str, *, node: Node | None = 
 
 def _save_document(search: Search, document: walk.NewDocument) -> None:
     references = selectors.node_internal_folder(name="references")
-    name = validate_name(document.name)
-    if Node.objects.filter(parent=references, name=name).exists():
-        name = validate_name(f"{name} ({search.pk})")
+    name = base = validate_name(document.name)
+    taken = set(Node.objects.filter(parent=references, name__startswith=base).values_list("name", flat=True))
+    suffix = 1
+    while name in taken:  # the LLM's name is a wish, not a key: another document may hold it
+        suffix += 1
+        name = validate_name(f"{base} ({suffix})")
     node = node_create(
         parent=references,
         type="document",

@@ -276,3 +276,28 @@ def test_the_sweep_requeues_a_stalled_search_then_fails_it(tree, settings, djang
     assert services.searches_sweep_stale() == {"requeued": 0, "failed": 1}
     search.refresh_from_db()
     assert search.status == Search.Status.FAILED and search.ended_because.startswith("stalled")
+
+
+def test_a_bug_in_a_step_fails_the_search_instead_of_leaving_it_running(llm, tree, monkeypatch):
+    from memory.search import walk
+
+    def broken(search):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(walk, "advance", broken)
+    search = run_search([QUESTION])
+
+    assert search.status == Search.Status.FAILED
+    assert search.ended_because == "error: ZeroDivisionError: division by zero"
+    assert kinds(search) == [Kind.FINISH]
+
+
+def test_saved_answers_whose_name_is_taken_get_a_free_one(llm, tree, settings):
+    settings.MEMSITE_SEARCH_TOOLS = True
+    empty = services.node_create(parent=tree["references"], type="folder", name="empty", description="Nothing yet.")
+    services.node_create(parent=tree["references"], type="document", name="answer", description="", content=b"")
+    services.node_create(parent=tree["references"], type="document", name="answer (2)", description="", content=b"")
+    llm.script(pick("save_answer"), Reply.json({"name": "answer", "description": "Found."}))
+    run_search([QUESTION], start_node=empty)
+
+    assert ToolCall.objects.get().node.name == "answer (3)"
