@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory import views
+from memory import views, views_searches
 
 app_name = "memory"
 
@@ -16,4 +16,10 @@ urlpatterns = [
     path("memory/<str:node_id>/archive.tar.gz", views.project_download, name="project_download"),
     path("user/preferences/", views.user_preferences, name="user_preferences"),
     path("user/preferences/preview/", views.markdown_preview, name="markdown_preview"),
+    path("searches/", views_searches.search_list, name="search_list"),
+    path("searches/start/", views_searches.search_start, name="search_start"),
+    path("searches/<int:search_id>/", views_searches.search_detail, name="search_detail"),
+    path("searches/<int:search_id>/cancel/", views_searches.search_cancel, name="search_cancel"),
+    path("questions/", views_searches.question_list, name="question_list"),
+    path("questions/<int:question_id>/answer/", views_searches.question_answer, name="question_answer"),
 ]

@@ -51,3 +51,51 @@ class ProjectFactory(NodeFactory):
     parent = factory.LazyFunction(lambda: selectors.node_internal_folder(name="projects"))
     type = "project_root_folder"
     name = factory.Sequence(lambda n: f"project-{n}")
+
+
+# Searches are built row by row, not through `search_start`: trace tests need the states a worker
+# writes mid-walk (running, with steps, ended with a result), which no single service call makes.
+
+
+def _walk_state(questions: list[str]) -> dict:
+    return {
+        "answers": [{"question": question, "answer": "", "node_ids": [], "complete": False} for question in questions],
+        "original_count": len(questions),
+    }
+
+
+class SearchFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "memory.Search"
+
+    questions = factory.LazyFunction(lambda: ["Where are the deployment notes?"])
+    max_llm_calls = 40
+    max_tokens = 200_000
+    timeout_s = 300
+    state = factory.LazyAttribute(lambda search: _walk_state(search.questions))
+
+
+class SearchStepFactory(factory.django.DjangoModelFactory):
+    """The next step of `search`, written as the worker writes it: the search's step count
+    moves with it (the trace stops polling only once every counted step is shown)."""
+
+    class Meta:
+        model = "memory.SearchStep"
+
+    search = factory.SubFactory(SearchFactory)
+    kind = "route"
+    summary = factory.Sequence(lambda n: f"Step summary {n}.")
+    node_name = factory.LazyAttribute(lambda step: step.node.name if step.node is not None else "")
+    node = None
+    llm_call = None
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        from memory.models import Search
+
+        search = kwargs["search"]
+        kwargs.setdefault("number", search.steps.count() + 1)
+        step = super()._create(model_class, *args, **kwargs)
+        Search.objects.filter(pk=search.pk, steps_taken__lt=step.number).update(steps_taken=step.number)
+        search.steps_taken = max(search.steps_taken, step.number)
+        return step

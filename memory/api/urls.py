@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api import nodes
+from memory.api import nodes, searches
 
 app_name = "memory-api"
 
@@ -16,4 +16,10 @@ urlpatterns = [
     path("nodes/<str:node_id>/content/", nodes.NodeContentApi.as_view(), name="node-content"),
     path("nodes/<str:node_id>/export/", nodes.ProjectExportApi.as_view(), name="project-export"),
     path("nodes/<str:node_id>/import/", nodes.ProjectImportApi.as_view(), name="project-import"),
+    path("searches/", searches.SearchStartApi.as_view(), name="search-start"),
+    path("searches/<int:search_id>/", searches.SearchDetailApi.as_view(), name="search-detail"),
+    path("searches/<int:search_id>/steps/", searches.SearchStepsApi.as_view(), name="search-steps"),
+    path("searches/<int:search_id>/cancel/", searches.SearchCancelApi.as_view(), name="search-cancel"),
+    path("questions/", searches.QuestionListApi.as_view(), name="question-list"),
+    path("questions/<int:question_id>/answer/", searches.QuestionAnswerApi.as_view(), name="question-answer"),
 ]

@@ -16,8 +16,10 @@ from memory.selectors.nodes import (
     project_files,
 )
 from memory.selectors.searches import (
+    search_children,
     search_get,
     search_list,
+    search_node_names,
     search_question_get,
     search_questions_pending,
     search_steps,
@@ -39,8 +41,10 @@ __all__ = [
     "node_roots",
     "node_subtree",
     "project_files",
+    "search_children",
     "search_get",
     "search_list",
+    "search_node_names",
     "search_question_get",
     "search_questions_pending",
     "search_steps",

@@ -2,13 +2,13 @@
 
 from django.db.models import QuerySet
 
-from memory.models import Search, SearchQuestion, SearchStep
+from memory.models import Node, Search, SearchQuestion, SearchStep
 from memsite.errors import NotFound
 
 
 def search_get(*, search_id: int) -> Search:
     try:
-        return Search.objects.select_related("start_node").get(pk=search_id)
+        return Search.objects.select_related("start_node", "created_by").get(pk=search_id)
     except (Search.DoesNotExist, ValueError, TypeError):
         raise NotFound(f"No search with id {search_id!r}.") from None
 
@@ -16,6 +16,18 @@ def search_get(*, search_id: int) -> Search:
 def search_list() -> QuerySet[Search]:
     """Searches started by someone (not sub-searches), newest first."""
     return Search.objects.filter(parent__isnull=True).select_related("created_by")
+
+
+def search_children(*, search: Search) -> QuerySet[Search]:
+    """The sub-searches a search started, in order."""
+    return Search.objects.filter(parent=search).order_by("pk")
+
+
+def search_node_names(*, search: Search) -> dict[str, str]:
+    """Names of the nodes a search's walk is on or has marked (its trace shows them)."""
+    state = search.state or {}
+    ids = {*state.get("trail", ()), *state.get("visited", ()), *state.get("unviable", ())}
+    return dict(Node.objects.filter(pk__in=ids).values_list("pk", "name"))
 
 
 def search_steps(*, search: Search, after: int | None = None) -> QuerySet[SearchStep]:

@@ -1,0 +1,242 @@
+"""The dashboard of searches: the list and a form to start one, the live trace of a search, and
+the questions searches put to the user, as small htmx views.
+
+The trace polls itself once a second while the search runs. A poll brings the trace's header
+(status, spend, path, result) whole, and only the steps taken since the last poll (appended out
+of band), so a step the reader has opened stays open. Once the search has ended and every step
+is on the page, the answer is status 286, which tells htmx to stop polling."""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HTMX_STOP_POLLING
+
+from memory import selectors, services
+from memory.models import Node, Search, SearchStep
+from memsite.errors import ServiceError
+
+SEARCHES = "memory/searches.html"
+TRACE = "memory/search_detail.html"
+QUESTIONS = "memory/questions.html"
+PAGE_SIZE = 50
+
+
+# -- forms (they check the shape of the input; search_start checks the rules) ------------------
+
+
+class SearchStartForm(forms.Form):
+    questions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), help_text="One question per line.")
+    context = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    start_node = forms.CharField(required=False, max_length=64, label="Start node id")
+    output = forms.ChoiceField(choices=Search.Output.choices, initial=Search.Output.ANSWER)
+    fallback = forms.ChoiceField(choices=Search.Fallback.choices, initial=Search.Fallback.NONE)
+
+    def clean_questions(self) -> list[str]:
+        return [line.strip() for line in self.cleaned_data["questions"].splitlines() if line.strip()]
+
+
+class QuestionAnswerForm(forms.Form):
+    answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
+    response = render(request, template, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _search_or_404(search_id: int) -> Search:
+    try:
+        return selectors.search_get(search_id=search_id)
+    except ServiceError as error:
+        raise Http404(error.message) from None
+
+
+def _error_message(form: forms.Form) -> str:
+    return " ".join(
+        f"{form.fields[name].label or name.capitalize()}: {error}" for name, errors in form.errors.items() for error in errors
+    )
+
+
+@dataclass(frozen=True)
+class TrailNode:
+    id: str
+    name: str  # empty when the node has been deleted since
+
+
+@dataclass(frozen=True)
+class Trail:
+    """Where the walk is: the nodes from the start down to the current one, and those it has
+    been through or ruled out."""
+
+    start: Node | None
+    path: list[TrailNode]
+    visited: list[TrailNode]
+    unviable: list[TrailNode]
+
+
+def _trail(search: Search) -> Trail:
+    state = search.state or {}
+    path, visited, unviable = (list(state.get(key) or []) for key in ("trail", "visited", "unviable"))
+    names = selectors.search_node_names(search=search)  # a node deleted since keeps its id
+
+    def nodes(ids: list[str]) -> list[TrailNode]:
+        return [TrailNode(id=node_id, name=names.get(node_id, "")) for node_id in ids]
+
+    return Trail(start=search.start_node, path=nodes(path), visited=nodes(visited), unviable=nodes(unviable))
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    step: SearchStep
+    detail_json: str
+    child_id: int | None  # the sub-search a `subsearch` or `handback` step is about
+
+
+def _trace_step(step: SearchStep) -> TraceStep:
+    detail = step.detail if isinstance(step.detail, dict) else {}
+    child = detail.get("child")
+    return TraceStep(
+        step=step,
+        detail_json=json.dumps(step.detail, indent=2, ensure_ascii=False, sort_keys=True) if step.detail else "",
+        child_id=child if isinstance(child, int) and not isinstance(child, bool) else None,
+    )
+
+
+def _trace_steps(search: Search, *, after: int = 0) -> list[TraceStep]:
+    return [_trace_step(step) for step in selectors.search_steps(search=search, after=after or None)]
+
+
+def _trace_context(search: Search, *, after: int, steps: list[TraceStep]) -> dict[str, Any]:
+    """What the trace's header shows. `after` is the last step number on the page once these
+    steps are added; the next poll asks for the steps after it."""
+    after = max([after, *(item.step.number for item in steps)])
+    return {
+        "search": search,
+        "steps": steps,
+        "after": after,
+        # Ended with every step shown: nothing will change any more.
+        "settled": not search.is_active and after >= search.steps_taken,
+        "trail": _trail(search),
+        "children": list(selectors.search_children(search=search)),
+        "pending_question": selectors.search_questions_pending().filter(search=search).first(),
+    }
+
+
+def _after(request: HttpRequest) -> int:
+    raw = request.GET.get("after") or request.POST.get("after") or "0"
+    return int(raw) if raw.isascii() and raw.isdigit() else 0
+
+
+# -- searches ----------------------------------------------------------------------------------
+
+
+def _list_page(request: HttpRequest, form: SearchStartForm, *, error: str = "", status: int = 200) -> HttpResponse:
+    page = Paginator(selectors.search_list(), PAGE_SIZE).get_page(request.GET.get("page"))
+    return _render(request, SEARCHES, {"page": page, "form": form, "error": error}, status=status)
+
+
+@require_GET
+@login_required
+def search_list(request: HttpRequest) -> HttpResponse:
+    return _list_page(request, SearchStartForm())
+
+
+@require_POST
+@login_required
+def search_start(request: HttpRequest) -> HttpResponse:
+    form = SearchStartForm(request.POST)
+    if not form.is_valid():
+        return _list_page(request, form, error=_error_message(form), status=400)
+    data = form.cleaned_data
+    try:
+        start_node = selectors.node_get(node_id=data["start_node"]) if data["start_node"] else None
+        search = services.search_start(
+            user=request.user,
+            questions=data["questions"],
+            context=data["context"],
+            start_node=start_node,
+            output=data["output"],
+            fallback=data["fallback"],
+        )
+    except ServiceError as error:
+        return _list_page(request, form, error=error.message, status=error.status)
+    messages.success(request, f"Search {search.pk} started.")
+    return redirect("memory:search_detail", search_id=search.pk)
+
+
+@require_GET
+@login_required
+def search_detail(request: HttpRequest, search_id: int) -> HttpResponse:
+    search = _search_or_404(search_id)
+    if request.htmx and not request.htmx.history_restore_request:
+        after = _after(request)
+        context = _trace_context(search, after=after, steps=_trace_steps(search, after=after))
+        status = HTMX_STOP_POLLING if context["settled"] else 200
+        return _render(request, f"{TRACE}#trace_update", context, status=status)
+    return _render(request, TRACE, _trace_context(search, after=0, steps=_trace_steps(search)))
+
+
+@require_POST
+@login_required
+def search_cancel(request: HttpRequest, search_id: int) -> HttpResponse:
+    search = _search_or_404(search_id)
+    status, message, error = 200, "", ""
+    try:
+        cancelled = services.search_cancel(search=search, user=request.user)
+        # A running search stops at its worker's next step; any other ends at once.
+        message = "Cancelling: the search stops at its next step." if cancelled.is_active else "Cancelled."
+    except ServiceError as error_:
+        status, error = error_.status, error_.message
+    if not request.htmx:
+        (messages.error if error else messages.success)(request, error or message)
+        return redirect("memory:search_detail", search_id=search.pk)
+    # Only the header: the steps since `after` come with the next poll, which the header keeps
+    # asking for until they are all on the page.
+    search = selectors.search_get(search_id=search.pk)
+    context = {**_trace_context(search, after=_after(request), steps=[]), "message": message, "error": error}
+    return _render(request, f"{TRACE}#trace", context, status=status)
+
+
+# -- the user's questions ----------------------------------------------------------------------
+
+
+def _questions_page(request: HttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
+    context = {"questions": list(selectors.search_questions_pending()), "error": error}
+    return _render(request, QUESTIONS, context, status=status)
+
+
+@require_GET
+@login_required
+def question_list(request: HttpRequest) -> HttpResponse:
+    return _questions_page(request)
+
+
+@require_POST
+@login_required
+def question_answer(request: HttpRequest, question_id: int) -> HttpResponse:
+    form = QuestionAnswerForm(request.POST)
+    try:
+        question = selectors.search_question_get(question_id=question_id)
+        if not form.is_valid():
+            return _questions_page(request, error=_error_message(form), status=400)
+        question = services.search_question_answer(
+            question=question, answer=form.cleaned_data["answer"], user=request.user
+        )
+    except ServiceError as error:
+        return _questions_page(request, error=error.message, status=error.status)
+    messages.success(request, f"Answered; search {question.search_id} is complete.")
+    return redirect("memory:question_list")
+

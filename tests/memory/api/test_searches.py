@@ -1,0 +1,444 @@
+import time
+from decimal import Decimal
+
+import pytest
+import yaml
+from django.urls import reverse
+from drf_spectacular.validation import validate_schema
+from rest_framework.test import APIClient
+
+from memory import services
+from memory.models import Node, Search, SearchQuestion
+from memory.services.demo import demo_memory_seed
+from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory
+from tests.llm.factories import make_call
+from tests.memory.search.tree import build_tree, found, pick
+from tests.memory.tasks.test_search_tasks import fake_openai, worker  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "<script>alert('x')</script>"
+
+
+@pytest.fixture(autouse=True)
+def offline_search(settings):
+    """The offline provider, and a walk that falls back at once when the tree has nothing."""
+    settings.MEMSITE_LLM_PROVIDER = "offline"
+    settings.OPENAI_API_KEY = None
+    settings.OPENAI_BASE_URL = None
+    settings.MEMSITE_SEARCH_TOOLS = False
+    settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
+    return settings
+
+
+@pytest.fixture
+def inline_worker(monkeypatch):
+    """Stands in for the Celery worker while `?wait` polls: the first pause runs every queued
+    search to its end (the test's transaction never commits, so no task is ever enqueued)."""
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        if not pauses:
+            for search_id in Search.objects.filter(status=Search.Status.QUEUED).values_list("pk", flat=True):
+                services.search_run(search_id=search_id)
+        pauses.append(seconds)
+        time.sleep(seconds)
+
+    monkeypatch.setattr("memory.api.searches.sleep", pause)
+    return pauses
+
+
+def url(name: str, *args) -> str:
+    return reverse(f"memory-api:{name}", args=args)
+
+
+def start(api: APIClient, body: dict, wait: str | None = None):
+    query = f"?wait={wait}" if wait is not None else ""
+    return api.post(url("search-start") + query, body, format="json")
+
+
+# -- starting ----------------------------------------------------------------------------------
+
+
+def test_start_queues_the_search_and_answers_202(api, user, settings):
+    response = start(api, {"questions": ["Where are the deployment notes?"]})
+
+    assert response.status_code == 202, response.content
+    body = response.json()
+    search = Search.objects.get()
+    assert body["id"] == search.pk and body["status"] == "queued"
+    assert body["url"] == f"http://testserver/api/searches/{search.pk}/"
+    assert body["trace_url"] == f"http://testserver/searches/{search.pk}/"
+    assert response["Location"] == url("search-detail", search.pk)
+    assert body["questions"] == ["Where are the deployment notes?"]
+    assert (body["output"], body["fallback"], body["start_node"], body["context"]) == ("answer", "none", None, "")
+    assert body["budgets"] == {
+        "max_llm_calls": settings.MEMSITE_SEARCH_MAX_LLM_CALLS,
+        "max_tokens": settings.MEMSITE_SEARCH_MAX_TOKENS,
+        "timeout_s": settings.MEMSITE_SEARCH_TIMEOUT_S,
+    }
+    assert body["spent"] == {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    assert (body["result"], body["ended_because"], body["parent"], body["children"]) == (None, "", None, [])
+    assert body["created_by"] == user.username and search.created_by == user
+
+
+def test_start_takes_every_option(api, internal):
+    folder = NodeFactory(parent=internal["references"], name="ops")
+    response = start(
+        api,
+        {
+            "questions": ["Where are the deployment notes?", "Who deploys?"],
+            "context": "Preparing a release.",
+            "start_node": folder.pk,
+            "output": "node",
+            "fallback": "ask_user",
+            "budgets": {"max_llm_calls": 5, "max_tokens": 1000, "timeout_s": 60},
+        },
+    )
+
+    assert response.status_code == 202, response.content
+    search = Search.objects.get()
+    assert (search.start_node, search.output, search.fallback, search.context) == (folder, "node", "ask_user", "Preparing a release.")
+    assert (search.max_llm_calls, search.max_tokens, search.timeout_s) == (5, 1000, 60)
+    assert response.json()["start_node"] == folder.pk
+
+
+def test_the_search_is_enqueued_once_the_request_commits(api, monkeypatch, django_capture_on_commit_callbacks):
+    queued = []
+    monkeypatch.setattr("memory.tasks.search_run.delay", lambda **kwargs: queued.append(kwargs))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = start(api, {"questions": ["Where?"]})
+    assert queued == [{"search_id": response.json()["id"]}]
+
+
+BAD_STARTS = [
+    # (label, body, query wait, status, fragment of the answer)
+    ("no questions field", {}, None, 400, "questions"),
+    ("no questions", {"questions": []}, None, 400, "not be empty"),
+    ("21 questions", {"questions": [f"q{n}" for n in range(21)]}, None, 400, "no more than 20"),
+    ("a blank question", {"questions": ["fine", "   "]}, None, 400, "may not be blank"),
+    ("a question that is a number", {"questions": [3]}, None, 400, "Must be a string"),
+    ("questions as one string", {"questions": "Where?"}, None, 400, "list"),
+    ("a question too long", {"questions": ["x" * 1001]}, None, 400, "no more than 1000"),
+    ("context that is a number", {"questions": ["q"], "context": 5}, None, 400, "Must be a string"),
+    ("an unknown output", {"questions": ["q"], "output": "both"}, None, 400, "not a valid choice"),
+    ("an unknown fallback", {"questions": ["q"], "fallback": "web"}, None, 400, "not a valid choice"),
+    ("a zero budget", {"questions": ["q"], "budgets": {"max_llm_calls": 0}}, None, 400, "greater than or equal to 1"),
+    ("a budget over the cap", {"questions": ["q"], "budgets": {"timeout_s": 3601}}, None, 400, "less than or equal to 3600"),
+    ("a budget as a string", {"questions": ["q"], "budgets": {"max_tokens": "5"}}, None, 400, "Must be an integer"),
+    ("an unknown budget", {"questions": ["q"], "budgets": {"max_dollars": 1}}, None, 400, "Unknown field"),
+    ("an unknown field", {"questions": ["q"], "max_llm_calls": 3}, None, 400, "Unknown field"),
+    ("a wait that is not a number", {"questions": ["q"]}, "soon", 400, "valid integer"),
+    ("a wait over 30 s", {"questions": ["q"]}, "31", 400, "less than or equal to 30"),
+    ("a negative wait", {"questions": ["q"]}, "-1", 400, "greater than or equal to 0"),
+    ("an unknown start node", {"questions": ["q"], "start_node": "memory_" + "0" * 32}, None, 404, "No memory node"),
+]
+
+
+@pytest.mark.parametrize("label, body, wait, status, fragment", BAD_STARTS, ids=[case[0] for case in BAD_STARTS])
+def test_bad_input_is_refused_and_starts_nothing(api, internal, label, body, wait, status, fragment):
+    response = start(api, body, wait)
+    assert response.status_code == status, response.content
+    assert fragment in response.content.decode()
+    assert not Search.objects.exists()
+
+
+def test_a_body_that_is_not_json_is_refused(api):
+    response = api.post(url("search-start"), "questions=Where", content_type="application/json")
+    assert response.status_code == 400 and "JSON parse error" in response.json()["detail"]
+    assert not Search.objects.exists()
+
+
+# -- waiting -----------------------------------------------------------------------------------
+
+
+def test_wait_answers_200_with_the_result_when_the_search_ends_in_time(api, internal, inline_worker):
+    demo_memory_seed(user=None)
+    response = start(api, {"questions": ["Which HTTP status code means a conflicting resource?"], "output": "node"}, wait="10")
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["status"] == "done" and inline_worker == [0.2]  # ended at the first look after the worker ran
+    assert "http-status-codes.md" in [node["name"] for node in body["result"]["nodes"]]
+    assert body["result"]["ended_because"] == body["ended_because"]
+    assert body["spent"]["llm_calls"] >= 1 and body["steps"] >= 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wait_gets_the_answer_from_a_real_worker(worker):
+    """The request commits the search before it waits, so the worker can run it meanwhile."""
+    build_tree()
+    worker.script(pick("references"), pick("databases"), pick("pg-tuning.md"), found("A quarter of the RAM."))
+    api = APIClient()
+    api.force_authenticate(UserFactory())
+
+    response = start(api, {"questions": ["How large should shared_buffers be?"]}, wait="20")
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["status"] == "done" and body["result"]["answers"][0]["answer"] == "A quarter of the RAM."
+    assert body["spent"]["llm_calls"] == 4
+
+
+def test_wait_answers_202_when_the_search_is_still_running(api):
+    began = time.monotonic()
+    response = start(api, {"questions": ["Where?"]}, wait="1")
+    assert response.status_code == 202 and response.json()["status"] == "queued"
+    assert time.monotonic() - began >= 1
+
+
+def test_wait_zero_does_not_wait(api):
+    began = time.monotonic()
+    assert start(api, {"questions": ["Where?"]}, wait="0").status_code == 202
+    assert time.monotonic() - began < 1
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def test_read_a_finished_search_with_its_spend_children_and_result(api, internal):
+    node = internal["user"]
+    result = {
+        "answers": [{"question": "Where?", "answer": "In the user folder.", "node_ids": [node.pk], "complete": True}],
+        "nodes": [],
+        "open_questions": [],
+        "ended_because": "answered",
+    }
+    search = SearchFactory(
+        questions=["Where?"],
+        status=Search.Status.DONE,
+        result=result,
+        ended_because="answered",
+        llm_calls=3,
+        prompt_tokens=300,
+        completion_tokens=40,
+        cost_usd=Decimal("0.00012"),
+    )
+    child = SearchFactory(parent=search, depth=1, status=Search.Status.DONE)
+
+    response = api.get(url("search-detail", search.pk))
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["spent"] == {"llm_calls": 3, "prompt_tokens": 300, "completion_tokens": 40, "cost_usd": 0.00012}
+    assert body["result"] == result and body["ended_because"] == "answered"
+    assert body["children"] == [child.pk] and body["user_question"] is None
+    assert api.get(url("search-detail", child.pk)).json()["parent"] == search.pk
+
+
+def test_a_waiting_search_names_its_pending_question(api):
+    search = SearchFactory(status=Search.Status.WAITING)
+    question = SearchQuestion.objects.create(search=search, questions=search.questions)
+    assert api.get(url("search-detail", search.pk)).json()["user_question"] == question.pk
+
+
+def test_an_unknown_search_is_404(api):
+    for path in (url("search-detail", 999), url("search-steps", 999)):
+        response = api.get(path)
+        assert response.status_code == 404 and response.json() == {"detail": "No search with id 999."}
+    assert api.post(url("search-cancel", 999)).status_code == 404
+    assert api.get("/api/searches/not-a-number/").status_code == 404
+
+
+def test_steps_come_in_order_with_their_llm_call_costs_but_not_the_messages(api):
+    search = SearchFactory(status=Search.Status.RUNNING)
+    call = make_call(messages=[{"role": "user", "content": SECRET}], prompt_tokens=120, completion_tokens=9, latency_ms=42)
+    SearchStepFactory(search=search, kind="route", llm_call=call, detail={"choice": 1})
+    SearchStepFactory(search=search, kind="backtrack")
+    SearchStepFactory(search=search, kind="finish")
+
+    response = api.get(url("search-steps", search.pk))
+
+    assert response.status_code == 200
+    body = response.json()
+    assert [step["number"] for step in body["results"]] == [1, 2, 3]
+    assert [step["kind"] for step in body["results"]] == ["route", "backtrack", "finish"]
+    first = body["results"][0]
+    assert first["detail"] == {"choice": 1}
+    assert first["llm_call"] == {
+        "id": call.pk,
+        "purpose": "route",
+        "model": "gpt-4o-mini",
+        "status": "ok",
+        "prompt_tokens": 120,
+        "completion_tokens": 9,
+        "latency_ms": 42,
+        "cost_usd": float(call.cost_usd),
+    }
+    assert body["results"][1]["llm_call"] is None
+    assert SECRET not in response.content.decode()
+
+
+def test_steps_after_a_number_and_by_cursor_pages(api):
+    search = SearchFactory(status=Search.Status.RUNNING)
+    for _ in range(5):
+        SearchStepFactory(search=search)
+
+    after = api.get(url("search-steps", search.pk), {"after": 3}).json()
+    assert [step["number"] for step in after["results"]] == [4, 5]
+
+    first = api.get(url("search-steps", search.pk), {"page_size": 2}).json()
+    assert [step["number"] for step in first["results"]] == [1, 2] and first["next"]
+    second = api.get(first["next"]).json()
+    assert [step["number"] for step in second["results"]] == [3, 4]
+
+
+@pytest.mark.parametrize(
+    "query, fragment",
+    [
+        ({"after": "two"}, "valid integer"),
+        ({"after": -1}, "greater than or equal to 0"),
+        ({"page_size": 0}, "whole number from 1 to 1000"),
+        ({"cursor": "bogus"}, "Invalid cursor"),
+    ],
+)
+def test_bad_step_queries_are_400(api, query, fragment):
+    search = SearchFactory()
+    response = api.get(url("search-steps", search.pk), query)
+    assert response.status_code == 400 and fragment in response.content.decode()
+
+
+# -- cancelling --------------------------------------------------------------------------------
+
+
+def test_cancel_a_queued_search_ends_it_then_a_second_cancel_is_a_conflict(api):
+    search_id = start(api, {"questions": ["Where?"]}).json()["id"]
+
+    response = api.post(url("search-cancel", search_id))
+    assert response.status_code == 202
+    assert (response.json()["status"], response.json()["ended_because"]) == ("cancelled", "cancelled")
+
+    again = api.post(url("search-cancel", search_id))
+    assert again.status_code == 409
+    assert again.json() == {"detail": f"Search {search_id} has already ended (cancelled)."}
+
+
+def test_cancel_a_running_search_asks_the_worker_to_stop(api):
+    search = SearchFactory(status=Search.Status.RUNNING)
+    response = api.post(url("search-cancel", search.pk))
+    assert response.status_code == 202 and response.json()["status"] == "running"
+    search.refresh_from_db()
+    assert search.cancel_requested
+
+
+# -- the user's questions ----------------------------------------------------------------------
+
+
+def test_a_search_that_asks_the_user_is_answered_through_the_api(api, user, internal, inline_worker):
+    empty = NodeFactory(parent=internal["references"], name="empty")
+    started = start(api, {"questions": ["Which port does staging use?"], "start_node": empty.pk, "fallback": "ask_user"}, wait="1")
+    # it waits for the user, which is not an end: 202 once `wait` runs out
+    assert started.status_code == 202 and started.json()["status"] == "waiting"
+    question_id = started.json()["user_question"]
+
+    pending = api.get(url("question-list")).json()
+    assert [(item["id"], item["search"], item["questions"]) for item in pending] == [
+        (question_id, started.json()["id"], ["Which port does staging use?"])
+    ]
+
+    response = api.post(url("question-answer", question_id), {"answer": "Port 8443."}, format="json")
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    document = Node.objects.get(pk=body["document"])
+    assert (body["status"], body["answer"], body["answered_by"]) == ("answered", "Port 8443.", user.username)
+    assert document.parent_id == internal["user"].pk
+    search = api.get(url("search-detail", started.json()["id"])).json()
+    assert search["status"] == "done" and search["result"]["answers"][0]["answer"] == "Port 8443."
+    assert api.get(url("question-list")).json() == []
+
+
+def pending_question() -> SearchQuestion:
+    search = SearchFactory(status=Search.Status.WAITING)
+    return SearchQuestion.objects.create(search=search, questions=search.questions)
+
+
+@pytest.mark.parametrize(
+    "body, fragment",
+    [
+        ({"answer": "   "}, "may not be blank"),
+        ({}, "This field is required"),
+        ({"answer": 42}, "Must be a string"),
+        ({"answer": "x", "extra": 1}, "Unknown field"),
+    ],
+)
+def test_a_bad_answer_is_400_and_the_question_stays_pending(api, internal, body, fragment):
+    question = pending_question()
+    response = api.post(url("question-answer", question.pk), body, format="json")
+    assert response.status_code == 400 and fragment in response.content.decode()
+    question.refresh_from_db()
+    assert question.status == SearchQuestion.Status.PENDING
+    assert Search.objects.get(pk=question.search_id).status == Search.Status.WAITING
+
+
+def test_answering_twice_is_a_conflict(api, internal):
+    question = pending_question()
+    assert api.post(url("question-answer", question.pk), {"answer": "Yes."}, format="json").status_code == 200
+    again = api.post(url("question-answer", question.pk), {"answer": "No."}, format="json")
+    assert again.status_code == 409 and "not pending" in again.json()["detail"]
+    question.refresh_from_db()
+    assert question.answer == "Yes."
+
+
+def test_answering_an_unknown_question_is_404(api):
+    response = api.post(url("question-answer", 999), {"answer": "Yes."}, format="json")
+    assert response.status_code == 404 and response.json() == {"detail": "No question with id 999."}
+
+
+# -- auth and schema ---------------------------------------------------------------------------
+
+
+ENDPOINTS = [
+    ("post", "search-start", False),
+    ("get", "search-detail", True),
+    ("get", "search-steps", True),
+    ("post", "search-cancel", True),
+    ("get", "question-list", False),
+    ("post", "question-answer", True),
+]
+
+
+@pytest.mark.parametrize("method, name, with_id", ENDPOINTS, ids=[f"{m} {n}" for m, n, _ in ENDPOINTS])
+def test_anonymous_requests_are_refused_with_401(method, name, with_id):
+    search = SearchFactory(status=Search.Status.WAITING)
+    question = SearchQuestion.objects.create(search=search, questions=search.questions)
+    target = (question.pk if "question" in name else search.pk,) if with_id else ()
+    response = getattr(APIClient(), method)(url(name, *target), {"questions": ["q"], "answer": "a"}, format="json")
+    assert response.status_code == 401
+    assert Search.objects.count() == 1
+    search.refresh_from_db()
+    assert (search.status, search.cancel_requested) == (Search.Status.WAITING, False)
+
+
+def test_the_schema_describes_every_search_operation(client):
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    validate_schema(schema)
+    operations = {
+        (path, method): operation
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        if method != "parameters"
+    }
+    expected = {
+        ("/api/searches/", "post"),
+        ("/api/searches/{search_id}/", "get"),
+        ("/api/searches/{search_id}/steps/", "get"),
+        ("/api/searches/{search_id}/cancel/", "post"),
+        ("/api/questions/", "get"),
+        ("/api/questions/{question_id}/answer/", "post"),
+    }
+    assert expected <= set(operations)
+    assert all(operations[key]["tags"] == ["searches"] for key in expected)
+    start_operation = operations[("/api/searches/", "post")]
+    assert {"200", "202", "400", "404"} <= set(start_operation["responses"])
+    assert any(parameter["name"] == "wait" for parameter in start_operation["parameters"])
+    body = schema["components"]["schemas"]["SearchStartRequest"]
+    assert set(body["properties"]) == {"questions", "context", "start_node", "output", "budgets", "fallback"}
+    assert body["required"] == ["questions"]
+
+
+def test_steps_after_a_number_past_any_step_are_an_empty_page(api):
+    search = SearchFactory()
+    SearchStepFactory(search=search)
+    response = api.get(url("search-steps", search.pk), {"after": 10**30})
+    assert response.status_code == 200 and response.json()["results"] == []
