@@ -32,6 +32,7 @@ test: install chromium
 bench: install
 	$(PY) benchmarks/tree.py
 	$(PY) benchmarks/llm.py
+	$(PY) benchmarks/search.py --sizes 1000,10000
 
 clean:
 	rm -rf $(VENV) var/memsite.sqlite3* var/broker var/celerybeat-schedule* test-artifacts

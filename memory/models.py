@@ -220,6 +220,7 @@ class ToolCall(models.Model):
     tool = models.CharField(max_length=64)
     arguments = models.JSONField()
     result = models.TextField(blank=True)
+    nodes = models.JSONField(default=list, blank=True)  # ids of the nodes an exploratory tool found
     node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     search = models.ForeignKey(Search, null=True, blank=True, on_delete=models.SET_NULL, related_name="tool_calls")
     created_at = models.DateTimeField(auto_now_add=True)

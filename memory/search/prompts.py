@@ -83,8 +83,24 @@ def coverage(question: str, text_terms: frozenset[str]) -> float:
     return len(wanted & text_terms) / len(wanted) if wanted else 0.0
 
 
-COMPLETE = 0.6  # offline: a text holding this share of a question's terms answers it
-PARTIAL = 0.34
+PARTIAL = 0.34  # offline: a text holding this share of a question's terms answers it in part
+
+
+def answers_fully(question: str, text_terms: frozenset[str]) -> bool:
+    """Offline: a text answers a question when it holds all of its terms, or all but one in
+    five for a long question (a sibling note usually differs by one word: its subject)."""
+    wanted = set(terms(question))
+    return bool(wanted) and len(wanted - text_terms) <= (len(wanted) - 1) // 5
+
+
+def option_score(label: str, wanted: frozenset[str]) -> float:
+    """Lexical match of a `name: description` option: a shared term in the name counts twice,
+    description terms are damped by the description's length, so a folder's own name beats a
+    sibling whose description lists many examples."""
+    name, _, description = label.partition(": ")
+    name_terms, description_terms = set(terms(name)), set(terms(description))
+    shared_description = len(description_terms & wanted) / math.sqrt(len(description_terms) or 1)
+    return 2 * len(name_terms & wanted) + shared_description
 
 
 class RouteReplyBase(BaseModel):
@@ -100,10 +116,13 @@ class RouteReplyBase(BaseModel):
 
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
-        """The option sharing most terms with the questions; options sharing none are unviable."""
-        best = reading.best
-        chosen = best.index if best is not None and best.score > 0 else None
-        unviable = [option.index for option in reading.options if option.score == 0]
+        """The option sharing most terms with the questions, its name counting most; options
+        sharing none are unviable."""
+        wanted = reading.query_terms
+        scores = {option.index: option_score(option.text, wanted) for option in reading.options}
+        best = max(scores, key=lambda index: (scores[index], -index), default=None)
+        chosen = best if best is not None and scores[best] > 0 else None
+        unviable = [index for index, score in scores.items() if score == 0]
         return {"choice": chosen, "unviable": unviable, "reason": "lexical overlap with the questions"}
 
 
@@ -117,6 +136,19 @@ def route_reply(count: int) -> type[RouteReplyBase]:
         choice=(index | None, Field(None, description=f"1 to {count}, or null if no option can help")),
         unviable=(list[index], Field(default_factory=list)),
     )
+
+
+class ToolReplyBase(RouteReplyBase):
+    @classmethod
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
+        """Words cannot tell which tool helps: explore before giving up on a folder."""
+        explore = next((option.index for option in reading.options if "(explore)" in option.text), None)
+        return {"choice": explore, "unviable": [], "reason": "explore before leaving"}
+
+
+@functools.cache
+def tool_reply(count: int) -> type[RouteReplyBase]:
+    return create_model("ToolReply", __base__=(ToolReplyBase, route_reply(count)))
 
 
 class Finding(BaseModel):
@@ -145,7 +177,7 @@ class ReadReplyBase(BaseModel):
             wanted = frozenset(terms(option.text))
             ranked = sorted(sentences, key=lambda sentence: -len(wanted & set(terms(sentence))))
             answer = " ".join(ranked[:2])[:4000] or option.text
-            findings.append({"question": option.index, "answer": answer, "complete": share >= COMPLETE})
+            findings.append({"question": option.index, "answer": answer, "complete": answers_fully(option.text, text_terms)})
         return {
             "findings": findings,
             "new_questions": [],
@@ -189,9 +221,4 @@ def lexical_rank(options: Sequence[Option], questions: Sequence[str]) -> list[Op
     """Options sharing the most terms with the questions first (stable otherwise): the cheap
     pre-ranking that decides which options of a large folder go in the first batch."""
     wanted = frozenset(term for question in questions for term in terms(question))
-
-    def score(option: Option) -> float:
-        option_terms = set(terms(option.label))
-        return len(option_terms & wanted) / math.sqrt(len(option_terms) or 1)
-
-    return sorted(options, key=lambda option: -score(option))
+    return sorted(options, key=lambda option: -option_score(option.label, wanted))

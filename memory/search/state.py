@@ -28,7 +28,9 @@ class WalkState(BaseModel):
     chunk: int = 0  # the next chunk of the current node's content to read
     tools_tried: list[str] = Field(default_factory=list)  # folders whose tool tree was offered
     tool: str | None = None  # a tool chosen, to be called next
-    tool_result: int | None = None  # a ToolCall whose result is to be read next
+    # A ToolCall whose result the walk turns to when back where it was called (tool_folder).
+    tool_result: int | None = None
+    tool_folder: str = ""
     restarts: int = 0
     # What the walk learnt outside the nodes' own text: sub-search answers, user answers.
     notes: list[str] = Field(default_factory=list)

@@ -8,13 +8,15 @@ recorded result or node instead of running it again, so an interactive tool neve
 same node twice."""
 
 import fnmatch
+import functools
 import hashlib
 import json
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Case, Q, Value, When
 from pydantic import BaseModel, Field
 
 from memory import selectors
@@ -29,6 +31,7 @@ MAX_GREP_BYTES = 1_000_000  # a file larger than this is not grepped
 class ToolOutput(BaseModel):
     # What an exploratory tool found, or the content of the node an interactive tool creates.
     text: str
+    nodes: list[str] = Field(default_factory=list)  # ids of nodes found, offered to the router
 
 
 @dataclass(frozen=True)
@@ -83,24 +86,24 @@ def _subtree(node: Node | None):
 
 
 def full_text_search(tool_input: ToolInput) -> ToolOutput:
-    """Nodes under the folder whose name or description holds any of the query's words, those
-    holding the most first."""
+    """Nodes under the folder whose name or description holds the query's words, those holding
+    the most first (ranked by the database, so the best are not cut off by the limit)."""
     words = list(dict.fromkeys(terms(tool_input.arguments.query)))[:8]
     if not words:
         return ToolOutput(text="No words to search for.")
-    matches = Q()
-    for word in words:
-        matches |= Q(name__icontains=word) | Q(description__icontains=word)
-    candidates = _subtree(tool_input.node).filter(matches).only("id", "name", "description", "path")[:500]
-
-    def hits(node: Node) -> int:
-        text = f"{node.name} {node.description}".lower()
-        return sum(word in text for word in words)
-
-    best = sorted(candidates, key=lambda node: (-hits(node), node.path))[:MAX_RESULTS]
+    holds = [Q(name__icontains=word) | Q(description__icontains=word) for word in words]
+    hits = sum((Case(When(condition, then=1), default=0) for condition in holds), Value(0))
+    best = list(
+        _subtree(tool_input.node)
+        .filter(functools.reduce(operator.or_, holds))
+        .annotate(hits=hits)
+        .order_by("-hits", "path")
+        .only("id", "name", "description")[:MAX_RESULTS]
+    )
     if not best:
         return ToolOutput(text=f"No node matches {' '.join(words)!r}.")
-    return ToolOutput(text="\n".join(f"[{node.id}] {node.name}: {node.description}" for node in best))
+    lines = "\n".join(f"[{node.id}] {node.name}: {node.description}" for node in best)
+    return ToolOutput(text=lines, nodes=[node.id for node in best])
 
 
 def list_files(tool_input: ToolInput) -> ToolOutput:

@@ -52,6 +52,7 @@ class NewToolCall:
     tool: str
     arguments: dict[str, Any]
     result: str
+    nodes: list[str]
 
 
 @dataclass
@@ -103,8 +104,10 @@ def advance(search: Search) -> Outcome:
 
 
 def _step(search: Search, state: WalkState) -> Outcome:
-    if state.tool_result is not None:
-        return _read_tool_result(search, state)
+    if state.tool_result is not None and _here(search, state) == state.tool_folder:
+        outcome = _tool_results(search, state)
+        if outcome is not None:
+            return outcome
     if state.tool is not None:
         return _call_tool(search, state)
     where = _current_node(search, state)
@@ -116,6 +119,11 @@ def _step(search: Search, state: WalkState) -> Outcome:
     if where.pk in state.visited:  # a start node with content, read
         return _exhausted(search, state)
     return _at_content(search, state, where)
+
+
+def _here(search: Search, state: WalkState) -> str:
+    """The key of where the walk is: a node id, or "" for the top of the tree."""
+    return state.current or search.start_node_id or ""
 
 
 def _current_node(search: Search, state: WalkState) -> Node | None | bool:
@@ -167,8 +175,8 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome
         if node_id not in marked
     ]
     if candidates:
-        return _route(search, state, folder, key, candidates)
-    if settings.MEMSITE_SEARCH_TOOLS and key not in state.tools_tried and tools_for(folder):
+        return _route(search, state, key=key, candidates=candidates, where=_name(folder), node=folder)
+    if settings.MEMSITE_SEARCH_TOOLS and key not in state.tools_tried and _tools(state, folder):
         return _choose_tool(search, state, folder, key)
     if folder is not None:
         state.mark_visited(folder.pk)
@@ -179,19 +187,21 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome
     return _exhausted(search, state)
 
 
-def _route(search: Search, state: WalkState, folder: Node | None, key: str, candidates: list[prompts.Option]) -> Outcome:
+def _route(search: Search, state: WalkState, *, key: str, candidates: list[prompts.Option], where: str, node: Node | None) -> Outcome:
+    """Show the router the best batch of `candidates` (the unmarked options at `key`: a folder,
+    or a tool's results) and follow its choice."""
     counter = offline_counter()
     ranked = prompts.lexical_rank(candidates, state.remaining) if len(candidates) > 1 else candidates
     shown = prompts.batch_by_tokens(ranked, budget=settings.MEMSITE_SEARCH_ROUTE_TOKENS, count_tokens=counter.count)
     messages = prompts.route_messages(
-        questions=state.remaining, context=search.context, notes=_notes(state), where=_name(folder), options=shown
+        questions=state.remaining, context=search.context, notes=_notes(state), where=where, options=shown
     )
     detail: dict[str, Any] = {"shown": [option.key for option in shown], "candidates": len(candidates)}
     try:
         reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.route_reply(len(shown)))
     except _Rejected as exc:
         state.passed.setdefault(key, []).extend(option.key for option in shown)
-        return Outcome(Kind.ROUTE, state, f"Reply rejected, nothing followed: {exc.message}", node=folder, call=exc.call, detail={**detail, "rejected": True})
+        return Outcome(Kind.ROUTE, state, f"Reply rejected, nothing followed: {exc.message}", node=node, call=exc.call, detail={**detail, "rejected": True})
     unviable = [shown[index - 1].key for index in reply.unviable]
     for node_id in unviable:
         state.mark_unviable(node_id)
@@ -199,12 +209,12 @@ def _route(search: Search, state: WalkState, folder: Node | None, key: str, cand
     if reply.choice is None:
         state.passed.setdefault(key, []).extend(option.key for option in shown if option.key not in unviable)
         more = len(candidates) > len(shown)
-        return Outcome(Kind.ROUTE, state, f"No option in {_name(folder)} can help{'; next batch' if more else ''}.", node=folder, call=call, detail=detail)
+        return Outcome(Kind.ROUTE, state, f"No option in {where} can help{'; next batch' if more else ''}.", node=node, call=call, detail=detail)
     chosen = shown[reply.choice - 1]
     state.trail.append(chosen.key)
     state.chunk = 0
     detail["chosen"] = chosen.key
-    return Outcome(Kind.ROUTE, state, f"Entered {chosen.label.split(':', 1)[0]}.", node=folder, call=call, detail=detail)
+    return Outcome(Kind.ROUTE, state, f"Entered {chosen.label.split(':', 1)[0]}.", node=node, call=call, detail=detail)
 
 
 # At a node with content ----------------------------------------------------------------------
@@ -278,15 +288,21 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
 # Tools ---------------------------------------------------------------------------------------
 
 
+def _tools(state: WalkState, folder: Node | None) -> tuple[Tool, ...]:
+    """The folder's tools worth offering: one that saves answers only once there are some."""
+    has_answers = any(entry.answer for entry in state.answers)
+    return tuple(tool for tool in tools_for(folder) if has_answers or not tool.interactive)
+
+
 def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str) -> Outcome:
     state.tools_tried.append(key)
-    tools = tools_for(folder)
+    tools = _tools(state, folder)
     options = [prompts.Option(tool.id, f"{tool.id}: ({tool.group}) {tool.description}") for tool in tools]
     messages = prompts.route_messages(
         questions=state.remaining, context=search.context, notes=_notes(state), where=f"the tools of {_name(folder)}", options=options
     )
     try:
-        reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.route_reply(len(options)))
+        reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.tool_reply(len(options)))
     except _Rejected as exc:
         return Outcome(Kind.TOOLS, state, f"Reply rejected, no tool used: {exc.message}", node=folder, call=exc.call)
     if reply.choice is None:
@@ -323,12 +339,14 @@ def _call_tool(search: Search, state: WalkState) -> Outcome:
     earlier = ToolCall.objects.filter(key=key).first()
     if earlier is not None:
         if not tool.interactive:
-            state.tool_result = earlier.pk
+            state.tool_result, state.tool_folder = earlier.pk, _here(search, state)
         made = f" (node {earlier.node_id})" if earlier.node_id else ""
         return Outcome(Kind.TOOL, state, f"{tool.id} was called with these arguments before; reusing its result{made}.", node=folder, call=call, detail={**detail, "reused": True})
     output = tool.run(tool_input)
     if not tool.interactive:
-        return Outcome(Kind.TOOL, state, f"Called {tool.id}.", node=folder, call=call, detail=detail, tool_call=NewToolCall(key, tool.id, detail["arguments"], output.text))
+        state.tool_folder = _here(search, state)  # the service sets tool_result to the new row
+        made = NewToolCall(key, tool.id, detail["arguments"], output.text, output.nodes)
+        return Outcome(Kind.TOOL, state, f"Called {tool.id}.", node=folder, call=call, detail=detail, tool_call=made)
     return _describe_and_create(search, state, tool, output.text, key, detail, folder)
 
 
@@ -352,11 +370,24 @@ def _describe_and_create(search: Search, state: WalkState, tool: Tool, content: 
     return Outcome(Kind.TOOL, state, f"{tool.id}: saving '{described.name}'.", node=folder, call=call, detail=detail, document=document)
 
 
-def _read_tool_result(search: Search, state: WalkState) -> Outcome:
+def _tool_results(search: Search, state: WalkState) -> Outcome | None:
+    """What an exploratory tool returned, where it was called: nodes it found are offered to the
+    router like a folder's children; text is read once. None when there is nothing left."""
     tool_call = ToolCall.objects.filter(pk=state.tool_result).first()
+    if tool_call is not None and tool_call.nodes:
+        key = f"tool:{tool_call.pk}"
+        marked = {*state.visited, *state.unviable, *state.passed.get(key, ())}
+        found = {
+            node_id: prompts.option_label(name, description)
+            for node_id, name, description in Node.objects.filter(pk__in=tool_call.nodes).values_list("id", "name", "description")
+        }
+        candidates = [prompts.Option(node_id, found[node_id]) for node_id in tool_call.nodes if node_id in found and node_id not in marked]
+        if candidates:
+            where = f"the results of {tool_call.tool} {tool_call.arguments}"
+            return _route(search, state, key=key, candidates=candidates, where=where, node=None)
     state.tool_result = None
-    if tool_call is None:
-        return Outcome(Kind.READ, state, "The tool's result is gone; nothing to read.")
+    if tool_call is None or tool_call.nodes:
+        return None
     return _read(search, state, node_line=f"Result of {tool_call.tool} {tool_call.arguments}", text=tool_call.result, node=None)
 
 

@@ -206,7 +206,9 @@ def _record(search: Search, outcome: walk.Outcome) -> bool:
         current.cost_usd += call.cost_usd
     if outcome.tool_call is not None:
         made = outcome.tool_call
-        state.tool_result = ToolCall.objects.create(key=made.key, tool=made.tool, arguments=made.arguments, result=made.result, search=current).pk
+        state.tool_result = ToolCall.objects.create(
+            key=made.key, tool=made.tool, arguments=made.arguments, result=made.result, nodes=made.nodes, search=current
+        ).pk
     if outcome.document is not None:
         _save_document(current, outcome.document)
     _write_step(current, outcome.kind, outcome.summary, node=outcome.node, detail=outcome.detail, call=call)

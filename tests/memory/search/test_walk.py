@@ -173,13 +173,46 @@ def test_a_tool_call_with_the_same_arguments_reuses_its_result(llm, tree, settin
     assert "databases" in ToolCall.objects.get().result or "No node" in ToolCall.objects.get().result
 
 
-def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settings):
+def notes_with_a_partial_answer(tree) -> Node:
+    folder = services.node_create(parent=tree["references"], type="folder", name="notes", description="Loose notes.")
+    services.node_create(parent=folder, type="document", name="hint.md", description="A hint.", content=b"Some of the RAM.")
+    return folder
+
+
+def test_saving_answers_is_offered_only_once_there_are_some(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
     empty = services.node_create(parent=tree["references"], type="folder", name="empty", description="Nothing yet.")
+    llm.script(pick(None))
+    run_search([QUESTION], start_node=empty)
+
+    assert set(shown(llm.requests[0])) == {"full_text_search"}
+
+
+def test_full_text_results_are_offered_to_the_router_like_children(llm, tree, settings):
+    settings.MEMSITE_SEARCH_TOOLS = True
+    llm.script(
+        pick(None),  # no child of references looks right
+        pick("full_text_search"),
+        Reply.json({"query": "PostgreSQL memory"}),
+        pick("pg-tuning.md", unviable=("databases",)),
+        found("A quarter of the RAM."),
+    )
+    search = run_search([QUESTION], start_node=tree["references"])
+
+    assert set(shown(llm.requests[3])) == {"databases", "pg-tuning.md"}  # best match first
+    assert next(iter(shown(llm.requests[3]))) == "pg-tuning.md"
+    assert search.ended_because == "answered"
+    assert search.result["answers"][0]["node_ids"] == [tree["pg-tuning.md"].pk]
+
+
+def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settings):
+    settings.MEMSITE_SEARCH_TOOLS = True
+    folder = notes_with_a_partial_answer(tree)
     describe = Reply.json({"name": "shared buffers answer", "description": "What the search found."})
-    llm.script(pick("save_answer"), describe, pick("save_answer"))
-    run_search([QUESTION], start_node=empty)
-    run_search([QUESTION], start_node=empty)
+    partial = found("Some of the RAM.", complete=False)
+    llm.script(pick("hint.md"), partial, pick("save_answer"), describe, pick("hint.md"), partial, pick("save_answer"))
+    run_search([QUESTION], start_node=folder)
+    run_search([QUESTION], start_node=folder)  # the same answers to save: the same document
 
     assert Node.objects.filter(parent=tree["references"], name="shared buffers answer").count() == 1
     saved = ToolCall.objects.get()
@@ -294,10 +327,10 @@ def test_a_bug_in_a_step_fails_the_search_instead_of_leaving_it_running(llm, tre
 
 def test_saved_answers_whose_name_is_taken_get_a_free_one(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
-    empty = services.node_create(parent=tree["references"], type="folder", name="empty", description="Nothing yet.")
+    folder = notes_with_a_partial_answer(tree)
     services.node_create(parent=tree["references"], type="document", name="answer", description="", content=b"")
     services.node_create(parent=tree["references"], type="document", name="answer (2)", description="", content=b"")
-    llm.script(pick("save_answer"), Reply.json({"name": "answer", "description": "Found."}))
-    run_search([QUESTION], start_node=empty)
+    llm.script(pick("hint.md"), found("Some.", complete=False), pick("save_answer"), Reply.json({"name": "answer", "description": "Found."}))
+    run_search([QUESTION], start_node=folder)
 
     assert ToolCall.objects.get().node.name == "answer (3)"
