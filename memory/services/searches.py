@@ -185,18 +185,20 @@ def search_advance(*, search_id: int) -> bool:
         with transaction.atomic():
             _end_family(Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.FAILED, because=f"error: {type(exc).__name__}: {exc}"[:255])
         return False
-    return recorded and _still_running(root.pk)
+    # A sub-search's step never ends its parent; the parent's own step may.
+    return recorded is not None and (recorded.pk != root.pk or recorded.status == Search.Status.RUNNING)
 
 
-def _still_running(search_id: int) -> bool:
-    return Search.objects.filter(pk=search_id, status=Search.Status.RUNNING).exists()
+# Written by every step; the rest of a running search's row does not change.
+STEP_FIELDS = ["state", "steps_taken", "heartbeat_at", "status", "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd"]
 
 
 @transaction.atomic
-def _record(search: Search, outcome: walk.Outcome) -> bool:
+def _record(search: Search, outcome: walk.Outcome) -> Search | None:
+    """Write the step; the search as written, or None if it was not (see the module's doc)."""
     current = Search.objects.select_for_update().get(pk=search.pk)
     if current.steps_taken != search.steps_taken or current.status in TERMINAL:
-        return False  # someone else recorded this step, or the search was ended meanwhile
+        return None  # someone else recorded this step, or the search was ended meanwhile
     state = outcome.state
     call = outcome.call
     if call is not None:
@@ -223,8 +225,8 @@ def _record(search: Search, outcome: walk.Outcome) -> bool:
         _finish(current, state, status=outcome.status, because=outcome.end)
     else:
         current.state = state.model_dump(mode="json")
-        current.save()
-    return True
+        current.save(update_fields=STEP_FIELDS)
+    return current
 
 
 def _write_step(search: Search, kind: str, summary: str, *, node: Node | None = None, detail: dict | None = None, call=None) -> None:
