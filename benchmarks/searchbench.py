@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from benchmarks import searchbench_tree
 from benchmarks.harness import Scratch, Stats
-from benchmarks.treebench import database_version
+from benchmarks.treebench import build_chunks, database_version
 from memory import selectors, services
 from memory.models import Node
 from memory.search import prompts
@@ -168,18 +168,7 @@ class Built:
 def build(total: int, *, questions: int, seed: int, examples: bool = True) -> Built:
     """The tree through node_bulk_create, chunk by chunk; seconds counts only the service."""
     plan, chunks = searchbench_tree.plan_chunks(total, questions=questions, seed=seed, examples=examples)
-    parents: dict[str, Node] = {}
-    built, seconds, next_report = 0, 0.0, 100_000
-    for chunk in chunks:
-        if chunk.parent_path not in parents:
-            parents[chunk.parent_path] = selectors.node_resolve(path=chunk.parent_path)
-        started = time.perf_counter()
-        services.node_bulk_create(parent=parents[chunk.parent_path], specs=chunk.specs)
-        seconds += time.perf_counter() - started
-        built += chunk.size
-        if built >= next_report:
-            print(f"  built {built:,} nodes, {built / seconds:,.0f} nodes/s", file=sys.stderr)
-            next_report += 100_000
+    built, seconds = build_chunks(chunks)
     root_path = f"{searchbench_tree.PARENT}/{searchbench_tree.root_name(total)}"
     root = selectors.node_resolve(path=root_path)
     targets = []

@@ -12,7 +12,7 @@ import sqlite3
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -38,7 +38,7 @@ WARMUP = 20
 def run(args: argparse.Namespace, scratch: Scratch, *, default_nodes: int) -> Report:
     load = os.getloadavg()[0]  # other work on the machine shows up in every number below
     total = args.nodes or default_nodes
-    built, seconds = build_tree(total, discarded=args.deletes)
+    built, seconds = build_chunks(treeshape.plan(total, discarded=args.deletes))
     adjacency = Adjacency.copy_of_memsite()
     refresh_statistics(scratch.vendor)
     fixtures = Fixtures.sample(args)
@@ -70,12 +70,12 @@ def run(args: argparse.Namespace, scratch: Scratch, *, default_nodes: int) -> Re
 # --- building ---------------------------------------------------------------------------------
 
 
-def build_tree(total: int, *, discarded: int) -> tuple[int, float]:
-    """Build the tree chunk by chunk; return the nodes built and the seconds spent inside
+def build_chunks(chunks: Iterable[treeshape.Chunk]) -> tuple[int, float]:
+    """Build a tree chunk by chunk; return the nodes built and the seconds spent inside
     node_bulk_create (generating the specs is not the service's cost, so it is not counted)."""
     parents: dict[str, Node] = {}
     built, seconds, next_report = 0, 0.0, 100_000
-    for chunk in treeshape.plan(total, discarded=discarded):
+    for chunk in chunks:
         if chunk.parent_path not in parents:
             parents[chunk.parent_path] = selectors.node_resolve(path=chunk.parent_path)
         started = time.perf_counter()
