@@ -221,6 +221,7 @@ class ToolCall(models.Model):
     arguments = models.JSONField()
     result = models.TextField(blank=True)
     nodes = models.JSONField(default=list, blank=True)  # ids of the nodes an exploratory tool found
+    found = models.BooleanField(default=True)  # False: it found nothing, so there is nothing to read
     node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     search = models.ForeignKey(Search, null=True, blank=True, on_delete=models.SET_NULL, related_name="tool_calls")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
+from memory.validation import validate_name
+from memsite.errors import InvalidInput
 from memsite.llm.providers.offline import Reading, terms
 
 ROUTE_SYSTEM = (
@@ -50,13 +52,18 @@ def _background(context: str, notes: Sequence[str]) -> str:
 
 
 def route_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], where: str, options: Sequence[Option]) -> list[dict[str, str]]:
+    """The options come alone in the last message, so nothing numbered in the context or notes
+    can pass for one."""
     background = _background(context, notes)
     lines = [f"Query: {' | '.join(questions)}", f"Location: {where}"]
     if background:
         lines.append(background)
-    lines.append("Options:")
-    lines += [f"{number}. {option.label}" for number, option in enumerate(options, 1)]
-    return [{"role": "system", "content": ROUTE_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+    listed = "\n".join(["Options:", *(f"{number}. {option.label}" for number, option in enumerate(options, 1))])
+    return [
+        {"role": "system", "content": ROUTE_SYSTEM},
+        {"role": "user", "content": "\n".join(lines)},
+        {"role": "user", "content": listed},
+    ]
 
 
 def read_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str) -> list[dict[str, str]]:
@@ -196,6 +203,15 @@ def read_reply(count: int) -> type[ReadReplyBase]:
 class NodeDescription(BaseModel):
     name: str = Field(min_length=1, max_length=120)
     description: str = Field(max_length=1000)
+
+    @field_validator("name")
+    @classmethod
+    def _a_valid_node_name(cls, name: str) -> str:
+        """Checked here, so a name the tree refuses goes back to the model for repair."""
+        try:
+            return validate_name(name)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
 
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:

@@ -13,7 +13,6 @@ class QuestionAnswer(BaseModel):
 class WalkState(BaseModel):
     # One entry per question, original ones first; `complete` ones are answered.
     answers: list[QuestionAnswer]
-    original_count: int
     # Questions that arose while reading, each handed to a sub-search (or left open).
     arisen: list[str] = Field(default_factory=list)
     # Kept apart: visited nodes were entered (read, or a folder walked to the end); unviable ones
@@ -28,9 +27,11 @@ class WalkState(BaseModel):
     chunk: int = 0  # the next chunk of the current node's content to read
     tools_tried: list[str] = Field(default_factory=list)  # folders whose tool tree was offered
     tool: str | None = None  # a tool chosen, to be called next
-    # A ToolCall whose result the walk turns to when back where it was called (tool_folder).
-    tool_result: int | None = None
-    tool_folder: str = ""
+    # Per folder where an exploratory tool was called: the ToolCall whose results the walk
+    # turns to while there.
+    tool_results: dict[str, int] = Field(default_factory=dict)
+    # What was known (answers and notes) when the walk last started: a restart needs more.
+    known_at_start: int = 0
     restarts: int = 0
     # What the walk learnt outside the nodes' own text: sub-search answers, user answers.
     notes: list[str] = Field(default_factory=list)
@@ -44,6 +45,10 @@ class WalkState(BaseModel):
     @property
     def current(self) -> str | None:
         return self.trail[-1] if self.trail else None
+
+    @property
+    def known(self) -> int:
+        return len(self.notes) + sum(1 for entry in self.answers if entry.answer)
 
     def mark_visited(self, node_id: str) -> None:
         if node_id not in self.visited:

@@ -20,7 +20,7 @@ from django.db.models import Case, Q, Value, When
 from pydantic import BaseModel, Field
 
 from memory import selectors
-from memory.models import Node, NodeContent
+from memory.models import Node
 from memsite.llm.providers.offline import Reading, terms
 
 MAX_RESULTS = 20
@@ -32,6 +32,7 @@ class ToolOutput(BaseModel):
     # What an exploratory tool found, or the content of the node an interactive tool creates.
     text: str
     nodes: list[str] = Field(default_factory=list)  # ids of nodes found, offered to the router
+    found: bool = True  # False when there is nothing to read
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,10 @@ class Tool:
     def group(self) -> str:
         return "create" if self.interactive else "explore"
 
-    def key(self, arguments: BaseModel, *, search_id: int) -> str:
-        scope = None if self.interactive else search_id
+    def key(self, arguments: BaseModel, *, scope: tuple[int, str]) -> str:
+        """`scope` is the search and the folder: an exploratory tool's results hold for them
+        only; an interactive tool's node holds for every search."""
+        scope = None if self.interactive else list(scope)
         canonical = json.dumps([self.id, arguments.model_dump(mode="json"), scope], sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -90,7 +93,7 @@ def full_text_search(tool_input: ToolInput) -> ToolOutput:
     the most first (ranked by the database, so the best are not cut off by the limit)."""
     words = list(dict.fromkeys(terms(tool_input.arguments.query)))[:8]
     if not words:
-        return ToolOutput(text="No words to search for.")
+        return ToolOutput(text="No words to search for.", found=False)
     holds = [Q(name__icontains=word) | Q(description__icontains=word) for word in words]
     hits = sum((Case(When(condition, then=1), default=0) for condition in holds), Value(0))
     best = list(
@@ -101,7 +104,7 @@ def full_text_search(tool_input: ToolInput) -> ToolOutput:
         .only("id", "name", "description")[:MAX_RESULTS]
     )
     if not best:
-        return ToolOutput(text=f"No node matches {' '.join(words)!r}.")
+        return ToolOutput(text=f"No node matches {' '.join(words)!r}.", found=False)
     lines = "\n".join(f"[{node.id}] {node.name}: {node.description}" for node in best)
     return ToolOutput(text=lines, nodes=[node.id for node in best])
 
@@ -114,7 +117,7 @@ def list_files(tool_input: ToolInput) -> ToolOutput:
         if fnmatch.fnmatch(path, pattern)
     )
     if not paths:
-        return ToolOutput(text=f"No file matches {pattern!r}.")
+        return ToolOutput(text=f"No file matches {pattern!r}.", found=False)
     more = f"\n... and {len(paths) - MAX_RESULTS * 5} more" if len(paths) > MAX_RESULTS * 5 else ""
     return ToolOutput(text="\n".join(paths[: MAX_RESULTS * 5]) + more)
 
@@ -125,21 +128,20 @@ def grep(tool_input: ToolInput) -> ToolOutput:
     needle = tool_input.arguments.query.lower()
     files = selectors.project_files(project=tool_input.node).filter(content__size__lte=MAX_GREP_BYTES)
     lines: list[str] = []
-    for node in files.only("id", "context")[:MAX_GREP_FILES]:
-        data = NodeContent.objects.filter(node=node).values_list("data", flat=True).first()
+    for file_path, data in files.values_list("context__file_path", "content__data")[:MAX_GREP_FILES].iterator():
         if data is None or b"\x00" in bytes(data[:8192]):
             continue
         for number, line in enumerate(bytes(data).decode("utf-8", errors="replace").splitlines(), 1):
             if needle in line.lower():
-                lines.append(f"{node.context.get('file_path')}:{number}: {line.strip()[:200]}")
+                lines.append(f"{file_path}:{number}: {line.strip()[:200]}")
                 if len(lines) >= MAX_RESULTS * 2:
                     return ToolOutput(text="\n".join(lines))
-    return ToolOutput(text="\n".join(lines) or f"No line holds {needle!r}.")
+    return ToolOutput(text="\n".join(lines)) if lines else ToolOutput(text=f"No line holds {needle!r}.", found=False)
 
 
 def save_answer(tool_input: ToolInput) -> ToolOutput:
     """The document to save: each question with its answer so far."""
-    sections = [f"## {question}\n\n{answer or '(not answered yet)'}" for question, answer in tool_input.answers]
+    sections = [f"## {question}\n\n{answer}" for question, answer in tool_input.answers if answer]
     return ToolOutput(text="\n\n".join(sections))
 
 

@@ -32,6 +32,7 @@ from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
 
 Kind = SearchStep.Kind
+MAX_ANSWER_CHARS = 4_000  # kept of one question's answer
 
 
 @dataclass
@@ -53,6 +54,8 @@ class NewToolCall:
     arguments: dict[str, Any]
     result: str
     nodes: list[str]
+    found: bool
+    folder: str  # where it was called: its results are offered there
 
 
 @dataclass
@@ -104,7 +107,7 @@ def advance(search: Search) -> Outcome:
 
 
 def _step(search: Search, state: WalkState) -> Outcome:
-    if state.tool_result is not None and _here(search, state) == state.tool_folder:
+    if _here(search, state) in state.tool_results:
         outcome = _tool_results(search, state)
         if outcome is not None:
             return outcome
@@ -158,8 +161,17 @@ def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema
 
 
 def _notes(state: WalkState) -> list[str]:
+    """What the walk has learnt, for its prompts: the newest first kept within a token budget,
+    so a long search's prompts do not outgrow the model's window."""
     partial = [f"Known so far about '{entry.question}': {entry.answer}" for entry in state.answers if entry.answer and not entry.complete]
-    return [*state.notes, *partial]
+    counter = offline_counter()
+    kept, spent = [], 0
+    for note in reversed([*state.notes, *partial]):
+        spent += counter.count(note)
+        if spent > settings.MEMSITE_SEARCH_NOTES_TOKENS:
+            break
+        kept.append(note)
+    return kept[::-1]
 
 
 # At a folder ---------------------------------------------------------------------------------
@@ -228,7 +240,8 @@ def _chunks(node: Node) -> list[str]:
             name=node.name,
             description=node.description,
             context=node.context,
-            content=selectors.node_content(node=node),
+            # A token is rarely over eight bytes: no need to encode more of a large file.
+            content=(selectors.node_content(node=node) or b"")[: size * settings.MEMSITE_SEARCH_MAX_CHUNKS * 8] or None,
             token_limit=size * settings.MEMSITE_SEARCH_MAX_CHUNKS,
         )
     )
@@ -244,7 +257,9 @@ def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
     if len(chunks) > 1:
         node_line += f" (part {part + 1} of {len(chunks)})"
     outcome = _read(search, state, node_line=node_line, text=chunks[part], node=node)
-    if outcome.spawn is None and state.remaining and part + 1 < len(chunks):
+    if outcome.spawn is not None:
+        pass  # stay: this chunk is read again with the sub-search's answer, where it arose
+    elif state.remaining and part + 1 < len(chunks):
         state.chunk = part + 1  # stay: the next step reads the next chunk
     else:
         state.mark_visited(node.pk)
@@ -265,7 +280,8 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
     answered = []
     for finding in reply.findings:
         entry = open_entries[finding.question - 1]
-        entry.answer = f"{entry.answer} {finding.answer}".strip() if entry.answer and not finding.complete else finding.answer
+        joined = f"{entry.answer} {finding.answer}".strip() if entry.answer and not finding.complete else finding.answer
+        entry.answer = joined[-MAX_ANSWER_CHARS:]  # the latest findings, when they pile up
         if node is not None and node.pk not in entry.node_ids:
             entry.node_ids.append(node.pk)
         entry.complete = entry.complete or finding.complete
@@ -334,19 +350,20 @@ def _call_tool(search: Search, state: WalkState) -> Outcome:
         questions=state.remaining,
         answers=[(entry.question, entry.answer) for entry in state.answers],
     )
-    key = tool.key(arguments if not tool.interactive else _answers_key(state), search_id=search.pk)
+    key = tool.key(arguments if not tool.interactive else _answers_key(state), scope=(search.pk, _here(search, state)))
     detail = {"tool": tool.id, "arguments": arguments.model_dump(mode="json"), "key": key}
     earlier = ToolCall.objects.filter(key=key).first()
     if earlier is not None:
-        if not tool.interactive:
-            state.tool_result, state.tool_folder = earlier.pk, _here(search, state)
+        if not tool.interactive and earlier.found:
+            state.tool_results[_here(search, state)] = earlier.pk
         made = f" (node {earlier.node_id})" if earlier.node_id else ""
         return Outcome(Kind.TOOL, state, f"{tool.id} was called with these arguments before; reusing its result{made}.", node=folder, call=call, detail={**detail, "reused": True})
     output = tool.run(tool_input)
     if not tool.interactive:
-        state.tool_folder = _here(search, state)  # the service sets tool_result to the new row
-        made = NewToolCall(key, tool.id, detail["arguments"], output.text, output.nodes)
-        return Outcome(Kind.TOOL, state, f"Called {tool.id}.", node=folder, call=call, detail=detail, tool_call=made)
+        # The service records the call and, if it found anything, files it under this folder.
+        made = NewToolCall(key, tool.id, detail["arguments"], output.text, output.nodes, output.found, _here(search, state))
+        said = f"Called {tool.id}." if output.found else f"Called {tool.id}: {output.text}"
+        return Outcome(Kind.TOOL, state, said, node=folder, call=call, detail=detail, tool_call=made)
     return _describe_and_create(search, state, tool, output.text, key, detail, folder)
 
 
@@ -373,7 +390,8 @@ def _describe_and_create(search: Search, state: WalkState, tool: Tool, content: 
 def _tool_results(search: Search, state: WalkState) -> Outcome | None:
     """What an exploratory tool returned, where it was called: nodes it found are offered to the
     router like a folder's children; text is read once. None when there is nothing left."""
-    tool_call = ToolCall.objects.filter(pk=state.tool_result).first()
+    here = _here(search, state)
+    tool_call = ToolCall.objects.filter(pk=state.tool_results[here]).first()
     if tool_call is not None and tool_call.nodes:
         key = f"tool:{tool_call.pk}"
         marked = {*state.visited, *state.unviable, *state.passed.get(key, ())}
@@ -385,7 +403,7 @@ def _tool_results(search: Search, state: WalkState) -> Outcome | None:
         if candidates:
             where = f"the results of {tool_call.tool} {tool_call.arguments}"
             return _route(search, state, key=key, candidates=candidates, where=where, node=None)
-    state.tool_result = None
+    del state.tool_results[here]
     if tool_call is None or tool_call.nodes:
         return None
     return _read(search, state, node_line=f"Result of {tool_call.tool} {tool_call.arguments}", text=tool_call.result, node=None)
@@ -395,9 +413,11 @@ def _tool_results(search: Search, state: WalkState) -> Outcome | None:
 
 
 def _exhausted(search: Search, state: WalkState) -> Outcome:
-    if state.restarts < settings.MEMSITE_SEARCH_MAX_RESTARTS:
+    if state.restarts < settings.MEMSITE_SEARCH_MAX_RESTARTS and state.known > state.known_at_start:
         state.restarts += 1
+        state.known_at_start = state.known
         state.visited, state.unviable, state.passed, state.tools_tried, state.trail = [], [], {}, [], []
+        state.tool_results = {}
         return Outcome(Kind.RESTART, state, f"Tree exhausted with {len(state.remaining)} question(s) open; restarting with what was learnt.")
     if search.fallback == Search.Fallback.ASK_USER and search.parent_id is None:
         return Outcome(Kind.ASK_USER, state, "Tree exhausted; asking the user.", ask_user=state.remaining)

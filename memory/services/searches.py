@@ -52,7 +52,7 @@ def _budget(name: str, value: int | None) -> int:
 
 
 def _initial_state(questions: Sequence[str]) -> dict:
-    state = WalkState(answers=[QuestionAnswer(question=question) for question in questions], original_count=len(questions))
+    state = WalkState(answers=[QuestionAnswer(question=question) for question in questions])
     return state.model_dump(mode="json")
 
 
@@ -96,7 +96,8 @@ def search_start(
 def _enqueue(search: Search) -> None:
     from memory.tasks import search_run  # tasks import this module
 
-    transaction.on_commit(lambda: search_run.delay(search_id=search.pk))
+    # Robust: the search is saved either way, and the sweep queues it again if this is lost.
+    transaction.on_commit(lambda: search_run.delay(search_id=search.pk), robust=True)
 
 
 def search_cancel(*, search: Search, user) -> Search:
@@ -122,15 +123,16 @@ def search_question_answer(*, question: SearchQuestion, answer: str, user) -> Se
         raise InvalidInput(f"The answer is longer than {MAX_ANSWER_CHARS} characters.")
     answer = answer.strip()
     with transaction.atomic():
+        search = Search.objects.select_for_update().get(pk=question.search_id)  # as cancel: search first
         question = SearchQuestion.objects.select_for_update().get(pk=question.pk)
         if question.status != SearchQuestion.Status.PENDING:
             raise Conflict(f"Question {question.pk} is {question.status}, not pending.")
-        search = Search.objects.select_for_update().get(pk=question.search_id)
         content = "\n\n".join(f"## {asked}\n\n{answer}" for asked in question.questions)
+        user_folder = selectors.node_internal_folder(name="user")
         document = node_create(
-            parent=selectors.node_internal_folder(name="user"),
+            parent=user_folder,
             type="document",
-            name=validate_name(f"Answer to search {search.pk}"),
+            name=_free_name(user_folder, f"Answer to search {search.pk}"),
             description=f"The user's answer to: {' | '.join(question.questions)}"[:1000],
             content=content.encode(),
             user=user,
@@ -170,6 +172,8 @@ def search_advance(*, search_id: int) -> bool:
         now = timezone.now()
         Search.objects.filter(pk=root.pk, status=Search.Status.QUEUED).update(status=Search.Status.RUNNING, started_at=now, heartbeat_at=now)
         root.refresh_from_db()
+        if root.status != Search.Status.RUNNING:  # cancelled meanwhile
+            return False
     if root.cancel_requested:
         with transaction.atomic():
             _end_family(Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.CANCELLED, because="cancelled")
@@ -179,7 +183,7 @@ def search_advance(*, search_id: int) -> bool:
         target = Search.objects.get(pk=target.state["child"])
     try:
         outcome = walk.advance(target)
-        recorded = _record(target, outcome)
+        recorded = _record(target, outcome, root_id=root.pk)
     except Exception as exc:  # a bug must end the search, not leave it "running" for the sweep
         logger.exception("Search %s failed at step %s.", target.pk, target.steps_taken + 1)
         with transaction.atomic():
@@ -190,15 +194,19 @@ def search_advance(*, search_id: int) -> bool:
 
 
 # Written by every step; the rest of a running search's row does not change.
-STEP_FIELDS = ["state", "steps_taken", "heartbeat_at", "status", "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd"]
+STEP_FIELDS = ["state", "steps_taken", "heartbeat_at", "requeues", "status", "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd"]
 
 
 @transaction.atomic
-def _record(search: Search, outcome: walk.Outcome) -> Search | None:
-    """Write the step; the search as written, or None if it was not (see the module's doc)."""
-    current = Search.objects.select_for_update().get(pk=search.pk)
+def _record(search: Search, outcome: walk.Outcome, *, root_id: int) -> Search | None:
+    """Write the step; the search as written, or None if it was not (see the module's doc).
+    Locks the top-level search first, as every write to a family of searches does."""
+    root = Search.objects.select_for_update().get(pk=root_id)
+    current = root if root.pk == search.pk else Search.objects.select_for_update().get(pk=search.pk)
     if current.steps_taken != search.steps_taken or current.status in TERMINAL:
         return None  # someone else recorded this step, or the search was ended meanwhile
+    if root is not current:  # the family is alive: the sweep must not take it for stalled
+        Search.objects.filter(pk=root.pk).update(heartbeat_at=timezone.now(), requeues=0)
     state = outcome.state
     call = outcome.call
     if call is not None:
@@ -208,9 +216,11 @@ def _record(search: Search, outcome: walk.Outcome) -> Search | None:
         current.cost_usd += call.cost_usd
     if outcome.tool_call is not None:
         made = outcome.tool_call
-        state.tool_result = ToolCall.objects.create(
-            key=made.key, tool=made.tool, arguments=made.arguments, result=made.result, nodes=made.nodes, search=current
-        ).pk
+        saved = ToolCall.objects.create(
+            key=made.key, tool=made.tool, arguments=made.arguments, result=made.result, nodes=made.nodes, found=made.found, search=current
+        )
+        if made.found:
+            state.tool_results[made.folder] = saved.pk
     if outcome.document is not None:
         _save_document(current, outcome.document)
     _write_step(current, outcome.kind, outcome.summary, node=outcome.node, detail=outcome.detail, call=call)
@@ -232,6 +242,7 @@ def _record(search: Search, outcome: walk.Outcome) -> Search | None:
 def _write_step(search: Search, kind: str, summary: str, *, node: Node | None = None, detail: dict | None = None, call=None) -> None:
     search.steps_taken += 1
     search.heartbeat_at = timezone.now()
+    search.requeues = 0  # it moves: earlier re-queues are forgiven
     SearchStep.objects.create(
         search=search,
         number=search.steps_taken,
@@ -246,21 +257,26 @@ def _write_step(search: Search, kind: str, summary: str, *, node: Node | None = 
 
 def _save_document(search: Search, document: walk.NewDocument) -> None:
     references = selectors.node_internal_folder(name="references")
-    name = base = validate_name(document.name)
-    taken = set(Node.objects.filter(parent=references, name__startswith=base).values_list("name", flat=True))
-    suffix = 1
-    while name in taken:  # the LLM's name is a wish, not a key: another document may hold it
-        suffix += 1
-        name = validate_name(f"{base} ({suffix})")
     node = node_create(
         parent=references,
         type="document",
-        name=name,
+        name=_free_name(references, document.name),
         description=document.description,
         content=document.content.encode(),
         user=search.created_by,
     )
     ToolCall.objects.create(key=document.tool_key, tool=document.tool, arguments=document.arguments, result=document.content, node=node, search=search)
+
+
+def _free_name(parent: Node, wanted: str) -> str:
+    """`wanted`, or `wanted (2)`, `(3)`...: a name is a wish here, and another node may hold it."""
+    name = base = validate_name(wanted)
+    taken = set(Node.objects.filter(parent=parent, name__startswith=base).values_list("name", flat=True))
+    suffix = 1
+    while name in taken:
+        suffix += 1
+        name = validate_name(f"{base} ({suffix})")
+    return name
 
 
 def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
@@ -310,18 +326,23 @@ def _finish(search: Search, state: WalkState, *, status: str, because: str, hand
         _hand_back(search)
 
 
+def _add_spend(parent: Search, child: Search) -> None:
+    parent.llm_calls += child.llm_calls
+    parent.prompt_tokens += child.prompt_tokens
+    parent.completion_tokens += child.completion_tokens
+    parent.cost_usd += child.cost_usd
+
+
 def _hand_back(child: Search) -> None:
-    """A sub-search's answers go into its parent's notes at the step where the questions arose,
-    and what it spent into the parent's budget."""
+    """A sub-search's answers go into its parent's notes (the parent is still on the node where
+    the questions arose, and reads it again with them), and what it spent into the parent's
+    budget."""
     parent = Search.objects.select_for_update().get(pk=child.parent_id)
     state = WalkState.model_validate(parent.state)
     answers = [entry for entry in child.result["answers"] if entry["answer"]]
     state.notes.extend(f"Answer to '{entry['question']}': {entry['answer']}" for entry in answers)
     state.child = None
-    parent.llm_calls += child.llm_calls
-    parent.prompt_tokens += child.prompt_tokens
-    parent.completion_tokens += child.completion_tokens
-    parent.cost_usd += child.cost_usd
+    _add_spend(parent, child)
     parent.state = state.model_dump(mode="json")
     summary = f"Sub-search {child.pk} answered {len(answers)} of {len(child.questions)} question(s) ({child.ended_because})."
     _write_step(parent, SearchStep.Kind.HANDBACK, summary, detail={"child": child.pk, "answers": answers})
@@ -335,6 +356,7 @@ def _end_family(search: Search, *, status: str, because: str, hand_back: bool = 
         child = Search.objects.select_for_update().get(pk=state.child)
         if child.status not in TERMINAL:
             _end_family(child, status=status, because=because, hand_back=False)
+            _add_spend(search, child)  # its answers go nowhere, but its calls were made
     _write_step(search, SearchStep.Kind.FINISH, because[:1].upper() + because[1:] + ".")
     _finish(search, state, status=status, because=because, hand_back=hand_back)
 
@@ -353,7 +375,7 @@ def searches_sweep_stale() -> dict[str, int]:
             if search.status in TERMINAL or search.status == Search.Status.WAITING:
                 continue
             if search.requeues >= settings.MEMSITE_SEARCH_MAX_REQUEUES:
-                _end_family(search, status=Search.Status.FAILED, because=f"stalled: no progress after {search.requeues} re-queues")
+                _end_family(search, status=Search.Status.FAILED, because=f"stalled: no step for {settings.MEMSITE_SEARCH_STALE_S} s after {search.requeues} re-queues")
                 counts["failed"] += 1
                 continue
             Search.objects.filter(pk=search.pk).update(requeues=F("requeues") + 1, heartbeat_at=timezone.now())

@@ -178,6 +178,7 @@ MEMSITE_SEARCH_MAX_DEPTH = env_int("MEMSITE_SEARCH_MAX_DEPTH", 2)  # sub-searche
 MEMSITE_SEARCH_ROUTE_TOKENS = env_int("MEMSITE_SEARCH_ROUTE_TOKENS", 3_000)  # options shown per routing call
 MEMSITE_SEARCH_READ_TOKENS = env_int("MEMSITE_SEARCH_READ_TOKENS", 3_000)  # content shown per reading call
 MEMSITE_SEARCH_TOOLS = env_bool("MEMSITE_SEARCH_TOOLS", True)  # offer a folder's tool tree before leaving it
+MEMSITE_SEARCH_NOTES_TOKENS = env_int("MEMSITE_SEARCH_NOTES_TOKENS", 1_500)  # what was learnt, in each prompt
 MEMSITE_SEARCH_MAX_CHUNKS = env_int("MEMSITE_SEARCH_MAX_CHUNKS", 4)  # chunks of one node's content read
 # A running search whose worker has not written a step for this long is re-queued (or failed
 # after MEMSITE_SEARCH_MAX_REQUEUES) by the beat job.

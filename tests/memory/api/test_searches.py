@@ -442,3 +442,22 @@ def test_steps_after_a_number_past_any_step_are_an_empty_page(api):
     SearchStepFactory(search=search)
     response = api.get(url("search-steps", search.pk), {"after": 10**30})
     assert response.status_code == 200 and response.json()["results"] == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_is_kept_and_accepted_when_the_broker_is_down(monkeypatch):
+    from rest_framework.authtoken.models import Token
+
+    from memory import tasks
+    from tests.factories import UserFactory
+
+    def down(**kwargs):
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(tasks.search_run, "delay", down)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory()).key}")
+    response = client.post("/api/searches/", {"questions": ["Where?"]}, format="json")
+
+    assert response.status_code == 202
+    assert Search.objects.get().status == Search.Status.QUEUED  # the sweep queues it again

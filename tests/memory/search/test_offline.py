@@ -9,4 +9,13 @@ def test_offline_search_finds_the_demo_status_codes(db):
     assert search.status == Search.Status.DONE, search.ended_because
     names = [node["name"] for node in search.result["nodes"]]
     assert "http-status-codes.md" in names
-    print([(s.kind, s.summary) for s in search.steps.all()])
+
+
+
+def test_numbered_lines_in_the_context_are_not_taken_for_options(db):
+    demo_memory_seed(user=None)
+    context = "My plan:\n1. Read the notes on HTTP\n2. Then read them again\n3. And once more"
+    search = run_search(["Which HTTP status code means a conflicting resource?"], context=context, output="node")
+
+    assert search.status == Search.Status.DONE and search.ended_because == "answered"
+    assert "http-status-codes.md" in [node["name"] for node in search.result["nodes"]]

@@ -118,29 +118,40 @@ def test_new_questions_start_a_sub_search_whose_answer_is_handed_back(llm, tree)
         pick("user"),
         pick("machine.md"),
         found("16 GB."),
-        # the parent again, back where the question arose
-        pick(None),
+        # the parent again, reading the same node where the question arose, knowing more
+        found("4 GB: a quarter of 16 GB."),
     )
     search = run_search([QUESTION], max_llm_calls=8)
 
     child = Search.objects.get(parent=search)
     assert child.depth == 1 and child.status == Search.Status.DONE and child.max_llm_calls == 4
     assert child.result["answers"][0]["answer"] == "16 GB."
-    assert kinds(search)[3:6] == [Kind.READ, Kind.SUBSEARCH, Kind.HANDBACK]
+    assert kinds(search)[3:7] == [Kind.READ, Kind.SUBSEARCH, Kind.HANDBACK, Kind.READ]
     assert "Answer to 'How much RAM does the server have?': 16 GB." in state(search).notes
-    assert "16 GB." in json.dumps(llm.requests[7].messages)  # the parent's next prompt knows it
+    reread = llm.requests[7].messages
+    assert "pg-tuning.md" in json.dumps(reread) and "16 GB." in json.dumps(reread)
     assert search.llm_calls == 8  # the child's calls count against the parent's budget
-    assert search.ended_because == "budget:max_llm_calls"
+    assert search.ended_because == "answered"
+    assert search.result["answers"][0]["answer"] == "4 GB: a quarter of 16 GB."
 
 
-def test_an_exhausted_tree_restarts_then_ends_with_the_questions_open(llm, tree, settings):
+def test_an_exhausted_tree_restarts_with_what_was_learnt_then_ends_with_the_questions_open(llm, tree, settings):
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 1
-    llm.script(pick(None), pick(None))
+    llm.script(pick("pg-tuning.md"), found("Some of the RAM.", complete=False), pick(None))
     search = run_search([QUESTION], start_node=tree["databases"])
 
-    assert kinds(search) == [Kind.ROUTE, Kind.RESTART, Kind.ROUTE, Kind.FINISH]
+    assert kinds(search) == [Kind.ROUTE, Kind.READ, Kind.RESTART, Kind.ROUTE, Kind.FINISH]
+    assert "Known so far about" in json.dumps(llm.requests[2].messages)  # the restart knows it
     assert search.status == Search.Status.DONE and search.ended_because == "exhausted"
     assert search.result["open_questions"] == [QUESTION]
+
+
+def test_an_exhausted_tree_with_nothing_learnt_is_not_walked_again(llm, tree, settings):
+    settings.MEMSITE_SEARCH_MAX_RESTARTS = 1
+    llm.script(pick(None))
+    search = run_search([QUESTION], start_node=tree["databases"])
+
+    assert kinds(search) == [Kind.ROUTE, Kind.FINISH] and search.ended_because == "exhausted"
 
 
 def test_ask_user_waits_for_the_answer_which_completes_the_search(llm, tree, user):
@@ -161,16 +172,36 @@ def test_ask_user_waits_for_the_answer_which_completes_the_search(llm, tree, use
 def test_a_tool_call_with_the_same_arguments_reuses_its_result(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 1
-    empty = services.node_create(parent=tree["references"], type="folder", name="empty", description="Nothing yet.")
-    arguments = Reply.json({"query": "shared_buffers"})
-    llm.script(pick("full_text_search"), arguments, NOTHING, pick("full_text_search"), arguments, NOTHING)
-    search = run_search([QUESTION], start_node=empty)
+    arguments = Reply.json({"query": "PostgreSQL"})
+    llm.script(
+        pick("pg-tuning.md"),
+        found("Some of the RAM.", complete=False),
+        pick("full_text_search"),
+        arguments,  # finds only pg-tuning.md, read already: nothing to offer
+        # restarted, with what was learnt
+        pick(None),
+        pick("full_text_search"),
+        arguments,  # the same call: its result is reused
+        pick(None),
+    )
+    search = run_search([QUESTION], start_node=tree["databases"])
 
-    assert ToolCall.objects.count() == 1
+    assert ToolCall.objects.count() == 1 and ToolCall.objects.get().nodes == [tree["pg-tuning.md"].pk]
     first, second = search.steps.filter(kind=Kind.TOOL)
     assert first.detail["key"] == second.detail["key"] and second.detail["reused"] is True
-    assert "pg-tuning.md" not in ToolCall.objects.get().result  # names and descriptions only
-    assert "databases" in ToolCall.objects.get().result or "No node" in ToolCall.objects.get().result
+    assert set(shown(llm.requests[7])) == {"pg-tuning.md"}  # the reused result, offered again
+    assert llm.pending == 0
+
+
+def test_tool_keys_hold_per_search_and_folder_for_exploring_and_everywhere_for_saving():
+    from memory.search.tools import FULL_TEXT, SAVE_ANSWER, NoArguments, QueryArguments
+
+    query = QueryArguments(query="PostgreSQL")
+    here = FULL_TEXT.key(query, scope=(1, "memory_a"))
+    assert here == FULL_TEXT.key(QueryArguments(query="PostgreSQL"), scope=(1, "memory_a"))
+    assert here != FULL_TEXT.key(query, scope=(1, "memory_b"))  # another subtree
+    assert here != FULL_TEXT.key(query, scope=(2, "memory_a"))  # another search: the tree aged
+    assert SAVE_ANSWER.key(NoArguments(), scope=(1, "a")) == SAVE_ANSWER.key(NoArguments(), scope=(2, "b"))
 
 
 def notes_with_a_partial_answer(tree) -> Node:
@@ -291,8 +322,8 @@ def test_a_second_worker_cannot_record_the_same_step(llm, tree):
     search.refresh_from_db()
     first, second = walk.advance(search), walk.advance(search)
 
-    assert _record(search, first) is not None
-    assert _record(search, second) is None
+    assert _record(search, first, root_id=search.pk) is not None
+    assert _record(search, second, root_id=search.pk) is None
     assert search.steps.count() == 1
 
 
@@ -334,3 +365,40 @@ def test_saved_answers_whose_name_is_taken_get_a_free_one(llm, tree, settings):
     run_search([QUESTION], start_node=folder)
 
     assert ToolCall.objects.get().node.name == "answer (3)"
+
+
+def test_a_name_the_tree_refuses_goes_back_to_the_model_for_repair(llm, tree, settings):
+    settings.MEMSITE_SEARCH_TOOLS = True
+    folder = notes_with_a_partial_answer(tree)
+    llm.script(
+        pick("hint.md"),
+        found("Some.", complete=False),
+        pick("save_answer"),
+        Reply.json({"name": "RAM/CPU sizing", "description": "Found."}),
+        Reply.json({"name": "RAM and CPU sizing", "description": "Found."}),
+    )
+    search = run_search([QUESTION], start_node=folder)
+
+    assert "/" in llm.requests[4].messages[-1]["content"]  # the repair says what was wrong
+    assert ToolCall.objects.get().node.name == "RAM and CPU sizing"
+    assert search.status == Search.Status.DONE
+
+
+def test_sub_search_steps_keep_the_family_alive_for_the_sweep(llm, tree, settings):
+    llm.script(
+        pick("references"),
+        pick("databases"),
+        pick("pg-tuning.md"),
+        found("Some.", complete=False, new_questions=("How much RAM?",)),
+        pick("user"),
+    )
+    search = services.search_start(user=None, questions=[QUESTION])
+    for _ in range(5):  # the parent's four steps and its sub-search's first
+        services.search_advance(search_id=search.pk)
+    stale = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
+    Search.objects.filter(pk=search.pk).update(heartbeat_at=stale, requeues=2)
+
+    services.search_advance(search_id=search.pk)  # the sub-search's next step
+    search.refresh_from_db()
+    assert search.heartbeat_at > stale and search.requeues == 0
+    assert services.searches_sweep_stale() == {"requeued": 0, "failed": 0}
