@@ -13,6 +13,7 @@ class QuestionAnswer(BaseModel):
 class WalkState(BaseModel):
     # One entry per question, original ones first; `complete` ones are answered.
     answers: list[QuestionAnswer]
+    start: str | None = None  # the start node's id, kept should the node be deleted
     # Questions that arose while reading, each handed to a sub-search (or left open).
     arisen: list[str] = Field(default_factory=list)
     # Kept apart: visited nodes were entered (read, or a folder walked to the end); unviable ones

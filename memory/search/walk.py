@@ -97,6 +97,8 @@ def advance(search: Search) -> Outcome:
         return Outcome(Kind.FINISH, state, "Cancelled.", end="cancelled", status=Search.Status.CANCELLED)
     if not state.remaining:
         return Outcome(Kind.FINISH, state, "Every question is answered.", end="answered")
+    if state.start and search.start_node_id is None:  # not the whole tree instead
+        return Outcome(Kind.FINISH, state, "The start node was deleted.", end="start node deleted", status=Search.Status.FAILED)
     try:
         _check_time(search)
         return _step(search, state)

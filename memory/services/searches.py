@@ -51,8 +51,8 @@ def _budget(name: str, value: int | None) -> int:
     return value
 
 
-def _initial_state(questions: Sequence[str]) -> dict:
-    state = WalkState(answers=[QuestionAnswer(question=question) for question in questions])
+def _initial_state(questions: Sequence[str], start_node: Node | None = None) -> dict:
+    state = WalkState(answers=[QuestionAnswer(question=question) for question in questions], start=start_node.pk if start_node else None)
     return state.model_dump(mode="json")
 
 
@@ -87,7 +87,7 @@ def search_start(
             max_llm_calls=_budget("max_llm_calls", max_llm_calls),
             max_tokens=_budget("max_tokens", max_tokens),
             timeout_s=_budget("timeout_s", timeout_s),
-            state=_initial_state(questions),
+            state=_initial_state(questions, start_node),
         )
         _enqueue(search)
     return search

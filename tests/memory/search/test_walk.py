@@ -402,3 +402,13 @@ def test_sub_search_steps_keep_the_family_alive_for_the_sweep(llm, tree, setting
     search.refresh_from_db()
     assert search.heartbeat_at > stale and search.requeues == 0
     assert services.searches_sweep_stale() == {"requeued": 0, "failed": 0}
+
+
+def test_a_search_whose_start_node_is_deleted_ends_instead_of_searching_everything(llm, tree):
+    search = services.search_start(user=None, questions=[QUESTION], start_node=tree["databases"])
+    services.node_delete(node=tree["databases"], user=None)
+    services.search_run(search_id=search.pk)
+    search.refresh_from_db()
+
+    assert search.status == Search.Status.FAILED and search.ended_because == "start node deleted"
+    assert llm.requests == []
