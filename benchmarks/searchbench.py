@@ -112,9 +112,9 @@ class Oracle:
         return next((self.targets[q] for q in questions if q in self.targets), None)
 
     def route(self, messages: Sequence[dict]) -> dict:
-        prompt = _last_user(messages)
+        prompt = "\n".join(str(message["content"]) for message in messages if message["role"] == "user")
         where = _labelled(prompt, "Location") or ""
-        options = _numbered_after(prompt, "Options:")
+        options = _numbered_after(_last_user(messages), "Options:")
         target = self._target((_labelled(prompt, "Query") or "").split(" | "))
         if where.startswith("the tools of") or target is None or where not in target.names[:-1]:
             # A tool, or a place off the answer's path (never reached by a right walk).
