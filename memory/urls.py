@@ -19,6 +19,11 @@ urlpatterns = [
     path("searches/", views_searches.search_list, name="search_list"),
     path("searches/start/", views_searches.search_start, name="search_start"),
     path("searches/<int:search_id>/", views_searches.search_detail, name="search_detail"),
+    path(
+        "searches/<int:search_id>/steps/<int:number>/call/",
+        views_searches.search_step_call,
+        name="search_step_call",
+    ),
     path("searches/<int:search_id>/cancel/", views_searches.search_cancel, name="search_cancel"),
     path("questions/", views_searches.question_list, name="question_list"),
     path("questions/<int:question_id>/answer/", views_searches.question_answer, name="question_answer"),

@@ -4,7 +4,11 @@ the questions searches put to the user, as small htmx views.
 The trace polls itself once a second while the search runs. A poll brings the trace's header
 (status, spend, path, result) whole, and only the steps taken since the last poll (appended out
 of band), so a step the reader has opened stays open. Once the search has ended and every step
-is on the page, the answer is status 286, which tells htmx to stop polling."""
+is on the page, the answer is status 286, which tells htmx to stop polling.
+
+A step shows its LLM call's spend inline, but what the call was shown and replied only when the
+reader opens it: a search may make a thousand calls with long prompts, tens of megabytes that
+nobody reads all of."""
 
 import json
 from dataclasses import dataclass
@@ -28,6 +32,7 @@ SEARCHES = "memory/searches.html"
 TRACE = "memory/search_detail.html"
 QUESTIONS = "memory/questions.html"
 PAGE_SIZE = 50
+QUESTIONS_SHOWN = 100
 
 
 # -- forms (they check the shape of the input; search_start checks the rules) ------------------
@@ -189,6 +194,17 @@ def search_detail(request: HttpRequest, search_id: int) -> HttpResponse:
     return _render(request, TRACE, _trace_context(search, after=0, steps=_trace_steps(search)))
 
 
+@require_GET
+@login_required
+def search_step_call(request: HttpRequest, search_id: int, number: int) -> HttpResponse:
+    """What a step's LLM call was shown and replied, fetched when the step is first opened."""
+    search = _search_or_404(search_id)
+    step = selectors.search_steps(search=search, with_text=True).filter(number=number).first()
+    if step is None or step.llm_call_id is None:
+        raise Http404(f"Step {number} of search {search.pk} made no LLM call.")
+    return _render(request, f"{TRACE}#step_call", {"call": step.llm_call})
+
+
 @require_POST
 @login_required
 def search_cancel(request: HttpRequest, search_id: int) -> HttpResponse:
@@ -214,7 +230,15 @@ def search_cancel(request: HttpRequest, search_id: int) -> HttpResponse:
 
 
 def _questions_page(request: HttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
-    context = {"questions": list(selectors.search_questions_pending()), "error": error}
+    # The newest only: a page of every question ever left unanswered would grow without end.
+    questions = list(selectors.search_questions_pending()[: QUESTIONS_SHOWN + 1])
+    more = len(questions) > QUESTIONS_SHOWN
+    context = {
+        "questions": questions[:QUESTIONS_SHOWN],
+        "pending_count": selectors.search_questions_pending().count() if more else len(questions),
+        "more": more,
+        "error": error,
+    }
     return _render(request, QUESTIONS, context, status=status)
 
 

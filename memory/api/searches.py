@@ -211,6 +211,15 @@ class SearchQuestionSerializer(serializers.Serializer):
         return question.answered_by.username if question.answered_by_id else None
 
 
+class SearchQuestionPageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="The next (older) page, or null on the last one.")
+    previous = serializers.URLField(allow_null=True)
+    results = SearchQuestionSerializer(many=True)
+
+    class Meta:
+        ref_name = "SearchQuestionPage"
+
+
 # -- plumbing ----------------------------------------------------------------------------------
 
 
@@ -234,6 +243,23 @@ class SearchStepsPagination(NodeChildrenPagination):
         if self.page_size_query_param not in request.query_params:
             return self.default_page_size
         return super().get_page_size(request)
+
+
+class QuestionsPagination(SearchStepsPagination):
+    """Pending questions newest first, a cursor page at a time (the model's own order)."""
+
+    ordering = ("-created_at", "-id")
+
+
+def page_parameters(pagination: type[SearchStepsPagination]) -> list[OpenApiParameter]:
+    return [
+        OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
+        OpenApiParameter(
+            "page_size",
+            OpenApiTypes.INT,
+            description=f"1 to {pagination.max_page_size}; the default is {pagination.default_page_size}.",
+        ),
+    ]
 
 
 # -- searches ----------------------------------------------------------------------------------
@@ -370,17 +396,7 @@ class SearchStepsApi(APIView):
         operation_id="search_steps",
         summary="The steps of a search in order, a page at a time",
         description="Each step with what its LLM call cost; the messages are on the trace page.",
-        parameters=[
-            SEARCH_ID,
-            FilterSerializer,
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
-            OpenApiParameter(
-                "page_size",
-                OpenApiTypes.INT,
-                description=f"1 to {SearchStepsPagination.max_page_size}; "
-                f"the default is {SearchStepsPagination.default_page_size}.",
-            ),
-        ],
+        parameters=[SEARCH_ID, FilterSerializer, *page_parameters(SearchStepsPagination)],
         responses={200: SearchStepPageSerializer, **errors(400, 404)},
     )
     def get(self, request: Request, search_id: int) -> Response:
@@ -422,12 +438,16 @@ class QuestionListApi(APIView):
     @extend_schema(
         tags=[TAG],
         operation_id="question_list",
-        summary="Questions searches are waiting for the user to answer, newest first",
-        responses={200: SearchQuestionSerializer(many=True)},
+        summary="Questions searches are waiting for the user to answer, newest first, a page at a time",
+        parameters=page_parameters(QuestionsPagination),
+        responses={200: SearchQuestionPageSerializer, **errors(400)},
     )
     def get(self, request: Request) -> Response:
-        questions = selectors.search_questions_pending().select_related("answered_by")
-        return Response(self.OutputSerializer(questions, many=True).data)
+        # Only the search's id is shown: no need to load each search's row.
+        questions = selectors.search_questions_pending().select_related(None)
+        paginator = QuestionsPagination()
+        page = paginator.paginate_queryset(questions, request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
 
 class QuestionAnswerApi(APIView):

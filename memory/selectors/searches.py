@@ -30,8 +30,15 @@ def search_node_names(*, search: Search) -> dict[str, str]:
     return dict(Node.objects.filter(pk__in=ids).values_list("pk", "name"))
 
 
-def search_steps(*, search: Search, after: int | None = None) -> QuerySet[SearchStep]:
-    steps = SearchStep.objects.filter(search=search).select_related("llm_call", "node")
+def search_steps(
+    *, search: Search, after: int | None = None, with_text: bool = False
+) -> QuerySet[SearchStep]:
+    """A search's steps in order, each with its LLM call's spend. What the call was shown and
+    replied (and any error text) can run to many kilobytes a call, over up to a thousand calls:
+    loaded only `with_text`, for a step the reader opens."""
+    steps = SearchStep.objects.filter(search=search).select_related("llm_call")
+    if not with_text:
+        steps = steps.defer("llm_call__messages", "llm_call__reply", "llm_call__error")
     return steps.filter(number__gt=after) if after is not None else steps
 
 
@@ -43,4 +50,5 @@ def search_question_get(*, question_id: int) -> SearchQuestion:
 
 
 def search_questions_pending() -> QuerySet[SearchQuestion]:
+    """Questions waiting for the user, newest first, with their search (its context is shown)."""
     return SearchQuestion.objects.filter(status=SearchQuestion.Status.PENDING).select_related("search")

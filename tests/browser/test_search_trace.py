@@ -1,5 +1,6 @@
 """The live trace of a search in a real browser: steps written while the page is open appear
-without a reload, a step the reader opened stays open, and polling stops once the search ends."""
+without a reload, a step fetches what its LLM call was shown only when first opened and stays
+open, and polling stops once the search ends."""
 
 import re
 import time
@@ -24,6 +25,8 @@ def test_steps_appear_live_and_polling_stops_when_the_search_ends(page, live_ser
     search = SearchFactory(questions=[f"Where are the deployment notes? {SCRIPT}"], status=Search.Status.RUNNING)
     polls: list[str] = []
     page.on("request", lambda request: polls.append(request.url) if "?after=" in request.url else None)
+    call_fetches: list[str] = []
+    page.on("request", lambda request: call_fetches.append(request.url) if "/call/" in request.url else None)
 
     log_in(page, live_server)
     page.goto(f"{live_server.url}/searches/{search.pk}/")
@@ -44,13 +47,29 @@ def test_steps_appear_live_and_polling_stops_when_the_search_ends(page, live_ser
     expect(page.locator("#trail .trail-current")).to_have_text("ops")
     expect(page.locator("#no-steps")).to_have_count(0)
 
-    # Opened, the step shows what the LLM was shown, as text; later polls leave it open.
+    # Closed, the step has only its spend; opened, it fetches what the LLM was shown and
+    # replied, shown as text; later polls leave it open.
+    expect(steps.first.locator("summary")).to_contain_text("ms ·")
+    expect(steps.first.locator(".llm-message")).to_have_count(0)
+    assert call_fetches == []
     steps.first.locator("summary").click()
     expect(steps.first.locator(".llm-message pre")).to_have_text(f"1. ops {SCRIPT}")
+    expect(steps.first.locator(".llm-reply")).to_have_text('{"choice": 1}')
+    assert call_fetches == [f"{live_server.url}/searches/{search.pk}/steps/1/call/"]
     SearchStepFactory(search=search, kind="read", node=ops, summary="Read the notes.")
     expect(steps).to_have_count(2)
     expect(steps.first.locator("details")).to_have_attribute("open", "")
+    expect(steps.first.locator(".llm-message pre")).to_have_text(f"1. ops {SCRIPT}")
     assert page.evaluate("window.pwned") is None
+    # Closed and opened again, it keeps what it fetched and fetches nothing more.
+    steps.first.locator("summary").click()
+    expect(steps.first.locator("details")).not_to_have_attribute("open", "")
+    steps.first.locator("summary").click()
+    expect(steps.first.locator(".llm-message pre")).to_have_text(f"1. ops {SCRIPT}")
+    # A step without an LLM call fetches nothing.
+    steps.nth(1).locator("summary").click()
+    expect(steps.nth(1)).to_contain_text("No LLM call in this step.")
+    assert len(call_fetches) == 1, call_fetches
     screenshot("10-search-running")
 
     # The search ends: the last step and the result come in, and the polling stops.

@@ -3,6 +3,8 @@ from decimal import Decimal
 
 import pytest
 import yaml
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
@@ -10,6 +12,7 @@ from rest_framework.test import APIClient
 from memory import services
 from memory.models import Node, Search, SearchQuestion
 from memory.services.demo import demo_memory_seed
+from memsite.llm.models import LLMCall
 from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory
 from tests.llm.factories import make_call
 from tests.memory.search.tree import build_tree, found, pick
@@ -269,6 +272,22 @@ def test_steps_come_in_order_with_their_llm_call_costs_but_not_the_messages(api)
     assert SECRET not in response.content.decode()
 
 
+def test_steps_do_not_load_what_the_llm_calls_were_shown(api):
+    search = SearchFactory(status=Search.Status.RUNNING)
+    for _ in range(3):
+        SearchStepFactory(search=search, llm_call=make_call(messages=[{"role": "user", "content": "x" * 10_000}]))
+    table = LLMCall._meta.db_table
+
+    with CaptureQueriesContext(connection) as queries:
+        response = api.get(url("search-steps", search.pk))
+
+    assert response.status_code == 200 and len(response.json()["results"]) == 3
+    assert all(step["llm_call"]["prompt_tokens"] == 100 for step in response.json()["results"])
+    step_queries = [query["sql"] for query in queries if '"memory_searchstep"' in query["sql"]]
+    assert step_queries and all(f'"{table}"."prompt_tokens"' in sql for sql in step_queries)
+    assert not any(f'"{table}"."{column}"' in query["sql"] for query in queries for column in ("messages", "reply"))
+
+
 def test_steps_after_a_number_and_by_cursor_pages(api):
     search = SearchFactory(status=Search.Status.RUNNING)
     for _ in range(5):
@@ -331,7 +350,7 @@ def test_a_search_that_asks_the_user_is_answered_through_the_api(api, user, inte
     assert started.status_code == 202 and started.json()["status"] == "waiting"
     question_id = started.json()["user_question"]
 
-    pending = api.get(url("question-list")).json()
+    pending = api.get(url("question-list")).json()["results"]
     assert [(item["id"], item["search"], item["questions"]) for item in pending] == [
         (question_id, started.json()["id"], ["Which port does staging use?"])
     ]
@@ -345,12 +364,59 @@ def test_a_search_that_asks_the_user_is_answered_through_the_api(api, user, inte
     assert document.parent_id == internal["user"].pk
     search = api.get(url("search-detail", started.json()["id"])).json()
     assert search["status"] == "done" and search["result"]["answers"][0]["answer"] == "Port 8443."
-    assert api.get(url("question-list")).json() == []
+    assert api.get(url("question-list")).json() == {"next": None, "previous": None, "results": []}
 
 
 def pending_question() -> SearchQuestion:
     search = SearchFactory(status=Search.Status.WAITING)
     return SearchQuestion.objects.create(search=search, questions=search.questions)
+
+
+def test_pending_questions_come_newest_first_a_cursor_page_at_a_time(api):
+    questions = [pending_question() for _ in range(5)]
+    SearchQuestion.objects.filter(pk=questions[2].pk).update(status=SearchQuestion.Status.CLOSED)
+    newest_first = [question.pk for question in reversed(questions) if question.pk != questions[2].pk]
+
+    first = api.get(url("question-list"), {"page_size": 2})
+    assert first.status_code == 200
+    assert [item["id"] for item in first.json()["results"]] == newest_first[:2] and first.json()["previous"] is None
+    second = api.get(first.json()["next"]).json()
+    assert [item["id"] for item in second["results"]] == newest_first[2:] and second["next"] is None
+    everything = api.get(url("question-list")).json()
+    assert [item["id"] for item in everything["results"]] == newest_first and everything["next"] is None
+    assert everything["results"][0] == {
+        "id": questions[4].pk,
+        "search": questions[4].search_id,
+        "questions": questions[4].questions,
+        "status": "pending",
+        "answer": "",
+        "answered_by": None,
+        "answered_at": None,
+        "document": None,
+        "created_at": everything["results"][0]["created_at"],
+    }
+
+
+def test_pending_questions_are_a_hundred_a_page_by_default(api):
+    for _ in range(101):
+        pending_question()
+    with CaptureQueriesContext(connection) as queries:
+        body = api.get(url("question-list")).json()
+    # one query for the page, none per question (nor any for their searches or users)
+    sqls = [query["sql"] for query in queries if '"authtoken_token"' not in query["sql"]]
+    assert len([sql for sql in sqls if '"memory_searchquestion"' in sql]) == 1
+    assert not any('"memory_search".' in sql or '"auth_user".' in sql for sql in sqls)
+    assert len(body["results"]) == 100 and body["next"]
+    assert len(api.get(body["next"]).json()["results"]) == 1
+
+
+@pytest.mark.parametrize(
+    "query, fragment",
+    [({"page_size": 0}, "whole number from 1 to 1000"), ({"page_size": "x"}, "whole number"), ({"cursor": "bogus"}, "Invalid cursor")],
+)
+def test_bad_question_list_queries_are_400(api, query, fragment):
+    response = api.get(url("question-list"), query)
+    assert response.status_code == 400 and fragment in response.content.decode()
 
 
 @pytest.mark.parametrize(
@@ -432,6 +498,11 @@ def test_the_schema_describes_every_search_operation(client):
     start_operation = operations[("/api/searches/", "post")]
     assert {"200", "202", "400", "404"} <= set(start_operation["responses"])
     assert any(parameter["name"] == "wait" for parameter in start_operation["parameters"])
+    questions = operations[("/api/questions/", "get")]
+    assert {parameter["name"] for parameter in questions["parameters"]} == {"cursor", "page_size"}
+    page = questions["responses"]["200"]["content"]["application/json"]["schema"]
+    assert page == {"$ref": "#/components/schemas/SearchQuestionPage"}
+    assert set(schema["components"]["schemas"]["SearchQuestionPage"]["properties"]) == {"next", "previous", "results"}
     body = schema["components"]["schemas"]["SearchStartRequest"]
     assert set(body["properties"]) == {"questions", "context", "start_node", "output", "budgets", "fallback"}
     assert body["required"] == ["questions"]

@@ -2,10 +2,13 @@ import re
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from memory import selectors
 from memory.models import Node, Search, SearchQuestion
+from memsite.llm.models import LLMCall
 from tests.factories import NodeFactory, SearchFactory, SearchStepFactory
 from tests.llm.factories import make_call
 from tests.memory.views.conftest import HTMX
@@ -26,6 +29,16 @@ def step_numbers(html: str) -> list[int]:
     return [int(number) for number in re.findall(r'id="step-(\d+)"', html)]
 
 
+def call_url(search: Search, number: int) -> str:
+    return reverse("memory:search_step_call", args=[search.pk, number])
+
+
+def call_text_columns(sql: str) -> list[str]:
+    """The LLM call columns that hold what it was shown and replied, as `sql` selects them."""
+    table = LLMCall._meta.db_table
+    return [column for column in ("messages", "reply", "error") if f'"{table}"."{column}"' in sql]
+
+
 # -- access ------------------------------------------------------------------------------------
 
 
@@ -35,6 +48,7 @@ def step_numbers(html: str) -> list[int]:
         ("get", "memory:search_list", []),
         ("post", "memory:search_start", []),
         ("get", "memory:search_detail", [1]),
+        ("get", "memory:search_step_call", [1, 1]),
         ("post", "memory:search_cancel", [1]),
         ("get", "memory:question_list", []),
         ("post", "memory:question_answer", [1]),
@@ -165,7 +179,7 @@ def test_the_trace_page_shows_totals_path_and_steps(user_client, running):
     assert response.status_code == 200
     html = response.content.decode()
     assert step_numbers(html) == [1, 2]
-    assert html.count("<details>") == 2
+    assert html.count("<details") == 2
     # totals at the top
     assert "1 <span class=\"muted\">of 40</span>" in html
     assert "120 prompt + 9 completion = 129" in html and "0.000027 USD" in html
@@ -176,13 +190,61 @@ def test_the_trace_page_shows_totals_path_and_steps(user_client, running):
     assert f'aria-current="location"><a href="/memory/{deploy.pk}/">deploy</a>' in trail
     unviable = html[html.index('id="trail-unviable"'):]
     assert f'href="/memory/{css.pk}/">css</a>' in unviable[: unviable.index("</dd>")]
-    # a step opens to what the LLM was shown and replied, with its tokens, latency and cost
+    # a step shows its call's tokens, latency and cost; what the LLM was shown and replied
+    # comes only when the step is first opened
     assert "120 + 9 tokens · 321 ms · 0.000027 USD" in html
-    assert "1. docs " + ESCAPED in html and "&quot;reason&quot;: &quot;" + ESCAPED in html
+    assert "1. docs" not in html and "&quot;reason&quot;" not in html and "llm-message" not in html
+    assert (
+        f'<details hx-get="{call_url(running, 1)}" hx-trigger="toggle once" hx-target="find .step-call" '
+        'hx-swap="innerHTML">'
+    ) in html
+    assert html.count('class="step-call"') == 1 and html.count("hx-trigger=\"toggle once\"") == 1
     assert SCRIPT not in html
     # it polls itself while the search runs, asking for the steps after the last one shown
     assert f'hx-get="{trace_url(running, 2)}" {POLLING}' in html
     assert "Cancel search" in html
+
+
+def test_the_trace_does_not_load_what_the_llm_calls_were_shown(user_client, running):
+    for path, headers in ((trace_url(running), {}), (trace_url(running, 0), HTMX)):
+        with CaptureQueriesContext(connection) as queries:
+            assert user_client.get(path, **headers).status_code == 200
+        # read before the next request, which empties the log these are a slice of
+        sqls = [query["sql"] for query in queries]
+        assert any('"memory_searchstep"' in sql and '"llm_llmcall"."prompt_tokens"' in sql for sql in sqls)
+        assert not any(call_text_columns(sql) for sql in sqls)
+
+
+def test_an_opened_step_gets_what_its_llm_call_was_shown_and_replied_escaped(user_client, running):
+    LLMCall.objects.filter(pk=running.steps.get(number=1).llm_call_id).update(error=f"Timed out {SCRIPT}")
+
+    with CaptureQueriesContext(connection) as queries:
+        response = user_client.get(call_url(running, 1), **HTMX)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" not in html and "<details" not in html and SCRIPT not in html
+    assert re.search(r'llm-message-system">\s*<h5>system</h5>\s*<pre class="code">Route.</pre>', html)
+    assert "1. docs " + ESCAPED in html
+    assert '<pre class="code llm-reply">{&quot;choice&quot;: 1, &quot;reason&quot;: &quot;' + ESCAPED in html
+    assert "<h4>Error</h4><pre class=\"code\">Timed out " + ESCAPED in html
+    assert any(call_text_columns(query["sql"]) == ["messages", "reply", "error"] for query in queries.captured_queries)
+    # the same answer without htmx: it is only ever a fragment
+    assert user_client.get(call_url(running, 1)).content.decode() == html
+
+
+def test_a_step_call_of_an_unknown_search_or_step_or_a_step_without_a_call_is_404(user_client, running):
+    assert user_client.get(reverse("memory:search_step_call", args=[999, 1])).status_code == 404
+    assert user_client.get(call_url(running, 2)).status_code == 404  # no LLM call in step 2
+    assert user_client.get(call_url(running, 3)).status_code == 404
+    assert user_client.get(call_url(running, 10**30)).status_code == 404
+    other = SearchFactory()
+    SearchStepFactory(search=other)
+    assert user_client.get(call_url(other, 1)).status_code == 404  # step 1 of another search has no call
+
+
+def test_a_step_call_is_read_only(user_client, running):
+    assert user_client.post(call_url(running, 1)).status_code == 405
 
 
 def test_a_poll_of_a_running_search_is_200_with_only_the_new_steps(user_client, running):
@@ -286,6 +348,31 @@ def test_cancel_without_htmx_redirects_to_the_trace_with_a_message(user_client):
 def waiting(questions: list[str]) -> SearchQuestion:
     search = SearchFactory(status=Search.Status.WAITING, questions=questions)
     return SearchQuestion.objects.create(search=search, questions=questions)
+
+
+def test_the_questions_page_shows_only_the_newest_with_a_note_when_there_are_more(user_client, monkeypatch):
+    monkeypatch.setattr("memory.views_searches.QUESTIONS_SHOWN", 3)
+    questions = [waiting([f"Question {n}?"]) for n in range(5)]
+    SearchQuestion.objects.filter(pk=questions[4].pk).update(status=SearchQuestion.Status.CLOSED)
+
+    html = user_client.get(reverse("memory:question_list")).content.decode()
+
+    shown = [int(pk) for pk in re.findall(r'<article class="card question" id="question-(\d+)"', html)]
+    assert shown == [question.pk for question in reversed(questions[1:4])]
+    assert "Showing the newest 3 of 4 waiting questions" in html
+
+    SearchQuestion.objects.filter(pk=questions[0].pk).update(status=SearchQuestion.Status.ANSWERED)
+    html = user_client.get(reverse("memory:question_list")).content.decode()
+    assert len(re.findall(r'id="question-\d+"', html)) == 3 and 'id="more-questions"' not in html
+
+
+def test_the_questions_page_shows_at_most_a_hundred(user_client):
+    for n in range(101):
+        waiting([f"Question {n}?"])
+    html = user_client.get(reverse("memory:question_list")).content.decode()
+    assert len(re.findall(r'<article class="card question"', html)) == 100
+    assert "Showing the newest 100 of 101 waiting questions" in html
+    assert "Question 100?" in html and "Question 0?" not in html
 
 
 def test_the_questions_page_lists_pending_questions_escaped(user_client):
