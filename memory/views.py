@@ -51,7 +51,8 @@ PLAIN_TEXT = "text/plain; charset=utf-8"
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _render(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
+def render_page(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
+    """Render a page or, for htmx, one of its partials; caches keep the two apart."""
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -143,10 +144,10 @@ def _detail_response(
         return redirect("memory:node_detail", node_id=node.pk)
     context = {**_detail_context(request, node), "message": message, "error": error}
     if not request.htmx:
-        return _render(request, BROWSER, {**context, "roots": selectors.node_roots()}, status=status)
+        return render_page(request, BROWSER, {**context, "roots": selectors.node_roots()}, status=status)
     if refresh is not None:
         context["refresh_page"] = _children_page(selectors.node_get(node_id=refresh.pk))
-    response = _render(request, f"{BROWSER}#detail_response", context, status=status)
+    response = render_page(request, f"{BROWSER}#detail_response", context, status=status)
     if not error:
         push_url(response, reverse("memory:node_detail", args=[node.pk]))
     return response
@@ -162,7 +163,7 @@ def _parent(node: Node) -> Node | None:
 @require_GET
 @login_required
 def browser(request: HttpRequest) -> HttpResponse:
-    return _render(request, BROWSER, {"roots": selectors.node_roots()})
+    return render_page(request, BROWSER, {"roots": selectors.node_roots()})
 
 
 @require_GET
@@ -171,8 +172,8 @@ def node_detail(request: HttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(node_id)
     context = _detail_context(request, node)
     if request.htmx and not request.htmx.history_restore_request:
-        return _render(request, f"{BROWSER}#detail", context)
-    return _render(request, BROWSER, {**context, "roots": selectors.node_roots()})
+        return render_page(request, f"{BROWSER}#detail", context)
+    return render_page(request, BROWSER, {**context, "roots": selectors.node_roots()})
 
 
 @require_GET
@@ -186,7 +187,7 @@ def node_children(request: HttpRequest, node_id: str) -> HttpResponse:
         return HttpResponse(f"'{folder.name}' is not a folder.", status=400, content_type=PLAIN_TEXT)
     if after is not None and not PATH_KEY.match(after):
         return HttpResponse("The 'after' key is not a tree path.", status=400, content_type=PLAIN_TEXT)
-    return _render(request, f"{BROWSER}#children", {"page": _children_page(folder, after=after)})
+    return render_page(request, f"{BROWSER}#children", {"page": _children_page(folder, after=after)})
 
 
 @require_POST
@@ -315,7 +316,7 @@ def user_preferences(request: HttpRequest) -> HttpResponse:
         text = (selectors.node_content(node=selected) or b"").decode("utf-8", errors="replace")
         context["form"] = DocumentEditForm(initial={"version": selected.version, "content": text})
         context["preview_html"] = markdown_to_html(text)
-    return _render(request, PREFERENCES, context)
+    return render_page(request, PREFERENCES, context)
 
 
 @require_POST
@@ -323,7 +324,7 @@ def user_preferences(request: HttpRequest) -> HttpResponse:
 def markdown_preview(request: HttpRequest) -> HttpResponse:
     form = MarkdownPreviewForm(request.POST)
     text = form.cleaned_data["content"] if form.is_valid() else ""
-    return _render(request, f"{PREFERENCES}#preview", {"preview_html": markdown_to_html(text)})
+    return render_page(request, f"{PREFERENCES}#preview", {"preview_html": markdown_to_html(text)})
 
 
 @require_POST
@@ -349,7 +350,7 @@ def document_save(request: HttpRequest, node_id: str) -> HttpResponse:
             status, error = error_.status, error_.message
     if request.htmx:
         context = {"document": node, "message": message, "error": error}
-        return _render(request, f"{PREFERENCES}#save_status", context, status=status)
+        return render_page(request, f"{PREFERENCES}#save_status", context, status=status)
     if error:
         messages.error(request, error)
     else:

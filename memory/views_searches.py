@@ -19,12 +19,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
 
 from memory import selectors, services
+from memory.views import render_page
 from memory.models import Node, Search, SearchStep
 from memsite.errors import ServiceError
 
@@ -54,12 +54,6 @@ class QuestionAnswerForm(forms.Form):
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-def _render(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
-    response = render(request, template, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 def _search_or_404(search_id: int) -> Search:
@@ -150,7 +144,7 @@ def _after(request: HttpRequest) -> int:
 
 def _list_page(request: HttpRequest, form: SearchStartForm, *, error: str = "", status: int = 200) -> HttpResponse:
     page = Paginator(selectors.search_list(), PAGE_SIZE).get_page(request.GET.get("page"))
-    return _render(request, SEARCHES, {"page": page, "form": form, "error": error}, status=status)
+    return render_page(request, SEARCHES, {"page": page, "form": form, "error": error}, status=status)
 
 
 @require_GET
@@ -190,8 +184,8 @@ def search_detail(request: HttpRequest, search_id: int) -> HttpResponse:
         after = _after(request)
         context = _trace_context(search, after=after, steps=_trace_steps(search, after=after))
         status = HTMX_STOP_POLLING if context["settled"] else 200
-        return _render(request, f"{TRACE}#trace_update", context, status=status)
-    return _render(request, TRACE, _trace_context(search, after=0, steps=_trace_steps(search)))
+        return render_page(request, f"{TRACE}#trace_update", context, status=status)
+    return render_page(request, TRACE, _trace_context(search, after=0, steps=_trace_steps(search)))
 
 
 @require_GET
@@ -202,7 +196,7 @@ def search_step_call(request: HttpRequest, search_id: int, number: int) -> HttpR
     step = selectors.search_steps(search=search, with_text=True).filter(number=number).first()
     if step is None or step.llm_call_id is None:
         raise Http404(f"Step {number} of search {search.pk} made no LLM call.")
-    return _render(request, f"{TRACE}#step_call", {"call": step.llm_call})
+    return render_page(request, f"{TRACE}#step_call", {"call": step.llm_call})
 
 
 @require_POST
@@ -223,7 +217,7 @@ def search_cancel(request: HttpRequest, search_id: int) -> HttpResponse:
     # asking for until they are all on the page.
     search = selectors.search_get(search_id=search.pk)
     context = {**_trace_context(search, after=_after(request), steps=[]), "message": message, "error": error}
-    return _render(request, f"{TRACE}#trace", context, status=status)
+    return render_page(request, f"{TRACE}#trace", context, status=status)
 
 
 # -- the user's questions ----------------------------------------------------------------------
@@ -239,7 +233,7 @@ def _questions_page(request: HttpRequest, *, error: str = "", status: int = 200)
         "more": more,
         "error": error,
     }
-    return _render(request, QUESTIONS, context, status=status)
+    return render_page(request, QUESTIONS, context, status=status)
 
 
 @require_GET
