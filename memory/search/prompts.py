@@ -174,8 +174,8 @@ class ReadReplyBase(BaseModel):
         """A question is answered when the text holds most of its terms; the answer is the
         text's sentences that share the most terms with it."""
         text_terms = frozenset(terms(reading.context))
-        # The text's own sentences: not the "Node: [id] ..." line that introduces it.
-        sentences = [sentence for sentence in reading.sentences if not sentence.startswith(("Node: ", "Content:"))]
+        # The text's own sentences: not the "Node: [id] ..." line that introduces it, nor titles.
+        sentences = [sentence for sentence in reading.sentences if not sentence.startswith(("Node: ", "Content:", "#"))]
         findings = []
         for option in reading.options:
             share = coverage(option.text, text_terms)

@@ -47,7 +47,7 @@ DEMO_SWARM_NOTE = (
 )
 
 # A search the embedded default runs at its first start, so the dashboard shows a trace.
-DEMO_SEARCH_QUESTIONS = ["Which HTTP status code means a request conflicts with the current state?"]
+DEMO_SEARCH_QUESTIONS = ["Which HTTP status code answers a conflict with the current state?"]
 
 
 def _demo_project_archive() -> bytes:

@@ -19,3 +19,15 @@ def test_numbered_lines_in_the_context_are_not_taken_for_options(db):
 
     assert search.status == Search.Status.DONE and search.ended_because == "answered"
     assert "http-status-codes.md" in [node["name"] for node in search.result["nodes"]]
+
+
+def test_the_demo_search_is_answered_from_the_status_codes_note(db):
+    from memory.services.demo import DEMO_SEARCH_QUESTIONS
+
+    demo_memory_seed(user=None)
+    search = run_search(DEMO_SEARCH_QUESTIONS)
+
+    [answer] = search.result["answers"]
+    assert search.ended_because == "answered" and answer["complete"]
+    assert "409 | conflicts with the current state" in answer["answer"]
+    assert search.steps.count() <= 5
