@@ -168,3 +168,18 @@ def test_the_changelist_costs_the_same_queries_whatever_the_rows(admin_client, i
         return len(captured)
 
     assert queries_for(5) == queries_for(25)
+
+
+def test_staff_read_searches_and_their_steps_but_cannot_change_them(admin_client, internal):
+    from memory.models import SearchStep
+    from tests.factories import SearchFactory, SearchStepFactory
+
+    search = SearchFactory(questions=["Where is <b>it</b>?"])
+    SearchStepFactory(search=search, kind=SearchStep.Kind.ROUTE, summary="Entered references.")
+
+    listing = admin_client.get(reverse("admin:memory_search_changelist"))
+    page = admin_client.get(reverse("admin:memory_search_change", args=[search.pk]))
+    assert listing.status_code == 200 and page.status_code == 200
+    assert "Entered references." in page.content.decode()
+    assert admin_client.post(reverse("admin:memory_search_change", args=[search.pk]), {}).status_code == 403
+    assert admin_client.get(reverse("admin:memory_search_add")).status_code == 403
