@@ -24,8 +24,8 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
 
 from memory import selectors, services
-from memory.views import render_page
 from memory.models import Node, Search, SearchStep
+from memory.views import render_page
 from memsite.errors import ServiceError
 
 SEARCHES = "memory/searches.html"

@@ -10,7 +10,7 @@ from memsite.errors import ServiceError
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ServiceError):
-        return Response({"detail": exc.message}, status=exc.status)
+        return Response({"detail": exc.message, **exc.data}, status=exc.status)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     return drf_exception_handler(exc, context)

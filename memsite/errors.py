@@ -4,9 +4,10 @@
 class ServiceError(Exception):
     status = 400
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, *, data: dict | None = None):
         super().__init__(message)
         self.message = message
+        self.data = data or {}  # fields the API answers next to the message
 
 
 class InvalidInput(ServiceError):
@@ -31,3 +32,9 @@ class LengthRequired(ServiceError):
 
 class TooLarge(ServiceError):
     status = 413
+
+
+class Unprocessable(ServiceError):
+    """Well-formed, but it cannot be done; `data` holds the numbers that say why."""
+
+    status = 422

@@ -13,6 +13,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/agents/", include("agents.api.urls")),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
     path("", include("memory.urls")),

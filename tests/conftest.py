@@ -5,6 +5,9 @@ from rest_framework.test import APIClient
 from memory import selectors
 from tests.factories import StaffFactory, UserFactory
 
+# The fake OpenAI-compatible server's fixture, for every test that needs the LLM.
+pytest_plugins = ["tests.fake_openai"]
+
 
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):

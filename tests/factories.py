@@ -3,6 +3,7 @@
 import factory
 from django.contrib.auth import get_user_model
 
+from agents import services as agent_services
 from memory import selectors, services
 
 
@@ -99,3 +100,19 @@ class SearchStepFactory(factory.django.DjangoModelFactory):
         Search.objects.filter(pk=search.pk, steps_taken__lt=step.number).update(steps_taken=step.number)
         search.steps_taken = max(search.steps_taken, step.number)
         return step
+
+
+class AgentFactory(factory.Factory):
+    """An agent created by `agents.services.agent_create`."""
+
+    class Meta:
+        model = dict
+
+    name = factory.Sequence(lambda n: f"agent-{n}")
+    model = "gpt-4"
+
+    @classmethod
+    def _create(cls, model_class, **kwargs):
+        return agent_services.agent_create(**kwargs)
+
+    _build = _create

@@ -14,7 +14,12 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -37,13 +42,11 @@ from memory.api.serializers import (
     NodeDetailSerializer,
     NodePageSerializer,
     NodeSerializer,
-    StrictCharField,
-    StrictInputSerializer,
-    StrictIntegerField,
     context_field,
     node_id_field,
     type_field,
 )
+from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "nodes"
 NODE_ID = OpenApiParameter(

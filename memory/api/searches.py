@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from memory import selectors, services
 from memory.api.http import BoundedJSONParser, NodeChildrenPagination
 from memory.api.nodes import ERROR, INVALID_INPUT
-from memory.api.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField, node_id_field
+from memory.api.serializers import node_id_field
 from memory.models import Search, SearchQuestion, SearchStep
 from memory.services.searches import (
     BUDGET_CAPS,
@@ -28,6 +28,7 @@ from memory.services.searches import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
+from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "searches"
 MAX_WAIT_S = 30

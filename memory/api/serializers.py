@@ -1,9 +1,5 @@
-"""Serializers shared by the node API: the two output forms of a node, and strict input fields.
+"""Serializers shared by the node API: the two output forms of a node, and its input fields."""
 
-Input is strict on purpose: swarm nodes are programs, and a program that sends `"version": "3"`
-or an unknown field is better told at once than silently obeyed half-way."""
-
-from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import serializers
@@ -11,42 +7,7 @@ from rest_framework import serializers
 from memory import selectors
 from memory.models import Node
 from memory.types import all_types
-
-
-class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers and booleans instead of turning them into text."""
-
-    default_error_messages = {"invalid": "Must be a string."}
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """An IntegerField that refuses strings, floats and booleans."""
-
-    default_error_messages = {"invalid": "Must be an integer."}
-
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictInputSerializer(serializers.Serializer):
-    """An input serializer that refuses fields it does not know."""
-
-    def to_internal_value(self, data: Any) -> dict[str, Any]:
-        if isinstance(data, Mapping):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                known = ", ".join(self.fields)
-                raise serializers.ValidationError(
-                    {name: [f"Unknown field. Accepted fields: {known}."] for name in unknown}
-                )
-        return super().to_internal_value(data)
+from memsite.serializers import StrictCharField
 
 
 def node_id_field(**kwargs: Any) -> StrictCharField:

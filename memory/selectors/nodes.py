@@ -1,9 +1,8 @@
 """Reads of the memory tree. Subtree and children reads use ranges over the materialized path,
 which an index on (depth, path) answers without scanning."""
 
-from collections.abc import Iterable
-
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import F, QuerySet

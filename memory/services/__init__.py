@@ -1,12 +1,4 @@
 from memory.services.archives import project_export, project_import
-from memory.services.searches import (
-    search_advance,
-    search_cancel,
-    search_question_answer,
-    search_run,
-    search_start,
-    searches_sweep_stale,
-)
 from memory.services.nodes import (
     NodeSpec,
     node_bulk_create,
@@ -15,6 +7,14 @@ from memory.services.nodes import (
     node_delete,
     node_move,
     node_update,
+)
+from memory.services.searches import (
+    search_advance,
+    search_cancel,
+    search_question_answer,
+    search_run,
+    search_start,
+    searches_sweep_stale,
 )
 
 __all__ = [

@@ -5,7 +5,6 @@ in one transaction guarded by the search's step count, so two workers that both 
 
 import logging
 from collections.abc import Sequence
-from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction

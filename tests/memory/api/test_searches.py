@@ -16,7 +16,6 @@ from memsite.llm.models import LLMCall
 from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory
 from tests.llm.factories import make_call
 from tests.memory.search.tree import build_tree, found, pick
-from tests.memory.tasks.test_search_tasks import fake_openai, worker  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
 

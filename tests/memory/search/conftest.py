@@ -3,7 +3,7 @@ import pytest
 from memory import services
 from memory.models import Search
 from memsite.llm.providers.openai import client_for, forget_working_modes
-from tests.fake_openai import FakeOpenAI, fake_openai  # noqa: F401  (the fixture)
+from tests.fake_openai import FakeOpenAI
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +20,7 @@ def search_settings(settings, internal):
 
 
 @pytest.fixture
-def llm(search_settings, fake_openai: FakeOpenAI):  # noqa: F811
+def llm(search_settings, fake_openai: FakeOpenAI):
     """The gateway pointed at the fake server, whose replies each test scripts in order."""
     search_settings.MEMSITE_LLM_PROVIDER = "openai"
     search_settings.OPENAI_API_KEY = "sk-test"

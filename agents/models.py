@@ -1,0 +1,164 @@
+"""Agents and what their model calls are built from (seed 003): the agent with its instructions,
+hidden context variables and token budgets; its conversation, one row per message with a token
+count made once when written; and checkpoints of both.
+
+An agent's counters (`message_count`, `conversation_tokens`, `history_tokens`) and each
+message's `history_offset` are kept by `agents.services.message_append`, so the assembler finds
+where to cut a long conversation with one indexed query instead of summing its messages."""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Strategy(models.TextChoices):
+    FIFO = "fifo", "drop the oldest first"
+    SLIDING_WINDOW = "sliding_window", "keep the last N turns"
+    IMPORTANCE = "importance", "evict the lowest importance score first"
+
+
+class Role(models.TextChoices):
+    SYSTEM = "system", "system"
+    USER = "user", "user"
+    ASSISTANT = "assistant", "assistant"
+    TOOL = "tool", "tool"
+
+
+def _fraction(field: str) -> Q:
+    return Q(**{f"{field}__gt": 0, f"{field}__lte": 1})
+
+
+class Agent(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    model = models.CharField(max_length=128)
+    # A string.Template (`$name`) rendered from `context_variables` into the system message.
+    instructions = models.TextField(blank=True)
+    # Only the variables the instructions name reach the model, and only where they name them.
+    context_variables = models.JSONField(default=dict, blank=True)
+    strategy = models.CharField(max_length=16, choices=Strategy.choices, default=Strategy.FIFO)
+    window_turns = models.PositiveIntegerField(default=20)  # what `sliding_window` keeps
+
+    reserved_output_tokens = models.PositiveIntegerField(default=4_096)
+    turn_input_limit = models.PositiveIntegerField(null=True, blank=True)
+    conversation_token_budget = models.PositiveBigIntegerField(null=True, blank=True)
+    # Fractions of the window: warn above the first; past the trigger, cut back to the target.
+    warning_threshold = models.FloatField(default=0.8)
+    compaction_trigger = models.FloatField(default=0.9)
+    compaction_target = models.FloatField(default=0.6)
+
+    message_count = models.PositiveBigIntegerField(default=0)  # also the newest message's position
+    conversation_tokens = models.PositiveBigIntegerField(default=0)  # every message ever written
+    history_tokens = models.PositiveBigIntegerField(default=0)  # the unpinned ones
+    # Tool calls of the latest assistant message still waiting for their results: [{id, name}].
+    pending_tool_calls = models.JSONField(default=list, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(strategy__in=Strategy.values), name="agents_agent_strategy_valid"),
+            models.CheckConstraint(condition=Q(window_turns__gte=1), name="agents_agent_window_turns_positive"),
+            models.CheckConstraint(
+                condition=Q(reserved_output_tokens__gte=1), name="agents_agent_reserved_output_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(turn_input_limit__isnull=True) | Q(turn_input_limit__gte=1),
+                name="agents_agent_turn_input_limit_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(conversation_token_budget__isnull=True) | Q(conversation_token_budget__gte=1),
+                name="agents_agent_conversation_budget_positive",
+            ),
+            models.CheckConstraint(condition=_fraction("warning_threshold"), name="agents_agent_warning_fraction"),
+            models.CheckConstraint(condition=_fraction("compaction_trigger"), name="agents_agent_trigger_fraction"),
+            models.CheckConstraint(condition=_fraction("compaction_target"), name="agents_agent_target_fraction"),
+            models.CheckConstraint(
+                condition=Q(compaction_target__lt=models.F("compaction_trigger")),
+                name="agents_agent_target_below_trigger",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Message(models.Model):
+    """One message of an agent's conversation. Written once and never changed: the assembler
+    copies what it sends. A tool result always directly follows the assistant message that
+    called the tool (or another result of that call), so a message and the tool results after
+    it form one unit, kept or dropped together."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="messages")
+    position = models.PositiveBigIntegerField()  # 1, 2, ... per agent
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)  # [{id, type: function, function: {name, arguments}}]
+    tool_call_id = models.CharField(max_length=128, blank=True)
+    tool_name = models.CharField(max_length=128, blank=True)
+    sender = models.CharField(max_length=200, blank=True)
+    pinned = models.BooleanField(default=False)  # never dropped from the context
+    importance = models.FloatField(default=0.5)
+    references = models.JSONField(default=list, blank=True)  # positions of earlier messages it builds on
+
+    # What the message costs in a request, counted once by the agent's model's encoding.
+    token_count = models.PositiveIntegerField()
+    token_encoding = models.CharField(max_length=64)
+    tokens_approximate = models.BooleanField()
+    # Tokens of the agent's unpinned messages before this one: where the message starts in the
+    # history that compaction cuts.
+    history_offset = models.PositiveBigIntegerField()
+    # Not auto_now_add: a checkpoint restores it exactly.
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["agent", "position"]
+        constraints = [
+            # Its index serves reading the newest messages first.
+            models.UniqueConstraint(fields=["agent", "position"], name="agents_message_position_unique"),
+            models.CheckConstraint(condition=Q(position__gte=1), name="agents_message_position_positive"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="agents_message_role_valid"),
+            models.CheckConstraint(
+                condition=Q(importance__gte=0, importance__lte=1), name="agents_message_importance_fraction"
+            ),
+            models.CheckConstraint(
+                condition=(Q(role=Role.TOOL) & ~Q(tool_call_id=""))
+                | (~Q(role=Role.TOOL) & Q(tool_call_id="", tool_name="")),
+                name="agents_message_tool_result_fields",
+            ),
+            models.CheckConstraint(
+                condition=~Q(pinned=True, role=Role.TOOL), name="agents_message_tool_result_not_pinned"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["agent", "history_offset"], condition=Q(pinned=False), name="agents_message_offset_idx"
+            ),
+            models.Index(fields=["agent", "position"], condition=Q(pinned=True), name="agents_message_pinned_idx"),
+            models.Index(fields=["agent", "position"], condition=Q(role=Role.USER), name="agents_message_turn_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} message {self.position} of agent {self.agent_id}"
+
+
+class Checkpoint(models.Model):
+    """An agent's state and whole conversation as one JSON document
+    (`agents.services.checkpoints`), restorable exactly."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="checkpoints")
+    version = models.PositiveIntegerField()  # 1, 2, ... per agent
+    message_count = models.PositiveBigIntegerField()
+    document = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "version"], name="agents_checkpoint_version_unique"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="agents_checkpoint_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Checkpoint {self.version} of agent {self.agent_id}"

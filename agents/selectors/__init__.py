@@ -1,0 +1,23 @@
+from agents.selectors.agents import agent_get
+from agents.selectors.checkpoints import checkpoint_get
+from agents.selectors.messages import (
+    HistoryPoint,
+    StoredMessage,
+    message_history,
+    message_history_point,
+    message_list,
+    message_pinned,
+    message_turn_start,
+)
+
+__all__ = [
+    "HistoryPoint",
+    "StoredMessage",
+    "agent_get",
+    "checkpoint_get",
+    "message_history",
+    "message_history_point",
+    "message_list",
+    "message_pinned",
+    "message_turn_start",
+]

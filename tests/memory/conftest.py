@@ -1,0 +1,24 @@
+"""Fixtures shared by the memory tests."""
+
+import importlib
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.apps import apps
+
+from memsite.celery import app
+from memsite.llm.providers.openai import client_for, forget_working_modes
+from tests.fake_openai import FakeOpenAI
+
+
+@pytest.fixture
+def worker(transactional_db, settings, fake_openai: FakeOpenAI):
+    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+    settings.MEMSITE_LLM_PROVIDER = "openai"
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.OPENAI_BASE_URL = fake_openai.url
+    settings.MEMSITE_SEARCH_TOOLS = False
+    forget_working_modes()
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+        yield fake_openai
+    client_for.cache_clear()
