@@ -28,6 +28,10 @@ Strategies:
 - `importance`: keeps as many tokens as `fifo` would, chosen by score (recency, role, the
   message's importance, references from other messages), lowest evicted first, from the history
   of the last `IMPORTANCE_LOOKBACK` trigger budgets. The newest unit goes last.
+- `summarize`: cuts as `fifo` does, leaving room for a summary, and puts in place of what it
+  cut the stored summary that reaches furthest into it (`agents.models.Summary`). Writing a
+  summary takes LLM calls, so assembly never waits for one: the report names the position a
+  summary should reach (`summary_wanted`) and `agents.services.context_build` queues it.
 
 Stored messages are used with the token counts they were written with: nothing stored is
 re-counted, loaded beyond what the strategy may keep, or changed. The same conversation, agent
@@ -39,12 +43,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from agents import selectors
 from agents.instructions import instructions_render
 from agents.models import Agent, Role, Strategy
-from agents.selectors import HistoryPoint, StoredMessage
+from agents.selectors import HistoryPoint, StoredMessage, StoredSummary
 from agents.services.agents import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
-from agents.wire import wire_message, wire_tokens
+from agents.wire import summary_wire_message, wire_message, wire_tokens
 from memsite.errors import InvalidInput, Unprocessable
 from memsite.llm.config import llm_config
 from memsite.llm.tokens import TOKENS_REPLY_PRIMING, TokenCounter, counter_for_model
@@ -56,12 +62,16 @@ IMPORTANCE_LOOKBACK = 2
 IMPORTANCE_WEIGHTS = {"recency": 0.4, "importance": 0.3, "role": 0.15, "references": 0.15}
 ROLE_SCORES = {Role.SYSTEM: 1.0, Role.USER: 0.8, Role.ASSISTANT: 0.5, Role.TOOL: 0.3}
 REFERENCES_FOR_FULL_SCORE = 3
+# The summarize strategy keeps this share of the window (at most MEMSITE_SUMMARY_MAX_TOKENS)
+# for the summary.
+SUMMARY_SHARE = 0.1
 
-SYSTEM, PINNED, WORKING, LONG_TERM, SHORT_TERM, PRIMING = (
+SYSTEM, PINNED, WORKING, LONG_TERM, SUMMARY, SHORT_TERM, PRIMING = (
     "system",
     "pinned",
     "working_memory",
     "long_term",
+    "summary",
     "short_term",
     "reply_priming",
 )
@@ -71,8 +81,12 @@ REASONS = {
     "low_importance": "lowest importance score, evicted down to the target",
     "beyond_lookback": "older than the history the importance strategy chooses from",
     "tool_pair": "a tool result whose call was dropped goes with it",
+    "summarized": "replaced by the stored summary",
+    "summary_pending": "cut oldest first while a summary of it is written",
+    "before_summary": "older than the stored summary reaches",
     "over_budget": "did not fit in the tier's budget",
 }
+COMPACTION_REASONS = ("compaction", "low_importance", "summarized", "summary_pending", "before_summary")
 WORKING_HEADING = "# Working memory"
 LONG_TERM_HEADING = "# Long-term memory: facts and search results"
 
@@ -105,6 +119,16 @@ class Dropped:
 
 
 @dataclass(frozen=True)
+class SummaryUsed:
+    id: int
+    since: int
+    through: int
+    level: int
+    tokens: int
+    truncated: bool  # cut to the room the strategy keeps for it
+
+
+@dataclass(frozen=True)
 class ContextReport:
     model: str
     strategy: str
@@ -127,6 +151,9 @@ class ContextReport:
     stored_messages: int
     included: list[Included]
     dropped: list[Dropped]
+    summary: SummaryUsed | None
+    # The position a summary should reach for this cut, when no written summary reaches it.
+    summary_wanted: int | None
 
 
 @dataclass(frozen=True)
@@ -342,6 +369,83 @@ def _by_importance(
     return [message for index, unit in enumerate(units) if index not in evicted for message in unit.messages]
 
 
+@dataclass(frozen=True)
+class _Summarized:
+    kept: list[StoredMessage]
+    message: dict | None = None
+    used: SummaryUsed | None = None
+    wanted: int | None = None
+
+
+def _summarized(
+    *, agent: Agent, counter: TokenCounter, trigger_budget: int, room: int, step: int, ranges: _Ranges
+) -> _Summarized:
+    """The history `fifo` keeps, the written summary (within `room` tokens) that reaches
+    furthest into what it cuts, and the position a summary should reach when none written
+    does. Tool results at the cut are summarized with their call."""
+    if agent.history_tokens <= trigger_budget:
+        return _Summarized(selectors.message_history(agent=agent, start_position=1, through=agent.message_count))
+    cut = selectors.message_history_point(
+        agent=agent,
+        offset=_compaction_cut(agent.history_tokens, trigger_budget, step),
+        through=agent.message_count,
+    )
+    units: list[_Unit] = []
+    end = agent.message_count + 1, agent.history_tokens  # where the kept history starts
+    if cut is not None:
+        history = selectors.message_history(agent=agent, start_position=cut.position, through=agent.message_count)
+        orphans, units = _units(history)
+        start = units[0].position if units else agent.message_count + 1
+        end = start, cut.offset + sum(message.token_count for message in orphans)
+    wanted, cut_offset = end[0] - 1, end[1]
+    summary = selectors.summary_latest(agent=agent, through=wanted)
+    message, used = _summary_message(counter, summary, room) if summary is not None else (None, None)
+    pending_from, pending_offset = 1, 0
+    if summary is not None and used is not None:
+        ranges.span("before_summary", 1, summary.since - 1, summary.history_start)
+        ranges.span(
+            "summarized", summary.since, summary.through, summary.history_end - summary.history_start
+        )
+        pending_from, pending_offset = summary.through + 1, summary.history_end
+    ranges.span("summary_pending", pending_from, wanted, cut_offset - pending_offset)
+    return _Summarized(
+        kept=[message for unit in units for message in unit.messages],
+        message=message,
+        used=used,
+        wanted=wanted if pending_from <= wanted else None,
+    )
+
+
+def _summary_message(
+    counter: TokenCounter, summary: StoredSummary, room: int
+) -> tuple[dict | None, SummaryUsed | None]:
+    """The summary as a system message, cut to `room` tokens when it is longer (as when it was
+    written for a model with a larger window); None when not even its heading fits."""
+
+    def message(text: str) -> dict:
+        return summary_wire_message(since=summary.since, through=summary.through, text=text)
+
+    text = summary.content
+    whole = message(text)
+    tokens = summary.token_count if summary.token_encoding == counter.encoding.name else wire_tokens(counter, whole)
+    truncated = False
+    while tokens > room and text:
+        # Tokens can merge across the cut, so cut again until it fits.
+        text = counter.truncate(text, max(0, counter.count(text) - (tokens - room)))
+        whole, tokens, truncated = message(text), wire_tokens(counter, message(text)), True
+    if tokens > room:
+        return None, None
+    used = SummaryUsed(
+        id=summary.id,
+        since=summary.since,
+        through=summary.through,
+        level=summary.level,
+        tokens=tokens,
+        truncated=truncated,
+    )
+    return whole, used
+
+
 def _text_items(name: str, items: object) -> list[str]:
     if (
         isinstance(items, str)
@@ -438,23 +542,40 @@ def context_assemble(
     trigger_at = math.floor(agent.compaction_trigger * window)
     target_at = math.floor(agent.compaction_target * window)
     others = fixed + working_tokens + long_term_tokens
-    trigger_budget = max(0, trigger_at - others)
+    summary_room = 0
+    if strategy == Strategy.SUMMARIZE:
+        summary_room = min(settings.MEMSITE_SUMMARY_MAX_TOKENS, math.floor(SUMMARY_SHARE * window))
+    trigger_budget = max(0, trigger_at - others - summary_room)
     step = max(1, trigger_at - target_at)
     ranges = _Ranges([message.position for message in pinned])
+    summarized = _Summarized(kept=[])
     if strategy == Strategy.IMPORTANCE:
         kept = _by_importance(agent=agent, pinned=pinned, trigger_budget=trigger_budget, step=step, ranges=ranges)
+    elif strategy == Strategy.SUMMARIZE:
+        summarized = _summarized(
+            agent=agent,
+            counter=counter,
+            trigger_budget=trigger_budget,
+            room=summary_room,
+            step=step,
+            ranges=ranges,
+        )
+        kept = summarized.kept
     else:
         kept = _sequential(
             agent=agent, strategy=strategy, turns=turns, trigger_budget=trigger_budget, step=step, ranges=ranges
         )
 
     history = sorted([*pinned, *kept], key=lambda message: message.position)
-    messages = [*system, *([working] if working else []), *([memory] if memory else [])]
+    summary_tokens = summarized.used.tokens if summarized.used else 0
+    blocks = [(WORKING, working, working_tokens), (LONG_TERM, memory, long_term_tokens)]
+    blocks.append((SUMMARY, summarized.message, summary_tokens))
+    messages = list(system)
     included = [Included(tier=SYSTEM, tokens=system_tokens)] if system else []
-    if working:
-        included.append(Included(tier=WORKING, tokens=working_tokens))
-    if memory:
-        included.append(Included(tier=LONG_TERM, tokens=long_term_tokens))
+    for tier, block, tokens in blocks:
+        if block:
+            messages.append(block)
+            included.append(Included(tier=tier, tokens=tokens))
     for message in history:
         messages.append(_stored_wire(message))
         included.append(
@@ -470,6 +591,7 @@ def context_assemble(
         PINNED: pinned_tokens,
         WORKING: working_tokens,
         LONG_TERM: long_term_tokens,
+        SUMMARY: summary_tokens,
         SHORT_TERM: sum(message.token_count for message in kept),
         PRIMING: TOKENS_REPLY_PRIMING,
     }
@@ -484,6 +606,10 @@ def context_assemble(
         warnings.append(
             f"Instructions, pinned messages and memory take {others} tokens, past the compaction trigger "
             f"({trigger_at}): no unpinned history fits."
+        )
+    if summarized.wanted:
+        warnings.append(
+            f"Messages up to position {summarized.wanted} are cut while a summary of them is written."
         )
     history_dropped = sorted(ranges.entries, key=lambda entry: entry.first_position)
     dropped = [*working_dropped, *long_term_dropped, *history_dropped]
@@ -502,12 +628,14 @@ def context_assemble(
         warning_at=warning_at,
         trigger_at=trigger_at,
         target_at=target_at,
-        compacted=any(entry.reason in ("compaction", "low_importance") for entry in ranges.entries),
+        compacted=any(entry.reason in COMPACTION_REASONS for entry in ranges.entries),
         warnings=warnings,
         conversation_tokens=agent.conversation_tokens,
         conversation_token_budget=budget,
         stored_messages=agent.message_count,
         included=included,
         dropped=dropped,
+        summary=summarized.used,
+        summary_wanted=summarized.wanted,
     )
     return AssembledContext(messages=messages, report=report)

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 
 from memsite.llm.tokens import TOKENS_REPLY_PRIMING, TokenCounter
 
+SUMMARY_HEADING = "# Summary of the earlier conversation"
+
 
 def wire_message(
     *, role: str, content: str, tool_calls: Sequence[Mapping] = (), tool_call_id: str = ""
@@ -30,3 +32,9 @@ def wire_tokens(counter: TokenCounter, message: Mapping) -> int:
     if "tool_calls" in countable:
         countable["tool_calls"] = json.dumps(countable["tool_calls"], ensure_ascii=False, separators=(",", ":"))
     return counter.count_messages([countable]) - TOKENS_REPLY_PRIMING
+
+
+def summary_wire_message(*, since: int, through: int, text: str) -> dict:
+    """A summary of messages `since` to `through` as the system message that stands for them."""
+    heading = f"{SUMMARY_HEADING} (messages {since} to {through})"
+    return wire_message(role="system", content=f"{heading}\n\n{text}")

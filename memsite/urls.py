@@ -16,5 +16,6 @@ urlpatterns = [
     path("api/agents/", include("agents.api.urls")),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
+    path("", include("agents.urls")),
     path("", include("memory.urls")),
 ]

@@ -1,6 +1,6 @@
 """The REST API of agents, their conversations, context assembly and checkpoints: one view
 per operation. Views only translate HTTP: reads go to `agents.selectors` and
-`agents.context`, writes to `agents.services`, refusals come back as `ServiceError`s."""
+writes (and context assembly, which may queue a summary) to `agents.services`, refusals come back as `ServiceError`s."""
 
 from typing import Any
 
@@ -24,7 +24,6 @@ from agents.api.serializers import (
     ContextSerializer,
     MessageSerializer,
 )
-from agents.context import context_assemble
 from agents.models import Role, Strategy
 from agents.services.agents import MAX_WINDOW_TURNS
 from agents.services.messages import MAX_CONTENT_CHARS
@@ -248,7 +247,8 @@ class AgentContextApi(APIView):
         description="Assembled within the model's context window less the reserved output: the "
         "instructions, pinned messages and what the strategy keeps of the conversation. Nothing "
         "stored changes. 422 when the instructions and pinned messages alone do not fit, or the "
-        "conversation has spent its token budget.",
+        "conversation has spent its token budget. With the summarize strategy, a cut that no "
+        "written summary covers queues one (report.summary_wanted) for later calls.",
         parameters=[AGENT_ID, FilterSerializer],
         responses={200: ContextSerializer, **errors(400, 404, 422)},
     )
@@ -256,7 +256,7 @@ class AgentContextApi(APIView):
         agent = selectors.agent_get(agent_id=agent_id)
         query = self.FilterSerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
-        assembled = context_assemble(agent=agent, **query.validated_data)
+        assembled = services.context_build(agent=agent, **query.validated_data)
         return Response(self.OutputSerializer(assembled).data)
 
 

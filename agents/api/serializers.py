@@ -94,6 +94,18 @@ class DroppedSerializer(serializers.Serializer):
         ref_name = "AgentContextDropped"
 
 
+class SummaryUsedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    since = serializers.IntegerField(help_text="The first message position it stands for.")
+    through = serializers.IntegerField(help_text="The last message position it stands for.")
+    level = serializers.IntegerField(help_text="Summaries folded into it, itself included.")
+    tokens = serializers.IntegerField()
+    truncated = serializers.BooleanField(help_text="Cut to the room the strategy keeps for it.")
+
+    class Meta:
+        ref_name = "AgentContextSummary"
+
+
 class ContextReportSerializer(serializers.Serializer):
     model = serializers.CharField()
     strategy = serializers.CharField()
@@ -116,6 +128,12 @@ class ContextReportSerializer(serializers.Serializer):
     stored_messages = serializers.IntegerField()
     included = IncludedSerializer(many=True, help_text="One entry per message, in order.")
     dropped = DroppedSerializer(many=True)
+    summary = SummaryUsedSerializer(allow_null=True, help_text="summarize: the stored summary sent.")
+    summary_wanted = serializers.IntegerField(
+        allow_null=True,
+        help_text="summarize: the position a summary should reach for this cut, when no written one "
+        "does; it is queued, and the cut messages are dropped until it is written.",
+    )
 
     class Meta:
         ref_name = "AgentContextReport"

@@ -9,6 +9,8 @@ from agents.selectors.messages import (
     message_pinned,
     message_turn_start,
 )
+from agents.selectors.pages import MessagePage, agent_list, checkpoint_list, message_page
+from agents.selectors.summaries import StoredSummary, summary_latest, summary_list
 
 __all__ = [
     "HistoryPoint",
@@ -20,4 +22,11 @@ __all__ = [
     "message_list",
     "message_pinned",
     "message_turn_start",
+    "MessagePage",
+    "agent_list",
+    "checkpoint_list",
+    "message_page",
+    "StoredSummary",
+    "summary_latest",
+    "summary_list",
 ]

@@ -1,5 +1,6 @@
 """Checkpoints: an agent's state and whole conversation saved as one versioned JSON document,
-and restored exactly, all or nothing. The agent keeps its name and its other checkpoints."""
+and restored exactly, all or nothing. The agent keeps its name and its other checkpoints; its
+summaries go, to be written again as assemblies ask for them."""
 
 from datetime import datetime
 from typing import Any
@@ -7,7 +8,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from agents.models import Agent, Checkpoint, Message
+from agents.models import Agent, Checkpoint, Message, Summary
 from agents.services.agents import SETTINGS
 from memsite.errors import InvalidInput, NotFound
 
@@ -84,6 +85,8 @@ def checkpoint_restore(*, agent: Agent, checkpoint: Checkpoint) -> Agent:
     with transaction.atomic():
         agent = Agent.objects.select_for_update().get(pk=agent.pk)
         Message.objects.filter(agent=agent).delete()
+        # Summaries describe the messages they read, which may not come back.
+        Summary.objects.filter(agent=agent).delete()
         messages = (
             Message(agent=agent, **{**entry, "created_at": datetime.fromisoformat(entry["created_at"])})
             for entry in document["messages"]

@@ -8,7 +8,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memsite.llm.catalog import parse_model_table
 from memsite.llm.purposes import PURPOSES
-from memsite.settings.env import env_bool, env_int, env_list, env_required, env_str
+from memsite.settings.env import env_bool, env_int, env_int_map, env_list, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("MEMSITE_VAR_DIR", str(BASE_DIR / "var")))
@@ -184,6 +184,16 @@ MEMSITE_SEARCH_MAX_CHUNKS = env_int("MEMSITE_SEARCH_MAX_CHUNKS", 4)  # chunks of
 # after MEMSITE_SEARCH_MAX_REQUEUES) by the beat job.
 MEMSITE_SEARCH_STALE_S = env_int("MEMSITE_SEARCH_STALE_S", 180)
 MEMSITE_SEARCH_MAX_REQUEUES = env_int("MEMSITE_SEARCH_MAX_REQUEUES", 3)
+# Summaries of agents' conversations (the summarize strategy of context assembly).
+MEMSITE_SUMMARY_MAX_TOKENS = env_int("MEMSITE_SUMMARY_MAX_TOKENS", 1_000)  # one summary's length
+MEMSITE_SUMMARY_CHUNK_TOKENS = env_int("MEMSITE_SUMMARY_CHUNK_TOKENS", 6_000)  # messages read per LLM call
+MEMSITE_SUMMARY_MAX_CHUNKS = env_int("MEMSITE_SUMMARY_MAX_CHUNKS", 8)  # LLM calls of one summary
+# A failed summary is tried again when an assembly asks for it this long after; a pending one
+# whose worker went quiet, re-queued.
+MEMSITE_SUMMARY_RETRY_S = env_int("MEMSITE_SUMMARY_RETRY_S", 60)
+# Agents' brains: caps of their collections over the defaults in agents/brain/caps.py, as
+# `thought=5000,log=10000`.
+MEMSITE_BRAIN_CAPS = env_int_map("MEMSITE_BRAIN_CAPS")
 
 # Bounds request bodies other than uploaded files (a file's size is checked by the view that
 # takes it): the largest is the dashboard's form-encoded document save, where a non-ASCII

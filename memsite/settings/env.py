@@ -44,3 +44,15 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None:
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_int_map(name: str) -> dict[str, int]:
+    """`a=1,b=2` as {"a": 1, "b": 2}."""
+    mapping = {}
+    for item in env_list(name, []):
+        key, _, value = item.partition("=")
+        try:
+            mapping[key.strip()] = int(value)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must read like `name=10,other=20`, got {item!r}.") from None
+    return mapping

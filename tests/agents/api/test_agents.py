@@ -5,7 +5,7 @@ from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
 
 from agents import services
-from agents.models import Agent, Checkpoint, Message
+from agents.models import Agent, Checkpoint, Message, Summary
 from tests.agents.support import say, stored, words
 from tests.factories import AgentFactory
 
@@ -49,7 +49,7 @@ class TestAgentCreate:
             ({"name": "a", "model": "gpt-4o", "colour": "red"}, "colour"),
             ({"name": "a", "model": "gpt-4o", "reserved_output_tokens": "100"}, "reserved_output_tokens"),
             ({"name": "a", "model": "gpt-4o", "warning_threshold": "high"}, "warning_threshold"),
-            ({"name": "a", "model": "gpt-4o", "strategy": "summarize"}, "strategy"),
+            ({"name": "a", "model": "gpt-4o", "strategy": "truncate"}, "strategy"),
         ],
     )
     def test_malformed_input_names_the_field(self, api, body, field):
@@ -186,6 +186,30 @@ class TestContext:
         report = response.json()["report"]
         assert (report["model"], report["strategy"], report["context_window"]) == ("gpt-4o", "importance", 128_000)
 
+    def test_summarize_queues_the_summary_its_cut_wants_then_sends_it(
+        self, api, monkeypatch, django_capture_on_commit_callbacks
+    ):
+        queued = []
+        monkeypatch.setattr("agents.tasks.summary_write.delay", lambda summary_id: queued.append(summary_id))
+        agent = AgentFactory(model="gpt-4", turn_input_limit=1_000)
+        for _ in range(8):
+            say(agent, 100)
+
+        with django_capture_on_commit_callbacks(execute=True):
+            report = api.get(url("agent-context", agent.pk), {"strategy": "summarize"}).json()["report"]
+
+        assert report["summary"] is None and report["summary_wanted"] == 3
+        assert [entry["reason"] for entry in report["dropped"]] == ["summary_pending"]
+        [summary] = Summary.objects.all()
+        assert queued == [summary.pk] and summary.through == 3
+        services.summary_write(summary_id=summary.pk)
+
+        body = api.get(url("agent-context", agent.pk), {"strategy": "summarize"}).json()
+
+        assert body["report"]["summary"]["id"] == summary.pk and body["report"]["summary_wanted"] is None
+        assert body["messages"][0]["content"].startswith("# Summary of the earlier conversation")
+        assert [entry["reason"] for entry in body["report"]["dropped"]] == ["summarized"]
+
     def test_tool_messages_are_in_the_chat_apis_form(self, api):
         agent = AgentFactory()
         services.message_append(agent=agent, role="assistant", tool_calls=[CALL])
@@ -198,7 +222,7 @@ class TestContext:
             {"role": "tool", "content": "42", "tool_call_id": "call_1"},
         ]
 
-    @pytest.mark.parametrize("query", [{"strategy": "summarize"}, {"turns": "0"}, {"turns": "many"}])
+    @pytest.mark.parametrize("query", [{"strategy": "truncate"}, {"turns": "0"}, {"turns": "many"}])
     def test_bad_queries_are_refused(self, api, query):
         agent = AgentFactory()
         assert api.get(url("agent-context", agent.pk), query).status_code == 400

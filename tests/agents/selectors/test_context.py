@@ -22,7 +22,7 @@ from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
 
-STRATEGIES = ["fifo", "sliding_window", "importance"]
+STRATEGIES = ["fifo", "sliding_window", "importance", "summarize"]
 
 
 @pytest.fixture
@@ -455,7 +455,7 @@ def test_reads_follow_what_is_kept_not_the_conversations_length(strategy):
 
 
 @pytest.mark.parametrize(
-    "arguments", [{"strategy": "summarize"}, {"turns": 0}, {"model": ""}, {"long_term_budget": -1}]
+    "arguments", [{"strategy": "truncate"}, {"turns": 0}, {"model": ""}, {"long_term_budget": -1}]
 )
 def test_refuses_invalid_arguments(agent, arguments):
     with pytest.raises(InvalidInput):

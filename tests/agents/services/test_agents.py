@@ -35,7 +35,7 @@ class TestAgentCreate:
             {"warning_threshold": 0},
             {"compaction_trigger": 1.5},
             {"warning_threshold": True},
-            {"strategy": "summarize"},
+            {"strategy": "truncate"},
             {"window_turns": 0},
             {"reserved_output_tokens": "4096"},
             {"turn_input_limit": 0},

@@ -15,6 +15,7 @@ class Strategy(models.TextChoices):
     FIFO = "fifo", "drop the oldest first"
     SLIDING_WINDOW = "sliding_window", "keep the last N turns"
     IMPORTANCE = "importance", "evict the lowest importance score first"
+    SUMMARIZE = "summarize", "replace the oldest by a stored summary"
 
 
 class Role(models.TextChoices):
@@ -162,3 +163,54 @@ class Checkpoint(models.Model):
 
     def __str__(self) -> str:
         return f"Checkpoint {self.version} of agent {self.agent_id}"
+
+
+class SummaryStatus(models.TextChoices):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Summary(models.Model):
+    """What the LLM wrote to stand in for an agent's unpinned messages from `since` to
+    `through` (the summarize strategy). Written by a Celery task and reused by every assembly
+    that cuts the history at the same place. Each extends the newest earlier summary (`base`)
+    with the messages after it: a summary of a summary, `level` deep.
+
+    Messages are only ever appended, so a summary stays true until a checkpoint restore, which
+    deletes the agent's summaries."""
+
+    Status = SummaryStatus
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="summaries")
+    through = models.PositiveBigIntegerField()  # the position of the last message it stands for
+    since = models.PositiveBigIntegerField(default=1)  # older messages were beyond its reach
+    # Where its messages sit in the unpinned history, in tokens (as Message.history_offset):
+    # from the start of message `since` to the end of message `through`.
+    history_start = models.PositiveBigIntegerField(default=0)
+    history_end = models.PositiveBigIntegerField(default=0)
+    base = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    level = models.PositiveIntegerField(default=1)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    content = models.TextField(blank=True)
+    # The summary as a system message, counted once by the agent's model's encoding.
+    token_count = models.PositiveIntegerField(default=0)
+    token_encoding = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["agent", "through"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "through"], name="agents_summary_through_unique"),
+            models.CheckConstraint(
+                condition=Q(since__gte=1, through__gte=models.F("since")), name="agents_summary_span_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=SummaryStatus.values), name="agents_summary_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Summary of messages {self.since}-{self.through} of agent {self.agent_id}"

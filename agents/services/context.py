@@ -1,0 +1,17 @@
+"""Context assembly as the API and the dashboard ask for it: `agents.context.context_assemble`,
+which writes nothing, and the summary its cut wants queued to be written."""
+
+from typing import Any
+
+from agents.context import AssembledContext, context_assemble
+from agents.models import Agent
+from agents.services.summaries import summary_request
+
+
+def context_build(*, agent: Agent, **options: Any) -> AssembledContext:
+    """The messages for the agent's next model call and their report (options as
+    `context_assemble` takes them)."""
+    assembled = context_assemble(agent=agent, **options)
+    if assembled.report.summary_wanted:
+        summary_request(agent=agent, through=assembled.report.summary_wanted)
+    return assembled
