@@ -33,6 +33,7 @@ bench: install
 	$(PY) benchmarks/tree.py
 	$(PY) benchmarks/llm.py
 	$(PY) benchmarks/search.py --sizes 1000,10000
+	$(PY) benchmarks/context.py
 
 clean:
 	rm -rf $(VENV) var/memsite.sqlite3* var/broker var/celerybeat-schedule* test-artifacts

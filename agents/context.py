@@ -42,13 +42,14 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.conf import settings
 
 from agents import selectors
 from agents.instructions import instructions_render
 from agents.models import Agent, Role, Strategy
-from agents.selectors import HistoryPoint, StoredMessage, StoredSummary
+from agents.selectors import HistoryPoint, ScoredMessage, StoredMessage, StoredSummary
 from agents.services.agents import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.wire import summary_wire_message, wire_message, wire_tokens
 from memsite.errors import InvalidInput, Unprocessable
@@ -87,6 +88,8 @@ REASONS = {
     "over_budget": "did not fit in the tier's budget",
 }
 COMPACTION_REASONS = ("compaction", "low_importance", "summarized", "summary_pending", "before_summary")
+# A message as assembly reads it: whole, or (for the importance strategy's choice) its scores.
+Row = StoredMessage | ScoredMessage
 WORKING_HEADING = "# Working memory"
 LONG_TERM_HEADING = "# Long-term memory: facts and search results"
 
@@ -164,26 +167,32 @@ class AssembledContext:
 
 @dataclass
 class _Unit:
-    """A stored message and the tool results that answer it."""
+    """A stored message and the tool results that answer it. Its sums are taken once the unit
+    is whole: the importance strategy reads them for every unit several times."""
 
-    messages: list[StoredMessage]
+    messages: list["Row"]
 
     @property
     def position(self) -> int:
         return self.messages[0].position
 
-    @property
+    @cached_property
     def tokens(self) -> int:
         return sum(message.token_count for message in self.messages)
 
+    @cached_property
+    def importance(self) -> float:
+        return max(message.importance for message in self.messages)
+
 
 def _stored_wire(message: StoredMessage) -> dict:
-    return wire_message(
-        role=message.role,
-        content=message.content,
-        tool_calls=message.tool_calls,
-        tool_call_id=message.tool_call_id,
-    )
+    """As `wire_message`, without its copy: each read parses the tool calls afresh."""
+    wire: dict = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["tool_calls"] = message.tool_calls
+    if message.tool_call_id:
+        wire["tool_call_id"] = message.tool_call_id
+    return wire
 
 
 def _block(
@@ -244,7 +253,7 @@ class _Ranges:
 
     def units(self, reason: str, units: Sequence[_Unit]) -> None:
         """Dropped units, a range for each run of neighbours."""
-        run: list[StoredMessage] = []
+        run: list[Row] = []
         for unit in units:
             if run and self.unpinned(run[-1].position + 1, unit.position - 1) > 0:
                 self._run(reason, run)
@@ -253,7 +262,7 @@ class _Ranges:
         if run:
             self._run(reason, run)
 
-    def _run(self, reason: str, messages: list[StoredMessage]) -> None:
+    def _run(self, reason: str, messages: list[Row]) -> None:
         self.entries.append(
             Dropped(
                 tier=SHORT_TERM,
@@ -266,9 +275,9 @@ class _Ranges:
         )
 
 
-def _units(messages: list[StoredMessage]) -> tuple[list[StoredMessage], list[_Unit]]:
+def _units(messages: Sequence[Row]) -> tuple[list[Row], list[_Unit]]:
     """Leading tool results whose call is not in `messages`, and the units of the rest."""
-    orphans: list[StoredMessage] = []
+    orphans: list[Row] = []
     units: list[_Unit] = []
     for message in messages:
         if message.role == Role.TOOL:
@@ -322,7 +331,7 @@ def _scores(units: list[_Unit], referenced: Counter) -> list[float]:
         references = sum(referenced[message.position] for message in unit.messages)
         scores.append(
             weights["recency"] * (unit.position - first) / span
-            + weights["importance"] * max(message.importance for message in unit.messages)
+            + weights["importance"] * unit.importance
             + weights["role"] * ROLE_SCORES[unit.messages[0].role]
             + weights["references"] * min(1.0, references / REFERENCES_FOR_FULL_SCORE)
         )
@@ -344,7 +353,8 @@ def _by_importance(
         ranges.span("compaction", 1, agent.message_count, agent.history_tokens)
         return []
     ranges.span("beyond_lookback", 1, horizon.position - 1, horizon.offset)
-    history = selectors.message_history(agent=agent, start_position=horizon.position, through=agent.message_count)
+    # Scored without their contents; only the kept are then read whole.
+    history = selectors.message_scores(agent=agent, start_position=horizon.position, through=agent.message_count)
     orphans, units = _units(history)
     if orphans:
         ranges.units("tool_pair", [_Unit(orphans)])
@@ -366,7 +376,8 @@ def _by_importance(
         evicted.add(index)
         kept_tokens -= units[index].tokens
     ranges.units("low_importance", [unit for index, unit in enumerate(units) if index in evicted])
-    return [message for index, unit in enumerate(units) if index not in evicted for message in unit.messages]
+    kept = [message.position for index, unit in enumerate(units) if index not in evicted for message in unit.messages]
+    return selectors.message_rows(agent=agent, positions=kept)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents import views
+from agents import views, views_brains
 
 app_name = "agents"
 
@@ -11,4 +11,16 @@ urlpatterns = [
     path("agents/<int:agent_id>/context/", views.agent_context, name="agent_context"),
     path("agents/<int:agent_id>/messages/", views.message_list, name="message_list"),
     path("agents/<int:agent_id>/messages/append/", views.message_append, name="message_append"),
+    path("agents/<int:agent_id>/brain/", views_brains.brain_detail, name="brain_detail"),
+    path("agents/<int:agent_id>/brain/stream/", views_brains.brain_stream, name="brain_stream"),
+    path("agents/<int:agent_id>/brain/tick/", views_brains.brain_tick, name="brain_tick"),
+    path("agents/<int:agent_id>/brain/ticking/start/", views_brains.brain_ticking_start, name="brain_ticking_start"),
+    path("agents/<int:agent_id>/brain/ticking/pause/", views_brains.brain_ticking_pause, name="brain_ticking_pause"),
+    path("agents/<int:agent_id>/brain/goals/", views_brains.brain_goal_create, name="brain_goal_create"),
+    path(
+        "agents/<int:agent_id>/brain/goals/<int:goal_id>/complete/",
+        views_brains.brain_goal_complete,
+        name="brain_goal_complete",
+    ),
+    path("agents/<int:agent_id>/brain/chat/", views_brains.brain_chat, name="brain_chat"),
 ]

@@ -209,7 +209,7 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _render(
+def render_page(
     request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200
 ) -> HttpResponse:
     """Render a page or, for htmx, one of its partials; caches keep the two apart."""
@@ -218,14 +218,14 @@ def _render(
     return response
 
 
-def _agent_or_404(agent_id: int) -> Agent:
+def agent_or_404(agent_id: int) -> Agent:
     try:
         return selectors.agent_get(agent_id=agent_id)
     except ServiceError as error:
         raise Http404(error.message) from None
 
 
-def _form_error(form: forms.Form) -> str:
+def form_error(form: forms.Form) -> str:
     return " ".join(
         f"{form.fields[name].label or name.capitalize()}: {error}"
         if name in form.fields
@@ -275,7 +275,7 @@ def _agent_page(
         "checkpoints": list(checkpoints[:CHECKPOINTS_SHOWN]),
         "checkpoint_count": checkpoints.count(),
     }
-    return _render(request, AGENT, context, status=status)
+    return render_page(request, AGENT, context, status=status)
 
 
 # -- the list of agents ------------------------------------------------------------------------
@@ -291,7 +291,7 @@ def _list_page(
         "error": error,
         "known_models": sorted(llm_config().models),
     }
-    return _render(request, AGENTS, context, status=status)
+    return render_page(request, AGENTS, context, status=status)
 
 
 @require_GET
@@ -305,7 +305,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
 def agent_create(request: HttpRequest) -> HttpResponse:
     form = AgentCreateForm(request.POST)
     if not form.is_valid():
-        return _list_page(request, form, error=_form_error(form), status=400)
+        return _list_page(request, form, error=form_error(form), status=400)
     try:
         agent = services.agent_create(**form.cleaned_data)
     except ServiceError as error:
@@ -320,14 +320,14 @@ def agent_create(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def agent_detail(request: HttpRequest, agent_id: int) -> HttpResponse:
-    return _agent_page(request, _agent_or_404(agent_id), form=MessageAppendForm())
+    return _agent_page(request, agent_or_404(agent_id), form=MessageAppendForm())
 
 
 @require_GET
 @login_required
 def agent_context(request: HttpRequest, agent_id: int) -> HttpResponse:
     """The context report for the form's model and strategy; a refusal comes with its status."""
-    agent = _agent_or_404(agent_id)
+    agent = agent_or_404(agent_id)
     page_url = reverse("agents:agent_detail", args=[agent.pk])
     query = urlencode(
         {key: request.GET[key] for key in ("model", "strategy") if key in request.GET}
@@ -335,7 +335,7 @@ def agent_context(request: HttpRequest, agent_id: int) -> HttpResponse:
     if not request.htmx:
         return redirect(f"{page_url}?{query}" if query else page_url)
     section, status = _context_section(agent, request.GET)
-    response = _render(
+    response = render_page(
         request, f"{AGENT}#context_report", {"agent": agent, **section}, status=status
     )
     if status == 200:
@@ -347,24 +347,24 @@ def agent_context(request: HttpRequest, agent_id: int) -> HttpResponse:
 @login_required
 def message_list(request: HttpRequest, agent_id: int) -> HttpResponse:
     """The page of messages older than `before`, which htmx puts in place of its "older" link."""
-    agent = _agent_or_404(agent_id)
+    agent = agent_or_404(agent_id)
     before = _position(request.GET.get("before"))
     if not request.htmx:
         url = reverse("agents:agent_detail", args=[agent.pk])
         return redirect(f"{url}?before={before}#conversation" if before else url)
     page = selectors.message_page(agent=agent, before=before, size=MESSAGES_PAGE_SIZE)
     context = {"agent": agent, "page": page, "before": before}
-    return _render(request, f"{AGENT}#messages_page", context)
+    return render_page(request, f"{AGENT}#messages_page", context)
 
 
 @require_POST
 @login_required
 def message_append(request: HttpRequest, agent_id: int) -> HttpResponse:
-    agent = _agent_or_404(agent_id)
+    agent = agent_or_404(agent_id)
     form = MessageAppendForm(request.POST)
     status, message, error = 200, "", ""
     if not form.is_valid():
-        status, error = 400, _form_error(form)
+        status, error = 400, form_error(form)
     else:
         try:
             appended = services.message_append(agent=agent, **form.cleaned_data)
@@ -378,8 +378,8 @@ def message_append(request: HttpRequest, agent_id: int) -> HttpResponse:
         return redirect("agents:agent_detail", agent_id=agent.pk)
     if error:
         context = _conversation_context(agent, form=form, error=error)
-        return _render(request, f"{AGENT}#conversation", context, status=status)
+        return render_page(request, f"{AGENT}#conversation", context, status=status)
     agent = selectors.agent_get(agent_id=agent.pk)  # with the counters the append moved
     context = _conversation_context(agent, form=MessageAppendForm(), message=message)
-    response = _render(request, f"{AGENT}#conversation_update", context)
+    response = render_page(request, f"{AGENT}#conversation_update", context)
     return trigger_client_event(response, CONVERSATION_CHANGED)

@@ -1,7 +1,9 @@
-"""The agents app's data: agents and their conversations (seed 003), brains (seed 002)."""
+"""The agents app's data: agents and their conversations (seed 003), brains (seed 002),
+reasoning graphs (seed 004)."""
 
 from agents.models.agents import Agent, Checkpoint, Message, Role, Strategy, Summary, SummaryStatus
 from agents.models.brains import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
+from agents.models.graphs import Graph, GraphEdge, GraphNode, GraphOp, NodeKind, NodeState, Turn
 
 __all__ = [
     "Agent",
@@ -9,8 +11,14 @@ __all__ = [
     "Checkpoint",
     "Explored",
     "Goal",
+    "Graph",
+    "GraphEdge",
+    "GraphNode",
+    "GraphOp",
     "Message",
     "Neuron",
+    "NodeKind",
+    "NodeState",
     "Record",
     "RecordKind",
     "Role",
@@ -19,4 +27,5 @@ __all__ = [
     "SummaryStatus",
     "Synapse",
     "TickRun",
+    "Turn",
 ]

@@ -123,6 +123,9 @@ class Explored(models.Model):
     key = models.CharField(max_length=512)  # within a unique index's limit in any encoding
     summary = models.TextField(blank=True)
     at = models.DateTimeField()
+    # The entry as memory.json had it, where the columns alone would not give it back (other
+    # keys, a time written as epoch milliseconds); empty otherwise.
+    data = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -163,6 +166,7 @@ class Synapse(models.Model):
     target = models.ForeignKey(Neuron, on_delete=models.CASCADE, related_name="+")
     weight = models.FloatField(default=0.1)
     last_used = models.DateTimeField()
+    data = models.JSONField(default=dict, blank=True)  # as Explored.data
 
     class Meta:
         constraints = [

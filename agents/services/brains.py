@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from agents.brain import affect
 from agents.brain.caps import cap, clip
+from agents.brain.memory_json import clipped_item
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse
 from memsite.errors import Conflict, InvalidInput, NotFound
 
@@ -52,6 +53,8 @@ class BrainWrite:
         for name, value in fields.items():
             if name in ("self_summary", "last_user_message", "last_error"):
                 value = clip(value, f"{name}_chars")
+            elif name == "plan":
+                value = list(value)[: cap("plan_steps")]
             setattr(self.brain, name, value)
             self.changed.add(name)
 
@@ -65,7 +68,12 @@ class BrainWrite:
             or 0
         )
         record = Record.objects.create(
-            brain=self.brain, kind=kind, seq=last + 1, text=clip(text, "entry_chars"), data=dict(item), created_at=at
+            brain=self.brain,
+            kind=kind,
+            seq=last + 1,
+            text=clip(text, "entry_chars"),
+            data=clipped_item(kind, item),
+            created_at=at,
         )
         Record.objects.filter(brain=self.brain, kind=kind, seq__lte=last + 1 - cap(kind)).delete()
         return record
@@ -89,12 +97,14 @@ class BrainWrite:
         if not key or len(key) > MAX_KEY_CHARS:
             raise InvalidInput(f"An explored {kind} must be 1 to {MAX_KEY_CHARS} characters.")
         count = "path_count" if kind == Explored.Kind.PATH else "url_count"
+        summary = clip(summary, "entry_chars")
         updated = Explored.objects.filter(brain=self.brain, kind=kind, key=key).update(summary=summary, at=at)
         if not updated:
-            Explored.objects.create(brain=self.brain, kind=kind, key=key, summary=summary, at=at)
+            created = Explored.objects.create(brain=self.brain, kind=kind, key=key, summary=summary, at=at)
             self._grow(count, +1)
             if getattr(self.brain, count) > cap(kind):
-                oldest = Explored.objects.filter(brain=self.brain, kind=kind).order_by("at", "id").first()
+                others = Explored.objects.filter(brain=self.brain, kind=kind).exclude(pk=created.pk)
+                oldest = others.order_by("at", "id").first()
                 oldest.delete()
                 self._grow(count, -1)
         return Explored.objects.get(brain=self.brain, kind=kind, key=key)

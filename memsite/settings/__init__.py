@@ -161,6 +161,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {
     "searches-sweep-stale": {"task": "memory.tasks.searches_sweep_stale", "schedule": 60.0},
+    "ticks-start-due": {"task": "agents.tasks.ticks_start_due", "schedule": 10.0},
 }
 
 # Limits on what one write may carry. Every write path enforces them.
@@ -194,6 +195,24 @@ MEMSITE_SUMMARY_RETRY_S = env_int("MEMSITE_SUMMARY_RETRY_S", 60)
 # Agents' brains: caps of their collections over the defaults in agents/brain/caps.py, as
 # `thought=5000,log=10000`.
 MEMSITE_BRAIN_CAPS = env_int_map("MEMSITE_BRAIN_CAPS")
+# Reasoning graphs (seed 004): the default context trigger (at most half the model's window),
+# the tokens of graph shown in a memorize or recall prompt, and the lease a worker holds on a
+# graph while it runs its operations.
+MEMSITE_GRAPH_TRIGGER_TOKENS = env_int("MEMSITE_GRAPH_TRIGGER_TOKENS", 32_000)
+MEMSITE_GRAPH_PROMPT_TOKENS = env_int("MEMSITE_GRAPH_PROMPT_TOKENS", 3_000)
+MEMSITE_GRAPH_LEASE_S = env_int("MEMSITE_GRAPH_LEASE_S", 300)
+# The largest memory.json (seed 002's file of a whole brain) an import accepts.
+MEMSITE_BRAIN_IMPORT_MAX_BYTES = env_int("MEMSITE_BRAIN_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
+# Ticks of the reflection loop: a tick's lease on its brain expires after MEMSITE_TICK_LEASE_S,
+# so a killed worker's brain ticks again; deepReflect runs every MEMSITE_TICK_DEEP_REFLECT_EVERY
+# ticks; read_file and fetch_url show the LLM at most MEMSITE_TICK_READ_TOKENS of what they read.
+MEMSITE_TICK_LEASE_S = env_int("MEMSITE_TICK_LEASE_S", 300)
+MEMSITE_TICK_DEEP_REFLECT_EVERY = env_int("MEMSITE_TICK_DEEP_REFLECT_EVERY", 5)
+MEMSITE_TICK_READ_TOKENS = env_int("MEMSITE_TICK_READ_TOKENS", 2_000)
+for _name in ("MEMSITE_TICK_LEASE_S", "MEMSITE_TICK_DEEP_REFLECT_EVERY", "MEMSITE_TICK_READ_TOKENS"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be a positive integer, got {globals()[_name]}.")
+del _name
 
 # Bounds request bodies other than uploaded files (a file's size is checked by the view that
 # takes it): the largest is the dashboard's form-encoded document save, where a non-ASCII
@@ -229,6 +248,14 @@ MEMSITE_LLM_MAX_REPAIRS = env_int("MEMSITE_LLM_MAX_REPAIRS", 2)
 MEMSITE_LLM_BACKOFF_BASE_MS = env_int("MEMSITE_LLM_BACKOFF_BASE_MS", 500)
 MEMSITE_LLM_BACKOFF_MAX_MS = env_int("MEMSITE_LLM_BACKOFF_MAX_MS", 20_000)
 MEMSITE_LLM_RETRY_AFTER_MAX_MS = env_int("MEMSITE_LLM_RETRY_AFTER_MAX_MS", 60_000)
+
+# Agents' fetch_url (memsite/fetch.py) reaches only these hosts: `docs.example.org`, or
+# `.example.org` for it and its subdomains, with `:8080` for a port other than 80 and 443.
+# Empty, nothing can be fetched.
+MEMSITE_FETCH_ALLOWED_HOSTS = env_list("MEMSITE_FETCH_ALLOWED_HOSTS", [])
+MEMSITE_FETCH_MAX_BYTES = env_int("MEMSITE_FETCH_MAX_BYTES", 1_000_000)  # read of one response
+MEMSITE_FETCH_MAX_REDIRECTS = env_int("MEMSITE_FETCH_MAX_REDIRECTS", 3)
+MEMSITE_FETCH_TIMEOUT_S = env_int("MEMSITE_FETCH_TIMEOUT_S", 10)  # each hop, resolution to last byte
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,393 @@
+"""The REST API of agents' brains (seed 002): the brain's state, its collections a page at a
+time, and the operations on it (a tick now, ticking on and off, chat, goals, memory.json).
+
+Collections are paged with a cursor over a key unique within the brain (a list's seq, a row's
+id, a tick's number), newest first: a page costs the same wherever it is in a collection of half
+a million synapses, pages stay stable while the brain grows, and nothing is counted. One view
+class serves every collection; each route makes its own subclass so the schema can say what the
+collection's entries look like."""
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound as PageNotFound
+from rest_framework.pagination import CursorPagination
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents import selectors, services
+from agents.api.agents import AGENT_ID, ERROR, INVALID_INPUT
+from agents.api.serializers import (
+    BrainChatExchangeSerializer,
+    BrainExploredSerializer,
+    BrainGoalSerializer,
+    BrainImportReportSerializer,
+    BrainNeuronSerializer,
+    BrainRecordSerializer,
+    BrainSerializer,
+    BrainSynapseSerializer,
+    BrainTickingSerializer,
+    BrainTickQueuedSerializer,
+    BrainTickSerializer,
+)
+from agents.models import Agent, Explored, Neuron, Record, Synapse, TickRun
+from agents.selectors.brains import BrainCollection
+from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
+from agents.services.ticks import MAX_INTERVAL_S
+from memsite.errors import InvalidInput, LengthRequired, TooLarge
+from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
+
+TAG = "brains"
+GOAL_ID = OpenApiParameter("goal_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The goal's id.")
+CHAT_FAILED = inline_serializer(
+    "BrainChatFailed",
+    fields={
+        "detail": serializers.CharField(),
+        "reason": serializers.CharField(help_text="Why the LLM call failed: timeout, rate_limited, ..."),
+        "user_line": serializers.IntegerField(help_text="The seq of the user's line, kept in the chat."),
+    },
+)
+
+
+def errors(*codes: int) -> dict[int, OpenApiResponse]:
+    meaning = {
+        400: "Malformed or invalid input; the body names the problem.",
+        404: "No such agent, or no such goal of the agent.",
+        409: "Conflict: the goal is already done, or the agent has as many active goals as it may.",
+        411: "The document was sent without a Content-Length.",
+        413: "The document is larger than MEMSITE_BRAIN_IMPORT_MAX_BYTES.",
+        502: "The LLM could not answer; the user's line is kept in the chat (user_line: its seq).",
+    }
+    bodies = {400: INVALID_INPUT, 502: CHAT_FAILED}
+    return {code: OpenApiResponse(bodies.get(code, ERROR), description=meaning[code]) for code in codes}
+
+
+# -- pages of a collection ---------------------------------------------------------------------
+
+
+class BrainCollectionPagination(CursorPagination):
+    """Newest first along the collection's key; no count."""
+
+    page_size_query_param = "page_size"
+    default_page_size = 50
+    max_page_size = 500
+
+    def __init__(self, collection: BrainCollection):
+        self.ordering = collection.ordering
+
+    def get_page_size(self, request: Request) -> int:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.default_page_size
+        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
+            raise serializers.ValidationError(
+                {"page_size": [f"Must be a whole number from 1 to {self.max_page_size}, got {raw!r}."]}
+            )
+        return int(raw)
+
+    def decode_cursor(self, request: Request):
+        try:
+            return super().decode_cursor(request)
+        except PageNotFound:
+            raise serializers.ValidationError(
+                {"cursor": ["Invalid cursor; use the `next` or `previous` link of a page."]}
+            ) from None
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
+    OpenApiParameter(
+        "page_size",
+        OpenApiTypes.INT,
+        description=f"1 to {BrainCollectionPagination.max_page_size}; "
+        f"the default is {BrainCollectionPagination.default_page_size}.",
+    ),
+]
+ENTRY_SERIALIZERS: dict[type, type[serializers.Serializer]] = {
+    Record: BrainRecordSerializer,
+    Explored: BrainExploredSerializer,
+    Neuron: BrainNeuronSerializer,
+    Synapse: BrainSynapseSerializer,
+    TickRun: BrainTickSerializer,
+}
+# One page schema per kind of entry, shared by the collections that hold it.
+PAGE_SERIALIZERS = {
+    model: inline_serializer(
+        f"{entry.Meta.ref_name}Page",
+        fields={
+            "next": serializers.URLField(allow_null=True, help_text="The next, older page; null on the last."),
+            "previous": serializers.URLField(allow_null=True, help_text="The newer page; null on the first."),
+            "results": entry(many=True),
+        },
+    )
+    for model, entry in ENTRY_SERIALIZERS.items()
+}
+
+
+class BrainCollectionApi(APIView):
+    """A page of one collection; `collection` is given by `for_collection`."""
+
+    collection: BrainCollection
+
+    def get(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        paginator = BrainCollectionPagination(self.collection)
+        rows = selectors.brain_collection_list(agent=agent, name=self.collection.name)
+        page = paginator.paginate_queryset(rows, request, view=self)
+        output = ENTRY_SERIALIZERS[self.collection.model]
+        return paginator.get_paginated_response(output(page, many=True).data)
+
+    @classmethod
+    def for_collection(cls, collection: BrainCollection) -> Any:
+        name = "".join(part.capitalize() for part in collection.name.split("-"))
+        view = type(f"Brain{name}Api", (cls,), {"collection": collection, "__doc__": cls.__doc__})
+        schema = extend_schema(
+            tags=[TAG],
+            operation_id=f"agent_brain_{collection.name.replace('-', '_')}",
+            summary=f"The agent's {collection.label}, newest first, a page at a time",
+            description=f"Newest first by {collection.key}; follow `next` for older entries. "
+            "Pages are cursors, so they stay put while the brain grows.",
+            parameters=[AGENT_ID, *PAGE_PARAMETERS],
+            responses={200: PAGE_SERIALIZERS[collection.model], **errors(400, 404)},
+        )
+        return extend_schema_view(get=schema)(view).as_view()
+
+
+# -- the brain's state -------------------------------------------------------------------------
+
+
+class BrainApi(APIView):
+    OutputSerializer = BrainSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_brain",
+        summary="The agent's brain: its state, plan, goals, emotions, hormones, counts and ticking",
+        description="An agent whose brain has not been written yet reads as an empty brain at rest "
+        "(created_at null). The collections themselves are listed by /brain/<collection>/.",
+        parameters=[AGENT_ID],
+        responses={200: BrainSerializer, **errors(404)},
+    )
+    def get(self, request: Request, agent_id: int) -> Response:
+        state = selectors.brain_state(agent=selectors.agent_get(agent_id=agent_id))
+        return Response(self.OutputSerializer(state).data)
+
+
+def _ticking(agent: Agent) -> selectors.BrainTicking:
+    brain, _ = selectors.brain_or_empty(agent=agent)
+    return selectors.brain_ticking(brain=brain)
+
+
+# -- ticks -------------------------------------------------------------------------------------
+
+
+class TickApi(APIView):
+    OutputSerializer = BrainTickQueuedSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_tick",
+        summary="Queue one tick of the agent's brain now",
+        description="Whether or not the agent ticks. A worker runs it: follow it in /brain/ticks/. "
+        "A tick already under way keeps the brain, and the queued one is then skipped.",
+        parameters=[AGENT_ID],
+        request=None,
+        responses={202: BrainTickQueuedSerializer, **errors(404)},
+    )
+    def post(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        services.tick_request(agent=agent)
+        ticking = _ticking(agent)
+        queued = {"queued": True, "after": ticking.tick_count, "ticking": ticking}
+        return Response(self.OutputSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
+
+
+class TickingStartApi(APIView):
+    class InputSerializer(StrictInputSerializer):
+        interval_s = StrictIntegerField(
+            min_value=1, max_value=MAX_INTERVAL_S, help_text="Seconds from the start of one tick to the next."
+        )
+
+        class Meta:
+            ref_name = "BrainTickingStart"
+
+    OutputSerializer = BrainTickingSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_ticking_start",
+        summary="Tick the agent every interval_s seconds",
+        description="The first tick is due at once; if the agent ticks already, the new interval "
+        "applies from its next tick at the latest.",
+        parameters=[AGENT_ID],
+        request=InputSerializer,
+        responses={200: BrainTickingSerializer, **errors(400, 404)},
+    )
+    def post(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.ticking_start(agent=agent, **serializer.validated_data)
+        return Response(self.OutputSerializer(_ticking(agent)).data)
+
+
+class TickingPauseApi(APIView):
+    OutputSerializer = BrainTickingSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_ticking_pause",
+        summary="Stop ticking the agent",
+        description="A tick under way ends normally.",
+        parameters=[AGENT_ID],
+        request=None,
+        responses={200: BrainTickingSerializer, **errors(404)},
+    )
+    def post(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        services.ticking_pause(agent=agent)
+        return Response(self.OutputSerializer(_ticking(agent)).data)
+
+
+# -- chat and goals ----------------------------------------------------------------------------
+
+
+class ChatApi(APIView):
+    class InputSerializer(StrictInputSerializer):
+        text = StrictCharField(
+            trim_whitespace=False, help_text="What the user says. `goal: ...` adds a goal instead of asking the LLM."
+        )
+
+        class Meta:
+            ref_name = "BrainChatSend"
+
+    OutputSerializer = BrainChatExchangeSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_chat",
+        summary="Say something to the agent and get its reply",
+        description="Both lines join the chat history; the user's line is written first and kept if the "
+        "LLM fails (502).",
+        parameters=[AGENT_ID],
+        request=InputSerializer,
+        responses={201: BrainChatExchangeSerializer, **errors(400, 404, 409, 502)},
+    )
+    def post(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        exchange = services.chat_send(agent=agent, **serializer.validated_data)
+        return Response(self.OutputSerializer(exchange).data, status=status.HTTP_201_CREATED)
+
+
+class GoalCreateApi(APIView):
+    class InputSerializer(StrictInputSerializer):
+        text = StrictCharField(max_length=GOAL_CHARS)
+
+        class Meta:
+            ref_name = "BrainGoalCreate"
+
+    OutputSerializer = BrainGoalSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_goal_create",
+        summary="Give the agent a goal",
+        description="At the cap the oldest done goal makes room; with every goal active, 409.",
+        parameters=[AGENT_ID],
+        request=InputSerializer,
+        responses={201: BrainGoalSerializer, **errors(400, 404, 409)},
+    )
+    def post(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        goal = goal_create(agent=agent, **serializer.validated_data)
+        return Response(self.OutputSerializer(goal).data, status=status.HTTP_201_CREATED)
+
+
+class GoalCompleteApi(APIView):
+    OutputSerializer = BrainGoalSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_goal_complete",
+        summary="Mark one of the agent's goals done",
+        parameters=[AGENT_ID, GOAL_ID],
+        request=None,
+        responses={200: BrainGoalSerializer, **errors(404, 409)},
+    )
+    def post(self, request: Request, agent_id: int, goal_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        goal = goal_complete(agent=agent, goal_id=goal_id)
+        return Response(self.OutputSerializer(goal).data)
+
+
+# -- memory.json -------------------------------------------------------------------------------
+
+
+def read_document(request: Request) -> bytes:
+    """The request body, whatever its content type, refused from its Content-Length alone when
+    it is over the import cap. Read from the stream rather than `request.data`: an empty or
+    unparsed body must not read as an empty document, which would import an empty brain."""
+    raw = request.META.get("CONTENT_LENGTH")
+    if not raw or "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        raise LengthRequired("Send memory.json with a Content-Length header; chunked uploads are not accepted.")
+    if not (raw.isascii() and raw.isdigit()):
+        raise InvalidInput(f"The Content-Length header {raw!r} is not a number.")
+    length, limit = int(raw), settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES
+    if length > limit:
+        raise TooLarge(f"memory.json is {length} bytes; the limit is {limit} bytes.")
+    if length == 0:
+        raise InvalidInput("Send the memory.json document as the request body.")
+    return request.stream.read(length)
+
+
+# One URL, two operations: each method is one operation with its own serializers.
+class MemoryJsonApi(APIView):
+    parser_classes = [JSONParser]  # what the schema shows; the body is read by read_document
+    ImportOutputSerializer = BrainImportReportSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_memory_export",
+        summary="Download the agent's brain as memory.json",
+        description="Seed 002's file: lists oldest first, keyed collections in the order their entries "
+        "were made, state under `state`. Read in one transaction, so no tick shows half done.",
+        parameters=[AGENT_ID],
+        responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT), **errors(404)},
+    )
+    def get(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        document = services.brain_export(agent=agent)
+        filename = f"agent-{agent.pk}-memory.json"
+        return Response(document, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_memory_import",
+        summary="Replace the agent's brain with a memory.json",
+        description="The whole brain, as seed 002's load: every collection and state field the file has is "
+        "replaced (ticking and tick runs stay). The document is checked in full first; a refused one "
+        "changes nothing. Entries over a cap, or unusable, are left out and reported. "
+        "At most MEMSITE_BRAIN_IMPORT_MAX_BYTES.",
+        parameters=[AGENT_ID],
+        request=OpenApiTypes.OBJECT,
+        responses={200: BrainImportReportSerializer, **errors(400, 404, 411, 413)},
+    )
+    def put(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(agent_id=agent_id)
+        report = services.brain_import(agent=agent, document=read_document(request))
+        return Response(self.ImportOutputSerializer(report).data)

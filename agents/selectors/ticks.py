@@ -1,0 +1,101 @@
+"""Reads of a brain that a tick and chat make (seed 002's getters): the recent entries of its
+collections, its active goals, what it has explored, its strongest associations, and its
+tick runs."""
+
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, TickRun
+
+SELF = "self"
+
+
+def brain_records(*, brain: Brain, kind: str, count: int) -> list[Record]:
+    """The newest `count` entries of a list collection, oldest first."""
+    if count <= 0:
+        return []
+    newest = Record.objects.filter(brain=brain, kind=kind).order_by("-seq")[:count]
+    return list(reversed(list(newest)))
+
+
+def brain_goals_active(*, brain: Brain) -> list[Goal]:
+    """Active goals, oldest first: the first is the primary goal."""
+    return list(Goal.objects.filter(brain=brain, status=Goal.Status.ACTIVE).order_by("created_at", "id"))
+
+
+def brain_explored_recent(*, brain: Brain, kind: str, count: int) -> list[Explored]:
+    return list(Explored.objects.filter(brain=brain, kind=kind).order_by("-at", "-id")[:count])
+
+
+def brain_explored_keys(*, brain: Brain, kind: str, keys: list[str]) -> set[str]:
+    """Which of `keys` the brain has explored."""
+    if not keys:
+        return set()
+    return set(Explored.objects.filter(brain=brain, kind=kind, key__in=keys).values_list("key", flat=True))
+
+
+def brain_associations(*, brain: Brain, count: int) -> list[Neuron]:
+    """The strongest neurons other than `self`."""
+    return list(Neuron.objects.filter(brain=brain).exclude(key=SELF).order_by("-strength", "id")[:count])
+
+
+@dataclass(frozen=True)
+class BrainView:
+    """What a tick reads before it decides, as seed 002's decideAction reads it."""
+
+    brain: Brain
+    goals: list[Goal]
+    episodes: list[Record]
+    facts: list[Record]
+    self_instructions: list[Record]
+    thoughts: list[Record]
+    inner_thoughts: list[Record]
+    paths: list[Explored]
+    urls: list[Explored]
+    associations: list[Neuron]
+    chat: list[Record]
+
+    @property
+    def primary_goal(self) -> Goal | None:
+        return self.goals[0] if self.goals else None
+
+    @property
+    def plan_step(self) -> str | None:
+        plan = self.brain.plan or []
+        step = self.brain.plan_step
+        return plan[step] if 0 <= step < len(plan) else None
+
+
+def brain_view(
+    *,
+    agent: Agent,
+    episodes: int = 5,
+    facts: int = 3,
+    self_instructions: int = 7,
+    thoughts: int = 5,
+    inner_thoughts: int = 3,
+    paths: int = 5,
+    urls: int = 3,
+    associations: int = 5,
+    chat: int = 0,
+) -> BrainView:
+    brain = Brain.objects.get(pk=agent.pk)
+    return BrainView(
+        brain=brain,
+        goals=brain_goals_active(brain=brain),
+        episodes=brain_records(brain=brain, kind=RecordKind.EPISODE, count=episodes),
+        facts=brain_records(brain=brain, kind=RecordKind.FACT, count=facts),
+        self_instructions=brain_records(brain=brain, kind=RecordKind.SELF_INSTRUCTION, count=self_instructions),
+        thoughts=brain_records(brain=brain, kind=RecordKind.THOUGHT, count=thoughts),
+        inner_thoughts=brain_records(brain=brain, kind=RecordKind.INNER_THOUGHT, count=inner_thoughts),
+        paths=brain_explored_recent(brain=brain, kind=Explored.Kind.PATH, count=paths),
+        urls=brain_explored_recent(brain=brain, kind=Explored.Kind.URL, count=urls),
+        associations=brain_associations(brain=brain, count=associations),
+        chat=brain_records(brain=brain, kind=RecordKind.CHAT, count=chat),
+    )
+
+
+def tick_list(*, agent: Agent) -> QuerySet[TickRun]:
+    """The agent's tick runs, newest first."""
+    return TickRun.objects.filter(brain_id=agent.pk).order_by("-number")

@@ -1,0 +1,514 @@
+"""Ticks of the reflection loop (seed 002): decide, act, reflect, record; every few ticks a deep
+reflection; a new plan when the plan is done or the action failed.
+
+One tick of a brain at a time. A tick takes a lease on its brain with one conditional UPDATE
+(`lease_until` empty or past) and renews it at every step; a second tick started meanwhile finds
+the lease held and does nothing. A killed worker's lease runs out after MEMSITE_TICK_LEASE_S and
+the next tick takes over, failing the tick run the dead worker left running. Every brain write
+checks, under the brain's row lock, that the tick still holds its lease, so a tick that lost it
+writes nothing more.
+
+Each tick is a `TickRun`, made first, numbered after the brain's `tick_count`; each step is
+appended to its `steps` with its duration as it ends, and its LLM calls serve it in the ledger.
+LLM calls are made outside any transaction; what a tick learns is written in short
+`brain_writing` transactions, only what changed.
+
+A tick's status: `done` when it ran its loop, even if its action failed or was not valid (the
+run's `error` and the brain's `last_error` say what went wrong); `failed` when it could not: the
+decision's LLM call failed (other than with an invalid reply), its prompt did not fit, it lost
+its lease, or something broke; a failed tick makes no new plan (its LLM is likely down). A failed
+reflection, deep reflection or plan is recorded in its step and does not fail the tick."""
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import pairwise
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agents.brain import affect
+from agents.brain.actions import Outcome, action_run, explore_suggestions, refused
+from agents.brain.caps import cap, clip
+from agents.brain.prompts import (
+    Decision,
+    DeepReflection,
+    Plan,
+    Reflection,
+    decide_messages,
+    deep_reflect_messages,
+    plan_messages,
+    reflect_messages,
+)
+from agents.models import Agent, Brain, Goal, Neuron, RecordKind, TickRun
+from agents.selectors.ticks import brain_view
+from agents.services.brains import SELF, BrainWrite, brain_create, brain_writing
+from memsite.errors import Conflict, InvalidInput, ServiceError
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
+from memsite.llm.providers.offline import words
+from memsite.llm.purposes import Purpose
+
+logger = logging.getLogger(__name__)
+
+MAX_CONCEPTS = 3  # concept neurons one thought adds
+CONCEPT_MIN_CHARS = 4
+MAX_INTERVAL_S = 7 * 24 * 3_600
+TICKS_PER_BEAT = 500  # brains started by one beat; the rest stay due for the next
+
+
+class LeaseLost(Exception):
+    """Another tick took the brain over (this one's lease had run out)."""
+
+
+@dataclass
+class _Tick:
+    agent: Agent
+    run: TickRun
+    lease: datetime
+
+
+# The lease -------------------------------------------------------------------------------------
+
+
+def _lease_until() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
+
+
+def _lease_take(agent: Agent) -> datetime | None:
+    now = timezone.now()
+    until = now + timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
+    free = Q(lease_until__isnull=True) | Q(lease_until__lte=now)
+    return until if Brain.objects.filter(Q(pk=agent.pk) & free).update(lease_until=until) else None
+
+
+def _lease_renew(tick: _Tick) -> None:
+    until = _lease_until()
+    if not Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease).update(lease_until=until):
+        raise LeaseLost
+    tick.lease = until
+
+
+def _lease_release(tick: _Tick) -> None:
+    Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease).update(lease_until=None)
+
+
+@contextmanager
+def _writing(tick: _Tick) -> Iterator[BrainWrite]:
+    """`brain_writing`, only while the tick holds its lease."""
+    with brain_writing(agent=tick.agent) as write:
+        if write.brain.lease_until != tick.lease:
+            raise LeaseLost
+        yield write
+
+
+# Steps -----------------------------------------------------------------------------------------
+
+
+def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
+    """Append a finished step to the run (with other `fields` of the run), renewing the lease
+    for the next; nothing is written once the lease is lost."""
+    _lease_renew(tick)
+    step = {"name": name, "ms": round((time.monotonic() - started) * 1_000), "detail": detail}
+    tick.run.steps = [*tick.run.steps, step]
+    TickRun.objects.filter(pk=tick.run.pk).update(steps=tick.run.steps, **(fields or {}))
+
+
+def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple[Any, int]:
+    completion = complete(
+        purpose=purpose,
+        messages=messages,
+        schema=schema,
+        served=tick.run,
+        model=tick.agent.model,
+        max_tokens=tick.agent.reserved_output_tokens,
+    )
+    return completion.value, completion.call.pk
+
+
+def _call_of(error: LLMError) -> int | None:
+    return error.call.pk if error.call is not None else None
+
+
+# The tick --------------------------------------------------------------------------------------
+
+
+def tick_run(*, agent_id: int) -> TickRun | None:
+    """Run one tick of the agent's brain. None when there is nothing to run: no such agent, or
+    another tick holds the brain's lease."""
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None:
+        return None
+    brain_create(agent=agent)
+    lease = _lease_take(agent)
+    if lease is None:
+        logger.info("Tick of agent %s skipped: another tick holds its brain.", agent_id)
+        return None
+    tick = _Tick(agent=agent, run=TickRun(), lease=lease)
+    try:
+        tick.run = _open(tick)
+        _loop(tick)
+    except LeaseLost:
+        logger.warning("Tick of agent %s stopped: another tick took its brain over.", agent_id)
+    except Exception as exc:
+        logger.exception("Tick of agent %s failed.", agent_id)
+        if tick.run.pk is not None:
+            _fail(tick, f"{type(exc).__name__}: {exc}", record=False)
+    finally:
+        _lease_release(tick)
+    if tick.run.pk is None:
+        return None
+    tick.run.refresh_from_db()
+    return tick.run
+
+
+def _open(tick: _Tick) -> TickRun:
+    """The tick's run, numbered after the brain's count. A run still `running` is a dead
+    worker's: its lease ran out, or this tick would not hold it."""
+    now = timezone.now()
+    with _writing(tick) as write:
+        TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
+            status=TickRun.Status.FAILED, error="Its worker stopped: the lease ran out.", ended_at=now
+        )
+        number = write.brain.tick_count + 1
+        run = TickRun.objects.create(brain=write.brain, number=number)
+        write.set(tick_count=number)
+    return run
+
+
+def _loop(tick: _Tick) -> None:
+    agent = tick.agent
+
+    started = time.monotonic()
+    view = brain_view(agent=agent)
+    suggestions = explore_suggestions(brain=view.brain)
+    _step(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
+
+    started = time.monotonic()
+    decision: Decision | None = None
+    try:
+        messages = decide_messages(agent=agent, view=view, suggestions=suggestions)
+        decision, call = _ask(tick, Purpose.DECIDE, messages, Decision)
+    except ServiceError as exc:  # the prompt does not fit the agent's window
+        _step(tick, "decide", started, error=exc.message)
+        _fail(tick, f"decide: {exc.message}")
+        return
+    except LLMError as exc:
+        if exc.reason != Reason.INVALID_REPLY:
+            _step(tick, "decide", started, error=exc.message, call=_call_of(exc))
+            _fail(tick, f"decide: {exc.message}")
+            return
+        outcome = refused(f"No valid action was decided: {exc.message}")
+        _step(tick, "decide", started, error=exc.message, call=_call_of(exc))
+    else:
+        _step(
+            tick,
+            "decide",
+            started,
+            fields={"action": decision.action, "arguments": decision.given},
+            action=decision.action,
+            arguments=decision.given,
+            reason=decision.reason,
+            call=call,
+        )
+
+        started = time.monotonic()
+        outcome = action_run(agent=agent, name=decision.action, arguments=decision.given)
+        _step(tick, "act", started, ok=outcome.ok, summary=outcome.summary, **outcome.detail)
+
+    started = time.monotonic()
+    reflection: Reflection | None = None
+    try:
+        reflection, call = _ask(
+            tick,
+            Purpose.REFLECT,
+            reflect_messages(
+                agent=agent,
+                action=decision.action if decision else "",
+                arguments=decision.given if decision else {},
+                reason=decision.reason if decision else "",
+                ok=outcome.ok,
+                summary=outcome.summary,
+                content=outcome.content,
+                view=view,
+            ),
+            Reflection,
+        )
+    except (LLMError, ServiceError) as exc:
+        _step(tick, "reflect", started, error=exc.message, call=_call_of(exc) if isinstance(exc, LLMError) else None)
+    else:
+        _step(tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call)
+
+    started = time.monotonic()
+    brain = _record(tick, decision, outcome, reflection)
+    _step(tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error)
+
+    if tick.run.number % settings.MEMSITE_TICK_DEEP_REFLECT_EVERY == 0:
+        started = time.monotonic()
+        detail = _deep_reflect(tick)
+        _step(tick, "deep_reflect", started, **detail)
+
+    brain = Brain.objects.get(pk=agent.pk)
+    plan_done = brain.plan_step >= len(brain.plan or [])
+    if plan_done or not outcome.ok:
+        started = time.monotonic()
+        detail = _replan(tick, because="the action failed" if not outcome.ok else "the plan is done")
+        _step(tick, "replan", started, **detail)
+
+    _finish(tick, status=TickRun.Status.DONE, outcome=outcome.summary, error="" if outcome.ok else outcome.summary)
+
+
+def _key_terms(text: str) -> list[str]:
+    """The thought's most frequent content terms (ties in order of appearance)."""
+    counts: dict[str, int] = {}
+    for term, _ in words(text):
+        if len(term) >= CONCEPT_MIN_CHARS and not term.isdigit():
+            counts[term] = counts.get(term, 0) + 1
+    order = {term: position for position, term in enumerate(counts)}
+    return sorted(counts, key=lambda term: (-counts[term], order[term]))[:MAX_CONCEPTS]
+
+
+def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection: Reflection | None) -> Brain:
+    """What the tick did and felt, in one write: perception, thought and its concepts, inner
+    thought, episode, chat line, log, emotions, hormones, last error, plan step."""
+    now = timezone.now()
+    at = now.isoformat()
+    action = decision.action if decision else ""
+    with _writing(tick) as write:
+        brain = write.brain
+        self_neuron = write.neuron(kind=SELF, label=SELF, at=now, strength=0.0)
+        perceived: list[Neuron] = []
+        for item in outcome.perceived:
+            write.explored(kind=item.kind, key=item.key, summary=item.summary, at=now)
+            neuron = write.neuron(kind=item.kind, label=item.key, at=now)
+            write.connect(self_neuron, neuron, at=now)
+            perceived.append(neuron)
+            write.record(
+                kind=RecordKind.LOG,
+                text=f"explore_{item.kind}: {item.key}",
+                item={"type": f"explore_{item.kind}", "message": item.key, "at": at},
+                at=now,
+            )
+        if outcome.state or outcome.counters:
+            state = dict(brain.extra_state or {})
+            state.update(outcome.state)
+            for name, step in outcome.counters.items():
+                previous = state.get(name)
+                state[name] = (previous if isinstance(previous, int) and not isinstance(previous, bool) else 0) + step
+            write.set(extra_state=state)
+
+        if reflection is not None:
+            thought = clip(reflection.thought.strip(), "entry_chars")
+            write.record(kind=RecordKind.THOUGHT, text=thought, item={"text": thought, "at": at}, at=now)
+            concepts = [write.neuron(kind="concept", label=term, at=now, strength=0.5) for term in _key_terms(thought)]
+            for concept in concepts:
+                write.connect(self_neuron, concept, at=now)
+                for neuron in perceived:
+                    write.connect(neuron, concept, at=now)
+            for first, second in pairwise(concepts):
+                write.connect(first, second, at=now)
+            inner = (reflection.inner_thought or "").strip()
+            if inner:
+                write.record(kind=RecordKind.INNER_THOUGHT, text=inner, item={"text": inner, "at": at}, at=now)
+            write.record(kind=RecordKind.LOG, text=thought, item={"type": "thought", "message": thought, "at": at}, at=now)
+        else:
+            write.record(
+                kind=RecordKind.LOG,
+                text=outcome.summary,
+                item={"type": "action" if outcome.ok else "error", "message": outcome.summary, "at": at},
+                at=now,
+            )
+
+        what = f"{action} {json.dumps(decision.given, ensure_ascii=False)}" if decision else "no action"
+        write.record(
+            kind=RecordKind.EPISODE,
+            text=outcome.summary,
+            item={"type": action or "none", "what": clip(what, "entry_chars"), "summary": outcome.summary, "where": outcome.where, "at": at},
+            at=now,
+        )
+        if outcome.chat:
+            write.record(kind=RecordKind.CHAT, text=outcome.chat, item={"role": "assistant", "content": outcome.chat, "at": at}, at=now)
+
+        felt = affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=outcome.ok, novel=outcome.novel)
+        hormones = affect.hormones_after(brain.hormones, succeeded=outcome.ok, novel=outcome.novel)
+        changes: dict[str, Any] = {}
+        if felt != brain.emotions:
+            changes["emotions"] = felt
+        if hormones != brain.hormones:
+            changes["hormones"] = hormones
+        error = "" if outcome.ok else outcome.summary
+        if error != brain.last_error:
+            changes["last_error"] = error
+        if outcome.ok and brain.plan_step < len(brain.plan or []):
+            changes["plan_step"] = brain.plan_step + 1
+        if changes:
+            write.set(**changes)
+    return brain
+
+
+def _deep_reflect(tick: _Tick) -> dict[str, Any]:
+    """A new self-summary, and new goals, facts and self-instructions."""
+    view = brain_view(agent=tick.agent, thoughts=10, episodes=10, facts=10, self_instructions=cap("self_instruction"))
+    try:
+        reply, call = _ask(tick, Purpose.DEEP_REFLECT, deep_reflect_messages(agent=tick.agent, view=view), DeepReflection)
+    except LLMError as exc:
+        return {"error": exc.message, "call": _call_of(exc)}
+    except ServiceError as exc:
+        return {"error": exc.message}
+    now = timezone.now()
+    at = now.isoformat()
+    added_goals, refused_goals = [], []
+    with _writing(tick) as write:
+        brain = write.brain
+        summary = reply.self_summary.strip()
+        if summary != brain.self_summary:
+            write.set(self_summary=summary)
+        known = {goal.casefold() for goal in Goal.objects.filter(brain=brain).values_list("text", flat=True)}
+        for text in reply.goals:
+            if text.casefold() in known:
+                continue
+            try:
+                goal = write.goal(text=text, item={"text": text, "status": "active"}, at=now)
+            except Conflict as exc:  # every goal is active and the cap is reached: nothing was written
+                refused_goals.append(exc.message)
+                break
+            known.add(goal.text.casefold())
+            added_goals.append(goal.text)
+        known_facts = {record.text.casefold() for record in view.facts}
+        facts = [fact for fact in reply.facts if fact.casefold() not in known_facts]
+        for fact in facts:
+            write.record(kind=RecordKind.FACT, text=fact, item={"text": fact, "at": at}, at=now)
+        known_rules = {record.text.casefold() for record in view.self_instructions}
+        rules = [rule for rule in reply.self_instructions if rule.casefold() not in known_rules]
+        for rule in rules:
+            write.record(kind=RecordKind.SELF_INSTRUCTION, text=rule, item={"text": rule, "at": at}, at=now)
+        write.record(
+            kind=RecordKind.LOG,
+            text=f"deep reflection: {len(added_goals)} goals, {len(facts)} facts, {len(rules)} self-instructions",
+            item={"type": "deep_reflect", "message": summary, "at": at},
+            at=now,
+        )
+    detail: dict[str, Any] = {"self_summary": summary, "goals": added_goals, "facts": facts, "self_instructions": rules, "call": call}
+    if refused_goals:
+        detail["refused"] = refused_goals[0]
+    return detail
+
+
+def _replan(tick: _Tick, *, because: str) -> dict[str, Any]:
+    view = brain_view(agent=tick.agent)
+    suggestions = explore_suggestions(brain=view.brain)
+    try:
+        reply, call = _ask(tick, Purpose.DECIDE, plan_messages(agent=tick.agent, view=view, suggestions=suggestions), Plan)
+    except LLMError as exc:
+        return {"because": because, "error": exc.message, "call": _call_of(exc)}
+    except ServiceError as exc:
+        return {"because": because, "error": exc.message}
+    steps = [clip(step, "entry_chars") for step in reply.steps[: cap("plan_steps")]]
+    now = timezone.now()
+    with _writing(tick) as write:
+        write.set(plan=steps, plan_step=0)
+        write.record(
+            kind=RecordKind.LOG,
+            text=f"new plan ({because}): " + " | ".join(steps),
+            item={"type": "plan", "message": " | ".join(steps), "at": now.isoformat()},
+            at=now,
+        )
+    return {"because": because, "steps": steps, "call": call}
+
+
+def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
+    """End the tick as failed; with `record`, the brain takes it as a failure: last error, a log
+    entry, emotions and hormones."""
+    if record:
+        now = timezone.now()
+        with _writing(tick) as write:
+            brain = write.brain
+            write.record(kind=RecordKind.LOG, text=error, item={"type": "error", "message": error, "at": now.isoformat()}, at=now)
+            write.set(
+                last_error=error,
+                emotions=affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=False, novel=False),
+                hormones=affect.hormones_after(brain.hormones, succeeded=False, novel=False),
+            )
+    _finish(tick, status=TickRun.Status.FAILED, outcome="", error=error)
+
+
+def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
+    """The run's end, with the emotions and hormones the tick left; runs beyond the cap go."""
+    brain = Brain.objects.get(pk=tick.agent.pk)
+    run = tick.run
+    TickRun.objects.filter(pk=run.pk).update(
+        status=status,
+        outcome=outcome[:10_000],
+        error=error[:10_000],
+        emotions=brain.emotions,
+        hormones=brain.hormones,
+        ended_at=timezone.now(),
+    )
+    TickRun.objects.filter(brain_id=tick.agent.pk, number__lte=run.number - cap("tick")).delete()
+
+
+# Ticking ---------------------------------------------------------------------------------------
+
+
+def _enqueue(agent_id: int) -> None:
+    from agents.tasks import tick_run as tick_run_task  # tasks import this module
+
+    # Robust: a lost message costs one tick; beat queues the next at the brain's interval.
+    transaction.on_commit(lambda: tick_run_task.delay(agent_id=agent_id), robust=True)
+
+
+def ticking_start(*, agent: Agent, interval_s: int) -> Brain:
+    """Tick the agent every `interval_s` seconds, starting now (or, if it ticks already, at
+    the new interval from its next tick at the latest)."""
+    if isinstance(interval_s, bool) or not isinstance(interval_s, int) or not 1 <= interval_s <= MAX_INTERVAL_S:
+        raise InvalidInput(f"interval_s must be an integer from 1 to {MAX_INTERVAL_S}.")
+    now = timezone.now()
+    with brain_writing(agent=agent) as write:
+        brain = write.brain
+        if brain.ticking and brain.next_tick_at is not None:
+            next_at = min(brain.next_tick_at, now + timedelta(seconds=interval_s))
+        else:
+            next_at = now
+        write.set(ticking=True, tick_interval_s=interval_s, next_tick_at=next_at)
+    return brain
+
+
+def ticking_pause(*, agent: Agent) -> Brain:
+    """Stop ticking; a tick that is running ends normally."""
+    with brain_writing(agent=agent) as write:
+        write.set(ticking=False, next_tick_at=None)
+    return write.brain
+
+
+def tick_request(*, agent: Agent) -> None:
+    """Run one tick now, whether or not the agent ticks (queued once the transaction commits)."""
+    brain_create(agent=agent)
+    _enqueue(agent.pk)
+
+
+def ticks_start_due() -> int:
+    """Queue a tick for each ticking brain whose tick is due, and move its next tick on by its
+    interval. Run by beat; two beats at once queue each tick once. Returns how many it queued."""
+    now = timezone.now()
+    due = list(
+        Brain.objects.filter(ticking=True, next_tick_at__lte=now)
+        .order_by("next_tick_at")
+        .values_list("pk", "next_tick_at", "tick_interval_s")[:TICKS_PER_BEAT]
+    )
+    started = 0
+    for agent_id, next_at, interval_s in due:
+        with transaction.atomic():
+            moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
+                next_tick_at=now + timedelta(seconds=interval_s)
+            )
+            if moved:
+                _enqueue(agent_id)
+                started += 1
+    return started

@@ -1,0 +1,61 @@
+import importlib
+
+import pytest
+from django.apps import apps
+
+from agents.models import Agent
+from agents.services.brains import brain_create
+from memsite.llm.providers.openai import client_for, forget_working_modes
+from tests.factories import AgentFactory
+from tests.fake_openai import FakeOpenAI
+
+
+@pytest.fixture(autouse=True)
+def brain_settings(settings):
+    """The offline provider unless a test asks for the fake server; no retries or repairs, so
+    one scripted reply is one call; a deep reflection every 5th tick; reads cut at 200 tokens."""
+    settings.MEMSITE_LLM_PROVIDER = "offline"
+    settings.OPENAI_API_KEY = None
+    settings.OPENAI_BASE_URL = None
+    settings.MEMSITE_LLM_MAX_RETRIES = 0
+    settings.MEMSITE_LLM_MAX_REPAIRS = 0
+    settings.MEMSITE_TICK_LEASE_S = 300
+    settings.MEMSITE_TICK_DEEP_REFLECT_EVERY = 5
+    settings.MEMSITE_TICK_READ_TOKENS = 200
+    settings.MEMSITE_FETCH_ALLOWED_HOSTS = ["docs.example.org"]
+    settings.MEMSITE_FETCH_MAX_REDIRECTS = 3
+    settings.MEMSITE_FETCH_TIMEOUT_S = 5
+    settings.MEMSITE_FETCH_MAX_BYTES = 100_000
+    return settings
+
+
+@pytest.fixture
+def llm(brain_settings, fake_openai: FakeOpenAI):
+    """The gateway pointed at the fake server, whose replies each test scripts in order."""
+    brain_settings.MEMSITE_LLM_PROVIDER = "openai"
+    brain_settings.OPENAI_API_KEY = "sk-test"
+    brain_settings.OPENAI_BASE_URL = fake_openai.url
+    forget_working_modes()
+    yield fake_openai
+    client_for.cache_clear()
+    forget_working_modes()
+
+
+@pytest.fixture
+def tree(transactional_db):
+    """The internal folders, as the migration makes them (transactional tests empty the tables)."""
+    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+
+
+@pytest.fixture
+def agent(db) -> Agent:
+    agent = AgentFactory(name="scout", model="gpt-4")
+    brain_create(agent=agent)
+    return agent
+
+
+@pytest.fixture
+def searches_queued(monkeypatch) -> list[dict]:
+    queued: list[dict] = []
+    monkeypatch.setattr("memory.tasks.search_run.delay", lambda **kwargs: queued.append(kwargs))
+    return queued
