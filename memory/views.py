@@ -23,7 +23,8 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from memory import selectors, services
-from memory.api.http import MULTIPART_SLACK_BYTES, refuse_longer_than
+from memory.api.http import MULTIPART_SLACK_BYTES
+from memsite.api import refuse_longer_than
 from memory.forms import (
     ArchiveUploadForm,
     DocumentEditForm,

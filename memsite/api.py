@@ -1,11 +1,14 @@
-"""API plumbing shared by every app: service errors become JSON responses with their status."""
+"""API plumbing shared by every app: service errors become JSON responses with their status;
+JSON that nests too deeply is a 400; request bodies are bounded by their Content-Length."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import exceptions
+from django.http import HttpRequest
+from rest_framework import exceptions, parsers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from memsite.errors import ServiceError
+from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -14,3 +17,44 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     return drf_exception_handler(exc, context)
+
+
+class JSONParser(parsers.JSONParser):
+    """The API's JSON parser (DEFAULT_PARSER_CLASSES): a document nested deeper than Python's
+    parser can follow is a 400, not a crash."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - the document is nested too deeply.") from None
+
+
+def content_length(request: Request | HttpRequest) -> int:
+    raw = request.META.get("CONTENT_LENGTH") or "0"
+    if not raw.isascii() or not raw.isdigit():
+        raise InvalidInput(f"The Content-Length header {raw!r} is not a number.")
+    return int(raw)
+
+
+def refuse_longer_than(request: Request | HttpRequest, limit: int, what: str) -> None:
+    """413 from the Content-Length header alone, before any of the body is read."""
+    length = content_length(request)
+    if length > limit:
+        raise TooLarge(f"The {what} is {length} bytes; the limit is {limit} bytes.")
+
+
+def read_body(request: Request, *, what: str, limit: int, allow_empty: bool = False) -> bytes:
+    """The request body as bytes, whatever its content type (or none), within `limit`. Read from
+    the stream rather than `request.data`, so that an unparsed body never reads as no document,
+    and so that `limit` rather than DATA_UPLOAD_MAX_MEMORY_SIZE bounds it. A body without a
+    Content-Length (chunked) is refused: the WSGI server hands it over as empty, and taking
+    that for the document would wipe what it replaces."""
+    if not request.META.get("CONTENT_LENGTH") or "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        raise LengthRequired(f"Send the {what} with a Content-Length header; chunked uploads are not accepted.")
+    refuse_longer_than(request, limit, what)
+    length = content_length(request)
+    body = request.stream.read(length) if length else b""
+    if not body and not allow_empty:
+        raise InvalidInput(f"Send the {what} as the request body.")
+    return body

@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/agents/", include("agents.api.urls")),
+    path("api/graphs/", include("agents.api.graph_urls")),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
     path("", include("agents.urls")),

@@ -116,3 +116,21 @@ class AgentFactory(factory.Factory):
         return agent_services.agent_create(**kwargs)
 
     _build = _create
+
+
+class GraphFactory(factory.Factory):
+    """A reasoning graph created by `agents.services.graph_create`, with its task node."""
+
+    class Meta:
+        model = dict
+
+    task = factory.Sequence(lambda n: f"Find the port of service {n}")
+    model = "gpt-4"
+    trigger_tokens = 8_000
+    target_tokens = 4_000
+
+    @classmethod
+    def _create(cls, model_class, **kwargs):
+        return agent_services.graph_create(**kwargs)
+
+    _build = _create

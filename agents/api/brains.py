@@ -21,7 +21,6 @@ from drf_spectacular.utils import (
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound as PageNotFound
 from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -45,7 +44,8 @@ from agents.models import Agent, Explored, Neuron, Record, Synapse, TickRun
 from agents.selectors.brains import BrainCollection
 from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
-from memsite.errors import InvalidInput, LengthRequired, TooLarge
+from memsite.api import JSONParser, read_body
+from memsite.errors import InvalidInput
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "brains"
@@ -338,26 +338,9 @@ class GoalCompleteApi(APIView):
 # -- memory.json -------------------------------------------------------------------------------
 
 
-def read_document(request: Request) -> bytes:
-    """The request body, whatever its content type, refused from its Content-Length alone when
-    it is over the import cap. Read from the stream rather than `request.data`: an empty or
-    unparsed body must not read as an empty document, which would import an empty brain."""
-    raw = request.META.get("CONTENT_LENGTH")
-    if not raw or "chunked" in request.headers.get("Transfer-Encoding", "").lower():
-        raise LengthRequired("Send memory.json with a Content-Length header; chunked uploads are not accepted.")
-    if not (raw.isascii() and raw.isdigit()):
-        raise InvalidInput(f"The Content-Length header {raw!r} is not a number.")
-    length, limit = int(raw), settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES
-    if length > limit:
-        raise TooLarge(f"memory.json is {length} bytes; the limit is {limit} bytes.")
-    if length == 0:
-        raise InvalidInput("Send the memory.json document as the request body.")
-    return request.stream.read(length)
-
-
 # One URL, two operations: each method is one operation with its own serializers.
 class MemoryJsonApi(APIView):
-    parser_classes = [JSONParser]  # what the schema shows; the body is read by read_document
+    parser_classes = [JSONParser]  # what the schema shows; the body is read by read_body
     ImportOutputSerializer = BrainImportReportSerializer
 
     @extend_schema(
@@ -389,5 +372,5 @@ class MemoryJsonApi(APIView):
     )
     def put(self, request: Request, agent_id: int) -> Response:
         agent = selectors.agent_get(agent_id=agent_id)
-        report = services.brain_import(agent=agent, document=read_document(request))
+        report = services.brain_import(agent=agent, document=read_body(request, what="memory.json", limit=settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES))
         return Response(self.ImportOutputSerializer(report).data)

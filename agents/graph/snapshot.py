@@ -21,8 +21,12 @@ MAX_EDGES = 50_000
 ACTIVE_BY_STATE = {NodeState.ACTIVE: True, NodeState.FOLDED: False, NodeState.FLUSHED: "Flushed"}
 
 
+# Node ids are stored as positive 32-bit integers, and the graph's next id is one past the largest.
+MAX_NODE_ID = 2**31 - 2
+
+
 class SnapshotNode(BaseModel):
-    node_id: int = Field(ge=1)
+    node_id: int = Field(ge=1, le=MAX_NODE_ID)
     kind: Literal["task", "subtask", "evidence", "summary"]
     thought: str | list[Notes]
     related_turn_ids: list[int] = Field(default_factory=list, max_length=100_000)

@@ -1,6 +1,6 @@
 """Reads of reasoning graphs: the context rebuilt from them, and seed 004's index queries."""
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from agents.graph.context import GraphContext, NodeRow, TurnRow
 from agents.graph.context import graph_context as rebuild
@@ -21,6 +21,19 @@ def graph_get(*, graph_id: int) -> Graph:
 
 def graph_list() -> QuerySet[Graph]:
     return Graph.objects.select_related("agent").order_by("-created_at")
+
+
+def graph_node_get(*, graph: Graph, node_id: int) -> GraphNode:
+    node = GraphNode.objects.filter(graph=graph, node_id=node_id).first()
+    if node is None:
+        raise NotFound(f"Graph {graph.pk} has no node {node_id}.")
+    return node
+
+
+def graph_node_counts(*, graph: Graph) -> dict[str, int]:
+    """The graph's nodes by state, every state named."""
+    counts = dict(GraphNode.objects.filter(graph=graph).order_by().values_list("state").annotate(Count("pk")))
+    return {state: counts.get(state, 0) for state in NodeState.values}
 
 
 def graph_context(*, graph: Graph) -> GraphContext:

@@ -5,14 +5,15 @@ import re
 from django.conf import settings
 from django.http import HttpResponse
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ParseError
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory.models import Node
-from memsite.errors import InvalidInput, LengthRequired, TooLarge
+from memsite.api import JSONParser, read_body, refuse_longer_than
+from memsite.errors import InvalidInput
 
 VERSION_PATTERN = re.compile(r'(?:W/)?"?([0-9]{1,10})"?')
 # Multipart framing around an uploaded file: boundaries, part headers, a long file name.
@@ -37,10 +38,7 @@ class BoundedJSONParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         refuse_longer_than(parser_context["request"], json_body_limit(), "request body")
-        try:
-            return JSONParser().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise ParseError("JSON parse error - the document is nested too deeply.") from None
+        return JSONParser().parse(stream, media_type, parser_context)
 
 
 class RawBodyParser(BaseParser):
@@ -61,29 +59,9 @@ class AnyAcceptMixin:
         return super().perform_content_negotiation(request, force=True)
 
 
-def content_length(request: Request) -> int:
-    raw = request.META.get("CONTENT_LENGTH") or "0"
-    if not raw.isascii() or not raw.isdigit():
-        raise InvalidInput(f"The Content-Length header {raw!r} is not a number.")
-    return int(raw)
-
-
-def refuse_longer_than(request: Request, limit: int, what: str) -> None:
-    """413 from the Content-Length header alone, before any of the body is read."""
-    length = content_length(request)
-    if length > limit:
-        raise TooLarge(f"The {what} is {length} bytes; the limit is {limit} bytes.")
-
-
 def read_raw_body(request: Request) -> bytes:
-    """The request body as bytes, whatever its content type (or none), within the content cap.
-    A body without a Content-Length (chunked) is refused: the WSGI server hands it over as empty,
-    and storing that would wipe the content."""
-    if "CONTENT_LENGTH" not in request.META or "chunked" in request.headers.get("Transfer-Encoding", "").lower():
-        raise LengthRequired("Send the content with a Content-Length header; chunked uploads are not accepted.")
-    refuse_longer_than(request, settings.MEMSITE_MAX_CONTENT_BYTES, "content")
-    # Django's own body, not request.data: without a Content-Type DRF would report no data.
-    return request._request.body
+    """A node's content: any bytes, none included, within the content cap."""
+    return read_body(request, what="content", limit=settings.MEMSITE_MAX_CONTENT_BYTES, allow_empty=True)
 
 
 def expected_version(request: Request, body_version: int | None = None) -> int | None:

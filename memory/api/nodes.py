@@ -35,7 +35,6 @@ from memory.api.http import (
     RawBodyParser,
     expected_version,
     read_raw_body,
-    refuse_longer_than,
     with_etag,
 )
 from memory.api.serializers import (
@@ -46,6 +45,7 @@ from memory.api.serializers import (
     node_id_field,
     type_field,
 )
+from memsite.api import refuse_longer_than
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "nodes"

@@ -130,6 +130,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memsite.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "memsite.api.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
 SPECTACULAR_SETTINGS = {
@@ -201,6 +206,7 @@ MEMSITE_BRAIN_CAPS = env_int_map("MEMSITE_BRAIN_CAPS")
 MEMSITE_GRAPH_TRIGGER_TOKENS = env_int("MEMSITE_GRAPH_TRIGGER_TOKENS", 32_000)
 MEMSITE_GRAPH_PROMPT_TOKENS = env_int("MEMSITE_GRAPH_PROMPT_TOKENS", 3_000)
 MEMSITE_GRAPH_LEASE_S = env_int("MEMSITE_GRAPH_LEASE_S", 300)
+MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES = env_int("MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES", 20 * 1024 * 1024)
 # The largest memory.json (seed 002's file of a whole brain) an import accepts.
 MEMSITE_BRAIN_IMPORT_MAX_BYTES = env_int("MEMSITE_BRAIN_IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 # Ticks of the reflection loop: a tick's lease on its brain expires after MEMSITE_TICK_LEASE_S,

@@ -295,3 +295,16 @@ def test_every_agent_operation_is_in_the_schema(client):
         (f"{agent}/checkpoints/{{checkpoint_id}}/restore/", "post"),
     } <= operations
     assert "422" in schema["paths"][f"{agent}/context/"]["get"]["responses"]
+
+
+@pytest.mark.parametrize("name", ["agent-create", "agent-detail", "message-append"])
+def test_json_nested_too_deeply_is_400_and_writes_nothing(api, name):
+    agent = AgentFactory()
+    path = url(name) if name == "agent-create" else url(name, agent.pk)
+    method = api.patch if name == "agent-detail" else api.post
+
+    response = method(path, b"[" * 100_000 + b"]" * 100_000, content_type="application/json")
+
+    assert response.status_code == 400 and "nested too deeply" in response.json()["detail"]
+    assert list(Agent.objects.values_list("pk", flat=True)) == [agent.pk]
+    assert not Message.objects.exists()
