@@ -15,6 +15,13 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def own_cache(settings, request):
+    """A cache of the test's own (it counts API requests for the rate limit), whatever cache
+    the run is configured with."""
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": request.node.nodeid}}
+
+
 @pytest.fixture
 def user(db):
     return UserFactory()

@@ -1,6 +1,7 @@
 """memsite settings. Every value that varies between deployments is read through `env`."""
 
 import json
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -130,6 +131,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memsite.api.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["memsite.api.UserRequestThrottle"],
     "DEFAULT_PARSER_CLASSES": [
         "memsite.api.JSONParser",
         "rest_framework.parsers.FormParser",
@@ -160,6 +162,20 @@ else:
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
+# The cache counts API requests for the rate limit (memsite.api.UserRequestThrottle): in Redis
+# when there is one, shared by every web worker; otherwise in each process's memory.
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "memsite",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -169,6 +185,10 @@ CELERY_BEAT_SCHEDULE: dict = {
     "ticks-start-due": {"task": "agents.tasks.ticks_start_due", "schedule": 10.0},
 }
 
+# Requests a user (token or session) may make of the API: `N/s`, `N/min`, `N/hour` or `N/day`.
+MEMSITE_API_RATE = env_str("MEMSITE_API_RATE", "1200/min")
+if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", MEMSITE_API_RATE):
+    raise ImproperlyConfigured(f"MEMSITE_API_RATE must look like 1200/min, got {MEMSITE_API_RATE!r}.")
 # Limits on what one write may carry. Every write path enforces them.
 MEMSITE_MAX_CONTENT_BYTES = env_int("MEMSITE_MAX_CONTENT_BYTES", 10 * 1024 * 1024)
 MEMSITE_ARCHIVE_MAX_BYTES = env_int("MEMSITE_ARCHIVE_MAX_BYTES", 50 * 1024 * 1024)
