@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents import views, views_brains
+from agents import views, views_brains, views_graphs
 
 app_name = "agents"
 
@@ -23,4 +23,11 @@ urlpatterns = [
         name="brain_goal_complete",
     ),
     path("agents/<int:agent_id>/brain/chat/", views_brains.brain_chat, name="brain_chat"),
+    path("graphs/", views_graphs.graph_list, name="graph_list"),
+    path("graphs/create/", views_graphs.graph_create, name="graph_create"),
+    path("graphs/<int:graph_id>/", views_graphs.graph_detail, name="graph_detail"),
+    path("graphs/<int:graph_id>/live/", views_graphs.graph_live, name="graph_live"),
+    path("graphs/<int:graph_id>/nodes/<int:node_id>/", views_graphs.graph_node, name="graph_node"),
+    path("graphs/<int:graph_id>/recall/", views_graphs.graph_recall, name="graph_recall"),
+    path("graphs/<int:graph_id>/memorize/", views_graphs.graph_memorize, name="graph_memorize"),
 ]

@@ -24,7 +24,6 @@ from django_htmx.http import push_url
 
 from memory import selectors, services
 from memory.api.http import MULTIPART_SLACK_BYTES
-from memsite.api import refuse_longer_than
 from memory.forms import (
     ArchiveUploadForm,
     DocumentEditForm,
@@ -36,6 +35,7 @@ from memory.forms import (
 from memory.models import Node
 from memory.rendering import is_binary, markdown_to_html, text_preview
 from memory.types import ContentKind, MemoryType, get_type
+from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
 
 BROWSER = "memory/browser.html"

@@ -7,12 +7,12 @@ import logging
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest
+from redis.exceptions import RedisError
 from rest_framework import exceptions, parsers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import exception_handler as drf_exception_handler
-from redis.exceptions import RedisError
 
 from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge
 

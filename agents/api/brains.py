@@ -45,7 +45,6 @@ from agents.selectors.brains import BrainCollection
 from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from memsite.api import JSONParser, read_body
-from memsite.errors import InvalidInput
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "brains"

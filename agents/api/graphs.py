@@ -13,7 +13,12 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -354,7 +359,7 @@ class GraphSnapshotApi(APIView):
         summary="Replace the graph's nodes and edges with a snapshot's",
         description="Seed 004's format; node ids may be numbers or numeric strings, thoughts strings or notes. "
         "The snapshot is checked whole first (one task node, edges between its nodes, no cycle); a "
-        f"refused one changes nothing. The graph's turns stay. At most MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES (20 MiB by default).",
+        "refused one changes nothing. The graph's turns stay. At most MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES (20 MiB by default).",
         parameters=[GRAPH_ID],
         request=OpenApiTypes.OBJECT,
         responses={200: GraphOpSerializer, **errors(400, 404, 411, 413)},

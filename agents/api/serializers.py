@@ -391,7 +391,7 @@ class GraphSerializer(serializers.Serializer):
         return selectors.graph_node_counts(graph=graph)
 
     def get_turns(self, graph: Graph) -> int:
-        return graph.turns.count()
+        return selectors.graph_turn_count(graph=graph)
 
 
 class GraphNodeSerializer(serializers.Serializer):

@@ -1,6 +1,8 @@
 """Reads of reasoning graphs: the context rebuilt from them, and seed 004's index queries."""
 
-from django.db.models import Count, QuerySet
+from datetime import datetime
+
+from django.db.models import Count, Q, QuerySet
 
 from agents.graph.context import GraphContext, NodeRow, TurnRow
 from agents.graph.context import graph_context as rebuild
@@ -19,8 +21,25 @@ def graph_get(*, graph_id: int) -> Graph:
     return graph
 
 
-def graph_list() -> QuerySet[Graph]:
-    return Graph.objects.select_related("agent").order_by("-created_at")
+def graph_list(*, agent_id: int | None = None) -> QuerySet[Graph]:
+    """Graphs, newest first, with their nodes counted (`node_total`, `active_total`)."""
+    graphs = Graph.objects.select_related("agent").order_by("-created_at")
+    if agent_id is not None:
+        graphs = graphs.filter(agent_id=agent_id)
+    return graphs.annotate(
+        node_total=Count("nodes"), active_total=Count("nodes", filter=Q(nodes__state=NodeState.ACTIVE))
+    )
+
+
+def graph_op_counts(*, graph: Graph, queued_since: datetime) -> dict[str, int]:
+    """The graph's operations: in all, ended, queued, and queued since `queued_since`."""
+    queued = Q(status=GraphOp.Status.QUEUED)
+    return GraphOp.objects.filter(graph=graph).aggregate(
+        total=Count("id"),
+        ended=Count("id", filter=~queued),
+        queued=Count("id", filter=queued),
+        fresh=Count("id", filter=queued & Q(created_at__gte=queued_since)),
+    )
 
 
 def graph_node_get(*, graph: Graph, node_id: int) -> GraphNode:
@@ -34,6 +53,20 @@ def graph_node_counts(*, graph: Graph) -> dict[str, int]:
     """The graph's nodes by state, every state named."""
     counts = dict(GraphNode.objects.filter(graph=graph).order_by().values_list("state").annotate(Count("pk")))
     return {state: counts.get(state, 0) for state in NodeState.values}
+
+
+def graph_edges(*, graph: Graph, node_id: int | None = None) -> QuerySet[GraphEdge]:
+    """The graph's edges in the order they were made; those of one node when it is given."""
+    edges = GraphEdge.objects.filter(graph=graph).order_by("id")
+    return edges if node_id is None else edges.filter(Q(src=node_id) | Q(dst=node_id))
+
+
+def graph_turns(*, graph: Graph, turn_ids: list[int]) -> dict[int, Turn]:
+    return {turn.turn_id: turn for turn in Turn.objects.filter(graph=graph, turn_id__in=turn_ids)}
+
+
+def graph_turn_count(*, graph: Graph) -> int:
+    return Turn.objects.filter(graph=graph).count()
 
 
 def graph_context(*, graph: Graph) -> GraphContext:
