@@ -209,8 +209,18 @@ def _graph_lines(graph: Graph, budget: int) -> str:
             break
         chosen.append(line)
         spent += cost
-    ordered = sorted(chosen, key=lambda line: int(line[1 : line.index("]")]))
-    return "Nodes:\n" + "\n".join(ordered) + "\nEdges:\n" + "\n".join(edges[-50:])
+
+    def render(kept: list[str]) -> str:
+        ordered = sorted(kept, key=lambda line: int(line[1 : line.index("]")]))
+        return "Nodes:\n" + "\n".join(ordered) + "\nEdges:\n" + "\n".join(edges[-50:])
+
+    # The headings and line breaks cost tokens the lines counted one by one do not: drop the
+    # oldest lines chosen until the whole text fits.
+    text = render(chosen)
+    while len(chosen) > 1 and counter.count(text) > budget:
+        chosen.pop()
+        text = render(chosen)
+    return text
 
 
 def _apply_patch(graph: Graph, patch: MemoryPatch, turn_ids: list[int]) -> dict[int | str, int]:
@@ -273,22 +283,22 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
             entry["error"] = error.message
         results.append(entry)
     rejected = [entry for entry in results if "error" in entry]
+    after = selectors.graph_context(graph=graph)
     GraphOp.objects.filter(pk=op.pk).update(
         status=GraphOp.Status.REJECTED if rejected else GraphOp.Status.APPLIED,
         rationale=f"{len(results) - len(rejected)} of {len(results)} steps memorized",
         detail={**op.detail, "pairs": results},
         error="; ".join(entry["error"] for entry in rejected)[:2_000],
         tokens_before=before,
-        tokens_after=selectors.graph_context(graph=graph).tokens,
+        tokens_after=after.tokens,
         ended_at=timezone.now(),
     )
-    _recall_while_over(graph)
+    _recall_while_over(graph, after)
 
 
-def _recall_while_over(graph: Graph) -> None:
+def _recall_while_over(graph: Graph, context: GraphContext) -> None:
     """Past the trigger, recall until under the target or out of attempts: so it fires once
     when the context grows too large, not at every step after."""
-    context = selectors.graph_context(graph=graph)
     if context.tokens <= graph.trigger_tokens:
         return
     for _ in range(graph.max_recalls):

@@ -9,6 +9,7 @@ from django.db import connection
 from agents import selectors, services
 from agents.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memsite.llm.models import LLMCall
+from memsite.llm.tokens import counter_for_model
 from memsite.llm.providers.openai import client_for, forget_working_modes
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -374,3 +375,15 @@ def test_concurrent_workers_run_one_graphs_operations_one_at_a_time(monkeypatch,
     assert set(GraphOp.objects.filter(graph=graph, kind="memorize").values_list("status", flat=True)) == {"applied"}
     ids = list(GraphNode.objects.filter(graph=graph).order_by("node_id").values_list("node_id", flat=True))
     assert ids == list(range(1, len(ids) + 1))
+
+
+def test_the_graph_shown_to_the_memory_model_keeps_to_its_budget(graph, settings, queued, django_capture_on_commit_callbacks):
+    settings.MEMSITE_GRAPH_PROMPT_TOKENS = 120
+    for number in range(12):
+        memorize(graph, step(number, words=20), django_capture_on_commit_callbacks)
+    assert GraphNode.objects.filter(graph=graph, state="active").count() > 12  # more than the budget can show
+
+    counter = counter_for_model(graph.model)
+    shown = [call.messages[1]["content"] for call in LLMCall.objects.filter(purpose="memorize").order_by("id")]
+    assert max(counter.count(text) for text in shown) <= 120
+    assert all(text.startswith("Nodes:\n[1] task: Find the port") for text in shown)  # the task always stays
