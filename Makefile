@@ -34,6 +34,8 @@ bench: install
 	$(PY) benchmarks/llm.py
 	$(PY) benchmarks/search.py --sizes 1000,10000
 	$(PY) benchmarks/context.py
+	$(PY) benchmarks/brain.py
+	$(PY) benchmarks/graph.py
 
 clean:
 	rm -rf $(VENV) var/memsite.sqlite3* var/broker var/celerybeat-schedule* test-artifacts

@@ -111,6 +111,8 @@ class MemorizeForm(forms.Form):
                 data["messages"] = json.loads(pasted)
             except json.JSONDecodeError as error:
                 raise forms.ValidationError(f"The JSON does not parse: {error.msg} at line {error.lineno}.") from None
+            except RecursionError:
+                raise forms.ValidationError("The JSON is nested too deeply.") from None
             if not isinstance(data["messages"], list):
                 raise forms.ValidationError('The JSON must be a list of {"role", "content"} objects.')
             return data

@@ -4,13 +4,11 @@ import posixpath
 import unicodedata
 
 from memsite.errors import InvalidInput
+from memsite.names import has_invisible_characters
 
 MAX_NAME_LENGTH = 255
 MAX_DESCRIPTION_LENGTH = 10_000
 MAX_FILE_PATH_LENGTH = 1024
-# Control, format (zero-width, bidirectional overrides), surrogate, private-use, unassigned and
-# line/paragraph separator characters: invisible or misleading in a name.
-REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def validate_name(name: str) -> str:
@@ -24,7 +22,7 @@ def validate_name(name: str) -> str:
         raise InvalidInput(f"A name must not contain '/': {name!r}.")
     if name in (".", ".."):
         raise InvalidInput("A name must not be '.' or '..'.")
-    if any(unicodedata.category(char) in REFUSED_CATEGORIES for char in name):
+    if has_invisible_characters(name):
         raise InvalidInput(f"A name must not contain control or invisible characters: {name!r}.")
     return name
 
@@ -57,7 +55,8 @@ def normalize_relative_path(value: str) -> str:
         try:
             clean = validate_name(part)
         except InvalidInput as exc:
-            raise ValueError(exc.message.rstrip(".")) from None
+            # Said of the path ("it must not ..."), not of a name.
+            raise ValueError(exc.message.removeprefix("A name ").rstrip(".")) from None
         if clean != part:
             raise ValueError(f"has a part with surrounding spaces or unnormalized text: {part!r}")
     return normalized

@@ -5,6 +5,7 @@ user's (token's) requests are rate-limited."""
 import logging
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest
 from redis.exceptions import RedisError
@@ -12,7 +13,6 @@ from rest_framework import exceptions, parsers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge
 
@@ -20,10 +20,25 @@ logger = logging.getLogger(__name__)
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):
+        # Django's bound on a body it reads whole (DATA_UPLOAD_MAX_MEMORY_SIZE), met while parsing
+        # JSON or a form: a 413 in JSON like every other refusal, not Django's HTML 400.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = TooLarge(f"The request body is {content_length(context['request'])} bytes; the limit is {limit} bytes.")
+    elif isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
+        exc = InvalidInput(str(exc))
     if isinstance(exc, ServiceError):
-        return Response({"detail": exc.message, **exc.data}, status=exc.status)
+        response = Response({"detail": exc.message, **exc.data}, status=exc.status)
+        if retry_after := getattr(exc, "retry_after_s", None):
+            response["Retry-After"] = str(retry_after)
+        return response
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    # Imported here: rest_framework.views reads DEFAULT_PARSER_CLASSES when it is imported, which
+    # names this module's JSONParser; imported above, whichever module imported this one first
+    # would find it half-made.
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     return drf_exception_handler(exc, context)
 
 

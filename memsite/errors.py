@@ -38,3 +38,10 @@ class Unprocessable(ServiceError):
     """Well-formed, but it cannot be done; `data` holds the numbers that say why."""
 
     status = 422
+
+
+class ServiceUnavailable(ServiceError):
+    """A backend the write needs (the task queue) does not answer; the write was rolled back."""
+
+    status = 503
+    retry_after_s = 5  # sent as Retry-After

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 
 class StrictCharField(serializers.CharField):
@@ -51,6 +52,14 @@ class StrictBooleanField(serializers.BooleanField):
 
 class StrictInputSerializer(serializers.Serializer):
     """An input serializer that refuses fields it does not know."""
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        # A body of JSON null: DRF would answer "No data provided", though a document was sent.
+        if data is None and self.parent is None:
+            raise serializers.ValidationError(
+                {api_settings.NON_FIELD_ERRORS_KEY: ["Invalid data. Expected a dictionary, but got null."]}
+            )
+        return super().validate_empty_values(data)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, Mapping):

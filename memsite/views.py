@@ -1,10 +1,14 @@
+import sys
+
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.views import defaults
 from django.views.decorators.http import require_GET
 
-from memsite.celery import app as celery_app
+from memsite.middleware import DATABASE_ERRORS, database_unavailable_response
+from memsite.queue import broker_answers
 
 
 @require_GET
@@ -23,12 +27,7 @@ def _database_ok() -> bool:
 
 
 def _broker_ok() -> bool:
-    try:
-        with celery_app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
-        return True
-    except Exception:
-        return False
+    return broker_answers()  # what starting work checks
 
 
 @require_GET
@@ -37,3 +36,20 @@ def healthz(request: HttpRequest) -> JsonResponse:
     checks = {"database": _database_ok(), "broker": _broker_ok()}
     healthy = all(checks.values())
     return JsonResponse({"status": "ok" if healthy else "degraded", **checks}, status=200 if healthy else 503)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: under /api/, JSON like every other API refusal. A path whose id cannot be
+    one (`/api/agents/abc/`) matches no URL and never reaches DRF; its clients read JSON.
+    (With DEBUG, Django shows its own page instead.)"""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a database that cannot be reached is a 503 with a message wherever it was
+    met (memsite.middleware catches what views raise; this, what middleware raises)."""
+    if isinstance(sys.exc_info()[1], DATABASE_ERRORS):
+        return database_unavailable_response(request)
+    return defaults.server_error(request)

@@ -36,6 +36,8 @@ class Reply:
     usage: dict[str, int] | str | None = AUTO  # AUTO: counted from the request and reply
     # Builds the reply's JSON from the request, for replies that depend on what was shown.
     respond: "Callable[[RecordedRequest], Any] | None" = None
+    raw: bytes | None = None  # sent as the whole body instead of a completion (see `garbage`)
+    content_type: str = "application/json"
 
     @classmethod
     def text(cls, content: str, **options: Any) -> "Reply":
@@ -73,6 +75,13 @@ class Reply:
     @classmethod
     def slow(cls, seconds: float, content: str = "{}", **options: Any) -> "Reply":
         return cls(content=content, delay=seconds, **options)
+
+    @classmethod
+    def garbage(
+        cls, body: bytes = b"\x00\xff\xfe<html>\x89PNG\r\n\x1a", content_type: str = "application/json", **options: Any
+    ) -> "Reply":
+        """A 200 whose body is not a chat completion at all (a broken proxy, a wrong base URL)."""
+        return cls(raw=body, content_type=content_type, **options)
 
 
 @dataclass(frozen=True)
@@ -202,6 +211,16 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
+            def _send_raw(self, status: int, data: bytes, content_type: str) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -219,6 +238,9 @@ class FakeOpenAI:
                     self._send(500, {"error": {"message": "No scripted reply left.", "type": "server_error"}})
                     return
                 if reply.delay and fake._stopping.wait(reply.delay):
+                    return
+                if reply.raw is not None:
+                    self._send_raw(reply.status, reply.raw, reply.content_type)
                     return
                 if reply.status != 200:
                     payload = {"error": {"message": reply.error, "type": "invalid_request_error" if reply.status < 500 else "server_error", "param": None, "code": None}}

@@ -27,6 +27,7 @@ from agents.api.serializers import (
 from agents.models import Role, Strategy
 from agents.services.agents import MAX_WINDOW_TURNS
 from agents.services.messages import MAX_CONTENT_CHARS
+from memsite.schema import INVALID_INPUT
 from memsite.serializers import (
     StrictBooleanField,
     StrictCharField,
@@ -41,12 +42,6 @@ CHECKPOINT_ID = OpenApiParameter(
     "checkpoint_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The checkpoint's id."
 )
 ERROR = inline_serializer("AgentError", fields={"detail": serializers.CharField()})
-INVALID_INPUT = {
-    "type": "object",
-    "properties": {"detail": {"type": "string"}},
-    "additionalProperties": {"type": "array", "items": {"type": "string"}},
-    "example": {"name": ["This field is required."]},
-}
 BUDGET_EXCEEDED = inline_serializer(
     "TokenBudgetExceeded",
     fields={

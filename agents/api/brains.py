@@ -45,6 +45,8 @@ from agents.selectors.brains import BrainCollection
 from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from memsite.api import JSONParser, read_body
+from memsite.pagination import CheckedCursorPosition
+from memsite.schema import page_size_type
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "brains"
@@ -67,6 +69,7 @@ def errors(*codes: int) -> dict[int, OpenApiResponse]:
         411: "The document was sent without a Content-Length.",
         413: "The document is larger than MEMSITE_BRAIN_IMPORT_MAX_BYTES.",
         502: "The LLM could not answer; the user's line is kept in the chat (user_line: its seq).",
+        503: "The task queue is unavailable: nothing was started or changed; try again after Retry-After seconds.",
     }
     bodies = {400: INVALID_INPUT, 502: CHAT_FAILED}
     return {code: OpenApiResponse(bodies.get(code, ERROR), description=meaning[code]) for code in codes}
@@ -75,7 +78,7 @@ def errors(*codes: int) -> dict[int, OpenApiResponse]:
 # -- pages of a collection ---------------------------------------------------------------------
 
 
-class BrainCollectionPagination(CursorPagination):
+class BrainCollectionPagination(CheckedCursorPosition, CursorPagination):
     """Newest first along the collection's key; no count."""
 
     page_size_query_param = "page_size"
@@ -108,7 +111,7 @@ PAGE_PARAMETERS = [
     OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
     OpenApiParameter(
         "page_size",
-        OpenApiTypes.INT,
+        page_size_type(BrainCollectionPagination.max_page_size),
         description=f"1 to {BrainCollectionPagination.max_page_size}; "
         f"the default is {BrainCollectionPagination.default_page_size}.",
     ),
@@ -202,7 +205,7 @@ class TickApi(APIView):
         "A tick already under way keeps the brain, and the queued one is then skipped.",
         parameters=[AGENT_ID],
         request=None,
-        responses={202: BrainTickQueuedSerializer, **errors(404)},
+        responses={202: BrainTickQueuedSerializer, **errors(404, 503)},
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = selectors.agent_get(agent_id=agent_id)
@@ -231,7 +234,7 @@ class TickingStartApi(APIView):
         "applies from its next tick at the latest.",
         parameters=[AGENT_ID],
         request=InputSerializer,
-        responses={200: BrainTickingSerializer, **errors(400, 404)},
+        responses={200: BrainTickingSerializer, **errors(400, 404, 503)},
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = selectors.agent_get(agent_id=agent_id)

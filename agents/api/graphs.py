@@ -54,6 +54,7 @@ def errors(*codes: int) -> dict[int, OpenApiResponse]:
         404: "No such graph, agent or node of the graph.",
         411: "The snapshot was sent without a Content-Length.",
         413: "The snapshot is larger than MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES.",
+        503: "The task queue is unavailable: nothing was started or changed; try again after Retry-After seconds.",
     }
     return {
         code: OpenApiResponse(INVALID_INPUT if code == 400 else ERROR, description=meaning[code]) for code in codes
@@ -183,7 +184,7 @@ class GraphMemorizeApi(APIView):
         "and recalls if the context has passed the trigger; follow the operation in /ops/.",
         parameters=[GRAPH_ID],
         request=InputSerializer,
-        responses={202: GraphOpSerializer, **errors(400, 404)},
+        responses={202: GraphOpSerializer, **errors(400, 404, 503)},
     )
     def post(self, request: Request, graph_id: int) -> Response:
         graph = selectors.graph_get(graph_id=graph_id)
@@ -202,7 +203,7 @@ class GraphRecallApi(APIView):
         summary="Queue a recall: flush and fold the graph's nodes, whatever the context's size",
         parameters=[GRAPH_ID],
         request=None,
-        responses={202: GraphOpSerializer, **errors(404)},
+        responses={202: GraphOpSerializer, **errors(404, 503)},
     )
     def post(self, request: Request, graph_id: int) -> Response:
         op = services.graph_recall(graph=selectors.graph_get(graph_id=graph_id))

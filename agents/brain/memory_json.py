@@ -66,6 +66,7 @@ from agents.brain import affect
 from agents.brain.caps import cap, clip
 from agents.models import RecordKind
 from memsite.errors import InvalidInput, TooLarge
+from memsite.storable import unstorable
 
 TOP_LEVEL_KEYS = (
     "thoughts",
@@ -281,6 +282,9 @@ def load(document: bytes | bytearray | str | Mapping[str, Any]) -> dict[str, Any
         raise InvalidInput(f"memory.json must be a JSON object, not {_json_type(raw)}.")
     if _deeper_than(raw, MAX_DEPTH):
         raise _too_deep()
+    problem = unstorable(raw)
+    if problem is not None:
+        raise InvalidInput(f"memory.json cannot be stored: {problem}.")
     return raw
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from agents.graph.patches import MAX_TEXT, Notes, has_cycle
 from agents.models.graphs import NodeKind, NodeState
 from memsite.errors import InvalidInput
+from memsite.storable import unstorable
 
 MAX_NODES = 10_000
 MAX_EDGES = 50_000
@@ -31,6 +32,14 @@ class SnapshotNode(BaseModel):
     thought: str | list[Notes]
     related_turn_ids: list[int] = Field(default_factory=list, max_length=100_000)
     active: bool | Literal["Flushed"] = True
+
+    @field_validator("active", mode="before")
+    @classmethod
+    def _active(cls, active: Any) -> Any:
+        # Exactly the seed's three values: lax parsing would read "no" or 0 as false, a fold.
+        if active is True or active is False or active == "Flushed":
+            return active
+        raise ValueError('must be true, false (folded) or "Flushed"')
 
     @field_validator("thought")
     @classmethod
@@ -66,12 +75,15 @@ def _state(active: bool | str) -> str:
 
 def snapshot_read(document: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The nodes and edges of a snapshot, checked whole; InvalidInput says what is wrong."""
+    problem = unstorable(document)
+    if problem is not None:
+        raise InvalidInput(f"Invalid snapshot: {problem}.")
     try:
         snapshot = Snapshot.model_validate(document)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the snapshot"
-        raise InvalidInput(f"Invalid snapshot at {where}: {first['msg']}.") from None
+        raise InvalidInput(f"Invalid snapshot at {where}: {first['msg'].removeprefix('Value error, ')}.") from None
     problems = []
     for key, node in snapshot.nodes.items():
         if key != node.node_id:

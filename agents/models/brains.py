@@ -212,6 +212,10 @@ class TickRun(models.Model):
                 condition=Q(status__in=["running", "done", "failed"]), name="agents_tick_status_valid"
             ),
         ]
+        # The runs `ticks_sweep_stale` looks at, a few among all the runs kept.
+        indexes = [
+            models.Index(fields=["brain"], condition=Q(status="running"), name="agents_tick_running_idx")
+        ]
 
     def __str__(self) -> str:
         return f"Tick {self.number} of brain {self.brain_id}"

@@ -9,6 +9,7 @@ from agents.services.graphs import (
     graph_recall,
     graph_snapshot_import,
     graph_work,
+    graphs_sweep_stale,
 )
 from agents.services.messages import message_append
 from agents.services.summaries import summary_request, summary_write
@@ -18,6 +19,7 @@ from agents.services.ticks import (
     ticking_pause,
     ticking_start,
     ticks_start_due,
+    ticks_sweep_stale,
 )
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "graph_recall",
     "graph_snapshot_import",
     "graph_work",
+    "graphs_sweep_stale",
     "message_append",
     "summary_request",
     "summary_write",
@@ -45,4 +48,5 @@ __all__ = [
     "ticking_pause",
     "ticking_start",
     "ticks_start_due",
+    "ticks_sweep_stale",
 ]

@@ -11,11 +11,14 @@ from django.db import IntegrityError, transaction
 from agents.instructions import instructions_check
 from agents.models import Agent, Strategy
 from memsite.errors import Conflict, InvalidInput
+from memsite.names import has_invisible_characters
+from memsite.storable import unstorable
 
 MAX_NAME_CHARS = Agent._meta.get_field("name").max_length
 MAX_MODEL_CHARS = Agent._meta.get_field("model").max_length
 MAX_INSTRUCTIONS_CHARS = 100_000
 MAX_CONTEXT_VARIABLES_BYTES = 64 * 1024
+MAX_CONTEXT_VARIABLES_DEPTH = 32  # levels of objects and lists, the variables' own object first
 MAX_WINDOW_TURNS = 10_000
 MAX_TOKENS = 100_000_000  # above any model's window; a bound, not a budget
 MAX_CONVERSATION_BUDGET = 10**15
@@ -36,13 +39,17 @@ SETTINGS = (
 )
 
 
-def _text(field: str, value: object, *, limit: int, blank: bool = False) -> str:
+def _text(field: str, value: object, *, limit: int, blank: bool = False, name: bool = False) -> str:
+    """A string within `limit`; a `name` (one line, shown and sent as it is) without control or
+    invisible characters."""
     if not isinstance(value, str):
         raise InvalidInput(f"{field} must be a string.")
     if not blank and not value.strip():
         raise InvalidInput(f"{field} must not be blank.")
     if len(value) > limit:
         raise InvalidInput(f"{field} is longer than {limit} characters.")
+    if name and has_invisible_characters(value.strip()):
+        raise InvalidInput(f"{field} must not contain control or invisible characters: {value.strip()!r}.")
     return value
 
 
@@ -61,9 +68,30 @@ def _fraction(field: str, value: object) -> float:
     return float(value)
 
 
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether objects and lists nest in `value` more than `limit` levels; without recursion,
+    so that no depth the JSON parser let through can exhaust the stack here."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, Mapping) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, Mapping | list))
+    return False
+
+
 def _context_variables(value: object) -> dict:
     if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
         raise InvalidInput("context_variables must be an object.")
+    if _deeper_than(value, MAX_CONTEXT_VARIABLES_DEPTH):
+        raise InvalidInput(
+            f"context_variables are nested too deeply: at most {MAX_CONTEXT_VARIABLES_DEPTH} levels "
+            "of objects and lists."
+        )
+    problem = unstorable(value, "context_variables")
+    if problem is not None:
+        raise InvalidInput(f"context_variables cannot be stored: {problem}.")
     try:
         size = len(json.dumps(value, ensure_ascii=False).encode())
     except (TypeError, ValueError):
@@ -81,8 +109,8 @@ def _validated(values: Mapping[str, Any]) -> dict[str, Any]:
     if strategy not in Strategy.values:
         raise InvalidInput(f"strategy must be one of {', '.join(Strategy.values)}.")
     cleaned = {
-        "name": _text("name", values["name"], limit=MAX_NAME_CHARS).strip(),
-        "model": _text("model", values["model"], limit=MAX_MODEL_CHARS).strip(),
+        "name": _text("name", values["name"], limit=MAX_NAME_CHARS, name=True).strip(),
+        "model": _text("model", values["model"], limit=MAX_MODEL_CHARS, name=True).strip(),
         "instructions": _text("instructions", values["instructions"], limit=MAX_INSTRUCTIONS_CHARS, blank=True),
         "context_variables": _context_variables(values["context_variables"]),
         "strategy": strategy,

@@ -3,13 +3,24 @@
 memorize stores the turns at once and queues the work; a worker then asks the LLM for one
 MemoryPatch per assistant/tool-result pair and applies each whole or not at all. recall asks
 for a FlushAndFoldOp and applies it the same way. Work on one graph runs one operation at a
-time: the worker that holds the graph's lease drains its queued operations in order.
+time: the worker that holds the graph's lease drains its queued operations in order, renewing
+the lease before each LLM call; every write checks, under the graph's row lock, that the lease
+is still its own, so a worker that lost it (it stalled past MEMSITE_GRAPH_LEASE_S and another
+took over) writes nothing more.
+
+A worker killed half-way leaves its operation queued: the task is delivered again, or
+`graphs_sweep_stale` queues the graph's work once the lease has run out, and the operation
+goes on from what was recorded. A memorize records each pair's outcome in the transaction that
+applies its patch, and skips recorded pairs when it goes on: no pair is applied twice. A recall
+is marked applied in the transaction that applies it.
 
 Every operation is a `GraphOp`, applied, rejected or failed, with its rationale and the
 context's tokens before and after."""
 
-from collections.abc import Mapping, Sequence
-from datetime import timedelta
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -38,6 +49,11 @@ from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.llm.tokens import counter_for_model
+from memsite.names import has_invisible_characters
+from memsite.queue import enqueue
+from memsite.storable import unstorable
+
+logger = logging.getLogger(__name__)
 
 MAX_TASK_CHARS = 8_000
 MAX_MESSAGES = 200  # one memorize call
@@ -111,7 +127,8 @@ def _view(graph: Graph) -> GraphView:
 def _enqueue(graph: Graph) -> None:
     from agents.tasks import graph_work  # tasks import this module
 
-    transaction.on_commit(lambda: graph_work.delay(graph_id=graph.pk), robust=True)
+    # Inside the transaction that saved the operation: a broker that does not answer rolls it back.
+    enqueue(graph_work, graph_id=graph.pk)
 
 
 def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]]) -> GraphOp:
@@ -123,9 +140,15 @@ def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]]) -> Gr
         if not isinstance(message, Mapping) or set(message) - {"role", "content"}:
             raise InvalidInput(f"messages[{number}] must be an object with role and content.")
         role = _clean_text(f"messages[{number}].role", message.get("role"), 64).strip()
+        if has_invisible_characters(role):
+            # A role names a participant: it goes to the model with its turn, and to the dashboard.
+            raise InvalidInput(f"messages[{number}].role must not contain control or invisible characters: {role!r}.")
         content = message.get("content")
         if not isinstance(content, str) or len(content) > MAX_TURN_CHARS:
             raise InvalidInput(f"messages[{number}].content must be a string of at most {MAX_TURN_CHARS} characters.")
+        problem = unstorable(content, f"messages[{number}].content")
+        if problem is not None:
+            raise InvalidInput(f"{problem}.")
         cleaned.append((role, content))
     counter = counter_for_model(graph.model)
     with transaction.atomic():
@@ -158,30 +181,94 @@ def graph_recall(*, graph: Graph) -> GraphOp:
     return op
 
 
-def _lease(graph_id: int) -> bool:
+class LeaseLost(Exception):
+    """Another worker took the graph over (this one's lease had run out)."""
+
+
+def _lease(graph_id: int) -> datetime | None:
+    """The graph's lease, taken if it is free: its end, which identifies the holder."""
     now = timezone.now()
     until = now + timedelta(seconds=settings.MEMSITE_GRAPH_LEASE_S)
     free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    return bool(Graph.objects.filter(free, pk=graph_id).update(lease_until=until))
+    return until if Graph.objects.filter(free, pk=graph_id).update(lease_until=until) else None
+
+
+def _lease_renew(graph: Graph) -> None:
+    """Move the lease this worker holds (`graph.lease_until`) on, before a slow step."""
+    until = timezone.now() + timedelta(seconds=settings.MEMSITE_GRAPH_LEASE_S)
+    if not Graph.objects.filter(pk=graph.pk, lease_until=graph.lease_until).update(lease_until=until):
+        raise LeaseLost
+    graph.lease_until = until
+
+
+@contextmanager
+def _holding(graph: Graph) -> Iterator[Graph]:
+    """A transaction with the graph's row locked, while this worker still holds the lease it
+    took (`graph.lease_until`): LeaseLost, and nothing written, otherwise."""
+    with transaction.atomic():
+        locked = Graph.objects.select_for_update().get(pk=graph.pk)
+        if locked.lease_until != graph.lease_until:
+            raise LeaseLost
+        yield locked
 
 
 def graph_work(*, graph_id: int) -> int:
     """Run the graph's queued operations in order, one at a time; how many ran. Another worker
     holding the graph's lease runs them instead."""
     done = 0
-    while GraphOp.objects.filter(graph_id=graph_id, status=GraphOp.Status.QUEUED).exists() and _lease(graph_id):
+    while GraphOp.objects.filter(graph_id=graph_id, status=GraphOp.Status.QUEUED).exists() and (
+        lease := _lease(graph_id)
+    ):
+        graph = Graph(pk=graph_id, lease_until=lease)  # lease_until: this worker's, renewed as it goes
         try:
             while op := GraphOp.objects.filter(graph_id=graph_id, status=GraphOp.Status.QUEUED).order_by("id").first():
                 graph = Graph.objects.get(pk=graph_id)
-                if op.kind == GraphOp.Kind.MEMORIZE:
-                    _memorize(graph, op)
-                else:
-                    _recall(graph, op)
+                graph.lease_until = lease
+                try:
+                    if op.kind == GraphOp.Kind.MEMORIZE:
+                        _memorize(graph, op)
+                    else:
+                        _recall(graph, op)
+                except LeaseLost:
+                    raise
+                except Exception as exc:  # a bug must end the op, not block the graph's queue
+                    logger.exception("Operation %s on graph %s failed.", op.pk, graph_id)
+                    _fail(graph, op, f"{type(exc).__name__}: {exc}")
+                lease = graph.lease_until
                 done += 1
+        except LeaseLost:
+            logger.warning("Work on graph %s stopped: another worker took the graph over.", graph_id)
+            return done
         finally:
-            # A queue that filled after the last look is seen by the outer loop.
-            Graph.objects.filter(pk=graph_id).update(lease_until=None)
+            # Released only if still ours. A queue that filled after the last look is seen by
+            # the outer loop.
+            Graph.objects.filter(pk=graph_id, lease_until=graph.lease_until).update(lease_until=None)
     return done
+
+
+def _fail(graph: Graph, op: GraphOp, error: str) -> None:
+    """End an operation that broke as failed, with what is recorded of it kept."""
+    with _holding(graph):
+        GraphOp.objects.filter(pk=op.pk, status=GraphOp.Status.QUEUED).update(
+            status=GraphOp.Status.FAILED, error=error[:2_000], ended_at=timezone.now()
+        )
+
+
+def graphs_sweep_stale() -> int:
+    """Queue the work of graphs whose operations wait with no worker on them: the worker that
+    held the graph stopped (its lease ran out), or the message that would have started one was
+    lost. Run by beat; how many graphs it queued."""
+    now = timezone.now()
+    waiting = GraphOp.objects.filter(
+        status=GraphOp.Status.QUEUED, created_at__lt=now - timedelta(seconds=settings.MEMSITE_GRAPH_LEASE_S)
+    )
+    stale = Graph.objects.filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now), pk__in=waiting.values("graph_id"))
+    queued = 0
+    for graph in stale.only("pk"):
+        with transaction.atomic():
+            _enqueue(graph)
+        queued += 1
+    return queued
 
 
 def _pairs(turns: list[Turn]) -> list[list[Turn]]:
@@ -223,18 +310,20 @@ def _graph_lines(graph: Graph, budget: int) -> str:
     return text
 
 
-def _apply_patch(graph: Graph, patch: MemoryPatch, turn_ids: list[int]) -> dict[int | str, int]:
+def _apply_patch(
+    graph: Graph, patch: MemoryPatch, turn_ids: list[int], *, op: GraphOp | None = None, done: Sequence[dict] = ()
+) -> dict[int | str, int]:
     """Apply a valid patch atomically; the new nodes' ids by tmp_id. InvalidInput, and nothing
-    written, when it no longer fits the graph."""
-    with transaction.atomic():
-        graph = Graph.objects.select_for_update().get(pk=graph.pk)
-        errors = patch_errors(_view(graph), patch)
+    written, when it no longer fits the graph. With `op`, the op's record of its pairs (those
+    `done`, then this one) is saved in the same transaction."""
+    with _holding(graph) as locked:
+        errors = patch_errors(_view(locked), patch)
         if errors:
             raise InvalidInput("; ".join(errors))
-        ids = {node.tmp_id: graph.next_node_id + index for index, node in enumerate(patch.add_nodes)}
+        ids = {node.tmp_id: locked.next_node_id + index for index, node in enumerate(patch.add_nodes)}
         GraphNode.objects.bulk_create(
             GraphNode(
-                graph=graph,
+                graph=locked,
                 node_id=ids[node.tmp_id],
                 kind=node.kind,
                 thought=[note.model_dump() for note in node.thought],
@@ -244,24 +333,37 @@ def _apply_patch(graph: Graph, patch: MemoryPatch, turn_ids: list[int]) -> dict[
         )
         GraphEdge.objects.bulk_create(
             GraphEdge(
-                graph=graph,
+                graph=locked,
                 src=ids.get(edge.src) or int(edge.src),
                 dst=ids.get(edge.dst) or int(edge.dst),
                 rationale=edge.rationale,
             )
             for edge in patch.add_edges
         )
-        graph.next_node_id += len(ids)
-        graph.save(update_fields=["next_node_id", "updated_at"])
+        locked.next_node_id += len(ids)
+        locked.save(update_fields=["next_node_id", "updated_at"])
+        if op is not None:
+            entry = {"turn_ids": turn_ids, "patch": patch.model_dump(), "node_ids": ids}
+            GraphOp.objects.filter(pk=op.pk).update(detail={**op.detail, "pairs": [*done, entry]})
     return ids
+
+
+def _pairs_record(graph: Graph, op: GraphOp, pairs: list[dict]) -> None:
+    with _holding(graph):
+        GraphOp.objects.filter(pk=op.pk).update(detail={**op.detail, "pairs": pairs})
 
 
 def _memorize(graph: Graph, op: GraphOp) -> None:
     turn_ids = op.detail.get("turn_ids", [])
     turns = list(Turn.objects.filter(graph=graph, turn_id__in=turn_ids).order_by("turn_id"))
-    before = selectors.graph_context(graph=graph).tokens
-    results = []
-    for pair in _pairs(turns):
+    # Pairs already recorded (a worker stopped half-way through this op) are not asked again.
+    results: list[dict] = list(op.detail.get("pairs", []))
+    before = op.tokens_before
+    if before is None:
+        before = selectors.graph_context(graph=graph).tokens
+        GraphOp.objects.filter(pk=op.pk).update(tokens_before=before)
+    for pair in _pairs(turns)[len(results) :]:
+        _lease_renew(graph)
         notes = [{"role": turn.role, "content": turn.content[:2_000]} for turn in pair]
         view = _view(graph)
         subtasks = [node for node in view.active if view.kinds[node] == NodeKind.SUBTASK]
@@ -278,21 +380,23 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
         try:
             patch = complete(purpose=Purpose.MEMORIZE, messages=messages, schema=schema, served=op).value
             entry["patch"] = patch.model_dump()
-            entry["node_ids"] = _apply_patch(graph, patch, entry["turn_ids"])
+            entry["node_ids"] = _apply_patch(graph, patch, entry["turn_ids"], op=op, done=results)
         except (LLMError, InvalidInput) as error:
             entry["error"] = error.message
+            _pairs_record(graph, op, [*results, entry])
         results.append(entry)
     rejected = [entry for entry in results if "error" in entry]
     after = selectors.graph_context(graph=graph)
-    GraphOp.objects.filter(pk=op.pk).update(
-        status=GraphOp.Status.REJECTED if rejected else GraphOp.Status.APPLIED,
-        rationale=f"{len(results) - len(rejected)} of {len(results)} steps memorized",
-        detail={**op.detail, "pairs": results},
-        error="; ".join(entry["error"] for entry in rejected)[:2_000],
-        tokens_before=before,
-        tokens_after=after.tokens,
-        ended_at=timezone.now(),
-    )
+    with _holding(graph):
+        GraphOp.objects.filter(pk=op.pk).update(
+            status=GraphOp.Status.REJECTED if rejected else GraphOp.Status.APPLIED,
+            rationale=f"{len(results) - len(rejected)} of {len(results)} steps memorized",
+            detail={**op.detail, "pairs": results},
+            error="; ".join(entry["error"] for entry in rejected)[:2_000],
+            tokens_before=before,
+            tokens_after=after.tokens,
+            ended_at=timezone.now(),
+        )
     _recall_while_over(graph, after)
 
 
@@ -337,37 +441,39 @@ def _folded_edges(
     return kept, left_out
 
 
-def _apply_recall(graph: Graph, op: FlushAndFoldOp) -> dict[str, Any]:
+def _apply_recall(
+    graph: Graph, op: FlushAndFoldOp, *, record: GraphOp | None = None, tokens_before: int | None = None
+) -> dict[str, Any]:
     """Apply a valid FlushAndFoldOp atomically: flushed nodes marked; each fold a summary node
     with the union of the folded nodes' turns, the crossing edges moved to it, the folded nodes
-    marked. InvalidInput, and nothing written, when it no longer fits the graph."""
-    with transaction.atomic():
-        graph = Graph.objects.select_for_update().get(pk=graph.pk)
-        view = _view(graph)
+    marked. InvalidInput, and nothing written, when it no longer fits the graph. With `record`,
+    that GraphOp is marked applied, with what it did, in the same transaction."""
+    with _holding(graph) as locked:
+        view = _view(locked)
         errors = recall_errors(view, op)
         if errors:
             raise InvalidInput("; ".join(errors))
         flushed = [flush.id for flush in op.flush_ops]
-        GraphNode.objects.filter(graph=graph, node_id__in=flushed).update(state=NodeState.FLUSHED)
-        rows = GraphEdge.objects.filter(graph=graph).values_list("src", "dst", "rationale")
+        GraphNode.objects.filter(graph=locked, node_id__in=flushed).update(state=NodeState.FLUSHED)
+        rows = GraphEdge.objects.filter(graph=locked).values_list("src", "dst", "rationale")
         edges = {(src, dst): why for src, dst, why in rows}
         nodes = set(view.kinds)
         summaries, left_out = [], []
         for fold in op.fold_ops:
-            summary_id = graph.next_node_id
-            graph.next_node_id += 1
+            summary_id = locked.next_node_id
+            locked.next_node_id += 1
             folded = set(fold.ids)
-            turn_lists = GraphNode.objects.filter(graph=graph, node_id__in=folded).values_list(
+            turn_lists = GraphNode.objects.filter(graph=locked, node_id__in=folded).values_list(
                 "related_turn_ids", flat=True
             )
             GraphNode.objects.create(
-                graph=graph,
+                graph=locked,
                 node_id=summary_id,
                 kind=NodeKind.SUMMARY,
                 thought=[note.model_dump() for note in fold.notes],
                 related_turn_ids=sorted({turn for turns in turn_lists for turn in turns}),
             )
-            GraphNode.objects.filter(graph=graph, node_id__in=folded).update(
+            GraphNode.objects.filter(graph=locked, node_id__in=folded).update(
                 state=NodeState.FOLDED, folded_into=summary_id
             )
             edges, dropped = _folded_edges(edges, folded, summary_id, nodes)
@@ -375,12 +481,22 @@ def _apply_recall(graph: Graph, op: FlushAndFoldOp) -> dict[str, Any]:
             summaries.append(summary_id)
             left_out.extend(dropped)
         if op.fold_ops:
-            GraphEdge.objects.filter(graph=graph).delete()
+            GraphEdge.objects.filter(graph=locked).delete()
             GraphEdge.objects.bulk_create(
-                GraphEdge(graph=graph, src=src, dst=dst, rationale=why) for (src, dst), why in edges.items()
+                GraphEdge(graph=locked, src=src, dst=dst, rationale=why) for (src, dst), why in edges.items()
             )
-        graph.save(update_fields=["next_node_id", "updated_at"])
-    return {"flushed": flushed, "summaries": summaries, "edges_left_out": left_out}
+        locked.save(update_fields=["next_node_id", "updated_at"])
+        applied = {"flushed": flushed, "summaries": summaries, "edges_left_out": left_out}
+        if record is not None:
+            rationales = [item.rationale for item in [*op.flush_ops, *op.fold_ops] if item.rationale]
+            GraphOp.objects.filter(pk=record.pk).update(
+                status=GraphOp.Status.APPLIED,
+                detail={"operation": op.model_dump(), **applied},
+                rationale="; ".join(rationales)[:2_000] or record.rationale,
+                tokens_before=tokens_before,
+                ended_at=timezone.now(),
+            )
+    return applied
 
 
 def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None) -> GraphContext:
@@ -392,22 +508,22 @@ def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None) -> G
         {"role": "user", "content": _graph_lines(graph, settings.MEMSITE_GRAPH_PROMPT_TOKENS)},
         {"role": "user", "content": f"The context takes {context.tokens} tokens; the target is {graph.target_tokens}."},
     ]
-    fields: dict[str, Any] = {"tokens_before": context.tokens, "ended_at": timezone.now()}
+    _lease_renew(graph)
     try:
         reply = complete(purpose=Purpose.RECALL, messages=messages, schema=schema, served=op).value
-        applied = _apply_recall(graph, reply)
+        _apply_recall(graph, reply, record=op, tokens_before=context.tokens)
     except (LLMError, InvalidInput) as error:
-        fields.update(status=GraphOp.Status.REJECTED, error=error.message)
-    else:
-        rationales = [item.rationale for item in [*reply.flush_ops, *reply.fold_ops] if item.rationale]
-        fields.update(
-            status=GraphOp.Status.APPLIED,
-            detail={"operation": reply.model_dump(), **applied},
-            rationale="; ".join(rationales)[:2_000] or op.rationale,
-        )
-        context = selectors.graph_context(graph=graph)
-    fields["tokens_after"] = context.tokens
-    GraphOp.objects.filter(pk=op.pk).update(**fields)
+        with _holding(graph):
+            GraphOp.objects.filter(pk=op.pk).update(
+                status=GraphOp.Status.REJECTED,
+                error=error.message,
+                tokens_before=context.tokens,
+                tokens_after=context.tokens,
+                ended_at=timezone.now(),
+            )
+        return context
+    context = selectors.graph_context(graph=graph)
+    GraphOp.objects.filter(pk=op.pk).update(tokens_after=context.tokens)
     return context
 
 

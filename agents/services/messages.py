@@ -16,6 +16,7 @@ from agents.models import Agent, Message, Role
 from agents.wire import wire_message, wire_tokens
 from memsite.errors import Conflict, InvalidInput
 from memsite.llm.tokens import counter_for_model
+from memsite.storable import unstorable
 
 MAX_CONTENT_CHARS = 100_000
 MAX_TOOL_CALLS = 64
@@ -54,6 +55,9 @@ def _tool_calls(value: object) -> list[dict]:
         if not isinstance(arguments, str):
             raise InvalidInput(f"{where}.function.arguments must be a string of JSON, as the chat API sends it.")
         calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+    problem = unstorable(calls, "tool_calls")
+    if problem is not None:
+        raise InvalidInput(f"{problem}.")
     ids = [call["id"] for call in calls]
     if len(set(ids)) != len(ids):
         raise InvalidInput("tool_calls must have distinct ids.")
@@ -63,13 +67,11 @@ def _tool_calls(value: object) -> list[dict]:
 
 
 def _references(value: object) -> list[int]:
-    if (
-        not isinstance(value, Sequence)
-        or isinstance(value, str)
-        or len(value) > MAX_REFERENCES
-        or not all(isinstance(item, int) and not isinstance(item, bool) and item >= 1 for item in value)
-    ):
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) > MAX_REFERENCES:
         raise InvalidInput(f"references must be a list of at most {MAX_REFERENCES} message positions.")
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+            raise InvalidInput(f"references are message positions, whole numbers from 1; got {item!r}.")
     return sorted(set(value))
 
 

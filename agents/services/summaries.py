@@ -25,6 +25,7 @@ from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.llm.tokens import TokenCounter, counter_for_model
+from memsite.queue import enqueue
 
 SYSTEM_PROMPT = (
     "You summarize the earlier part of an agent's conversation so that the agent can go on "
@@ -58,8 +59,8 @@ class _Written:
 def _enqueue(summary: Summary) -> None:
     from agents.tasks import summary_write  # tasks import this module
 
-    # Robust: the row is saved either way, and the next assembly that wants it queues it again.
-    transaction.on_commit(lambda: summary_write.delay(summary_id=summary.pk), robust=True)
+    # Inside the transaction that saved the request: a broker that does not answer rolls it back.
+    enqueue(summary_write, summary_id=summary.pk)
 
 
 def summary_request(*, agent: Agent, through: int) -> Summary:

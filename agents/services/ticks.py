@@ -4,7 +4,8 @@ reflection; a new plan when the plan is done or the action failed.
 One tick of a brain at a time. A tick takes a lease on its brain with one conditional UPDATE
 (`lease_until` empty or past) and renews it at every step; a second tick started meanwhile finds
 the lease held and does nothing. A killed worker's lease runs out after MEMSITE_TICK_LEASE_S and
-the next tick takes over, failing the tick run the dead worker left running. Every brain write
+the next tick takes over, failing the tick run the dead worker left running; a brain that does
+not tick again has that run failed by `ticks_sweep_stale`. Every brain write
 checks, under the brain's row lock, that the tick still holds its lease, so a tick that lost it
 writes nothing more.
 
@@ -55,6 +56,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.providers.offline import words
 from memsite.llm.purposes import Purpose
+from memsite.queue import broker_require, enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +64,7 @@ MAX_CONCEPTS = 3  # concept neurons one thought adds
 CONCEPT_MIN_CHARS = 4
 MAX_INTERVAL_S = 7 * 24 * 3_600
 TICKS_PER_BEAT = 500  # brains started by one beat; the rest stay due for the next
+WORKER_STOPPED = "Its worker stopped: the lease ran out."
 
 
 class LeaseLost(Exception):
@@ -89,11 +92,12 @@ def _lease_take(agent: Agent) -> datetime | None:
     return until if Brain.objects.filter(Q(pk=agent.pk) & free).update(lease_until=until) else None
 
 
-def _lease_renew(tick: _Tick) -> None:
+def _lease_renewed(tick: _Tick) -> datetime:
+    """The tick's lease, moved on; the caller keeps the new end once its transaction commits."""
     until = _lease_until()
     if not Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease).update(lease_until=until):
         raise LeaseLost
-    tick.lease = until
+    return until
 
 
 def _lease_release(tick: _Tick) -> None:
@@ -114,11 +118,14 @@ def _writing(tick: _Tick) -> Iterator[BrainWrite]:
 
 def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
     """Append a finished step to the run (with other `fields` of the run), renewing the lease
-    for the next; nothing is written once the lease is lost."""
-    _lease_renew(tick)
+    for the next, in one transaction (one commit: on PostgreSQL each commit waits for the WAL
+    flush); nothing is written once the lease is lost."""
     step = {"name": name, "ms": round((time.monotonic() - started) * 1_000), "detail": detail}
-    tick.run.steps = [*tick.run.steps, step]
-    TickRun.objects.filter(pk=tick.run.pk).update(steps=tick.run.steps, **(fields or {}))
+    steps = [*tick.run.steps, step]
+    with transaction.atomic():
+        lease = _lease_renewed(tick)
+        TickRun.objects.filter(pk=tick.run.pk).update(steps=steps, **(fields or {}))
+    tick.lease, tick.run.steps = lease, steps
 
 
 def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple[Any, int]:
@@ -175,7 +182,7 @@ def _open(tick: _Tick) -> TickRun:
     now = timezone.now()
     with _writing(tick) as write:
         TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
-            status=TickRun.Status.FAILED, error="Its worker stopped: the lease ran out.", ended_at=now
+            status=TickRun.Status.FAILED, error=WORKER_STOPPED, ended_at=now
         )
         number = write.brain.tick_count + 1
         run = TickRun.objects.create(brain=write.brain, number=number)
@@ -443,15 +450,16 @@ def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
     """The run's end, with the emotions and hormones the tick left; runs beyond the cap go."""
     brain = Brain.objects.get(pk=tick.agent.pk)
     run = tick.run
-    TickRun.objects.filter(pk=run.pk).update(
-        status=status,
-        outcome=outcome[:10_000],
-        error=error[:10_000],
-        emotions=brain.emotions,
-        hormones=brain.hormones,
-        ended_at=timezone.now(),
-    )
-    TickRun.objects.filter(brain_id=tick.agent.pk, number__lte=run.number - cap("tick")).delete()
+    with transaction.atomic():
+        TickRun.objects.filter(pk=run.pk).update(
+            status=status,
+            outcome=outcome[:10_000],
+            error=error[:10_000],
+            emotions=brain.emotions,
+            hormones=brain.hormones,
+            ended_at=timezone.now(),
+        )
+        TickRun.objects.filter(brain_id=tick.agent.pk, number__lte=run.number - cap("tick")).delete()
 
 
 # Ticking ---------------------------------------------------------------------------------------
@@ -460,8 +468,8 @@ def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
 def _enqueue(agent_id: int) -> None:
     from agents.tasks import tick_run as tick_run_task  # tasks import this module
 
-    # Robust: a lost message costs one tick; beat queues the next at the brain's interval.
-    transaction.on_commit(lambda: tick_run_task.delay(agent_id=agent_id), robust=True)
+    # Inside the caller's transaction: a broker that does not answer rolls it back.
+    enqueue(tick_run_task, agent_id=agent_id)
 
 
 def ticking_start(*, agent: Agent, interval_s: int) -> Brain:
@@ -469,6 +477,7 @@ def ticking_start(*, agent: Agent, interval_s: int) -> Brain:
     the new interval from its next tick at the latest)."""
     if isinstance(interval_s, bool) or not isinstance(interval_s, int) or not 1 <= interval_s <= MAX_INTERVAL_S:
         raise InvalidInput(f"interval_s must be an integer from 1 to {MAX_INTERVAL_S}.")
+    broker_require()  # beat queues the ticks: with the broker down none would run
     now = timezone.now()
     with brain_writing(agent=agent) as write:
         brain = write.brain
@@ -488,9 +497,23 @@ def ticking_pause(*, agent: Agent) -> Brain:
 
 
 def tick_request(*, agent: Agent) -> None:
-    """Run one tick now, whether or not the agent ticks (queued once the transaction commits)."""
-    brain_create(agent=agent)
-    _enqueue(agent.pk)
+    """Run one tick now, whether or not the agent ticks (queued once the transaction commits;
+    refused with nothing made when the broker does not answer)."""
+    with transaction.atomic():
+        brain_create(agent=agent)
+        _enqueue(agent.pk)
+
+
+def ticks_sweep_stale() -> int:
+    """Fail the runs left `running` by ticks whose worker stopped: their brain's lease ran out
+    (a live tick renews it at every step). Without it such a run would wait for the brain's
+    next tick, which a brain ticked on request alone may never have. Run by beat; how many
+    runs it failed."""
+    now = timezone.now()
+    ended = Q(brain__lease_until__isnull=True) | Q(brain__lease_until__lte=now)
+    return TickRun.objects.filter(ended, status=TickRun.Status.RUNNING).update(
+        status=TickRun.Status.FAILED, error=WORKER_STOPPED, ended_at=now
+    )
 
 
 def ticks_start_due() -> int:

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from memory.models import Node
 from memsite.api import JSONParser, read_body, refuse_longer_than
 from memsite.errors import InvalidInput
+from memsite.pagination import CheckedCursorPosition
 
 VERSION_PATTERN = re.compile(r'(?:W/)?"?([0-9]{1,10})"?')
 # Multipart framing around an uploaded file: boundaries, part headers, a long file name.
@@ -88,7 +89,7 @@ def with_etag(response: Response | HttpResponse, node: Node) -> Response | HttpR
     return response
 
 
-class NodeChildrenPagination(CursorPagination):
+class NodeChildrenPagination(CheckedCursorPosition, CursorPagination):
     """Children in insertion order. Pages are ranges over the indexed path, so every page costs
     the same whatever its position in a huge folder; there is no count."""
 

@@ -46,6 +46,7 @@ from memory.api.serializers import (
     type_field,
 )
 from memsite.api import refuse_longer_than
+from memsite.schema import INVALID_INPUT, page_size_type
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "nodes"
@@ -68,13 +69,6 @@ ETAG = OpenApiParameter(
     description='The node\'s version, such as "3"; send it back as If-Match.',
 )
 ERROR = inline_serializer("Error", fields={"detail": serializers.CharField()})
-# Service refusals carry `detail`; invalid fields are listed by name, each with its messages.
-INVALID_INPUT = {
-    "type": "object",
-    "properties": {"detail": {"type": "string"}},
-    "additionalProperties": {"type": "array", "items": {"type": "string"}},
-    "example": {"name": ["This field is required."]},
-}
 
 
 def errors(*codes: int) -> dict[int, OpenApiResponse]:
@@ -83,6 +77,7 @@ def errors(*codes: int) -> dict[int, OpenApiResponse]:
         403: "Refused: internal folders are immutable, or the user lacks the right.",
         404: "No such node.",
         409: "Conflict: a sibling has the name, the version is stale, or a move would make a cycle.",
+        411: "The content was sent without a Content-Length.",
         413: "Too large.",
     }
     return {
@@ -254,7 +249,7 @@ class NodeChildrenApi(APIView):
             OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
             OpenApiParameter(
                 "page_size",
-                OpenApiTypes.INT,
+                page_size_type(NodeChildrenPagination.max_page_size),
                 description=f"1 to {NodeChildrenPagination.max_page_size}; "
                 "the default is the server's MEMSITE_CHILDREN_PAGE_SIZE.",
             ),
@@ -386,7 +381,7 @@ class NodeContentApi(AnyAcceptMixin, APIView):
         "UTF-8 text. Bodies over MEMSITE_MAX_CONTENT_BYTES get 413 before they are read.",
         parameters=[NODE_ID, IF_MATCH],
         request={"*/*": OpenApiTypes.BINARY},
-        responses={200: NodeDetailSerializer, **errors(400, 404, 409, 413)},
+        responses={200: NodeDetailSerializer, **errors(400, 403, 404, 409, 411, 413)},
     )
     def put(self, request: Request, node_id: str) -> Response:
         data = read_raw_body(request)

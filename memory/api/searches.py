@@ -28,6 +28,7 @@ from memory.services.searches import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
+from memsite.schema import page_size_type
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "searches"
@@ -47,6 +48,7 @@ def errors(*codes: int) -> dict[int, OpenApiResponse]:
         400: "Malformed or invalid input; the body names the problem.",
         404: "No such search, question or start node.",
         409: "Conflict: the search has already ended, or the question is no longer pending.",
+        503: "The task queue is unavailable: nothing was started or changed; try again after Retry-After seconds.",
     }
     return {
         code: OpenApiResponse(INVALID_INPUT if code == 400 else ERROR, description=meaning[code])
@@ -257,7 +259,7 @@ def page_parameters(pagination: type[SearchStepsPagination]) -> list[OpenApiPara
         OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
         OpenApiParameter(
             "page_size",
-            OpenApiTypes.INT,
+            page_size_type(pagination.max_page_size),
             description=f"1 to {pagination.max_page_size}; the default is {pagination.default_page_size}.",
         ),
     ]
@@ -281,6 +283,7 @@ class SearchStartApi(APIView):
         questions = serializers.ListField(
             child=StrictCharField(max_length=MAX_QUESTION_CHARS),
             allow_empty=False,
+            min_length=1,  # the same rule as allow_empty, for the schema (minItems)
             max_length=MAX_QUESTIONS,
             help_text=f"1 to {MAX_QUESTIONS} questions; duplicates are dropped.",
         )
@@ -338,7 +341,7 @@ class SearchStartApi(APIView):
         responses={
             200: OpenApiResponse(SearchSerializer, description="The search ended within `wait`."),
             202: OpenApiResponse(SearchSerializer, description="Queued or still running."),
-            **errors(400, 404),
+            **errors(400, 404, 503),
         },
     )
     def post(self, request: Request) -> Response:

@@ -20,20 +20,23 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 from memory.validation import validate_name
 from memsite.errors import InvalidInput
 from memsite.llm.providers.offline import Reading, terms
+from memsite.llm.quoting import DATA_RULE, data_block
 
 ROUTE_SYSTEM = (
     "You guide a search through a tree of memory. Given the questions, choose the one option "
     "most likely to lead to their answers, by its number, or null if none can; list the numbers "
-    "of options that cannot help. Reply in JSON."
+    f"of options that cannot help. Reply in JSON. {DATA_RULE}"
 )
 READ_SYSTEM = (
     "You read one memory node for a search. For each question the text answers, fully or in "
     "part, give its number, the answer taken from the text, and whether it is complete. List "
     "new questions that must be answered first, if any, and say whether this node itself is an "
-    "answer to the questions. Reply in JSON."
+    f"answer to the questions. Reply in JSON. {DATA_RULE}"
 )
 ARGUMENTS_SYSTEM = "You fill in the arguments of a tool for a search. Reply in JSON."
-DESCRIBE_SYSTEM = "Name and describe a new memory node in a few words, for finding it later. Reply in JSON."
+DESCRIBE_SYSTEM = (
+    f"Name and describe a new memory node in a few words, for finding it later. Reply in JSON. {DATA_RULE}"
+)
 
 
 @dataclass(frozen=True)
@@ -46,34 +49,38 @@ def _questions_block(questions: Sequence[str]) -> str:
     return "\n".join(f"{number}. {question}" for number, question in enumerate(questions, 1))
 
 
-def _background(context: str, notes: Sequence[str]) -> str:
-    parts = [f"The asker's context: {context}" if context else "", *notes]
-    return "\n".join(part for part in parts if part)
+def _asker(context: str) -> list[str]:
+    return [f"The asker's context: {context}"] if context else []
 
 
 def route_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], where: str, options: Sequence[Option]) -> list[dict[str, str]]:
     """The options come alone in the last message, so nothing numbered in the context or notes
-    can pass for one."""
-    background = _background(context, notes)
-    lines = [f"Query: {' | '.join(questions)}", f"Location: {where}"]
-    if background:
-        lines.append(background)
-    listed = "\n".join(["Options:", *(f"{number}. {option.label}" for number, option in enumerate(options, 1))])
+    can pass for one. What memory says (the folder's name, the options' names and descriptions,
+    what the walk has learnt from it) is quoted as data."""
+    lines = [f"Query: {' | '.join(questions)}", *_asker(context), data_block("\n".join([f"Location: {where}", *notes]))]
+    listed = "\n".join(f"{number}. {option.label}" for number, option in enumerate(options, 1))
     return [
         {"role": "system", "content": ROUTE_SYSTEM},
         {"role": "user", "content": "\n".join(lines)},
-        {"role": "user", "content": listed},
+        {"role": "user", "content": f"Options:\n{data_block(listed)}"},
     ]
 
 
 def read_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str) -> list[dict[str, str]]:
-    background = _background(context, notes)
-    system = f"{READ_SYSTEM}\n{background}" if background else READ_SYSTEM
+    """The node and its content, and what the walk has learnt, are quoted as data."""
+    system = [READ_SYSTEM, *_asker(context)]
+    if notes:
+        system.append("What the search has learnt so far:\n" + data_block("\n".join(notes)))
     return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": f"Node: {node_line}\nContent:\n{text}"},
+        {"role": "system", "content": "\n".join(system)},
+        {"role": "user", "content": data_block(f"Node: {node_line}\nContent:\n{text}")},
         {"role": "user", "content": f"Questions:\n{_questions_block(questions)}"},
     ]
+
+
+def describe_messages(content: str) -> list[dict[str, str]]:
+    """What a tool found, to name and describe the node that will keep it: quoted as data."""
+    return [{"role": "system", "content": DESCRIBE_SYSTEM}, {"role": "user", "content": data_block(content)}]
 
 
 def option_label(name: str, description: str) -> str:

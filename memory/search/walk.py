@@ -380,7 +380,7 @@ def _answers_key(state: WalkState) -> BaseModel:
 
 
 def _describe_and_create(search: Search, state: WalkState, tool: Tool, content: str, key: str, detail: dict[str, Any], folder: Node | None) -> Outcome:
-    messages = [{"role": "system", "content": prompts.DESCRIBE_SYSTEM}, {"role": "user", "content": content}]
+    messages = prompts.describe_messages(content)
     try:
         described, call = _ask(search, purpose="describe", messages=messages, schema=prompts.NodeDescription)
     except _Rejected as exc:

@@ -19,7 +19,8 @@ def _with_size(queryset: QuerySet[Node]) -> QuerySet[Node]:
 
 
 def node_get(*, node_id: str) -> Node:
-    node = _with_size(Node.objects.filter(pk=node_id)).first()
+    # An id from a URL may hold NUL, which PostgreSQL refuses in a query: no node has such an id.
+    node = _with_size(Node.objects.filter(pk=node_id)).first() if "\x00" not in node_id else None
     if node is None:
         raise NotFound(f"No memory node with id '{node_id}'.")
     return node

@@ -1,9 +1,10 @@
 """Every write to the memory tree. Each function validates in full before it saves, runs in one
 transaction, and raises a `memsite.errors.ServiceError` that says what is wrong."""
 
+import functools
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ from memory import selectors
 from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import validate_description, validate_name
-from memsite.errors import Conflict, Forbidden, InvalidInput, TooLarge
+from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 
 User = AbstractBaseUser | AnonymousUser | None
 MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
@@ -59,15 +60,54 @@ def _check_placement(memory_type: MemoryType, parent: Node | None, *, parent_in_
 
 
 def _lock(node: Node) -> Node:
-    """The node's current row, locked for the rest of the transaction."""
-    return Node.objects.select_for_update().get(pk=node.pk)
+    """The node's current row, locked for the rest of the transaction (NotFound once another
+    transaction has deleted it)."""
+    locked = Node.objects.select_for_update().filter(pk=node.pk).first()
+    if locked is None:
+        raise NotFound(f"No memory node with id '{node.pk}'.")
+    return locked
 
 
-def _lock_roots(*nodes: Node) -> None:
-    """Serialize structural writes in the trees of these nodes; roots are locked in id order so
-    that two writers never wait on each other."""
-    root_paths = sorted({node.path[: Node.steplen] for node in nodes})
+class _RootChanged(Exception):
+    """A node went to another tree between being read and its root being locked."""
+
+
+ROOT_LOCK_ATTEMPTS = 5
+
+
+def _lock_roots(*nodes: Node) -> dict[str, Node]:
+    """Serialize structural writes in the trees of these nodes: lock the roots of the trees they
+    are in now, in path order so that two writers never wait on each other, and return their
+    current rows by id (a deleted node is left out). A root is taken from the row as it is, not
+    as the caller read it: a node moved to another tree since would leave its new tree unlocked.
+    One moved between that read and the lock raises `_RootChanged` (see `_retried_on_root_change`):
+    taking its new root now, out of order, could deadlock with a writer holding it."""
+    ids = [node.pk for node in nodes]
+    root_paths = sorted({node.path[: Node.steplen] for node in Node.objects.in_bulk(ids).values()})
     list(Node.objects.select_for_update().filter(path__in=root_paths).order_by("path").values_list("pk"))
+    current = Node.objects.in_bulk(ids)
+    if any(node.path[: Node.steplen] not in root_paths for node in current.values()):
+        raise _RootChanged
+    return current
+
+
+def _retried_on_root_change(write):
+    """Run a structural write (a transaction that starts with `_lock_roots`) again, from the
+    start, when a node it was given moved to another tree while it took the roots' locks."""
+
+    @functools.wraps(write)
+    def retried(**kwargs):
+        for _ in range(ROOT_LOCK_ATTEMPTS - 1):
+            try:
+                return write(**kwargs)
+            except _RootChanged:
+                continue
+        try:
+            return write(**kwargs)
+        except _RootChanged:
+            raise Conflict("The nodes kept moving between trees during this change; try again.") from None
+
+    return retried
 
 
 def _lock_branch(node: Node) -> None:
@@ -92,6 +132,26 @@ def _check_file_path_free(project: Node, file_path: str, *, exclude: Node | None
         raise Conflict(
             f"'{file_path}' would make a file of the project '{project.name}' a folder, or the reverse."
         )
+
+
+def _folders_of(file_path: str) -> list[str]:
+    parts = file_path.split("/")
+    return ["/".join(parts[:end]) for end in range(1, len(parts))]
+
+
+def _check_file_paths_nest(project: Node, file_paths: Collection[str]) -> None:
+    """New file paths, none of them a path the project has, must not make one of its files a
+    folder nor sit where one of its files would need a folder: an export must unpack. One read
+    of the project's paths, whatever the number of new ones."""
+    existing = set(selectors.project_files(project=project).values_list("context__file_path", flat=True))
+    if not existing:
+        return
+    existing_folders = {folder for path in existing for folder in _folders_of(path)}
+    for file_path in sorted(file_paths):
+        if file_path in existing_folders or not existing.isdisjoint(_folders_of(file_path)):
+            raise Conflict(
+                f"'{file_path}' would make a file of the project '{project.name}' a folder, or the reverse."
+            )
 
 
 def _check_version(node: Node, expected_version: int | None) -> None:
@@ -175,6 +235,7 @@ def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = No
         )
         if clashes:
             raise Conflict(f"The project '{project.name}' already has files at: {', '.join(clashes)}.")
+        _check_file_paths_nest(project, file_paths)
 
     last_child = Node.objects.get_last_child(parent) if parent.numchild else None
     first_position = last_child._get_lastpos_in_path() + 1 if last_child else 1
@@ -300,7 +361,7 @@ def node_update(
         if name is not None and name.strip() != node.name or type is not None and type != node.type:
             raise Forbidden(f"The internal folder '{node.name}' cannot be renamed or retyped.")
         if context:
-            raise InvalidInput("Internal folders have no context.")
+            raise Forbidden(f"The internal folder '{node.name}' has no context, and none can be given to it.")
         if description is not None and not getattr(user, "is_staff", False):
             raise Forbidden(f"Only staff may edit the description of the internal folder '{node.name}'.")
 
@@ -340,15 +401,21 @@ def _check_retype(node: Node, memory_type: MemoryType) -> None:
         raise InvalidInput("A project that holds files cannot be retyped.")
 
 
+@_retried_on_root_change
 @transaction.atomic
 def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
     """Move a node, with its whole branch, to the end of another folder's children."""
     if node.is_internal:
         raise Forbidden(f"The internal folder '{node.name}' cannot be moved.")
-    _lock_roots(node, new_parent)
-    node = Node.objects.get(pk=node.pk)
+    current = _lock_roots(node, new_parent)
+    for gone in (node, new_parent):
+        if gone.pk not in current:
+            raise NotFound(f"No memory node with id '{gone.pk}'.")
+    node = current[node.pk]
     _lock_branch(node)
-    new_parent = Node.objects.get(pk=new_parent.pk)
+    # Creates in the new parent lock its row: a create and this move must not both take its
+    # next child position.
+    new_parent = _lock(new_parent)
     if new_parent.pk == node.pk or new_parent.is_descendant_of(node):
         raise Conflict(f"'{node.name}' cannot be moved into itself or its own branch.")
     if new_parent.pk == node.parent_id:
@@ -372,6 +439,7 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
             clash = selectors.project_files(project=target_project).filter(context__file_path__in=paths)
             if clash.exists():
                 raise Conflict(f"The project '{target_project.name}' already has files at those paths.")
+            _check_file_paths_nest(target_project, paths)
     elif node.type == "project_file_bytes" and target_project.pk != selectors.node_project_root(node=node).pk:
         _check_file_path_free(target_project, node.context["file_path"])
 
@@ -389,13 +457,13 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
     return selectors.node_get(node_id=node.pk)
 
 
+@_retried_on_root_change
 @transaction.atomic
 def node_delete(*, node: Node, user: User) -> int:
     """Delete a node and its whole branch; returns how many nodes were deleted."""
     if node.is_internal:
         raise Forbidden(f"The internal folder '{node.name}' cannot be deleted.")
-    _lock_roots(node)
-    node = Node.objects.filter(pk=node.pk).first()
+    node = _lock_roots(node).get(node.pk)
     if node is None:
         return 0
     _lock_branch(node)
@@ -406,6 +474,8 @@ def node_delete(*, node: Node, user: User) -> int:
 @transaction.atomic
 def node_content_set(*, node: Node, data: bytes, user: User, expected_version: int | None = None) -> Node:
     node = _lock(node)
+    if node.is_internal:
+        raise Forbidden(f"The internal folder '{node.name}' holds no content, and none can be written to it.")
     memory_type = get_type(node.type)
     validate_content(memory_type, data)
     _check_version(node, expected_version)

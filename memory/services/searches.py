@@ -18,6 +18,7 @@ from memory.search.state import QuestionAnswer, WalkState
 from memory.services.nodes import node_create
 from memory.validation import validate_name
 from memsite.errors import Conflict, InvalidInput
+from memsite.queue import enqueue
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -95,8 +96,8 @@ def search_start(
 def _enqueue(search: Search) -> None:
     from memory.tasks import search_run  # tasks import this module
 
-    # Robust: the search is saved either way, and the sweep queues it again if this is lost.
-    transaction.on_commit(lambda: search_run.delay(search_id=search.pk), robust=True)
+    # Inside the transaction that saved the search: a broker that does not answer rolls it back.
+    enqueue(search_run, search_id=search.pk)
 
 
 def search_cancel(*, search: Search, user) -> Search:

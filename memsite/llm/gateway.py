@@ -23,6 +23,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
 from memsite.llm.providers import CallTrace, LLMRequest, get_provider
 from memsite.llm.purposes import PURPOSES
+from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
 from memsite.llm.services.calls import served_key
 
@@ -69,7 +70,9 @@ def _normalized(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             raise InvalidInput(f"Message {position} needs a role among {', '.join(ROLES)}.")
         if not isinstance(message.get("content"), (str, list)):
             raise InvalidInput(f"Message {position} needs content.")
-        normalized.append(dict(message))
+        # What a prompt quotes (a node's bytes, a fetched page) may hold characters no database
+        # stores: the ledger keeps the messages, and the offline provider echoes them.
+        normalized.append({**message, "content": storable(message["content"])})
     return normalized
 
 
@@ -141,6 +144,8 @@ def complete(
     except Exception as exc:  # a bug below must still end as one LLMError and a ledger row
         logger.exception("LLM call for %s failed unexpectedly.", purpose)
         error = LLMError(Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
+    if error is not None:
+        error.message = storable(error.message)  # it may quote the server, and callers store it
     latency_ms = round((time.monotonic() - started) * 1000)
 
     cost = config.model_info(served_model).cost(

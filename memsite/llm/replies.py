@@ -8,9 +8,42 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from memsite.storable import UNSTORABLE_TEXT
+
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|json5)?[ \t]*\n?(.*?)```", re.DOTALL)
 _decoder = json.JSONDecoder()
 T = TypeVar("T", bound=BaseModel)
+
+
+def _storable_text(text: str) -> str:
+    return UNSTORABLE_TEXT.sub("\ufffd", text) if UNSTORABLE_TEXT.search(text) else text
+
+
+def storable(value: Any) -> Any:
+    """`value` with every string made storable in any database: NUL, which PostgreSQL refuses
+    in text and jsonb, and lone surrogates (a JSON reply's "\\ud800" decodes into one), which no
+    UTF-8 column holds, become U+FFFD. Lists and dicts are copied with their strings (keys too)
+    cleaned, without recursion: a reply as deep as the JSON parser allows cannot exhaust the
+    stack. Other values are returned as they are."""
+    if isinstance(value, str):
+        return _storable_text(value)
+    if not isinstance(value, (list, dict)):
+        return value
+    copy: list | dict = [] if isinstance(value, list) else {}
+    stack = [(value, copy)]
+    while stack:
+        source, target = stack.pop()
+        for key, item in source.items() if isinstance(source, dict) else enumerate(source):
+            if isinstance(item, (list, dict)):
+                child: Any = [] if isinstance(item, list) else {}
+                stack.append((item, child))  # filled later, already in its place
+            else:
+                child = _storable_text(item) if isinstance(item, str) else item
+            if isinstance(target, dict):
+                target[_storable_text(key) if isinstance(key, str) else key] = child
+            else:
+                target.append(child)
+    return copy
 
 
 class ReplyInvalid(Exception):
@@ -56,8 +89,8 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 def parse_reply(text: str, schema: type[T]) -> T:
-    """The first JSON value in `text` that validates against `schema`."""
-    candidates = json_candidates(text)
+    """The first JSON value in `text` that validates against `schema`, its strings storable."""
+    candidates = [storable(candidate) for candidate in json_candidates(text)]
     if not candidates:
         raise ReplyInvalid("The reply contains no JSON value.")
     first_error: ValidationError | None = None

@@ -47,8 +47,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "memsite.middleware.DatabaseUnavailableMiddleware",  # a lost database: 503, not a traceback
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "memsite.limits.RequestBodyLimitMiddleware",  # 413 from Content-Length, before the CSRF check reads a form
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -129,7 +131,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "memsite.schema.AutoSchema",
     "EXCEPTION_HANDLER": "memsite.api.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["memsite.api.UserRequestThrottle"],
     "DEFAULT_PARSER_CLASSES": [
@@ -150,9 +152,27 @@ SPECTACULAR_SETTINGS = {
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem broker under var/.
 REDIS_URL = env_str("REDIS_URL")
 BROKER_DIR = VAR_DIR / "broker"
+# A broker that does not answer is known within CELERY_BROKER_CONNECTION_TIMEOUT seconds: a
+# request that starts work then answers 503 and changes nothing (memsite/queue.py); a publish
+# after the commit retries for about two seconds. Workers and beat retry their connection for
+# as long as it takes and pick the queued work up when the broker is back.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # never give up
+# A task under way when the broker goes keeps running (it needs only the database); its
+# acknowledgement is lost, and the message handed out again later finds the work done.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 3, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+    # Without a socket timeout a publish waits forever on a connection whose broker vanished
+    # without closing it; 5 s stays above the worker's 1 s BRPOP.
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
+        "socket_connect_timeout": CELERY_BROKER_CONNECTION_TIMEOUT,
+        "socket_timeout": 5,
+    }
 else:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -183,6 +203,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {
     "searches-sweep-stale": {"task": "memory.tasks.searches_sweep_stale", "schedule": 60.0},
     "ticks-start-due": {"task": "agents.tasks.ticks_start_due", "schedule": 10.0},
+    # Work a killed worker left: ticks' runs failed, graphs' operations queued again.
+    "ticks-sweep-stale": {"task": "agents.tasks.ticks_sweep_stale", "schedule": 60.0},
+    "graphs-sweep-stale": {"task": "agents.tasks.graphs_sweep_stale", "schedule": 60.0},
 }
 
 # Requests a user (token or session) may make of the API: `N/s`, `N/min`, `N/hour` or `N/day`.
@@ -241,7 +264,9 @@ for _name in ("MEMSITE_TICK_LEASE_S", "MEMSITE_TICK_DEEP_REFLECT_EVERY", "MEMSIT
 del _name
 
 # Bounds request bodies other than uploaded files (a file's size is checked by the view that
-# takes it): the largest is the dashboard's form-encoded document save, where a non-ASCII
+# takes it), and what any request may announce in its Content-Length but for the few views with
+# larger limits of their own (memsite/limits.py): the largest is the dashboard's form-encoded
+# document save, where a non-ASCII
 # document at the content cap grows up to 3x when percent-encoded (each byte as `%XX`), plus
 # room for the other fields.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024

@@ -61,6 +61,10 @@ class FakeDNS:
 
     def getaddrinfo(self, host, port, family=0, type=0, proto=0, flags=0):
         self.lookups.append(host)
+        try:  # an address literal is its own answer, as the system resolver gives it
+            self.answers.setdefault(host, [[str(ipaddress.ip_address(host))]])
+        except ValueError:
+            pass
         if host not in self.answers:
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         script = self.answers[host]
@@ -552,6 +556,120 @@ def test_more_redirects_than_the_limit_are_refused(site, fetch_settings):
 def test_a_redirect_without_a_location_fails(site):
     site.routes["/go"] = page(status=302, content_type=None)
     with pytest.raises(FetchFailed, match="answered HTTP 302 without a Location"):
+        fetch_url(site.url("/go"))
+
+
+# Other spellings of private addresses
+
+
+@pytest.fixture
+def numeric_resolver(monkeypatch) -> list[str]:
+    """The system's own parser of address literals (inet_aton's decimal, octal, hex and short
+    forms), and no DNS at all: a name that is not an address does not resolve."""
+    real = socket.getaddrinfo
+    lookups: list[str] = []
+
+    def resolve(host, port, family=0, type=0, proto=0, flags=0):
+        lookups.append(host)
+        return real(host, port, family, type, proto, flags | socket.AI_NUMERICHOST)
+
+    monkeypatch.setattr(fetch.socket, "getaddrinfo", resolve)
+    return lookups
+
+
+LOOPBACK_SPELLINGS = ["2130706433", "017700000001", "0x7f000001", "0x7f.0.0.1", "0177.0.0.1", "127.1", "0"]
+
+
+@pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
+def test_an_address_spelt_otherwise_is_not_an_allowed_host(numeric_resolver, fetch_settings, host):
+    fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = ["docs.example.org", "127.0.0.1"]
+    with pytest.raises(FetchRefused, match=f"^host {host} is not on the allow-list$"):
+        fetch_url(f"http://{host}/")
+    assert numeric_resolver == []
+
+
+@pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
+def test_an_allowed_host_spelt_as_a_number_is_judged_by_the_address_it_means(numeric_resolver, fetch_settings, host):
+    fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = [host]
+    with pytest.raises(FetchRefused, match=r"^\S+ resolves to a (loopback|unspecified) address (127\.0\.0\.1|0\.0\.0\.0)$"):
+        fetch_url(f"http://{host}/")
+    assert numeric_resolver == [host]
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "10.0.0.5", "169.254.169.254", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[fe80::1]"],
+)
+def test_an_allowed_address_literal_that_is_not_public_is_refused(numeric_resolver, fetch_settings, host):
+    fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = [host]
+    with pytest.raises(FetchRefused, match=r"resolves to a (loopback|private|link-local) address"):
+        fetch_url(f"http://{host}/")
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::127.0.0.1",  # IPv4-compatible, deprecated
+        "::ffff:0:7f00:1",  # IPv4-translated (SIIT)
+        "64:ff9b:1::a00:1",  # local-use NAT64
+        "2002:7f00:1::1",  # 6to4 of loopback
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+        "fe80::1%eth0",  # link-local with a zone
+        "198.18.0.1",  # benchmarking
+        "192.0.0.170",  # NAT64 discovery
+        "100::1",  # discard-only
+    ],
+)
+def test_other_ipv6_and_special_purpose_addresses_are_refused(dns, fetch_settings, address):
+    fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = ["docs.example.org"]
+    dns.add("docs.example.org", address)
+    assert not address_is_public(ipaddress.ip_address(address))
+    with pytest.raises(FetchRefused, match="^docs.example.org resolves to a .* address"):
+        fetch_url("http://docs.example.org/")
+
+
+@pytest.mark.parametrize(
+    "private", ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "::ffff:10.1.2.3", "fd00::1"]
+)
+def test_a_name_resolving_to_a_private_address_is_refused_before_any_connection(
+    dns, fetch_settings, monkeypatch, private
+):
+    fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = [".example.org"]
+    dns.add("intranet.example.org", private)
+    monkeypatch.setattr(socket.socket, "connect", lambda sock, address: pytest.fail(f"connected to {address}"))
+    with pytest.raises(FetchRefused, match="^intranet.example.org resolves to a"):
+        fetch_url("https://intranet.example.org/admin")
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "http://127.0.0.2/",
+        "http://2130706434/",
+        "http://0x7f.2/",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.2]/",
+        "//127.0.0.2/",
+        "http://docs.example.org@127.0.0.2/",
+        "http://127.0.0.2\t/",
+        "http://10.0.0.5/latest/meta-data/",
+    ],
+)
+def test_a_redirect_from_an_allowed_host_to_a_private_address_is_refused(site, fetch_settings, location):
+    # Even with the private address itself on the list, as an operator might put it by mistake.
+    # (127.0.0.1 is the test server, which `site` counts as public; 127.0.0.2 is loopback too.)
+    fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS += ["10.0.0.5", "127.0.0.2", "[::1]"]
+    site.routes["/go"] = redirect(location)
+    with pytest.raises(FetchRefused, match=r"\(redirected to .* from "):
+        fetch_url(site.url("/go"))
+    assert [request["path"] for request in site.requests] == ["/go"]
+
+
+def test_a_redirect_to_an_allowed_name_that_rebinds_to_a_private_address_is_refused(site, dns, fetch_settings):
+    fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS += ["cdn.example.org"]
+    dns.answers["cdn.example.org"] = [["::ffff:169.254.169.254"]]
+    site.routes["/go"] = redirect("http://cdn.example.org/meta")
+    with pytest.raises(FetchRefused, match=r"^cdn.example.org resolves to a link-local address"):
         fetch_url(site.url("/go"))
 
 

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand
 from memory.models import Search
 from memory.services import search_start
 from memory.services.demo import DEMO_SEARCH_QUESTIONS, demo_memory_seed
+from memsite.errors import ServiceUnavailable
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo-password"
@@ -26,8 +27,12 @@ class Command(BaseCommand):
         added = demo_memory_seed(user=user)
         self.stdout.write("Demo memory added." if added else "Demo memory is already there.")
         if not Search.objects.exists():
-            search = search_start(user=user, questions=DEMO_SEARCH_QUESTIONS, output="answer")
-            self.stdout.write(f"Demo search {search.pk} queued: the worker runs it; watch it at {url}searches/{search.pk}/")
+            try:
+                search = search_start(user=user, questions=DEMO_SEARCH_QUESTIONS, output="answer")
+            except ServiceUnavailable as error:
+                self.stdout.write(f"Demo search not queued: {error.message}")
+            else:
+                self.stdout.write(f"Demo search {search.pk} queued: the worker runs it; watch it at {url}searches/{search.pk}/")
         self.stdout.write(
             self.style.SUCCESS(
                 f"\nmemsite: open {url} and log in as {DEMO_USERNAME} / {DEMO_PASSWORD} (staff).\n"

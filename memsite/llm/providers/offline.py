@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.providers.base import CallTrace, LLMRequest
 from memsite.llm.purposes import Purpose
+from memsite.llm.quoting import without_fences
 from memsite.llm.replies import ReplyInvalid, describe_validation_error, parse_reply
 
 STOPWORDS = frozenset(
@@ -166,7 +167,8 @@ def _text_of(message: dict[str, Any]) -> str:
 
 
 def read_messages(messages: list[dict[str, Any]]) -> Reading:
-    turns = [(message.get("role"), _text_of(message)) for message in messages]
+    # The fences of quoted data (memsite.llm.quoting) are markup, not what the text says.
+    turns = [(message.get("role"), without_fences(_text_of(message))) for message in messages]
     user_texts = [text for role, text in turns if role == "user"] or [text for _, text in turns]
     last = user_texts[-1] if user_texts else ""
 

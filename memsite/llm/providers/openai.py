@@ -6,9 +6,10 @@ in the prompt alone, and the mode that worked is remembered per server and model
 of a stronger one that already worked there. Any other 400 (context too long, a bad parameter)
 ends the call at once as BAD_REQUEST. Replies are parsed leniently (prose, fences) and validated;
 an invalid reply is sent back with the validation error for a bounded number of repairs. 429, 5xx, 408/409,
-connection errors and timeouts are retried here, with exponential backoff and jitter honouring
-Retry-After, within the call's deadline: the client's own retries are off (max_retries=0) so
-that one policy, and one count in the ledger, covers them."""
+connection errors, timeouts and bodies that are not a chat completion (`completion_text`) are
+retried here, with exponential backoff and jitter honouring Retry-After, within the call's
+deadline: the client's own retries are off (max_retries=0) so that one policy, and one count in
+the ledger, covers them."""
 
 import json
 import logging
@@ -25,7 +26,7 @@ from pydantic import BaseModel
 
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.providers.base import CallTrace, LLMRequest
-from memsite.llm.replies import ReplyInvalid, parse_reply
+from memsite.llm.replies import ReplyInvalid, parse_reply, storable
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +151,27 @@ def _describe(exc: openai.APIStatusError) -> str:
     return f"HTTP {exc.status_code}: {exc.message}"
 
 
+def completion_text(completion: Any) -> str | None:
+    """The text of a chat completion's first choice ("" when it has none), or None when the
+    server's reply is not a chat completion (a proxy's page, a body of another API): the client
+    hands such bodies back as they parsed, a string, a list or an object without choices."""
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list):
+        return None
+    if not choices:
+        return ""
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        return None
+    text = getattr(message, "content", None) or getattr(message, "refusal", None) or ""
+    return text if isinstance(text, str) else None
+
+
+def _token_count(value: Any) -> int | None:
+    """A usage figure as the server reported it; None (count it here) when it is not a count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def refuses_response_format(exc: openai.BadRequestError) -> bool:
     """Whether a 400 is the server refusing the structured-output request (`response_format`),
     judged from the error's param, code and message; only then is a weaker mode worth a try."""
@@ -199,14 +221,14 @@ class OpenAIProvider:
             if mode != TEXT:
                 remember_working_mode(mode_key, mode)
 
-            text = self._text_of(completion)
+            text = storable(completion_text(completion) or "")
             trace.reply = text
-            usage = completion.usage
+            usage = getattr(completion, "usage", None)
             trace.add_usage(
                 messages=sent,
                 reply=text,
-                prompt_tokens=getattr(usage, "prompt_tokens", None),
-                completion_tokens=getattr(usage, "completion_tokens", None),
+                prompt_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
+                completion_tokens=_token_count(getattr(usage, "completion_tokens", None)),
             )
             if schema is None:
                 return text
@@ -223,14 +245,6 @@ class OpenAIProvider:
                     {"role": "assistant", "content": text},
                     {"role": "user", "content": REPAIR_INSTRUCTION.format(error=exc)},
                 ]
-
-    @staticmethod
-    def _text_of(completion: Any) -> str:
-        choices = getattr(completion, "choices", None) or []
-        if not choices:
-            return ""
-        message = choices[0].message
-        return message.content or getattr(message, "refusal", None) or ""
 
     def _send(
         self,
@@ -259,12 +273,14 @@ class OpenAIProvider:
                 raise LLMError(Reason.TIMEOUT, f"The call's {config.deadline_s:g}s deadline passed.")
             retry_after = None
             try:
-                return client.chat.completions.create(
+                completion = client.chat.completions.create(
                     model=request.model,
                     messages=messages,
                     timeout=min(config.request_timeout_s, remaining),
                     **options,
                 )
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a body that is not JSON
+                reason, detail = Reason.SERVER_ERROR, f"The server's reply is not JSON: {exc}"
             except openai.APITimeoutError:
                 reason, detail = Reason.TIMEOUT, "The request timed out."
             except openai.APIConnectionError as exc:
@@ -287,6 +303,11 @@ class OpenAIProvider:
                     raise LLMError(Reason.BAD_REQUEST, detail) from None
             except openai.OpenAIError as exc:
                 raise LLMError(Reason.SERVER_ERROR, f"Unusable reply from the server: {exc}") from None
+            else:
+                if completion_text(completion) is not None:
+                    return completion
+                reason = Reason.SERVER_ERROR
+                detail = f"The server's reply is not a chat completion: {str(completion)[:200]!r}"
 
             if trace.retries >= config.max_retries:
                 raise LLMError(reason, f"{detail} (after {trace.retries} retries)")

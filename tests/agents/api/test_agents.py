@@ -8,6 +8,7 @@ from agents import services
 from agents.models import Agent, Checkpoint, Message, Summary
 from tests.agents.support import say, stored, words
 from tests.factories import AgentFactory
+from tests.openapi import assert_documented, served_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +56,13 @@ class TestAgentCreate:
     def test_malformed_input_names_the_field(self, api, body, field):
         response = api.post(url("agent-create"), body, format="json")
         assert response.status_code == 400 and field in response.json()
+        assert not Agent.objects.exists()
+
+    def test_unknown_fields_are_refused_as_the_schema_says(self, api):
+        response = api.post(url("agent-create"), {"name": "a", "model": "gpt-4o", "": 1}, format="json")
+        assert response.status_code == 400 and list(response.json()) == [""]
+        assert_documented(response, "/api/agents/", "post")
+        assert served_schema()["components"]["schemas"]["AgentCreateRequest"]["additionalProperties"] is False
         assert not Agent.objects.exists()
 
     def test_invalid_settings_are_explained(self, api):

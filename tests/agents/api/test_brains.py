@@ -16,6 +16,7 @@ from agents.selectors import BRAIN_COLLECTIONS
 from agents.services.brains import brain_create, brain_writing, goal_complete, goal_create
 from tests.factories import AgentFactory
 from tests.fake_openai import Reply
+from tests.openapi import assert_documented, served_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -448,6 +449,13 @@ def test_a_bad_goal_is_refused_and_nothing_is_written(api, agent, body):
     assert not Goal.objects.exists()
 
 
+def test_a_goal_sent_without_a_content_type_is_a_documented_415(api, agent):
+    response = api.generic("POST", url("goal-create", agent.pk), b"write the docs", content_type="")
+    assert response.status_code == 415
+    assert_documented(response, "/api/agents/{agent_id}/goals/", "post")
+    assert not Goal.objects.exists()
+
+
 def test_goals_past_the_cap_conflict(api, agent, settings):
     settings.MEMSITE_BRAIN_CAPS = {"goal": 2}
     goal_create(agent=agent, text="one")
@@ -579,3 +587,14 @@ def test_every_brain_operation_is_in_the_schema(client):
     page = synapses["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
     assert schema["components"]["schemas"][page]["properties"]["results"]["items"]["$ref"].endswith("/BrainSynapse")
     assert {parameter["name"] for parameter in synapses["parameters"]} == {"agent_id", "cursor", "page_size"}
+
+
+def test_a_page_size_of_zero_is_refused_as_its_documented_bounds_say(api, agent):
+    schema = served_schema()
+    thoughts = schema["paths"]["/api/agents/{agent_id}/brain/thoughts/"]["get"]
+    [page_size] = [parameter for parameter in thoughts["parameters"] if parameter["name"] == "page_size"]
+    assert page_size["schema"] == {"type": "integer", "minimum": 1, "maximum": 500}
+
+    response = api.get(url("brain-thoughts", agent.pk), {"page_size": 0})
+    assert response.status_code == 400
+    assert_documented(response, "/api/agents/{agent_id}/brain/thoughts/", "get", schema)

@@ -13,6 +13,7 @@ from agents import selectors, services
 from agents.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from tests.agents.graph.test_graphs import SEED_EXAMPLE
 from tests.factories import AgentFactory, GraphFactory
+from tests.openapi import assert_documented
 
 pytestmark = pytest.mark.django_db
 
@@ -292,6 +293,23 @@ def test_bad_turns_store_nothing(api, graph, queued, body, message, django_captu
 
     assert response.status_code == 400 and message in json.dumps(response.json())
     assert stored(graph) == before and queued == []
+
+
+@pytest.mark.parametrize(
+    "body, errors",
+    [
+        ({"messages": []}, {"messages": {"non_field_errors": ["Ensure this field has at least 1 elements."]}}),
+        (
+            {"messages": ["hello"]},
+            {"messages": {"0": {"non_field_errors": ["Invalid data. Expected a dictionary, but got str."]}}},
+        ),
+        ({"messages": [{"role": "assistant"}]}, {"messages": {"0": {"content": ["This field is required."]}}}),
+    ],
+)
+def test_bad_turns_are_named_where_they_are_as_documented(api, graph, body, errors):
+    response = api.post(url("graph-memorize", graph.pk), body, format="json")
+    assert response.status_code == 400 and response.json() == errors
+    assert_documented(response, "/api/graphs/{graph_id}/memorize/", "post")
 
 
 def test_a_recall_is_queued(api, graph, queued, django_capture_on_commit_callbacks):

@@ -6,6 +6,7 @@ from memory import selectors
 from memory.models import Node
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
 from tests.memory.api.support import tree_state, url
+from tests.openapi import assert_documented
 
 pytestmark = pytest.mark.django_db
 
@@ -165,4 +166,14 @@ def test_a_chunked_upload_without_length_is_refused_and_keeps_the_content(api, i
         url("node-content", document), data=b"# new", content_type="text/markdown", HTTP_TRANSFER_ENCODING="chunked"
     )
     assert response.status_code == 411 and "Content-Length" in response.json()["detail"]
+    assert selectors.node_content(node=document) == b"# kept"
+
+
+def test_content_sent_without_any_length_is_a_documented_411(api, internal):
+    document = DocumentFactory(parent=internal["user"], name="kept.md", content=b"# kept")
+    response = api.generic(
+        "PUT", url("node-content", document), b"", content_type="application/x-yaml", CONTENT_LENGTH=""
+    )
+    assert response.status_code == 411
+    assert_documented(response, "/api/nodes/{node_id}/content/", "put")
     assert selectors.node_content(node=document) == b"# kept"

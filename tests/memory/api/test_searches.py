@@ -16,6 +16,7 @@ from memsite.llm.models import LLMCall
 from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory
 from tests.llm.factories import make_call
 from tests.memory.search.tree import build_tree, found, pick
+from tests.openapi import assert_documented
 
 pytestmark = pytest.mark.django_db
 
@@ -531,3 +532,18 @@ def test_a_search_is_kept_and_accepted_when_the_broker_is_down(monkeypatch):
 
     assert response.status_code == 202
     assert Search.objects.get().status == Search.Status.QUEUED  # the sweep queues it again
+
+
+def test_invalid_budgets_and_questions_are_named_where_they_are_as_documented(api):
+    response = start(api, {"questions": [], "budgets": {"max_llm_calls": 1, "timeout_s": 0}})
+    assert response.status_code == 400
+    assert response.json() == {
+        "questions": ["This list may not be empty."],
+        "budgets": {"timeout_s": ["Ensure this value is greater than or equal to 1."]},
+    }
+    assert_documented(response, "/api/searches/", "post")
+
+    response = start(api, {"questions": ["Where?", 3]})
+    assert response.status_code == 400
+    assert response.json() == {"questions": {"1": ["Must be a string."]}}
+    assert_documented(response, "/api/searches/", "post")

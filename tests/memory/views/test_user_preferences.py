@@ -106,9 +106,15 @@ def test_saving_without_htmx_redirects_back_with_a_message(user_client, preferen
 
 
 def test_saving_content_into_a_folder_is_refused(user_client, internal):
-    folder = internal["user"]
+    folder = NodeFactory(parent=internal["user"], name="notes")
     response = save(user_client, folder, "text", folder.version, **HTMX)
     assert response.status_code == 400 and "hold no content" in response.content.decode()
+
+
+def test_saving_content_into_an_internal_folder_is_forbidden(user_client, internal):
+    folder = internal["user"]
+    response = save(user_client, folder, "text", folder.version, **HTMX)
+    assert response.status_code == 403 and "holds no content" in response.content.decode()
 
 
 def test_stored_xss_in_the_preferences_is_escaped(user_client, preferences):

@@ -1,0 +1,62 @@
+"""A database that cannot be reached answers 503 with a message, not a 500 with a traceback.
+
+When PostgreSQL restarts, the connections a process holds break and new ones are refused for
+a moment: the queries of the requests in flight raise `OperationalError` or `InterfaceError`.
+Those requests get a 503 (JSON under /api/, a short page on the dashboard, a message swapped
+out of band for htmx), with Retry-After. Django then drops the broken connection at the end
+of the request (its `errors_occurred` flag), and CONN_HEALTH_CHECKS checks a persistent one
+before the next request reuses it, so the same process serves normally again as soon as the
+database is back, without a restart.
+
+`DatabaseUnavailableMiddleware` catches what views raise; `server_error` (handler500) catches
+the rest when DEBUG is off, such as a session saved on the way out."""
+
+import logging
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.html import format_html
+
+logger = logging.getLogger(__name__)
+
+DATABASE_UNAVAILABLE = "The database is unavailable; try again in a few seconds."
+RETRY_AFTER_S = 5
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+# Standalone: rendering the site's layout would ask the database for the user again.
+PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Unavailable · memsite</title></head>
+<body><main><h1>Unavailable</h1><p role="alert">{}</p></main></body>
+</html>
+"""
+# Swapped out of band into the layout's #outage region; nothing else on the page changes.
+HTMX_FRAGMENT = '<div id="outage" class="flash" role="alert" hx-swap-oob="true"><p class="alert alert-error">{}</p></div>'
+
+
+def database_unavailable_response(request: HttpRequest) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"detail": DATABASE_UNAVAILABLE}, status=503)
+    elif request.headers.get("HX-Request") == "true":
+        response = HttpResponse(format_html(HTMX_FRAGMENT, DATABASE_UNAVAILABLE), status=503)
+        response["HX-Reswap"] = "none"
+    else:
+        response = HttpResponse(format_html(PAGE, DATABASE_UNAVAILABLE), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_S)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class DatabaseUnavailableMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, DATABASE_ERRORS):
+            return None
+        # No traceback: during an outage every request would log one.
+        logger.error("%s %s: the database is unavailable: %s: %s", request.method, request.path, type(exception).__name__, exception)
+        return database_unavailable_response(request)

@@ -1,0 +1,83 @@
+"""Starting background work: the one way memsite puts a task on the Celery broker.
+
+A write that starts work (a search, a tick, a graph's memorize or recall, a conversation
+summary) saves its rows and queues a task in one transaction. Two orders are wrong:
+
+- publishing before the transaction commits lets a worker look for rows it cannot see yet;
+- publishing after the commit with nothing checked before (`transaction.on_commit(...,
+  robust=True)` alone) tells the client the work started (202) while a broker that is down
+  swallows the message and leaves the rows queued with nothing to run them.
+
+So `enqueue`, called inside the `transaction.atomic()` block that writes the rows:
+
+1. checks now that the broker answers, on a connection of its own (one attempt, bounded by
+   CELERY_BROKER_CONNECTION_TIMEOUT; a pooled connection may look connected to a broker that
+   has gone). If it does not, it raises `ServiceUnavailable` (503, "nothing was started"),
+   which rolls the caller's transaction back: the request changed nothing.
+2. publishes the task once the transaction commits, with CELERY_TASK_PUBLISH_RETRY_POLICY
+   (a broker that blinks is retried for about two seconds).
+
+What is left is a broker that stops answering in the moment between the check and the
+publish: the rows are committed, the lost message is logged, and each kind of work has its
+way back: beat's sweeps re-queue the search and the graph's queued operations, the next
+assembly that wants the summary queues it again after MEMSITE_SUMMARY_RETRY_S, and beat starts
+the agent's next tick.
+
+Reads never come here: with the broker down, everything but starting work goes on."""
+
+import logging
+from collections.abc import Callable
+
+from celery import Task
+from django.conf import settings
+from django.db import transaction
+
+from memsite.celery import app
+from memsite.errors import ServiceUnavailable
+
+logger = logging.getLogger(__name__)
+
+QUEUE_UNAVAILABLE = "The task queue is unavailable, so nothing was started and nothing changed; try again shortly."
+
+
+def _broker_check() -> None:
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=0, timeout=settings.CELERY_BROKER_CONNECTION_TIMEOUT)
+
+
+def broker_answers() -> bool:
+    """Whether the broker takes a new connection now: one attempt, no retries."""
+    try:
+        _broker_check()
+        return True
+    except Exception:  # kombu wraps connection errors, but transports raise their own too
+        return False
+
+
+def broker_require() -> None:
+    """ServiceUnavailable unless the broker answers, for writes that start work without
+    queueing it themselves (beat queues ticks for an agent set ticking)."""
+    try:
+        _broker_check()
+    except Exception as exc:
+        logger.warning("Work not started, the broker does not answer: %s", exc)
+        raise ServiceUnavailable(QUEUE_UNAVAILABLE) from None
+
+
+def enqueue(task: Task, **kwargs: object) -> None:
+    """Queue `task(**kwargs)` to run once the current transaction commits; ServiceUnavailable,
+    before anything is published, if the broker does not answer. Call it inside the
+    `transaction.atomic()` block that writes what the task reads, so that a refusal rolls
+    the writes back."""
+    broker_require()
+    transaction.on_commit(_publisher(task, kwargs))
+
+
+def _publisher(task: Task, kwargs: dict[str, object]) -> Callable[[], None]:
+    def publish() -> None:
+        try:
+            task.delay(**kwargs)
+        except Exception:
+            logger.exception("%s(%s) was not queued: the broker went away after the check.", task.name, kwargs)
+
+    return publish

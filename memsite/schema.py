@@ -1,0 +1,98 @@
+"""The API's OpenAPI schema, shared by every app: the shape of invalid-input errors, and the
+refusals the framework itself answers on every operation.
+
+A module of its own, apart from `memsite.api`: DRF loads DEFAULT_SCHEMA_CLASS lazily, and
+drf-spectacular's AutoSchema reads DRF's settings when it is imported, which import the parser
+in `memsite.api`."""
+
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+
+# The body of a 400 for invalid input: `detail` for a refusal as a whole, otherwise each invalid
+# field by name with its messages. A nested object's or a list's errors nest the same way, by
+# field name or by position: {"budgets": {"timeout_s": [...]}}, {"questions": {"0": [...]}},
+# {"messages": [{}, {"role": [...]}]}, {"messages": {"non_field_errors": [...]}}.
+INVALID_INPUT = {
+    "type": "object",
+    "properties": {"detail": {"type": "string"}},
+    "additionalProperties": {
+        "anyOf": [
+            {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
+            {"type": "object"},
+        ]
+    },
+    "example": {"name": ["This field is required."]},
+}
+REFUSED = inline_serializer("RequestRefused", fields={"detail": serializers.CharField()})
+
+
+def page_size_type(maximum: int) -> dict:
+    """The schema of a `page_size` query parameter, with the bounds its pagination enforces."""
+    return {"type": "integer", "minimum": 1, "maximum": maximum}
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """Every API operation's schema (DEFAULT_SCHEMA_CLASS), with the refusals DRF answers before
+    the view's own code runs added to the responses the view declares: 401 without credentials,
+    429 past the rate limit, 415 for a body whose media type none of the view's parsers reads
+    (or that has none), and 413 for a body announced larger than the operation reads
+    (memsite/limits.py).
+
+    Added where the responses are mapped rather than in get_response_serializers, which
+    @extend_schema replaces with the view's own declaration. Lists of objects (`many=True`)
+    also get the bounds they are checked against, which drf-spectacular maps for ListFields
+    only."""
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, serializers.ListSerializer) and schema.get("type") == "array":
+            if field.min_length is not None:
+                schema["minItems"] = field.min_length
+            if field.max_length is not None:
+                schema["maxItems"] = field.max_length
+        return schema
+
+    def framework_refusals(self) -> dict[int, OpenApiResponse]:
+        refusals = {}
+        if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
+            refusals[401] = OpenApiResponse(REFUSED, description="No valid token or session.")
+        if self.view.get_throttles():
+            refusals[429] = OpenApiResponse(
+                REFUSED, description="Past MEMSITE_API_RATE; the Retry-After header says when to try again."
+            )
+        if (
+            self.method in ("POST", "PUT", "PATCH")
+            and self.get_request_serializer() is not None
+            and "*/*" not in self.map_parsers()
+        ):
+            refusals[415] = OpenApiResponse(
+                REFUSED, description="The body has no Content-Type, or one the operation does not read."
+            )
+        if self.method in ("POST", "PUT", "PATCH"):
+            refusals[413] = OpenApiResponse(
+                REFUSED, description="The Content-Length announces more than the operation reads; nothing is read."
+            )
+        return refusals
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        for code, refusal in self.framework_refusals().items():
+            if str(code) not in responses:
+                responses[str(code)] = self._get_response_for_code(refusal, str(code), direction=direction)
+        return responses
+
+
+class StrictInputSerializerExtension(OpenApiSerializerExtension):
+    """A StrictInputSerializer refuses fields it does not know: its schema says so
+    (`additionalProperties: false`), so that clients and generated requests know it too.
+    Registered by being defined: this module is loaded with DEFAULT_SCHEMA_CLASS."""
+
+    target_class = "memsite.serializers.StrictInputSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "additionalProperties": False}
