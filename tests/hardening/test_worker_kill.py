@@ -24,6 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,6 +33,7 @@ import redis
 from django.apps import apps
 from django.conf import settings
 from django.db import connection, connections
+from django.utils import timezone
 
 from agents import services as agent_services
 from agents.models import Brain, Graph, GraphEdge, GraphNode, GraphOp, Record, TickRun
@@ -415,10 +417,6 @@ def test_a_memorize_stopped_half_way_goes_on_from_the_pairs_it_recorded(db, monk
 
 
 def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, django_capture_on_commit_callbacks):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     queued: list[int] = []
     monkeypatch.setattr("agents.tasks.graph_work.delay", lambda graph_id: queued.append(graph_id))
     settings.MEMSITE_GRAPH_LEASE_S = 60
@@ -450,3 +448,28 @@ def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, dj
     statuses = dict(TickRun.objects.values_list("brain_id", "status"))
     assert statuses == {dead.pk: TickRun.Status.FAILED, alive.pk: TickRun.Status.RUNNING}
     assert TickRun.objects.get(brain_id=dead.pk).error == WORKER_STOPPED
+
+
+def test_a_worker_that_lost_the_graph_to_another_writes_nothing_more(db, monkeypatch):
+    """A worker stalled past its lease (a long LLM call) while another took the graph over: its
+    patch is not applied, its op is left to the other, and the other's lease is left alone."""
+    from agents.services import graphs
+
+    monkeypatch.setattr("agents.tasks.graph_work.delay", lambda **kwargs: None)
+    graph = agent_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    op = agent_services.graph_memorize(graph=graph, messages=step(1))
+    others = timezone.now() + timedelta(seconds=300)
+
+    def slow_llm(**kwargs):
+        Graph.objects.filter(pk=graph.pk).update(lease_until=others)  # meanwhile, another took over
+        return SimpleNamespace(value=kwargs["schema"].model_validate_json(patch("one").content))
+
+    monkeypatch.setattr(graphs, "complete", slow_llm)
+
+    assert agent_services.graph_work(graph_id=graph.pk) == 0
+
+    op.refresh_from_db()
+    graph.refresh_from_db()
+    assert op.status == GraphOp.Status.QUEUED and "pairs" not in op.detail
+    assert list(GraphNode.objects.filter(graph=graph).values_list("node_id", flat=True)) == [1]
+    assert graph.lease_until == others and graph.next_node_id == 2

@@ -5,7 +5,7 @@ MEMSITE_TEST_VISIBILITY_S, and beat's jobs every second."""
 
 import os
 
-from memsite.settings import *
+from memsite.settings import *  # noqa: F403 (the project settings, then the overrides below)
 from memsite.settings import CELERY_BEAT_SCHEDULE, CELERY_BROKER_TRANSPORT_OPTIONS, DATABASES
 
 DATABASES["default"]["NAME"] = os.environ["MEMSITE_TEST_DATABASE_NAME"]

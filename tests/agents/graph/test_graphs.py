@@ -10,9 +10,9 @@ from django.db import connection
 from agents import selectors, services
 from agents.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memsite.llm.models import LLMCall
+from memsite.llm.providers.openai import client_for, forget_working_modes
 from memsite.llm.quoting import without_fences
 from memsite.llm.tokens import counter_for_model
-from memsite.llm.providers.openai import client_for, forget_working_modes
 from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.django_db
