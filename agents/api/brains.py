@@ -19,8 +19,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound as PageNotFound
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -45,7 +43,7 @@ from agents.selectors.brains import BrainCollection
 from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from memsite.api import JSONParser, read_body
-from memsite.pagination import CheckedCursorPosition
+from memsite.pagination import CheckedCursorPagination
 from memsite.schema import page_size_type
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
@@ -78,33 +76,14 @@ def errors(*codes: int) -> dict[int, OpenApiResponse]:
 # -- pages of a collection ---------------------------------------------------------------------
 
 
-class BrainCollectionPagination(CheckedCursorPosition, CursorPagination):
+class BrainCollectionPagination(CheckedCursorPagination):
     """Newest first along the collection's key; no count."""
 
-    page_size_query_param = "page_size"
     default_page_size = 50
     max_page_size = 500
 
     def __init__(self, collection: BrainCollection):
         self.ordering = collection.ordering
-
-    def get_page_size(self, request: Request) -> int:
-        raw = request.query_params.get(self.page_size_query_param)
-        if raw is None:
-            return self.default_page_size
-        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
-            raise serializers.ValidationError(
-                {"page_size": [f"Must be a whole number from 1 to {self.max_page_size}, got {raw!r}."]}
-            )
-        return int(raw)
-
-    def decode_cursor(self, request: Request):
-        try:
-            return super().decode_cursor(request)
-        except PageNotFound:
-            raise serializers.ValidationError(
-                {"cursor": ["Invalid cursor; use the `next` or `previous` link of a page."]}
-            ) from None
 
 
 PAGE_PARAMETERS = [

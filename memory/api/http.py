@@ -4,9 +4,6 @@ import re
 
 from django.conf import settings
 from django.http import HttpResponse
-from rest_framework import serializers
-from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,7 +11,7 @@ from rest_framework.response import Response
 from memory.models import Node
 from memsite.api import JSONParser, read_body, refuse_longer_than
 from memsite.errors import InvalidInput
-from memsite.pagination import CheckedCursorPosition
+from memsite.pagination import CheckedCursorPagination
 
 VERSION_PATTERN = re.compile(r'(?:W/)?"?([0-9]{1,10})"?')
 # Multipart framing around an uploaded file: boundaries, part headers, a long file name.
@@ -89,28 +86,12 @@ def with_etag(response: Response | HttpResponse, node: Node) -> Response | HttpR
     return response
 
 
-class NodeChildrenPagination(CheckedCursorPosition, CursorPagination):
+class NodeChildrenPagination(CheckedCursorPagination):
     """Children in insertion order. Pages are ranges over the indexed path, so every page costs
     the same whatever its position in a huge folder; there is no count."""
 
     ordering = "path"
-    page_size_query_param = "page_size"
-    max_page_size = 1000
 
-    def get_page_size(self, request: Request) -> int:
-        raw = request.query_params.get(self.page_size_query_param)
-        if raw is None:
-            return settings.MEMSITE_CHILDREN_PAGE_SIZE
-        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
-            raise serializers.ValidationError(
-                {"page_size": [f"Must be a whole number from 1 to {self.max_page_size}, got {raw!r}."]}
-            )
-        return int(raw)
+    def get_default_page_size(self) -> int:
+        return settings.MEMSITE_CHILDREN_PAGE_SIZE
 
-    def decode_cursor(self, request: Request):
-        try:
-            return super().decode_cursor(request)
-        except NotFound:
-            raise serializers.ValidationError(
-                {"cursor": ["Invalid cursor; use the `next` or `previous` link of a page."]}
-            ) from None

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors, services
-from memory.api.http import BoundedJSONParser, NodeChildrenPagination
+from memory.api.http import BoundedJSONParser
 from memory.api.nodes import ERROR, INVALID_INPUT
 from memory.api.serializers import node_id_field
 from memory.models import Search, SearchQuestion, SearchStep
@@ -28,6 +28,7 @@ from memory.services.searches import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
+from memsite.pagination import CheckedCursorPagination
 from memsite.schema import page_size_type
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
@@ -236,16 +237,10 @@ def wait_for_end(search: Search, seconds: int) -> Search:
     return search
 
 
-class SearchStepsPagination(NodeChildrenPagination):
+class SearchStepsPagination(CheckedCursorPagination):
     """Steps in the order they were taken, a cursor page at a time."""
 
     ordering = "number"
-    default_page_size = 100
-
-    def get_page_size(self, request: Request) -> int:
-        if self.page_size_query_param not in request.query_params:
-            return self.default_page_size
-        return super().get_page_size(request)
 
 
 class QuestionsPagination(SearchStepsPagination):
