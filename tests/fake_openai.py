@@ -261,3 +261,18 @@ def fake_openai():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def openai_gateway(settings, fake_openai):
+    """The gateway's openai provider pointed at the fake server, whose replies each test scripts
+    in order; what the provider remembers of servers is forgotten before and after."""
+    from memsite.llm.providers.openai import client_for, forget_working_modes
+
+    settings.MEMSITE_LLM_PROVIDER = "openai"
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.OPENAI_BASE_URL = fake_openai.url
+    forget_working_modes()
+    yield fake_openai
+    client_for.cache_clear()
+    forget_working_modes()

@@ -5,7 +5,6 @@ from django.apps import apps
 
 from agents.models import Agent
 from agents.services.brains import brain_create
-from memsite.llm.providers.openai import client_for, forget_working_modes
 from tests.factories import AgentFactory
 from tests.fake_openai import FakeOpenAI
 
@@ -30,15 +29,8 @@ def brain_settings(settings):
 
 
 @pytest.fixture
-def llm(brain_settings, fake_openai: FakeOpenAI):
-    """The gateway pointed at the fake server, whose replies each test scripts in order."""
-    brain_settings.MEMSITE_LLM_PROVIDER = "openai"
-    brain_settings.OPENAI_API_KEY = "sk-test"
-    brain_settings.OPENAI_BASE_URL = fake_openai.url
-    forget_working_modes()
-    yield fake_openai
-    client_for.cache_clear()
-    forget_working_modes()
+def llm(brain_settings, openai_gateway: FakeOpenAI) -> FakeOpenAI:
+    return openai_gateway
 
 
 @pytest.fixture

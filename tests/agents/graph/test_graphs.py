@@ -10,7 +10,6 @@ from django.db import connection
 from agents import selectors, services
 from agents.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memsite.llm.models import LLMCall
-from memsite.llm.providers.openai import client_for, forget_working_modes
 from memsite.llm.quoting import without_fences
 from memsite.llm.tokens import counter_for_model
 from tests.fake_openai import FakeOpenAI, Reply
@@ -52,14 +51,8 @@ def offline(settings):
 
 
 @pytest.fixture
-def llm(offline, fake_openai: FakeOpenAI):
-    offline.MEMSITE_LLM_PROVIDER = "openai"
-    offline.OPENAI_API_KEY = "sk-test"
-    offline.OPENAI_BASE_URL = fake_openai.url
-    forget_working_modes()
-    yield fake_openai
-    client_for.cache_clear()
-    forget_working_modes()
+def llm(offline, openai_gateway: FakeOpenAI) -> FakeOpenAI:
+    return openai_gateway
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from agents import services
 from agents.context import context_assemble
 from agents.models import Summary
 from memsite.llm.models import LLMCall
-from memsite.llm.providers.openai import client_for, forget_working_modes
 from tests.agents.support import WINDOW, say, stored, tool_exchange
 from tests.factories import AgentFactory
 from tests.fake_openai import FakeOpenAI, Reply
@@ -34,14 +33,8 @@ def offline(settings):
 
 
 @pytest.fixture
-def llm(offline, fake_openai: FakeOpenAI):
-    offline.MEMSITE_LLM_PROVIDER = "openai"
-    offline.OPENAI_API_KEY = "sk-test"
-    offline.OPENAI_BASE_URL = fake_openai.url
-    forget_working_modes()
-    yield fake_openai
-    client_for.cache_clear()
-    forget_working_modes()
+def llm(offline, openai_gateway: FakeOpenAI) -> FakeOpenAI:
+    return openai_gateway
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@ import pytest
 
 from memory import services
 from memory.models import Search
-from memsite.llm.providers.openai import client_for, forget_working_modes
 from tests.fake_openai import FakeOpenAI
 
 
@@ -20,15 +19,8 @@ def search_settings(settings, internal):
 
 
 @pytest.fixture
-def llm(search_settings, fake_openai: FakeOpenAI):
-    """The gateway pointed at the fake server, whose replies each test scripts in order."""
-    search_settings.MEMSITE_LLM_PROVIDER = "openai"
-    search_settings.OPENAI_API_KEY = "sk-test"
-    search_settings.OPENAI_BASE_URL = fake_openai.url
-    forget_working_modes()
-    yield fake_openai
-    client_for.cache_clear()
-    forget_working_modes()
+def llm(search_settings, openai_gateway: FakeOpenAI) -> FakeOpenAI:
+    return openai_gateway
 
 
 def run_search(questions: list[str], **options) -> Search:
