@@ -5,7 +5,8 @@ application with a user's token, with valid and invalid inputs generated from th
 examples, coverage and fuzzing phases). Path ids are those of a small world (an agent with a
 brain and a checkpoint, a reasoning graph, a memory tree, searches and a pending question) about
 half of the time, so that most operations get past their 404s. Every response must be below 500,
-have a documented status code and match the schema documented for it.
+have a documented status code, content type and headers, and match the schema documented for it;
+input the schema calls invalid must be refused.
 
 Generation is derandomized: a run sends the same requests as the last one with the same
 PYTHONHASHSEED (schemathesis orders some of its choices by hash). Select it with `-m fuzz`; it
@@ -27,7 +28,15 @@ from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.parameters import ParameterLocation
-from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    missing_required_header,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+    unsupported_method,
+)
 
 from agents import services as agent_services
 from agents.services.brains import brain_create, goal_create
@@ -50,7 +59,16 @@ pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
 # Examples per operation in the fuzzing phase (the examples and coverage phases add their own).
 MAX_EXAMPLES = 25
 MIN_REQUESTS = 2_000
-CHECKS = [not_a_server_error, status_code_conformance, response_schema_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    response_schema_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    negative_data_rejection,  # what the schema calls invalid is refused with a 4xx
+    missing_required_header,
+    unsupported_method,  # a method the path does not document is a 405
+]
 
 # Loaded once, when the module is collected: the schema the running site serves.
 schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
