@@ -25,25 +25,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.context import at_least  # noqa: E402
-from benchmarks.harness import RESULTS_DIR, scratch_database  # noqa: E402
+from benchmarks.harness import RESULTS_DIR, at_least, scratch_database, scratch_url  # noqa: E402
 
 SCRATCH_DATABASE = "memsite_brainbench"
-
-
-def scratch_url(url: str | None) -> str | None:
-    """The URL of the database to reset: the one given if its name says 'bench', else one named
-    SCRATCH_DATABASE on the same server (never the database a developer pointed at)."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    if "bench" in parts.path.lstrip("/"):
-        return url
-    return parts._replace(path=f"/{SCRATCH_DATABASE}").geturl()
 
 
 def fraction(text: str) -> float:
@@ -102,7 +89,7 @@ def main() -> None:
     # provider (no LLM latency), and the broker the swarm goes through.
     os.environ["MEMSITE_LLM_PROVIDER"] = "offline"
     os.environ["REDIS_URL"] = args.redis_url or ""
-    with scratch_database(scratch_url(args.database_url), keep=args.keep) as scratch:
+    with scratch_database(scratch_url(args.database_url, SCRATCH_DATABASE), keep=args.keep) as scratch:
         # Imported only now: these modules need the settings that scratch_database chose.
         from benchmarks import brainbench
 

@@ -29,26 +29,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import RESULTS_DIR, scratch_database  # noqa: E402
+from benchmarks.harness import RESULTS_DIR, at_least, scratch_database, scratch_url  # noqa: E402
 
 SCRATCH_DATABASE = "memsite_graphbench"
-
-
-def at_least(low: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}")
-        return value
-
-    return parse
 
 
 def parse_args() -> argparse.Namespace:
@@ -76,20 +62,9 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def scratch_url(url: str | None) -> str | None:
-    """The URL of the database to reset: the one given if its name says 'bench', else one named
-    SCRATCH_DATABASE on the same server (never the database a developer pointed at)."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    if "bench" in parts.path.lstrip("/"):
-        return url
-    return parts._replace(path=f"/{SCRATCH_DATABASE}").geturl()
-
-
 def main() -> None:
     args = parse_args()
-    with scratch_database(scratch_url(args.database_url), keep=args.keep) as scratch:
+    with scratch_database(scratch_url(args.database_url, SCRATCH_DATABASE), keep=args.keep) as scratch:
         # Imported only now: these modules need the settings that scratch_database chose.
         from benchmarks import graphbench
 

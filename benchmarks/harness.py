@@ -6,6 +6,7 @@ before `django.setup()` reads the settings."""
 
 from __future__ import annotations
 
+import argparse
 import http.client
 import os
 import shutil
@@ -28,6 +29,33 @@ RESULTS_DIR = REPO / "benchmarks" / "results"
 
 
 # --- scratch database -------------------------------------------------------------------------
+
+
+def scratch_url(url: str | None, default_name: str) -> str | None:
+    """The URL of the database a benchmark resets: the one given if its name says 'bench', else
+    one named `default_name` on the same server (never the database a developer pointed at)."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if "bench" in parts.path.lstrip("/"):
+        return url
+    return parts._replace(path=f"/{default_name}").geturl()
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer (`100_000` allowed) of at least `low`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}")
+        return value
+
+    return parse
+
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,10 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import RESULTS_DIR, scratch_database  # noqa: E402
+from benchmarks.harness import RESULTS_DIR, scratch_database, scratch_url  # noqa: E402
 
 SCRATCH_DATABASE = "memsite_search_bench"
 
@@ -62,20 +61,9 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def scratch_url(url: str | None) -> str | None:
-    """The URL of the database to reset: the one given if its name says 'bench', else one named
-    SCRATCH_DATABASE on the same server (never the database a developer pointed at)."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    if "bench" in parts.path.lstrip("/"):
-        return url
-    return parts._replace(path=f"/{SCRATCH_DATABASE}").geturl()
-
-
 def main() -> None:
     args = parse_args()
-    url = scratch_url(args.database_url)
+    url = scratch_url(args.database_url, SCRATCH_DATABASE)
     with scratch_database(url, keep=args.keep) as scratch:
         # Imported only now: these modules need the settings that scratch_database chose.
         from benchmarks import searchbench
