@@ -36,6 +36,7 @@ bench: install
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/brain.py
 	$(PY) benchmarks/graph.py
+	$(PY) benchmarks/load.py
 
 clean:
 	rm -rf $(VENV) var/memsite.sqlite3* var/broker var/celerybeat-schedule* test-artifacts
