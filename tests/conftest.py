@@ -23,6 +23,15 @@ def own_cache(settings, request):
 
 
 @pytest.fixture
+def offline_llm(settings):
+    """The offline provider, as with no key: nothing reaches a model server."""
+    settings.MEMSITE_LLM_PROVIDER = "offline"
+    settings.OPENAI_API_KEY = None
+    settings.OPENAI_BASE_URL = None
+    return settings
+
+
+@pytest.fixture
 def user(db):
     return UserFactory()
 

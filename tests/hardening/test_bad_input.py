@@ -55,13 +55,10 @@ def nested(depth: int) -> str:
 
 
 @pytest.fixture(autouse=True)
-def offline(settings):
+def offline(offline_llm):
     """The offline provider: nothing here may reach a model, and a request that did would show
     in the ledger, which the dump compares."""
-    settings.MEMSITE_LLM_PROVIDER = "offline"
-    settings.OPENAI_API_KEY = None
-    settings.OPENAI_BASE_URL = None
-    return settings
+    return offline_llm
 
 
 @pytest.fixture

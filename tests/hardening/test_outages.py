@@ -64,12 +64,9 @@ def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> Non
 
 
 @pytest.fixture(autouse=True)
-def offline(settings):
+def offline(offline_llm):
     """The offline provider: nothing here may reach a model."""
-    settings.MEMSITE_LLM_PROVIDER = "offline"
-    settings.OPENAI_API_KEY = None
-    settings.OPENAI_BASE_URL = None
-    return settings
+    return offline_llm
 
 
 @pytest.fixture

@@ -4,12 +4,9 @@ from tests.security.world import World, build_world
 
 
 @pytest.fixture(autouse=True)
-def offline(settings):
+def offline(offline_llm):
     """The offline provider: chat and searches answer without a model."""
-    settings.MEMSITE_LLM_PROVIDER = "offline"
-    settings.OPENAI_API_KEY = None
-    settings.OPENAI_BASE_URL = None
-    return settings
+    return offline_llm
 
 
 @pytest.fixture

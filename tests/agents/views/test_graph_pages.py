@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from agents import services, views_graphs
 from agents.models import Graph, GraphOp, Turn
+from tests.agents.graph.test_graphs import SEED_EXAMPLE
 from tests.agents.views.conftest import HTMX
 from tests.factories import AgentFactory
 
@@ -20,17 +21,7 @@ ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 # subtask 3 flushed.
 SNAPSHOT = {
     "nodes": {
-        "1": {"node_id": 1, "kind": "task", "thought": "Research NestJS best practices", "related_turn_ids": [0, 1], "active": True},
-        "2": {
-            "node_id": 2,
-            "kind": "subtask",
-            "thought": [
-                {"role": "assistant", "content": "Searching for architecture..."},
-                {"role": "user", "content": "Results: modular patterns..."},
-            ],
-            "related_turn_ids": [2, 3],
-            "active": True,
-        },
+        **SEED_EXAMPLE["nodes"],
         "3": {"node_id": 3, "kind": "subtask", "thought": "Find testing strategies", "related_turn_ids": [4], "active": True},
         "4": {"node_id": 4, "kind": "evidence", "thought": "Modular architecture found", "related_turn_ids": [2], "active": False},
         "5": {"node_id": 5, "kind": "evidence", "thought": "DDD patterns documented", "related_turn_ids": [3], "active": False},
