@@ -24,6 +24,7 @@ chromium:
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
+	$(PY) manage.py seed_demo_agents
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev
 
 test: install chromium
