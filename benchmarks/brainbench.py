@@ -575,6 +575,50 @@ class SqliteWal(WalMeter):
             cursor.execute(f"PRAGMA wal_autocheckpoint={self.autocheckpoint}")
 
 
+def _schedstat(pid: int | str) -> tuple[int, int]:
+    """Nanoseconds a process's main thread has run on a CPU, and has waited for one (/proc)."""
+    running, waiting, _ = Path(f"/proc/{pid}/schedstat").read_text().split()
+    return int(running), int(waiting)
+
+
+class CpuMeter:
+    """CPU time of the benchmark process and of its PostgreSQL backend when the server runs on
+    this machine (on SQLite the database works inside the process), and the time both waited for
+    a CPU: on a shared machine the wall times grow with the wait, the CPU times much less."""
+
+    def __init__(self) -> None:
+        self.backend: int | None = None
+        self.describe = "the benchmark process (SQLite works inside it)"
+
+    def start(self) -> tuple[int, int]:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                pid = cursor.fetchone()[0]
+            try:
+                local = Path(f"/proc/{pid}/comm").read_text().strip() in ("postgres", "postmaster")
+            except OSError:
+                local = False
+            self.backend = pid if local else None
+            self.describe = (
+                "the benchmark process and its PostgreSQL backend" if local
+                else "the benchmark process only (the PostgreSQL server is not on this machine)"
+            )
+        return self.read()
+
+    def read(self) -> tuple[int, int]:
+        running, waiting = _schedstat("self")
+        if self.backend is not None:
+            backend_running, backend_waiting = _schedstat(self.backend)
+            running, waiting = running + backend_running, waiting + backend_waiting
+        return running, waiting
+
+    def since(self, start: tuple[int, int]) -> tuple[float, float]:
+        """Milliseconds on a CPU and waiting for one since `start`."""
+        running, waiting = self.read()
+        return (running - start[0]) / 1e6, (waiting - start[1]) / 1e6
+
+
 @dataclass
 class TickSample:
     wall_ms: float
@@ -584,6 +628,8 @@ class TickSample:
     statements: int
     rows: Counter[str]
     write_ms: float
+    cpu_ms: float
+    cpu_wait_ms: float
     wal_bytes: int
     image_bytes: int | None
     status: str
@@ -599,14 +645,16 @@ class TickSample:
         return sum(self.rows.values())
 
 
-def tick_measured(agent_id: int, clock: ProviderClock, wal: WalMeter) -> TickSample:
+def tick_measured(agent_id: int, clock: ProviderClock, wal: WalMeter, cpu: CpuMeter) -> TickSample:
     wal.start()
     counter = WriteCounter()
     clock.seconds, clock.calls = 0.0, 0
+    cpu_start = cpu.start()
     with counter.commits():
         started = time.perf_counter()
         run = services.tick_run(agent_id=agent_id)
         wall = time.perf_counter() - started
+    cpu_ms, cpu_wait_ms = cpu.since(cpu_start)
     wal_bytes, image_bytes = wal.stop()
     if run is None:
         raise SystemExit("A tick found its brain's lease held: nothing else should tick this agent.")
@@ -618,6 +666,8 @@ def tick_measured(agent_id: int, clock: ProviderClock, wal: WalMeter) -> TickSam
         statements=counter.statements,
         rows=counter.rows,
         write_ms=counter.seconds * 1000,
+        cpu_ms=cpu_ms,
+        cpu_wait_ms=cpu_wait_ms,
         wal_bytes=wal_bytes,
         image_bytes=image_bytes,
         status=run.status,
@@ -636,6 +686,8 @@ class SaveSample:
     write_ms: float
     size: int
     entries: int
+    export_cpu_ms: float
+    encode_write_cpu_ms: float
 
     @property
     def total_ms(self) -> float:
@@ -646,13 +698,16 @@ class SaveSample:
         return self.encode_ms + self.write_ms
 
 
-def whole_file_save(agent: Agent, path: Path) -> SaveSample:
+def whole_file_save(agent: Agent, path: Path, cpu: CpuMeter) -> SaveSample:
     """Seed 002's memory.save(): the whole brain as one JSON document, written over the file.
     Compact JSON (as JSON.stringify without indentation), then write and fsync, as a debounced
     save that must survive a crash would."""
+    cpu_start = cpu.start()
     started = time.perf_counter()
     document = services.brain_export(agent=agent)
     exported = time.perf_counter()
+    export_cpu_ms, _ = cpu.since(cpu_start)
+    cpu_start = cpu.read()
     data = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
     encoded = time.perf_counter()
     with open(path, "wb") as file:
@@ -660,12 +715,15 @@ def whole_file_save(agent: Agent, path: Path) -> SaveSample:
         file.flush()
         os.fsync(file.fileno())
     written = time.perf_counter()
+    encode_write_cpu_ms, _ = cpu.since(cpu_start)
     return SaveSample(
         export_ms=(exported - started) * 1000,
         encode_ms=(encoded - exported) * 1000,
         write_ms=(written - encoded) * 1000,
         size=len(data),
         entries=document_entries(document),
+        export_cpu_ms=export_cpu_ms,
+        encode_write_cpu_ms=encode_write_cpu_ms,
     )
 
 
@@ -776,7 +834,7 @@ def swarm_run(args: argparse.Namespace, rng: random.Random, logs: Path) -> Swarm
     before = dict(Brain.objects.filter(pk__in=ids).values_list("pk", "tick_count"))
 
     queue = f"brainbench-{os.getpid()}"  # a queue of the run's own, also on a shared Redis
-    broker = f"Redis ({args.redis_url})" if args.redis_url else "kombu filesystem broker"
+    broker = f"Redis at {args.redis_url}" if args.redis_url else "kombu filesystem broker"
     swarm = Swarm(agents=len(ids), workers=args.workers, broker=broker,
                   queued=args.swarm_rounds * len(ids) * args.swarm_burst)
     print(f"swarm: starting {args.workers} workers ({broker})", file=sys.stderr)
@@ -1063,8 +1121,8 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     brain_fill(agent=agent, rows=rows, ticks=tick_history(rng, counts["tick"], now=now))
     vacuum_analyze()
     built = describe_brain(table_counts(agent.pk), args.fill, time.perf_counter() - started, rows.entries)
-    # The generated rows are millions of Python objects a worker would not hold: every full
-    # garbage collection during the timings would walk them.
+    # The generated rows are millions of Python objects (700,000 rows at the caps) that a worker
+    # would not hold: every full garbage collection during the timings would walk them.
     del rows
     gc.collect()
     if args.gc_freeze:
@@ -1073,6 +1131,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     clock = ProviderClock()
     clock.install()
     wal = PostgresWal() if scratch.vendor == "postgresql" else SqliteWal()
+    cpu = CpuMeter()
     # Ticks and saves in turn, so that both meet the same load from whatever else the machine runs.
     print(f"{args.warmup} ticks and a save untimed, then {args.ticks} ticks and {args.baseline_runs} saves in turn",
           file=sys.stderr)
@@ -1081,12 +1140,12 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     saves: list[SaveSample] = []
     try:
         for _ in range(args.warmup):
-            tick_measured(agent.pk, clock, wal)
-        whole_file_save(agent, path)
+            tick_measured(agent.pk, clock, wal, cpu)
+        whole_file_save(agent, path, cpu)
         for turn in range(1, args.baseline_runs + 1):
             share = args.ticks * turn // args.baseline_runs - len(samples)
-            samples += [tick_measured(agent.pk, clock, wal) for _ in range(share)]
-            saves.append(whole_file_save(agent, path))
+            samples += [tick_measured(agent.pk, clock, wal, cpu) for _ in range(share)]
+            saves.append(whole_file_save(agent, path, cpu))
     finally:
         wal.close()
     after = table_counts(agent.pk)
@@ -1097,7 +1156,8 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     swarm = swarm_run(args, rng, var_dir) if args.swarm_agents else None
 
     overhead = Stats.of([s.overhead_ms for s in samples])
-    report = BrainReport(title=f"Agent brains on {database_version(scratch.vendor)}, one brain at its caps")
+    filled = "at its caps" if args.fill == 1 else f"at {args.fill:g} of its caps"
+    report = BrainReport(title=f"Agent brains on {database_version(scratch.vendor)}, one brain {filled}")
     report.rows = [
         TickRow(operation="tick less the offline provider, vs brain_export + json.dumps + write + fsync",
                 memsite=overhead, baseline=Stats.of([s.total_ms for s in saves]),
@@ -1109,6 +1169,12 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
         Row(operation="offline provider, its calls in a tick", memsite=Stats.of([s.llm_ms for s in samples])),
         Row(operation="of a tick, its write statements and commits",
             memsite=Stats.of([s.write_ms for s in samples])),
+        TickRow(operation="CPU time of a tick (offline provider included), vs the whole-file save's",
+                memsite=Stats.of([s.cpu_ms for s in samples]),
+                baseline=Stats.of([s.export_cpu_ms + s.encode_write_cpu_ms for s in saves])),
+        TickRow(operation="CPU time of a tick, vs json.dumps + write + fsync's (brain in memory)",
+                memsite=Stats.of([s.cpu_ms for s in samples]),
+                baseline=Stats.of([s.encode_write_cpu_ms for s in saves])),
     ]
     report.tables = [writes_table(samples, saves[-1])]
     if swarm:
@@ -1130,12 +1196,12 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
         "",
         f"Command: `{command(args)}`",
     ]
-    report.notes = notes(args, samples, saves, after, wal, swarm)
+    report.notes = notes(args, samples, saves, after, wal, cpu, swarm)
     return report
 
 
 def notes(args: argparse.Namespace, samples: list[TickSample], saves: list[SaveSample], after: dict[str, int],
-          wal: WalMeter, swarm: Swarm | None) -> list[str]:
+          wal: WalMeter, cpu: CpuMeter, swarm: Swarm | None) -> list[str]:
     statuses = Counter(s.status for s in samples)
     actions = Counter(s.action or "none" for s in samples)
     steps = Counter(step for s in samples for step in s.steps)
@@ -1178,6 +1244,11 @@ def notes(args: argparse.Namespace, samples: list[TickSample], saves: list[SaveS
             "subtracted; the ledger row each call writes stays in the tick's time."
         ),
         f"bytes written: {wal.describe}.",
+        (
+            f"CPU time: of {cpu.describe}, from /proc/<pid>/schedstat. Waiting for a CPU meanwhile, a tick: "
+            f"p50 {Stats.of([s.cpu_wait_ms for s in samples]).p50:.1f} ms, p95 "
+            f"{Stats.of([s.cpu_wait_ms for s in samples]).p95:.1f} ms: the machine's other work in the wall times."
+        ),
         (
             f"baseline: {args.baseline_runs} timed saves after 1 untimed, one after each turn of ticks, of a "
             f"{_bytes(save.size)} memory.json "

@@ -181,6 +181,8 @@ else:
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # kombu's default 1 s poll held each worker to about one task a second.
+        "polling_interval": 0.1,
     }
 # The cache counts API requests for the rate limit (memsite.api.UserRequestThrottle): in Redis
 # when there is one, shared by every web worker; otherwise in each process's memory.
