@@ -5,6 +5,9 @@ A module of its own, apart from `memsite.api`: DRF loads DEFAULT_SCHEMA_CLASS la
 drf-spectacular's AutoSchema reads DRF's settings when it is imported, which import the parser
 in `memsite.api`."""
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
@@ -27,6 +30,24 @@ INVALID_INPUT = {
     "example": {"name": ["This field is required."]},
 }
 REFUSED = inline_serializer("RequestRefused", fields={"detail": serializers.CharField()})
+# What the refusals every app answers alike mean; an app names its own 404s, 409s and so on.
+COMMON_MEANINGS = {
+    400: "Malformed or invalid input; the body names the problem.",
+    503: "The task queue is unavailable: nothing was started or changed; try again after Retry-After seconds.",
+}
+
+
+def refusals(meanings: Mapping[int, str], bodies: Mapping[int, Any] | None = None) -> Callable[..., dict]:
+    """An `errors(*codes)` for an app's `extend_schema(responses=...)`: each code with its
+    meaning (the app's, else COMMON_MEANINGS) and its body (INVALID_INPUT for 400, `bodies`'
+    own, else a plain `detail`)."""
+    meanings = {**COMMON_MEANINGS, **meanings}
+    bodies = {400: INVALID_INPUT, **(bodies or {})}
+
+    def errors(*codes: int) -> dict[int, OpenApiResponse]:
+        return {code: OpenApiResponse(bodies.get(code, REFUSED), description=meanings[code]) for code in codes}
+
+    return errors
 
 
 def page_size_type(maximum: int) -> dict:

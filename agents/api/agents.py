@@ -8,7 +8,6 @@ from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
-    OpenApiResponse,
     extend_schema,
     inline_serializer,
 )
@@ -27,7 +26,7 @@ from agents.api.serializers import (
 from agents.models import Role, Strategy
 from agents.services.agents import MAX_WINDOW_TURNS
 from agents.services.messages import MAX_CONTENT_CHARS
-from memsite.schema import INVALID_INPUT
+from memsite.schema import refusals
 from memsite.serializers import (
     StrictBooleanField,
     StrictCharField,
@@ -41,7 +40,6 @@ AGENT_ID = OpenApiParameter("agent_id", OpenApiTypes.INT, OpenApiParameter.PATH,
 CHECKPOINT_ID = OpenApiParameter(
     "checkpoint_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The checkpoint's id."
 )
-ERROR = inline_serializer("AgentError", fields={"detail": serializers.CharField()})
 BUDGET_EXCEEDED = inline_serializer(
     "TokenBudgetExceeded",
     fields={
@@ -64,15 +62,14 @@ BUDGET_EXCEEDED = inline_serializer(
 )
 
 
-def errors(*codes: int) -> dict[int, OpenApiResponse]:
-    meaning = {
-        400: "Malformed or invalid input; the body names the problem.",
+errors = refusals(
+    {
         404: "No such agent or checkpoint.",
         409: "Conflict: another agent has the name, or a message was appended at the same time.",
         422: "Token budget exceeded; the body has the numbers.",
-    }
-    bodies = {400: INVALID_INPUT, 422: BUDGET_EXCEEDED}
-    return {code: OpenApiResponse(bodies.get(code, ERROR), description=meaning[code]) for code in codes}
+    },
+    bodies={422: BUDGET_EXCEEDED},
+)
 
 
 class AgentSettingsSerializer(StrictInputSerializer):

@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents import selectors, services
-from agents.api.agents import AGENT_ID, ERROR, INVALID_INPUT
+from agents.api.agents import AGENT_ID
 from agents.api.serializers import (
     BrainChatExchangeSerializer,
     BrainExploredSerializer,
@@ -44,7 +44,7 @@ from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from memsite.api import JSONParser, read_body
 from memsite.pagination import CheckedCursorPagination
-from memsite.schema import page_size_type
+from memsite.schema import page_size_type, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "brains"
@@ -59,18 +59,16 @@ CHAT_FAILED = inline_serializer(
 )
 
 
-def errors(*codes: int) -> dict[int, OpenApiResponse]:
-    meaning = {
-        400: "Malformed or invalid input; the body names the problem.",
+errors = refusals(
+    {
         404: "No such agent, or no such goal of the agent.",
         409: "Conflict: the goal is already done, or the agent has as many active goals as it may.",
         411: "The document was sent without a Content-Length.",
         413: "The document is larger than MEMSITE_BRAIN_IMPORT_MAX_BYTES.",
         502: "The LLM could not answer; the user's line is kept in the chat (user_line: its seq).",
-        503: "The task queue is unavailable: nothing was started or changed; try again after Retry-After seconds.",
-    }
-    bodies = {400: INVALID_INPUT, 502: CHAT_FAILED}
-    return {code: OpenApiResponse(bodies.get(code, ERROR), description=meaning[code]) for code in codes}
+    },
+    bodies={502: CHAT_FAILED},
+)
 
 
 # -- pages of a collection ---------------------------------------------------------------------

@@ -25,7 +25,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents import selectors, services
-from agents.api.agents import ERROR, INVALID_INPUT
 from agents.api.brains import PAGE_PARAMETERS, BrainCollectionPagination
 from agents.api.serializers import (
     GraphContextSerializer,
@@ -39,6 +38,7 @@ from agents.models import NodeKind, NodeState
 from agents.services.graphs import MAX_MESSAGES, MAX_TASK_CHARS, MAX_TURN_CHARS
 from memsite.api import JSONParser, read_body
 from memsite.errors import InvalidInput
+from memsite.schema import refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "graphs"
@@ -48,17 +48,13 @@ NODE_ID = OpenApiParameter(
 )
 
 
-def errors(*codes: int) -> dict[int, OpenApiResponse]:
-    meaning = {
-        400: "Malformed or invalid input; the body names the problem.",
+errors = refusals(
+    {
         404: "No such graph, agent or node of the graph.",
         411: "The snapshot was sent without a Content-Length.",
         413: "The snapshot is larger than MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES.",
-        503: "The task queue is unavailable: nothing was started or changed; try again after Retry-After seconds.",
     }
-    return {
-        code: OpenApiResponse(INVALID_INPUT if code == 400 else ERROR, description=meaning[code]) for code in codes
-    }
+)
 
 
 class GraphPagination(BrainCollectionPagination):

@@ -18,7 +18,6 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -46,7 +45,7 @@ from memory.api.serializers import (
     type_field,
 )
 from memsite.api import refuse_longer_than
-from memsite.schema import INVALID_INPUT, page_size_type
+from memsite.schema import page_size_type, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "nodes"
@@ -68,22 +67,17 @@ ETAG = OpenApiParameter(
     response=[200],
     description='The node\'s version, such as "3"; send it back as If-Match.',
 )
-ERROR = inline_serializer("Error", fields={"detail": serializers.CharField()})
 
 
-def errors(*codes: int) -> dict[int, OpenApiResponse]:
-    meaning = {
-        400: "Malformed or invalid input; the body names the problem.",
+errors = refusals(
+    {
         403: "Refused: internal folders are immutable, or the user lacks the right.",
         404: "No such node.",
         409: "Conflict: a sibling has the name, the version is stale, or a move would make a cycle.",
         411: "The content was sent without a Content-Length.",
         413: "Too large.",
     }
-    return {
-        code: OpenApiResponse(INVALID_INPUT if code == 400 else ERROR, description=meaning[code])
-        for code in codes
-    }
+)
 
 
 class NodeRootsApi(APIView):

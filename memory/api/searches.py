@@ -18,7 +18,6 @@ from rest_framework.views import APIView
 
 from memory import selectors, services
 from memory.api.http import BoundedJSONParser
-from memory.api.nodes import ERROR, INVALID_INPUT
 from memory.api.serializers import node_id_field
 from memory.models import Search, SearchQuestion, SearchStep
 from memory.services.searches import (
@@ -29,7 +28,7 @@ from memory.services.searches import (
     MAX_QUESTIONS,
 )
 from memsite.pagination import CheckedCursorPagination
-from memsite.schema import page_size_type
+from memsite.schema import page_size_type, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "searches"
@@ -44,17 +43,12 @@ QUESTION_ID = OpenApiParameter(
 )
 
 
-def errors(*codes: int) -> dict[int, OpenApiResponse]:
-    meaning = {
-        400: "Malformed or invalid input; the body names the problem.",
+errors = refusals(
+    {
         404: "No such search, question or start node.",
         409: "Conflict: the search has already ended, or the question is no longer pending.",
-        503: "The task queue is unavailable: nothing was started or changed; try again after Retry-After seconds.",
     }
-    return {
-        code: OpenApiResponse(INVALID_INPUT if code == 400 else ERROR, description=meaning[code])
-        for code in codes
-    }
+)
 
 
 # -- representations ---------------------------------------------------------------------------
