@@ -43,6 +43,7 @@ from benchmarks.contextbench import WORDS, database_version, prose
 from benchmarks.harness import REPO, Report, Row, Scratch, Stats
 from memory import selectors as memory_selectors
 from memory import services as memory_services
+from memory.models import Node
 from memory.services.nodes import NodeSpec, insert_rows
 from memsite.llm.models import LLMCall
 
@@ -252,6 +253,7 @@ def brain_rows(document: dict[str, Any], *, now: datetime) -> BrainRows:
         "last_error": clip(state["lastError"], "last_error_chars"),
         "extra_state": {key: value for key, value in state.items() if key not in mj.STATE_KEYS},
         "extra_user_model": {key: value for key, value in document["userModel"].items() if key != "lastMessages"},
+        "record_seqs": {kind: seq for kind, seq, *_ in records},
         "path_count": sum(1 for row in explored if row[0] == Explored.Kind.PATH),
         "url_count": sum(1 for row in explored if row[0] == Explored.Kind.URL),
         "neuron_count": len(neurons),
@@ -317,11 +319,12 @@ def brain_fill(*, agent: Agent, rows: BrainRows, ticks: list[tuple]) -> Brain:
 
 
 def vacuum_analyze() -> None:
-    """What autovacuum does soon after a bulk load: planner statistics and the visibility map."""
+    """What autovacuum does soon after a bulk load, of the brain and the tree: planner statistics
+    and the visibility map."""
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        for model in BRAIN_TABLES:
+        for model in (*BRAIN_TABLES, Node):
             cursor.execute(f"VACUUM ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
 
 

@@ -10,7 +10,7 @@ that is not there, a host not on the allow-list) is an outcome that did not work
 exception; the tick makes it the brain's last error."""
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.models import Agent, Brain, Explored
-from agents.selectors.ticks import brain_explored_keys, brain_explored_recent
+from agents.selectors.ticks import brain_explored_folders, brain_explored_keys
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memsite.errors import Conflict, NotFound, ServiceError
@@ -32,7 +32,8 @@ NOTE_FOLDER = "swarmstar"
 MAX_NOTE_CHARS = 20_000
 SUGGESTION_SCAN = 200  # children looked at per folder when suggesting what to explore
 SUGGESTION_KEY_CHARS = 150  # longer suggestions are left out (the offline reader caps keys)
-RECENT_FOLDERS = 10  # explored paths looked at for folders with something left to explore
+SUGGESTION_PATH_CHARS = SUGGESTION_KEY_CHARS - len("read_file ")  # a path after the longest action
+RECENT_FOLDERS = 10  # folders listed lately, looked at for something left to explore
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Perceived:
     kind: str  # "path" or "url"
     key: str
     summary: str
+    folder: bool = False  # a listed folder: what to explore next is looked for in it again
 
 
 @dataclass(frozen=True)
@@ -157,9 +159,11 @@ def _known(agent: Agent, kind: str, key: str) -> bool:
     return bool(brain_explored_keys(brain=Brain(pk=agent.pk), kind=kind, keys=[key]))
 
 
-def _perceived(kind: str, key: str, summary: str) -> tuple[Perceived, ...]:
+def _perceived(kind: str, key: str, summary: str, *, folder: bool = False) -> tuple[Perceived, ...]:
     # A key past the explored index's limit is read but not remembered as explored.
-    return (Perceived(kind=kind, key=key, summary=_clip(summary)),) if len(key) <= MAX_KEY_CHARS else ()
+    if len(key) > MAX_KEY_CHARS:
+        return ()
+    return (Perceived(kind=kind, key=key, summary=_clip(summary), folder=folder),)
 
 
 # The actions ------------------------------------------------------------------------------------
@@ -184,7 +188,7 @@ def list_dir(agent: Agent, arguments: PathArguments) -> Outcome:
         ok=True,
         summary=_clip(summary, 2_000),
         novel=not _known(agent, Explored.Kind.PATH, path),
-        perceived=_perceived(Explored.Kind.PATH, path, summary),
+        perceived=_perceived(Explored.Kind.PATH, path, summary, folder=True),
         content="\n".join(names) + (f"\n({total - LIST_LIMIT} more)" if more else ""),
         where=path,
         state={"lastDir": path},
@@ -354,20 +358,17 @@ class Suggestion:
 
 def explore_suggestions(*, brain: Brain, limit: int = 5) -> list[Suggestion]:
     """Paths not explored yet, nearest first: in the folder listed last and each folder above
-    it, then in the folders explored most lately, then at the top of the tree. Idle when
-    everything near is explored."""
+    it, then in the folders listed most lately, then at the top of the tree; two queries for each
+    folder looked in, until `limit` are found. Idle when everything near is explored."""
     suggestions: list[Suggestion] = []
-    for folder_path, folder in _folders_to_scan(brain):
-        if folder is None:
-            children = list(memory_selectors.node_roots()[:SUGGESTION_SCAN])
-        else:
-            children = list(memory_selectors.node_children(node=folder)[:SUGGESTION_SCAN])
+    for folder_path in _folders_to_scan(brain):
         prefix = "" if folder_path == "/" else folder_path
+        children = list(memory_selectors.node_children_at(path=folder_path)[:SUGGESTION_SCAN])
         paths = {child.pk: f"{prefix}/{child.name}" for child in children}
         known = brain_explored_keys(brain=brain, kind=Explored.Kind.PATH, keys=list(paths.values()))
         for child in children:
             path = paths[child.pk]
-            if path in known or "]" in path or len(path) + 10 > SUGGESTION_KEY_CHARS:
+            if path in known or "]" in path or len(path) > SUGGESTION_PATH_CHARS:
                 continue
             # The description is the tree's data, quoted like everything remembered.
             about = f", described as {json.dumps(_clip(child.description, 120), ensure_ascii=False)}" if child.description else ""
@@ -382,34 +383,20 @@ def explore_suggestions(*, brain: Brain, limit: int = 5) -> list[Suggestion]:
     return suggestions
 
 
-def _folders_to_scan(brain: Brain) -> list[tuple[str, Any]]:
-    """(path, node): the folder listed last and those above it, the folders explored most
-    lately, and `/` (node None) last."""
-    chain: list[tuple[str, Any]] = []
+def _folders_to_scan(brain: Brain) -> Iterator[str]:
+    """The folder listed last and those above it, the folders listed most lately (read only
+    once the scan gets to them), and `/` last."""
+    seen = {"/"}
     last_dir = brain.extra_state.get("lastDir") if isinstance(brain.extra_state, dict) else None
     if isinstance(last_dir, str):
-        folder = _folder_at(normal_path(last_dir))
-        if folder is not None:
-            ancestors = list(memory_selectors.node_ancestors(node=folder))
-            chain.append((normal_path(last_dir), folder))
-            for depth in range(len(ancestors), 0, -1):
-                chain.append(("/" + "/".join(a.name for a in ancestors[:depth]), ancestors[depth - 1]))
-    seen = {path for path, _ in chain}
-    for explored in brain_explored_recent(brain=brain, kind=Explored.Kind.PATH, count=RECENT_FOLDERS):
-        if explored.key not in seen:
-            seen.add(explored.key)
-            folder = _folder_at(explored.key)
-            if folder is not None:
-                chain.append((explored.key, folder))
-    chain.append(("/", None))
-    return chain
-
-
-def _folder_at(path: str) -> Any:
-    if path == "/":
-        return None
-    try:
-        node = memory_selectors.node_resolve(path=path)
-    except ServiceError:
-        return None
-    return node if node.is_folder else None
+        names = normal_path(last_dir).split("/")[1:]
+        for depth in range(len(names), 0, -1):
+            path = "/" + "/".join(names[:depth])
+            if path not in seen:
+                seen.add(path)
+                yield path
+    for path in brain_explored_folders(brain=brain, count=RECENT_FOLDERS):
+        if path not in seen:
+            seen.add(path)
+            yield path
+    yield "/"

@@ -42,6 +42,9 @@ class Brain(models.Model):
     url_count = models.PositiveIntegerField(default=0)
     neuron_count = models.PositiveIntegerField(default=0)
     synapse_count = models.PositiveIntegerField(default=0)
+    # The last `seq` of each list collection, by kind, so that an append looks nothing up and
+    # the newest entries of every collection are read in one query.
+    record_seqs = models.JSONField(default=dict, blank=True)
 
     # Ticking: beat starts the brains whose tick is due; the lease keeps ticks from overlapping.
     ticking = models.BooleanField(default=False)
@@ -123,6 +126,9 @@ class Explored(models.Model):
     key = models.CharField(max_length=512)  # within a unique index's limit in any encoding
     summary = models.TextField(blank=True)
     at = models.DateTimeField()
+    # A folder of the memory tree, listed: a tick looks in the folders listed lately for what
+    # to explore next. memory.json does not say, so imported paths are not folders.
+    folder = models.BooleanField(default=False, db_default=False)  # db_default: bulk inserts leave it out
     # The entry as memory.json had it, where the columns alone would not give it back (other
     # keys, a time written as epoch milliseconds); empty otherwise.
     data = models.JSONField(default=dict, blank=True)
@@ -131,8 +137,12 @@ class Explored(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["brain", "kind", "key"], name="agents_explored_key_unique"),
             models.CheckConstraint(condition=Q(kind__in=["path", "url"]), name="agents_explored_kind_valid"),
+            models.CheckConstraint(condition=Q(folder=False) | Q(kind="path"), name="agents_explored_folder_is_path"),
         ]
-        indexes = [models.Index(fields=["brain", "kind", "at"], name="agents_explored_at_idx")]
+        indexes = [
+            models.Index(fields=["brain", "kind", "at"], name="agents_explored_at_idx"),
+            models.Index(fields=["brain", "at", "id"], condition=Q(folder=True), name="agents_explored_folder_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.key}"

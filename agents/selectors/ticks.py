@@ -2,21 +2,29 @@
 collections, its active goals, what it has explored, its strongest associations, and its
 tick runs."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, TickRun
 
 SELF = "self"
 
 
-def brain_records(*, brain: Brain, kind: str, count: int) -> list[Record]:
-    """The newest `count` entries of a list collection, oldest first."""
-    if count <= 0:
-        return []
-    newest = Record.objects.filter(brain=brain, kind=kind).order_by("-seq")[:count]
-    return list(reversed(list(newest)))
+def brain_records(*, brain: Brain, counts: Mapping[str, int]) -> dict[str, list[Record]]:
+    """The newest entries of list collections, `count` of each kind, oldest first, in one query:
+    a collection's entries are numbered without gaps up to the brain's last seq of its kind."""
+    newest: dict[str, list[Record]] = {kind: [] for kind in counts}
+    wanted = Q()
+    for kind, count in counts.items():
+        if count > 0:
+            last = brain.record_seqs.get(kind, 0)
+            wanted |= Q(kind=kind, seq__gt=last - count, seq__lte=last)  # bounded: the planner expects few rows
+    if wanted:
+        for record in Record.objects.filter(wanted, brain=brain).order_by("kind", "seq"):
+            newest[record.kind].append(record)
+    return newest
 
 
 def brain_goals_active(*, brain: Brain) -> list[Goal]:
@@ -26,6 +34,11 @@ def brain_goals_active(*, brain: Brain) -> list[Goal]:
 
 def brain_explored_recent(*, brain: Brain, kind: str, count: int) -> list[Explored]:
     return list(Explored.objects.filter(brain=brain, kind=kind).order_by("-at", "-id")[:count])
+
+
+def brain_explored_folders(*, brain: Brain, count: int) -> list[str]:
+    """The paths of the folders the brain listed most lately, newest first."""
+    return list(Explored.objects.filter(brain=brain, folder=True).order_by("-at", "-id").values_list("key", flat=True)[:count])
 
 
 def brain_explored_keys(*, brain: Brain, kind: str, keys: list[str]) -> set[str]:
@@ -81,18 +94,29 @@ def brain_view(
     chat: int = 0,
 ) -> BrainView:
     brain = Brain.objects.get(pk=agent.pk)
+    records = brain_records(
+        brain=brain,
+        counts={
+            RecordKind.EPISODE: episodes,
+            RecordKind.FACT: facts,
+            RecordKind.SELF_INSTRUCTION: self_instructions,
+            RecordKind.THOUGHT: thoughts,
+            RecordKind.INNER_THOUGHT: inner_thoughts,
+            RecordKind.CHAT: chat,
+        },
+    )
     return BrainView(
         brain=brain,
         goals=brain_goals_active(brain=brain),
-        episodes=brain_records(brain=brain, kind=RecordKind.EPISODE, count=episodes),
-        facts=brain_records(brain=brain, kind=RecordKind.FACT, count=facts),
-        self_instructions=brain_records(brain=brain, kind=RecordKind.SELF_INSTRUCTION, count=self_instructions),
-        thoughts=brain_records(brain=brain, kind=RecordKind.THOUGHT, count=thoughts),
-        inner_thoughts=brain_records(brain=brain, kind=RecordKind.INNER_THOUGHT, count=inner_thoughts),
+        episodes=records[RecordKind.EPISODE],
+        facts=records[RecordKind.FACT],
+        self_instructions=records[RecordKind.SELF_INSTRUCTION],
+        thoughts=records[RecordKind.THOUGHT],
+        inner_thoughts=records[RecordKind.INNER_THOUGHT],
         paths=brain_explored_recent(brain=brain, kind=Explored.Kind.PATH, count=paths),
         urls=brain_explored_recent(brain=brain, kind=Explored.Kind.URL, count=urls),
         associations=brain_associations(brain=brain, count=associations),
-        chat=brain_records(brain=brain, kind=RecordKind.CHAT, count=chat),
+        chat=records[RecordKind.CHAT],
     )
 
 

@@ -3,12 +3,14 @@ one transaction and hands out a `BrainWrite`: appends and upserts that keep ever
 the same cost whatever the collection's size. Ticks, chat, goals and memory.json imports all
 write this way, so they never interleave on one brain."""
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, FloatField, Model, Q, Value
+from django.db.models.functions import Least
 from django.utils import timezone
 
 from agents.brain import affect
@@ -59,24 +61,37 @@ class BrainWrite:
             self.changed.add(name)
 
     def record(self, *, kind: str, text: str, item: Mapping[str, Any], at: datetime) -> Record:
-        """Append to a list collection; the oldest beyond the cap goes. `item` is the entry
-        as memory.json has it."""
-        if kind not in RecordKind.values:
-            raise InvalidInput(f"Unknown brain collection {kind!r}.")
-        last = (
-            Record.objects.filter(brain=self.brain, kind=kind).order_by("-seq").values_list("seq", flat=True).first()
-            or 0
-        )
-        record = Record.objects.create(
-            brain=self.brain,
-            kind=kind,
-            seq=last + 1,
-            text=clip(text, "entry_chars"),
-            data=clipped_item(kind, item),
-            created_at=at,
-        )
-        Record.objects.filter(brain=self.brain, kind=kind, seq__lte=last + 1 - cap(kind)).delete()
-        return record
+        """Append to a list collection (see `records`)."""
+        return self.records([(kind, text, item)], at=at)[0]
+
+    def records(self, entries: Sequence[tuple[str, str, Mapping[str, Any]]], *, at: datetime) -> list[Record]:
+        """Append to list collections, in order: (kind, text, item) each, `item` the entry as
+        memory.json has it. One INSERT, and one DELETE of the oldest beyond each cap."""
+        seqs = dict(self.brain.record_seqs)
+        rows = []
+        for kind, text, item in entries:
+            if kind not in RecordKind.values:
+                raise InvalidInput(f"Unknown brain collection {kind!r}.")
+            seqs[kind] = seqs.get(kind, 0) + 1
+            rows.append(
+                Record(
+                    brain=self.brain,
+                    kind=kind,
+                    seq=seqs[kind],
+                    text=clip(text, "entry_chars"),
+                    data=clipped_item(kind, item),
+                    created_at=at,
+                )
+            )
+        Record.objects.bulk_create(rows)
+        beyond = Q()
+        for kind in {row.kind for row in rows}:
+            if seqs[kind] > cap(kind):
+                beyond |= Q(kind=kind, seq__lte=seqs[kind] - cap(kind))
+        if beyond:
+            Record.objects.filter(beyond, brain=self.brain).delete()
+        self.set(record_seqs=seqs)
+        return rows
 
     def goal(self, *, text: str, status: str = Goal.Status.ACTIVE, item: Mapping[str, Any], at: datetime) -> Goal:
         """Add a goal. At the cap the oldest done goal makes room; with every goal active there
@@ -92,70 +107,105 @@ class BrainWrite:
             brain=self.brain, text=text[:GOAL_CHARS], status=status, data=dict(item), created_at=at, done_at=done_at
         )
 
-    def explored(self, *, kind: str, key: str, summary: str, at: datetime) -> Explored:
+    def explored(self, *, kind: str, key: str, summary: str, at: datetime, folder: bool = False) -> None:
         """Mark a path or URL explored (again); the least recently explored beyond the cap goes."""
         if not key or len(key) > MAX_KEY_CHARS:
             raise InvalidInput(f"An explored {kind} must be 1 to {MAX_KEY_CHARS} characters.")
         count = "path_count" if kind == Explored.Kind.PATH else "url_count"
         summary = clip(summary, "entry_chars")
-        updated = Explored.objects.filter(brain=self.brain, kind=kind, key=key).update(summary=summary, at=at)
-        if not updated:
-            created = Explored.objects.create(brain=self.brain, kind=kind, key=key, summary=summary, at=at)
-            self._grow(count, +1)
-            if getattr(self.brain, count) > cap(kind):
-                others = Explored.objects.filter(brain=self.brain, kind=kind).exclude(pk=created.pk)
-                oldest = others.order_by("at", "id").first()
-                oldest.delete()
-                self._grow(count, -1)
-        return Explored.objects.get(brain=self.brain, kind=kind, key=key)
+        fields = {"summary": summary, "at": at, "folder": folder}
+        if Explored.objects.filter(brain=self.brain, kind=kind, key=key).update(**fields):
+            return
+        created = Explored.objects.create(brain=self.brain, kind=kind, key=key, **fields)
+        self._grow(count, +1)
+        if getattr(self.brain, count) > cap(kind):
+            others = Explored.objects.filter(brain=self.brain, kind=kind).exclude(pk=created.pk)
+            others.order_by("at", "id").first().delete()
+            self._grow(count, -1)
 
-    def neuron(
-        self, *, kind: str, label: str, at: datetime, strength: float = 1.0, item: Mapping[str, Any] | None = None
-    ) -> Neuron:
-        """Strengthen a neuron, or make it; the least recently used one (never `self`) beyond
-        the cap goes, with its synapses."""
-        if kind not in NEURON_KINDS:
-            raise InvalidInput(f"A neuron's kind is one of {', '.join(NEURON_KINDS)}.")
-        key = neuron_key(kind, label)
-        neuron = Neuron.objects.filter(brain=self.brain, key=key).first()
-        if neuron is not None:
-            neuron.strength = min(STRENGTH_MAX, neuron.strength + strength)
-            neuron.last_used = at
-            neuron.save(update_fields=["strength", "last_used"])
-            return neuron
-        neuron = Neuron.objects.create(
-            brain=self.brain, key=key, kind=kind, label=label[:512], strength=strength, last_used=at, data=dict(item or {})
-        )
-        self._grow("neuron_count", +1)
-        if self.brain.neuron_count > cap("neuron"):
-            oldest = Neuron.objects.filter(brain=self.brain).exclude(key=SELF).exclude(pk=neuron.pk)
-            self._forget(oldest.order_by("last_used", "id").first())
-        return neuron
+    def neuron(self, *, kind: str, label: str, at: datetime, strength: float = 1.0) -> Neuron:
+        """Strengthen a neuron, or make it (see `neurons`)."""
+        return self.neurons([(kind, label, strength)], at=at)[0]
 
-    def connect(self, source: Neuron, target: Neuron, *, at: datetime, weight: float = 0.1) -> Synapse:
-        """Strengthen the link from `source` to `target`, or make it; the least recently used
-        link beyond the cap goes."""
-        synapse = Synapse.objects.filter(source=source, target=target).first()
-        if synapse is not None:
-            synapse.weight = min(WEIGHT_MAX, synapse.weight + weight)
-            synapse.last_used = at
-            synapse.save(update_fields=["weight", "last_used"])
-            return synapse
-        synapse = Synapse.objects.create(brain=self.brain, source=source, target=target, weight=weight, last_used=at)
-        self._grow("synapse_count", +1)
-        if self.brain.synapse_count > cap("synapse"):
-            Synapse.objects.filter(brain=self.brain).exclude(pk=synapse.pk).order_by("last_used", "id").first().delete()
-            self._grow("synapse_count", -1)
-        return synapse
+    def neurons(self, wanted: Sequence[tuple[str, str, float]], *, at: datetime) -> list[Neuron]:
+        """Strengthen neurons, or make them: (kind, label, strength) each, the neurons back in
+        that order, in three statements however many. The least recently used neurons beyond
+        the cap (never `self`, nor one of these) go, with their synapses."""
+        for kind, _, _ in wanted:
+            if kind not in NEURON_KINDS:
+                raise InvalidInput(f"A neuron's kind is one of {', '.join(NEURON_KINDS)}.")
+        keys = [neuron_key(kind, label) for kind, label, _ in wanted]
+        found = {neuron.key: neuron for neuron in Neuron.objects.filter(brain=self.brain, key__in=set(keys))}
+        new = [(key, {"key": key, "kind": kind, "label": label[:512]}, by) for key, (kind, label, by) in zip(keys, wanted)]
+        neurons, made = self._strengthen(Neuron, found, new, field="strength", maximum=STRENGTH_MAX, at=at)
+        self._grow("neuron_count", made)
+        excess = self.brain.neuron_count - cap("neuron")
+        if excess > 0:
+            others = Neuron.objects.filter(brain=self.brain).exclude(key=SELF).exclude(pk__in={n.pk for n in neurons})
+            self._forget(list(others.order_by("last_used", "id").values_list("pk", flat=True)[:excess]))
+        return neurons
 
-    def _forget(self, neuron: Neuron) -> None:
-        # The synapses go with the neuron (on delete cascade): Django deletes them by source or
+    def connect(self, source: Neuron, target: Neuron, *, at: datetime, weight: float = 0.1) -> None:
+        """Strengthen the link from `source` to `target`, or make it (see `connect_all`)."""
+        self.connect_all([(source, target)], at=at, weight=weight)
+
+    def connect_all(self, pairs: Sequence[tuple[Neuron, Neuron]], *, at: datetime, weight: float = 0.1) -> None:
+        """Strengthen the link from each source to its target, or make it, in four statements
+        however many; the least recently used links beyond the cap go."""
+        if not pairs:
+            return
+        wanted = [(source.pk, target.pk) for source, target in pairs]
+        # Every link between the sources and the targets (a few more than wanted at most), found
+        # through the (source, target) index.
+        between = Synapse.objects.filter(source__in={s for s, _ in wanted}, target__in={t for _, t in wanted})
+        found = {(synapse.source_id, synapse.target_id): synapse for synapse in between}
+        found = {pair: found[pair] for pair in wanted if pair in found}
+        new = [(pair, {"source_id": pair[0], "target_id": pair[1]}, weight) for pair in wanted]
+        synapses, made = self._strengthen(Synapse, found, new, field="weight", maximum=WEIGHT_MAX, at=at)
+        self._grow("synapse_count", made)
+        excess = self.brain.synapse_count - cap("synapse")
+        if excess > 0:
+            others = Synapse.objects.filter(brain=self.brain).exclude(pk__in={s.pk for s in synapses})
+            oldest = list(others.order_by("last_used", "id").values_list("pk", flat=True)[:excess])
+            self._grow("synapse_count", -Synapse.objects.filter(pk__in=oldest).delete()[0])
+
+    def _strengthen(
+        self, model: type[Model], found: dict[Any, Model], wanted: list[tuple[Any, dict[str, Any], float]],
+        *, field: str, maximum: float, at: datetime,
+    ) -> tuple[list[Any], int]:
+        """Add to `field` of each wanted row (up to `maximum`) and mark it used: (key, the new
+        row's fields, how much) each; `found` holds the rows there are, by key. One INSERT, and
+        an UPDATE for each amount added (one or two in a tick); the rows back in order, and how
+        many were made."""
+        added: dict[Any, float] = {}
+        for key, _, by in wanted:
+            added[key] = added.get(key, 0.0) + by
+        rows, made = dict(found), []
+        for key, fields, _ in wanted:
+            if key not in rows:
+                rows[key] = model(brain=self.brain, **fields, **{field: 0.0})
+                made.append(rows[key])
+        by_amount: dict[float, list[int]] = {}
+        for key, row in rows.items():
+            setattr(row, field, min(maximum, getattr(row, field) + added[key]))
+            row.last_used = at
+            if key in found:
+                by_amount.setdefault(added[key], []).append(row.pk)
+        for by, pks in by_amount.items():
+            grown = Least(F(field) + by, Value(maximum), output_field=FloatField())
+            model.objects.filter(pk__in=pks).update(**{field: grown, "last_used": at})
+        if made:
+            model.objects.bulk_create(made)
+        return [rows[key] for key, _, _ in wanted], len(made)
+
+    def _forget(self, neuron_ids: list[int]) -> None:
+        # The synapses go with the neurons (on delete cascade): Django deletes them by source or
         # target alone, which SQLite finds through the two ends' indexes. Filtered by brain as
         # well, SQLite chose the brain's index and scanned every synapse of the brain (0.5 s at
         # the 500,000 cap).
-        _, deleted = neuron.delete()
+        _, deleted = Neuron.objects.filter(pk__in=neuron_ids).delete()
         self._grow("synapse_count", -deleted.get(Synapse._meta.label, 0))
-        self._grow("neuron_count", -1)
+        self._grow("neuron_count", -deleted.get(Neuron._meta.label, 0))
 
     def _grow(self, field: str, by: int) -> None:
         setattr(self.brain, field, getattr(self.brain, field) + by)

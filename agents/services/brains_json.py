@@ -139,6 +139,7 @@ def brain_import(*, agent: Agent, document: bytes | str | Mapping[str, Any]) -> 
         _insert(Synapse, SYNAPSE_COLUMNS, brain, (_synapse_row(row, ids) for row in synapses))
         writer.set(
             **fields,
+            record_seqs={kind: seq for kind, seq, *_ in records},  # in order: the last is the highest
             path_count=len(explored[Explored.Kind.PATH]),
             url_count=len(explored[Explored.Kind.URL]),
             neuron_count=len(neurons),

@@ -32,7 +32,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from agents.brain import affect
@@ -48,7 +48,7 @@ from agents.brain.prompts import (
     plan_messages,
     reflect_messages,
 )
-from agents.models import Agent, Brain, Goal, Neuron, RecordKind, TickRun
+from agents.models import Agent, Brain, Goal, RecordKind, TickRun
 from agents.selectors.ticks import brain_view
 from agents.services.brains import SELF, BrainWrite, brain_create, brain_writing
 from memsite.errors import Conflict, InvalidInput, ServiceError
@@ -93,7 +93,10 @@ def _lease_take(agent: Agent) -> datetime | None:
 
 
 def _lease_renewed(tick: _Tick) -> datetime:
-    """The tick's lease, moved on; the caller keeps the new end once its transaction commits."""
+    """The tick's lease, moved on once a tenth of it is spent; the caller keeps the new end once
+    its transaction commits."""
+    if timezone.now() < tick.lease - timedelta(seconds=0.9 * settings.MEMSITE_TICK_LEASE_S):
+        return tick.lease
     until = _lease_until()
     if not Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease).update(lease_until=until):
         raise LeaseLost
@@ -117,14 +120,16 @@ def _writing(tick: _Tick) -> Iterator[BrainWrite]:
 
 
 def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
-    """Append a finished step to the run (with other `fields` of the run), renewing the lease
-    for the next, in one transaction (one commit: on PostgreSQL each commit waits for the WAL
-    flush); nothing is written once the lease is lost."""
+    """Append a finished step to the run (with other `fields` of the run) while the tick holds
+    its lease, and renew the lease when due, in one transaction (one commit: on PostgreSQL each
+    commit waits for the WAL flush); nothing is written once the lease is lost."""
     step = {"name": name, "ms": round((time.monotonic() - started) * 1_000), "detail": detail}
     steps = [*tick.run.steps, step]
     with transaction.atomic():
+        held = TickRun.objects.filter(pk=tick.run.pk, brain__lease_until=tick.lease)
+        if not held.update(steps=steps, **(fields or {})):
+            raise LeaseLost
         lease = _lease_renewed(tick)
-        TickRun.objects.filter(pk=tick.run.pk).update(steps=steps, **(fields or {}))
     tick.lease, tick.run.steps = lease, steps
 
 
@@ -153,8 +158,10 @@ def tick_run(*, agent_id: int) -> TickRun | None:
     agent = Agent.objects.filter(pk=agent_id).first()
     if agent is None:
         return None
-    brain_create(agent=agent)
     lease = _lease_take(agent)
+    if lease is None and not Brain.objects.filter(pk=agent.pk).exists():
+        brain_create(agent=agent)
+        lease = _lease_take(agent)
     if lease is None:
         logger.info("Tick of agent %s skipped: another tick holds its brain.", agent_id)
         return None
@@ -259,10 +266,9 @@ def _loop(tick: _Tick) -> None:
 
     if tick.run.number % settings.MEMSITE_TICK_DEEP_REFLECT_EVERY == 0:
         started = time.monotonic()
-        detail = _deep_reflect(tick)
+        detail = _deep_reflect(tick)  # it leaves the plan as it was
         _step(tick, "deep_reflect", started, **detail)
 
-    brain = Brain.objects.get(pk=agent.pk)
     plan_done = brain.plan_step >= len(brain.plan or [])
     if plan_done or not outcome.ok:
         started = time.monotonic()
@@ -288,21 +294,28 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
     now = timezone.now()
     at = now.isoformat()
     action = decision.action if decision else ""
+    thought = clip(reflection.thought.strip(), "entry_chars") if reflection is not None else ""
+    terms = _key_terms(thought)
     with _writing(tick) as write:
         brain = write.brain
-        self_neuron = write.neuron(kind=SELF, label=SELF, at=now, strength=0.0)
-        perceived: list[Neuron] = []
+        self_neuron, *neurons = write.neurons(
+            [(SELF, SELF, 0.0), *((item.kind, item.key, 1.0) for item in outcome.perceived), *(("concept", term, 0.5) for term in terms)],
+            at=now,
+        )
+        perceived, concepts = neurons[: len(outcome.perceived)], neurons[len(outcome.perceived) :]
+        write.connect_all(
+            [
+                *((self_neuron, neuron) for neuron in (*perceived, *concepts)),
+                *((neuron, concept) for neuron in perceived for concept in concepts),
+                *pairwise(concepts),
+            ],
+            at=now,
+        )
+        entries: list[tuple[str, str, dict[str, Any]]] = []
         for item in outcome.perceived:
-            write.explored(kind=item.kind, key=item.key, summary=item.summary, at=now)
-            neuron = write.neuron(kind=item.kind, label=item.key, at=now)
-            write.connect(self_neuron, neuron, at=now)
-            perceived.append(neuron)
-            write.record(
-                kind=RecordKind.LOG,
-                text=f"explore_{item.kind}: {item.key}",
-                item={"type": f"explore_{item.kind}", "message": item.key, "at": at},
-                at=now,
-            )
+            write.explored(kind=item.kind, key=item.key, summary=item.summary, at=now, folder=item.folder)
+            message = f"explore_{item.kind}: {item.key}"
+            entries.append((RecordKind.LOG, message, {"type": f"explore_{item.kind}", "message": item.key, "at": at}))
         if outcome.state or outcome.counters:
             state = dict(brain.extra_state or {})
             state.update(outcome.state)
@@ -312,36 +325,21 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             write.set(extra_state=state)
 
         if reflection is not None:
-            thought = clip(reflection.thought.strip(), "entry_chars")
-            write.record(kind=RecordKind.THOUGHT, text=thought, item={"text": thought, "at": at}, at=now)
-            concepts = [write.neuron(kind="concept", label=term, at=now, strength=0.5) for term in _key_terms(thought)]
-            for concept in concepts:
-                write.connect(self_neuron, concept, at=now)
-                for neuron in perceived:
-                    write.connect(neuron, concept, at=now)
-            for first, second in pairwise(concepts):
-                write.connect(first, second, at=now)
+            entries.append((RecordKind.THOUGHT, thought, {"text": thought, "at": at}))
             inner = (reflection.inner_thought or "").strip()
             if inner:
-                write.record(kind=RecordKind.INNER_THOUGHT, text=inner, item={"text": inner, "at": at}, at=now)
-            write.record(kind=RecordKind.LOG, text=thought, item={"type": "thought", "message": thought, "at": at}, at=now)
+                entries.append((RecordKind.INNER_THOUGHT, inner, {"text": inner, "at": at}))
+            entries.append((RecordKind.LOG, thought, {"type": "thought", "message": thought, "at": at}))
         else:
-            write.record(
-                kind=RecordKind.LOG,
-                text=outcome.summary,
-                item={"type": "action" if outcome.ok else "error", "message": outcome.summary, "at": at},
-                at=now,
-            )
+            kind = "action" if outcome.ok else "error"
+            entries.append((RecordKind.LOG, outcome.summary, {"type": kind, "message": outcome.summary, "at": at}))
 
         what = f"{action} {json.dumps(decision.given, ensure_ascii=False)}" if decision else "no action"
-        write.record(
-            kind=RecordKind.EPISODE,
-            text=outcome.summary,
-            item={"type": action or "none", "what": clip(what, "entry_chars"), "summary": outcome.summary, "where": outcome.where, "at": at},
-            at=now,
-        )
+        episode = {"type": action or "none", "what": clip(what, "entry_chars"), "summary": outcome.summary, "where": outcome.where, "at": at}
+        entries.append((RecordKind.EPISODE, outcome.summary, episode))
         if outcome.chat:
-            write.record(kind=RecordKind.CHAT, text=outcome.chat, item={"role": "assistant", "content": outcome.chat, "at": at}, at=now)
+            entries.append((RecordKind.CHAT, outcome.chat, {"role": "assistant", "content": outcome.chat, "at": at}))
+        write.records(entries, at=now)
 
         felt = affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=outcome.ok, novel=outcome.novel)
         hormones = affect.hormones_after(brain.hormones, succeeded=outcome.ok, novel=outcome.novel)
@@ -390,16 +388,18 @@ def _deep_reflect(tick: _Tick) -> dict[str, Any]:
             added_goals.append(goal.text)
         known_facts = {record.text.casefold() for record in view.facts}
         facts = [fact for fact in reply.facts if fact.casefold() not in known_facts]
-        for fact in facts:
-            write.record(kind=RecordKind.FACT, text=fact, item={"text": fact, "at": at}, at=now)
         known_rules = {record.text.casefold() for record in view.self_instructions}
         rules = [rule for rule in reply.self_instructions if rule.casefold() not in known_rules]
-        for rule in rules:
-            write.record(kind=RecordKind.SELF_INSTRUCTION, text=rule, item={"text": rule, "at": at}, at=now)
-        write.record(
-            kind=RecordKind.LOG,
-            text=f"deep reflection: {len(added_goals)} goals, {len(facts)} facts, {len(rules)} self-instructions",
-            item={"type": "deep_reflect", "message": summary, "at": at},
+        write.records(
+            [
+                *((RecordKind.FACT, fact, {"text": fact, "at": at}) for fact in facts),
+                *((RecordKind.SELF_INSTRUCTION, rule, {"text": rule, "at": at}) for rule in rules),
+                (
+                    RecordKind.LOG,
+                    f"deep reflection: {len(added_goals)} goals, {len(facts)} facts, {len(rules)} self-instructions",
+                    {"type": "deep_reflect", "message": summary, "at": at},
+                ),
+            ],
             at=now,
         )
     detail: dict[str, Any] = {"self_summary": summary, "goals": added_goals, "facts": facts, "self_instructions": rules, "call": call}
@@ -448,15 +448,15 @@ def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
 
 def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
     """The run's end, with the emotions and hormones the tick left; runs beyond the cap go."""
-    brain = Brain.objects.get(pk=tick.agent.pk)
+    brain = Brain.objects.filter(pk=tick.agent.pk)
     run = tick.run
     with transaction.atomic():
         TickRun.objects.filter(pk=run.pk).update(
             status=status,
             outcome=outcome[:10_000],
             error=error[:10_000],
-            emotions=brain.emotions,
-            hormones=brain.hormones,
+            emotions=Subquery(brain.values("emotions")),
+            hormones=Subquery(brain.values("hormones")),
             ended_at=timezone.now(),
         )
         TickRun.objects.filter(brain_id=tick.agent.pk, number__lte=run.number - cap("tick")).delete()

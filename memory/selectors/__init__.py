@@ -1,6 +1,7 @@
 from memory.selectors.nodes import (
     node_ancestors,
     node_children,
+    node_children_at,
     node_children_ids,
     node_content,
     node_content_read,
@@ -28,6 +29,7 @@ from memory.selectors.searches import (
 __all__ = [
     "node_ancestors",
     "node_children",
+    "node_children_at",
     "node_children_ids",
     "node_content",
     "node_content_read",

@@ -64,26 +64,47 @@ def node_path(*, node: Node, ancestors: list[Node] | None = None) -> str:
     return PATH_SEPARATOR + PATH_SEPARATOR.join([*(a.name for a in chain), node.name])
 
 
-def node_resolve(*, path: str) -> Node:
-    """The node at a readable path, found in one query by joining up the parent chain."""
+def _path_names(path: str) -> list[str]:
     names = [part for part in path.strip().split(PATH_SEPARATOR) if part]
     if not path.startswith(PATH_SEPARATOR) or not names:
         raise InvalidInput("A path must be absolute and name at least one node, such as '/user'.")
-    if len(names) > MAX_DEPTH:
-        raise NotFound(f"No memory node at '{path}'.")
-    lookups: dict[str, object] = {"depth": len(names)}
-    prefix = ""
+    return names
+
+
+def _at_path(names: list[str], *, prefix: str = "") -> dict[str, object]:
+    """Lookups for the node at `names`, reached from the nodes queried through `prefix`
+    (`parent__` for its children): each level found by (parent_id, name), anchored at a root.
+    Without the anchor, `parent_id IS NULL AND name = ...`, which the root-name index answers,
+    PostgreSQL scans every node of the target depth for the last name (hundreds of ms at a
+    million nodes)."""
+    lookups: dict[str, object] = {}
     for name in reversed(names):
         lookups[f"{prefix}name"] = name
         prefix += "parent__"
-    # Anchor the chain at a root: `parent_id IS NULL AND name = ...` is answered by the root-name
-    # index, then each level by (parent_id, name). Without it PostgreSQL scans every node of the
-    # target depth for the last name (hundreds of ms at a million nodes).
     lookups[f"{prefix}isnull"] = True
-    node = _with_size(Node.objects.filter(**lookups)).first()
+    return lookups
+
+
+def node_resolve(*, path: str) -> Node:
+    """The node at a readable path, found in one query by joining up the parent chain."""
+    names = _path_names(path)
+    node = None
+    if len(names) <= MAX_DEPTH:
+        node = _with_size(Node.objects.filter(depth=len(names), **_at_path(names))).first()
     if node is None:
         raise NotFound(f"No memory node at '{path}'.")
     return node
+
+
+def node_children_at(*, path: str) -> QuerySet[Node]:
+    """The children of the node at a readable path (the roots for `/`), in insertion order, in
+    one query joining up the parent chain: none when there is no such node, or it has none."""
+    if path.strip() == PATH_SEPARATOR:
+        return node_roots()
+    names = _path_names(path)
+    if len(names) >= MAX_DEPTH:
+        return Node.objects.none()
+    return _with_size(Node.objects.filter(depth=len(names) + 1, **_at_path(names, prefix="parent__"))).order_by("path")
 
 
 def node_internal_folder(*, name: str) -> Node:

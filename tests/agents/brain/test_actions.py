@@ -303,3 +303,89 @@ def test_suggestions_start_near_the_folder_listed_last(agent, internal, llm):
         "list_dir /projects",
     ]
     assert suggestions[0].why.startswith('a document you have not read, described as "How much the user')
+
+
+def explored(agent, *paths: str, folders: tuple[str, ...] = (), last_dir: str | None = None) -> Brain:
+    """The agent's brain with `paths` read and `folders` listed, in that order (the last newest)."""
+    from django.utils import timezone
+
+    from agents.services.brains import brain_writing
+
+    now = timezone.now()
+    with brain_writing(agent=agent) as write:
+        for number, path in enumerate((*paths, *folders)):
+            write.explored(kind="path", key=path, summary="", at=now.replace(microsecond=number), folder=path in folders)
+        if last_dir is not None:
+            write.set(extra_state={"lastDir": last_dir})
+    return Brain.objects.get(pk=agent.pk)
+
+
+def test_suggestions_go_up_from_the_folder_listed_last_then_to_the_folders_listed_lately(
+    agent, internal, django_assert_num_queries
+):
+    alpha = NodeFactory(parent=internal["projects"], name="alpha")
+    deep = NodeFactory(parent=alpha, name="deep")
+    DocumentFactory(parent=deep, name="d1.md")
+    DocumentFactory(parent=deep, name="d2.md")
+    DocumentFactory(parent=alpha, name="a.md")
+    beta = NodeFactory(parent=internal["references"], name="beta")
+    DocumentFactory(parent=beta, name="b.md")
+    brain = explored(
+        agent,
+        "/projects/alpha/deep/d1.md",
+        "/user/user_preferences.md",  # read lately, but a document: not looked in
+        folders=("/references/beta", "/projects", "/projects/alpha", "/projects/alpha/deep"),
+        last_dir="/projects/alpha/deep/",
+    )
+
+    # Two queries for each folder looked in (deep, alpha, /projects, beta, /), and one for the
+    # folders listed lately.
+    with django_assert_num_queries(11):
+        suggestions = explore_suggestions(brain=brain, limit=6)
+
+    assert [suggestion.key for suggestion in suggestions] == [
+        "read_file /projects/alpha/deep/d2.md",  # the folder listed last
+        "read_file /projects/alpha/a.md",  # the folders above it
+        "read_file /references/beta/b.md",  # a folder listed lately
+        "list_dir /swarmstar",  # the top of the tree
+        "list_dir /user",
+        "list_dir /references",
+    ]
+
+
+def test_suggestions_leave_out_long_and_bracketed_names_and_idle_when_all_is_explored(agent, internal):
+    folder = NodeFactory(parent=internal["swarmstar"], name="f")
+    DocumentFactory(parent=folder, name="x" * 200 + ".md")
+    DocumentFactory(parent=folder, name="[draft].md")
+    DocumentFactory(parent=folder, name="ok.md")
+    roots = [f"/{name}" for name in ("swarmstar", "user", "projects", "references")]
+
+    brain = explored(agent, *roots[1:], folders=("/swarmstar", "/swarmstar/f"), last_dir="/swarmstar/f")
+    assert [suggestion.key for suggestion in explore_suggestions(brain=brain)] == ["read_file /swarmstar/f/ok.md"]
+
+    brain = explored(agent, "/swarmstar/f/ok.md")
+    assert [(suggestion.action, suggestion.why) for suggestion in explore_suggestions(brain=brain)] == [
+        ("idle", "everything near has been explored")
+    ]
+
+
+def test_suggestions_pass_over_a_last_folder_that_is_gone(agent, internal):
+    brain = explored(agent, last_dir="/user/gone/deeper")
+
+    suggestions = explore_suggestions(brain=brain, limit=2)
+
+    assert [suggestion.key for suggestion in suggestions] == [
+        "read_file /user/user_preferences.md",
+        "read_file /user/requested_features.md",
+    ]
+
+
+def test_a_listed_folder_is_remembered_as_one(agent, internal, llm):
+    keep_plan(agent)
+    script_tick(llm, "list_dir", path="/user")
+    services.tick_run(agent_id=agent.pk)
+    script_tick(llm, "read_file", path="/user/user_preferences.md")
+    services.tick_run(agent_id=agent.pk)
+
+    folders = dict(Explored.objects.filter(brain_id=agent.pk).values_list("key", "folder"))
+    assert folders == {"/user": True, "/user/user_preferences.md": False}

@@ -58,6 +58,22 @@ def test_a_list_keeps_its_cap_and_trims_the_oldest_one_past_it(agent, kind):
     assert texts() == ["entry 1", "entry 2", "entry 3"]
 
 
+def test_entries_appended_together_keep_every_cap_in_one_insert_and_one_delete(agent, django_assert_num_queries):
+    with brain_writing(agent=agent) as write:
+        write.record(kind=RecordKind.LOG, text="log 0", item={"message": "log 0"}, at=at(0))
+        entries = [(RecordKind.THOUGHT, f"t{n}", {"text": f"t{n}"}) for n in range(5)]
+        entries += [(RecordKind.LOG, f"log {n}", {"message": f"log {n}"}) for n in (1, 2)]
+        with django_assert_num_queries(2):
+            write.records(entries, at=at(1))
+
+    kept = Record.objects.filter(brain_id=agent.pk).order_by("kind", "seq").values_list("kind", "seq", "text")
+    assert list(kept) == [
+        ("log", 1, "log 0"), ("log", 2, "log 1"), ("log", 3, "log 2"),
+        ("thought", 3, "t2"), ("thought", 4, "t3"), ("thought", 5, "t4"),
+    ]
+    assert Brain.objects.get(pk=agent.pk).record_seqs == {"log": 3, "thought": 5}
+
+
 def test_entry_texts_are_clipped_at_their_cap(agent):
     with brain_writing(agent=agent) as write:
         exact = write.record(kind=RecordKind.THOUGHT, text="x" * 10, item="x" * 10, at=at(0))
@@ -143,3 +159,61 @@ def test_goals_at_the_cap_make_room_by_the_oldest_done_goal_or_are_refused(agent
     assert list(Goal.objects.filter(brain_id=agent.pk).order_by("id").values_list("text", flat=True)) == [
         "goal 0", "goal 2", "room made",
     ]
+
+
+def test_the_last_seq_of_each_list_is_kept_on_the_brain_and_the_newest_are_read_in_one_query(
+    agent, django_assert_num_queries
+):
+    from agents.selectors.ticks import brain_records
+
+    with brain_writing(agent=agent) as write:
+        for number in range(5):
+            write.record(kind=RecordKind.THOUGHT, text=f"t{number}", item={"text": f"t{number}"}, at=at(number))
+        write.record(kind=RecordKind.EPISODE, text="e0", item={"summary": "e0"}, at=at(5))
+    brain = Brain.objects.get(pk=agent.pk)
+    assert brain.record_seqs == {"thought": 5, "episode": 1}
+
+    with django_assert_num_queries(1):
+        newest = brain_records(brain=brain, counts={"thought": 2, "episode": 5, "fact": 3, "log": 0})
+    assert {kind: [record.text for record in records] for kind, records in newest.items()} == {
+        "thought": ["t3", "t4"], "episode": ["e0"], "fact": [], "log": []
+    }
+
+
+def test_the_migration_fills_the_last_seqs_from_the_records(agent):
+    import importlib
+
+    from django.apps import apps
+
+    with brain_writing(agent=agent) as write:
+        for number in range(4):
+            write.record(kind=RecordKind.LOG, text=f"l{number}", item={"message": f"l{number}"}, at=at(number))
+    Brain.objects.filter(pk=agent.pk).update(record_seqs={})
+
+    importlib.import_module("agents.migrations.0006_brain_reads").record_seqs_fill(apps, None)
+
+    assert Brain.objects.get(pk=agent.pk).record_seqs == {"log": 4}  # 1 was trimmed: the last seq is kept
+
+
+def test_neurons_and_links_written_together_add_up_and_keep_their_caps(agent, django_assert_max_num_queries):
+    with brain_writing(agent=agent) as write:
+        old = write.neuron(kind="concept", label="old", at=at(0), strength=2.0)
+    with brain_writing(agent=agent) as write, django_assert_max_num_queries(12):
+        me, old_again, new, new_again = write.neurons(
+            [(SELF, SELF, 0.0), ("concept", "old", 1.0), ("concept", "new", 0.5), ("concept", "new", 0.5)], at=at(5)
+        )
+        write.connect_all([(me, new), (me, new), (new, old_again)], at=at(5), weight=0.25)
+
+    assert old_again.pk == old.pk and new_again is new
+    strengths = dict(Neuron.objects.filter(brain_id=agent.pk).values_list("key", "strength"))
+    assert strengths == {SELF: 1.0, "concept:old": 3.0, "concept:new": 1.0}  # CAP 3: nothing forgotten
+    weights = {(s.source.key, s.target.key): s.weight for s in Synapse.objects.filter(brain_id=agent.pk)}
+    assert weights == {(SELF, "concept:new"): 0.5, ("concept:new", "concept:old"): 0.25}
+
+    with brain_writing(agent=agent) as write:
+        write.neurons([("concept", "a", 1.0), ("concept", "b", 1.0)], at=at(6))
+    keys = set(Neuron.objects.filter(brain_id=agent.pk).values_list("key", flat=True))
+    assert keys == {SELF, "concept:a", "concept:b"}  # the two least used went, with their links
+    brain = Brain.objects.get(pk=agent.pk)
+    assert (brain.neuron_count, brain.synapse_count) == (3, 0)
+    assert not Synapse.objects.filter(brain_id=agent.pk).exists()

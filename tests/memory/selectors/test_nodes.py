@@ -52,6 +52,19 @@ def test_resolve_finds_only_the_exact_path():
             selectors.node_resolve(path=malformed)
 
 
+def test_children_at_a_path_are_read_in_one_query(django_assert_num_queries):
+    a = NodeFactory(name="a")
+    b = NodeFactory(parent=a, name="b")
+    DocumentFactory(parent=b, name="one.md")
+    DocumentFactory(parent=b, name="two.md")
+    NodeFactory(parent=selectors.node_internal_folder(name="references"), name="b")  # same name elsewhere
+    with django_assert_num_queries(1):
+        assert [n.name for n in selectors.node_children_at(path="/swarmstar/a/b/")] == ["one.md", "two.md"]
+    assert [n.name for n in selectors.node_children_at(path="/")] == ["swarmstar", "user", "projects", "references"]
+    for childless in ("/swarmstar/a/b/one.md", "/swarmstar/b", "/nothing/a/b"):
+        assert not selectors.node_children_at(path=childless).exists()
+
+
 def test_subtree_excludes_the_neighbours_branch():
     first = NodeFactory(name="first")
     NodeFactory(parent=first)
