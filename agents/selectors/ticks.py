@@ -5,7 +5,7 @@ tick runs."""
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, TickRun
 
@@ -16,14 +16,10 @@ def brain_records(*, brain: Brain, counts: Mapping[str, int]) -> dict[str, list[
     """The newest entries of list collections, `count` of each kind, oldest first, in one query:
     a collection's entries are numbered without gaps up to the brain's last seq of its kind."""
     newest: dict[str, list[Record]] = {kind: [] for kind in counts}
-    wanted = Q()
-    for kind, count in counts.items():
-        if count > 0:
-            last = brain.record_seqs.get(kind, 0)
-            wanted |= Q(kind=kind, seq__gt=last - count, seq__lte=last)  # bounded: the planner expects few rows
-    if wanted:
-        for record in Record.objects.filter(wanted, brain=brain).order_by("kind", "seq"):
-            newest[record.kind].append(record)
+    last = {kind: brain.record_seqs.get(kind, 0) for kind, count in counts.items() if count > 0}
+    ranges = {kind: (last[kind] - counts[kind], last[kind]) for kind in last}
+    for record in Record.objects.in_ranges(brain, ranges).order_by("kind", "seq"):
+        newest[record.kind].append(record)
     return newest
 
 

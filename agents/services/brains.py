@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, FloatField, Model, Q, Value
+from django.db.models import F, FloatField, Model, Value
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -84,12 +84,9 @@ class BrainWrite:
                 )
             )
         Record.objects.bulk_create(rows)
-        beyond = Q()
-        for kind in {row.kind for row in rows}:
-            if seqs[kind] > cap(kind):
-                beyond |= Q(kind=kind, seq__lte=seqs[kind] - cap(kind))
+        beyond = {kind: (0, seqs[kind] - cap(kind)) for kind in {row.kind for row in rows} if seqs[kind] > cap(kind)}
         if beyond:
-            Record.objects.filter(beyond, brain=self.brain).delete()
+            Record.objects.filter(pk__in=Record.objects.in_ranges(self.brain, beyond).values("pk")).delete()
         self.set(record_seqs=seqs)
         return rows
 

@@ -126,7 +126,9 @@ def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None 
     step = {"name": name, "ms": round((time.monotonic() - started) * 1_000), "detail": detail}
     steps = [*tick.run.steps, step]
     with transaction.atomic():
-        held = TickRun.objects.filter(pk=tick.run.pk, brain__lease_until=tick.lease)
+        # A subquery, not a join: on SQLite an UPDATE through a join costs a SELECT first.
+        leased = Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease)
+        held = TickRun.objects.filter(pk=tick.run.pk, brain__in=leased)
         if not held.update(steps=steps, **(fields or {})):
             raise LeaseLost
         lease = _lease_renewed(tick)
