@@ -142,7 +142,7 @@ class Explored(models.Model):
     at = models.DateTimeField()
     # A folder of the memory tree, listed: a tick looks in the folders listed lately for what
     # to explore next. memory.json does not say, so imported paths are not folders.
-    folder = models.BooleanField(default=False, db_default=False)  # db_default: bulk inserts leave it out
+    folder = models.BooleanField(default=False, db_default=False)  # imports insert rows without it
     # The entry as memory.json had it, where the columns alone would not give it back (other
     # keys, a time written as epoch milliseconds); empty otherwise.
     data = models.JSONField(default=dict, blank=True)

@@ -126,8 +126,8 @@ class BrainWrite:
 
     def neurons(self, wanted: Sequence[tuple[str, str, float]], *, at: datetime) -> list[Neuron]:
         """Strengthen neurons, or make them: (kind, label, strength) each, the neurons back in
-        that order, in three statements however many. The least recently used neurons beyond
-        the cap (never `self`, nor one of these) go, with their synapses."""
+        that order; a SELECT, then `_strengthen`'s statements, however many. The least recently
+        used neurons beyond the cap (never `self`, nor one of these) go, with their synapses."""
         for kind, _, _ in wanted:
             if kind not in NEURON_KINDS:
                 raise InvalidInput(f"A neuron's kind is one of {', '.join(NEURON_KINDS)}.")
@@ -147,8 +147,9 @@ class BrainWrite:
         self.connect_all([(source, target)], at=at, weight=weight)
 
     def connect_all(self, pairs: Sequence[tuple[Neuron, Neuron]], *, at: datetime, weight: float = 0.1) -> None:
-        """Strengthen the link from each source to its target, or make it, in four statements
-        however many; the least recently used links beyond the cap go."""
+        """Strengthen the link from each source to its target, or make it; a SELECT, then
+        `_strengthen`'s statements, however many. The least recently used links beyond the cap
+        go."""
         if not pairs:
             return
         wanted = [(source.pk, target.pk) for source, target in pairs]

@@ -2,8 +2,8 @@
 reflection; a new plan when the plan is done or the action failed.
 
 One tick of a brain at a time. A tick takes a lease on its brain with one conditional UPDATE
-(`lease_until` empty or past) and renews it at every step; a second tick started meanwhile finds
-the lease held and does nothing. A killed worker's lease runs out after MEMSITE_TICK_LEASE_S and
+(`lease_until` empty or past), checks it at every step and renews it there once a tenth of it is
+spent; a second tick started meanwhile finds the lease held and does nothing. A killed worker's lease runs out after MEMSITE_TICK_LEASE_S and
 the next tick takes over, failing the tick run the dead worker left running; a brain that does
 not tick again has that run failed by `ticks_sweep_stale`. Every brain write
 checks, under the brain's row lock, that the tick still holds its lease, so a tick that lost it
