@@ -193,6 +193,8 @@ class BrainWrite:
             grown = Least(F(field) + by, Value(maximum), output_field=FloatField())
             model.objects.filter(pk__in=pks).update(**{field: grown, "last_used": at})
         if made:
+            # The made rows get their ids from the INSERT (PostgreSQL, SQLite 3.35 and later):
+            # links to new neurons, and the cap's forgetting, need them.
             model.objects.bulk_create(made)
         return [rows[key] for key, _, _ in wanted], len(made)
 
