@@ -74,7 +74,10 @@ class RecordQuerySet(models.QuerySet):
     def in_ranges(self, brain: "Brain", ranges: Mapping[str, tuple[int, int]]) -> "RecordQuerySet":
         """The brain's entries of each kind with `low < seq <= high`, as one UNION ALL of index
         range reads: with the ranges ORed, SQLite read every entry of the brain."""
-        parts = [self.filter(brain=brain, kind=kind, seq__gt=low, seq__lte=high) for kind, (low, high) in ranges.items()]
+        parts = [
+            self.filter(brain=brain, kind=kind, seq__gt=low, seq__lte=high)
+            for kind, (low, high) in ranges.items()
+        ]
         if len(parts) < 2:
             return parts[0] if parts else self.none()
         return parts[0].union(*parts[1:], all=True)

@@ -34,7 +34,8 @@ def brain_explored_recent(*, brain: Brain, kind: str, count: int) -> list[Explor
 
 def brain_explored_folders(*, brain: Brain, count: int) -> list[str]:
     """The paths of the folders the brain listed most lately, newest first."""
-    return list(Explored.objects.filter(brain=brain, folder=True).order_by("-at", "-id").values_list("key", flat=True)[:count])
+    folders = Explored.objects.filter(brain=brain, folder=True).order_by("-at", "-id")
+    return list(folders.values_list("key", flat=True)[:count])
 
 
 def brain_explored_keys(*, brain: Brain, kind: str, keys: list[str]) -> set[str]:

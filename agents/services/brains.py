@@ -133,7 +133,10 @@ class BrainWrite:
                 raise InvalidInput(f"A neuron's kind is one of {', '.join(NEURON_KINDS)}.")
         keys = [neuron_key(kind, label) for kind, label, _ in wanted]
         found = {neuron.key: neuron for neuron in Neuron.objects.filter(brain=self.brain, key__in=set(keys))}
-        new = [(key, {"key": key, "kind": kind, "label": label[:512]}, by) for key, (kind, label, by) in zip(keys, wanted)]
+        new = [
+            (key, {"key": key, "kind": kind, "label": label[:512]}, by)
+            for key, (kind, label, by) in zip(keys, wanted)
+        ]
         neurons, made = self._strengthen(Neuron, found, new, field="strength", maximum=STRENGTH_MAX, at=at)
         self._grow("neuron_count", made)
         excess = self.brain.neuron_count - cap("neuron")

@@ -3,11 +3,11 @@ reflection; a new plan when the plan is done or the action failed.
 
 One tick of a brain at a time. A tick takes a lease on its brain with one conditional UPDATE
 (`lease_until` empty or past), checks it at every step and renews it there once a tenth of it is
-spent; a second tick started meanwhile finds the lease held and does nothing. A killed worker's lease runs out after MEMSITE_TICK_LEASE_S and
-the next tick takes over, failing the tick run the dead worker left running; a brain that does
-not tick again has that run failed by `ticks_sweep_stale`. Every brain write
-checks, under the brain's row lock, that the tick still holds its lease, so a tick that lost it
-writes nothing more.
+spent; a second tick started meanwhile finds the lease held and does nothing. A killed worker's
+lease runs out after MEMSITE_TICK_LEASE_S and the next tick takes over, failing the tick run the
+dead worker left running; a brain that does not tick again has that run failed by
+`ticks_sweep_stale`. Every brain write checks, under the brain's row lock, that the tick still
+holds its lease, so a tick that lost it writes nothing more.
 
 Each tick is a `TickRun`, made first, numbered after the brain's `tick_count`; each step is
 appended to its `steps` with its duration as it ends, and its LLM calls serve it in the ledger.
@@ -301,7 +301,11 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
     with _writing(tick) as write:
         brain = write.brain
         self_neuron, *neurons = write.neurons(
-            [(SELF, SELF, 0.0), *((item.kind, item.key, 1.0) for item in outcome.perceived), *(("concept", term, 0.5) for term in terms)],
+            [
+                (SELF, SELF, 0.0),
+                *((item.kind, item.key, 1.0) for item in outcome.perceived),
+                *(("concept", term, 0.5) for term in terms),
+            ],
             at=now,
         )
         perceived, concepts = neurons[: len(outcome.perceived)], neurons[len(outcome.perceived) :]
@@ -337,7 +341,13 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             entries.append((RecordKind.LOG, outcome.summary, {"type": kind, "message": outcome.summary, "at": at}))
 
         what = f"{action} {json.dumps(decision.given, ensure_ascii=False)}" if decision else "no action"
-        episode = {"type": action or "none", "what": clip(what, "entry_chars"), "summary": outcome.summary, "where": outcome.where, "at": at}
+        episode = {
+            "type": action or "none",
+            "what": clip(what, "entry_chars"),
+            "summary": outcome.summary,
+            "where": outcome.where,
+            "at": at,
+        }
         entries.append((RecordKind.EPISODE, outcome.summary, episode))
         if outcome.chat:
             entries.append((RecordKind.CHAT, outcome.chat, {"role": "assistant", "content": outcome.chat, "at": at}))

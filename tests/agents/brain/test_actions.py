@@ -314,7 +314,8 @@ def explored(agent, *paths: str, folders: tuple[str, ...] = (), last_dir: str | 
     now = timezone.now()
     with brain_writing(agent=agent) as write:
         for number, path in enumerate((*paths, *folders)):
-            write.explored(kind="path", key=path, summary="", at=now.replace(microsecond=number), folder=path in folders)
+            at = now.replace(microsecond=number)
+            write.explored(kind="path", key=path, summary="", at=at, folder=path in folders)
         if last_dir is not None:
             write.set(extra_state={"lastDir": last_dir})
     return Brain.objects.get(pk=agent.pk)
