@@ -26,7 +26,9 @@ the agent's next tick.
 Reads never come here: with the broker down, everything but starting work goes on."""
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from celery import Task
 from django.conf import settings
@@ -36,6 +38,9 @@ from memsite.celery import app
 from memsite.errors import ServiceUnavailable
 
 logger = logging.getLogger(__name__)
+
+# Set within `broker_checked`: the broker answered at the start of a batch of enqueues.
+_batch_checked: ContextVar[bool] = ContextVar("broker_checked", default=False)
 
 QUEUE_UNAVAILABLE = "The task queue is unavailable, so nothing was started and nothing changed; try again shortly."
 
@@ -69,8 +74,22 @@ def enqueue(task: Task, **kwargs: object) -> None:
     before anything is published, if the broker does not answer. Call it inside the
     `transaction.atomic()` block that writes what the task reads, so that a refusal rolls
     the writes back."""
-    broker_require()
+    if not _batch_checked.get():
+        broker_require()
     transaction.on_commit(_publisher(task, kwargs))
+
+
+@contextmanager
+def broker_checked() -> Iterator[None]:
+    """A batch of enqueues (beat's loops, one transaction per row) with the broker checked
+    once, here, rather than on a new connection for every task; ServiceUnavailable, before
+    anything is written, if it does not answer."""
+    broker_require()
+    token = _batch_checked.set(True)
+    try:
+        yield
+    finally:
+        _batch_checked.reset(token)
 
 
 def _publisher(task: Task, kwargs: dict[str, object]) -> Callable[[], None]:

@@ -51,7 +51,7 @@ from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.llm.tokens import counter_for_model
 from memsite.names import has_invisible_characters
-from memsite.queue import enqueue
+from memsite.queue import broker_checked, enqueue
 from memsite.storable import unstorable
 
 logger = logging.getLogger(__name__)
@@ -264,10 +264,14 @@ def graphs_sweep_stale() -> int:
     )
     stale = Graph.objects.filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now), pk__in=waiting.values("graph_id"))
     queued = 0
-    for graph in stale.only("pk"):
-        with transaction.atomic():
-            _enqueue(graph)
-        queued += 1
+    graphs = list(stale.only("pk"))
+    if not graphs:
+        return queued
+    with broker_checked():
+        for graph in graphs:
+            with transaction.atomic():
+                _enqueue(graph)
+            queued += 1
     return queued
 
 

@@ -56,7 +56,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.providers.offline import words
 from memsite.llm.purposes import Purpose
-from memsite.queue import broker_require, enqueue
+from memsite.queue import broker_checked, broker_require, enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -518,7 +518,7 @@ def tick_request(*, agent: Agent) -> None:
 
 def ticks_sweep_stale() -> int:
     """Fail the runs left `running` by ticks whose worker stopped: their brain's lease ran out
-    (a live tick renews it at every step). Without it such a run would wait for the brain's
+    (a live tick keeps renewing it). Without it such a run would wait for the brain's
     next tick, which a brain ticked on request alone may never have. Run by beat; how many
     runs it failed."""
     now = timezone.now()
@@ -538,12 +538,15 @@ def ticks_start_due() -> int:
         .values_list("pk", "next_tick_at", "tick_interval_s")[:TICKS_PER_BEAT]
     )
     started = 0
-    for agent_id, next_at, interval_s in due:
-        with transaction.atomic():
-            moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
-                next_tick_at=now + timedelta(seconds=interval_s)
-            )
-            if moved:
-                _enqueue(agent_id)
-                started += 1
+    if not due:
+        return started
+    with broker_checked():
+        for agent_id, next_at, interval_s in due:
+            with transaction.atomic():
+                moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
+                    next_tick_at=now + timedelta(seconds=interval_s)
+                )
+                if moved:
+                    _enqueue(agent_id)
+                    started += 1
     return started

@@ -18,7 +18,7 @@ from memory.search.state import QuestionAnswer, WalkState
 from memory.services.nodes import node_create
 from memory.validation import validate_name
 from memsite.errors import Conflict, InvalidInput
-from memsite.queue import enqueue
+from memsite.queue import broker_checked, enqueue
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -369,16 +369,24 @@ def searches_sweep_stale() -> dict[str, int]:
         heartbeat_at__lt=cutoff
     ) | Search.objects.filter(parent__isnull=True, status=Search.Status.QUEUED, heartbeat_at__isnull=True, created_at__lt=cutoff)
     counts = {"requeued": 0, "failed": 0}
-    for search_id in stale.values_list("pk", flat=True):
-        with transaction.atomic():
-            search = Search.objects.select_for_update().get(pk=search_id)
-            if search.status in TERMINAL or search.status == Search.Status.WAITING:
-                continue
-            if search.requeues >= settings.MEMSITE_SEARCH_MAX_REQUEUES:
-                _end_family(search, status=Search.Status.FAILED, because=f"stalled: no step for {settings.MEMSITE_SEARCH_STALE_S} s after {search.requeues} re-queues")
-                counts["failed"] += 1
-                continue
-            Search.objects.filter(pk=search.pk).update(requeues=F("requeues") + 1, heartbeat_at=timezone.now())
-            _enqueue(search)
-            counts["requeued"] += 1
+    stale_ids = list(stale.values_list("pk", flat=True))
+    if not stale_ids:
+        return counts
+    with broker_checked():
+        for search_id in stale_ids:
+            _requeue_or_fail(search_id, counts)
     return counts
+
+
+def _requeue_or_fail(search_id: int, counts: dict[str, int]) -> None:
+    with transaction.atomic():
+        search = Search.objects.select_for_update().get(pk=search_id)
+        if search.status in TERMINAL or search.status == Search.Status.WAITING:
+            return
+        if search.requeues >= settings.MEMSITE_SEARCH_MAX_REQUEUES:
+            _end_family(search, status=Search.Status.FAILED, because=f"stalled: no step for {settings.MEMSITE_SEARCH_STALE_S} s after {search.requeues} re-queues")
+            counts["failed"] += 1
+            return
+        Search.objects.filter(pk=search.pk).update(requeues=F("requeues") + 1, heartbeat_at=timezone.now())
+        _enqueue(search)
+        counts["requeued"] += 1

@@ -12,7 +12,7 @@ from django.utils import timezone
 from agents import services
 from agents.models import Brain, TickRun
 from agents.services.brains import brain_create
-from memsite.errors import InvalidInput
+from memsite.errors import InvalidInput, ServiceUnavailable
 from tests.factories import AgentFactory
 
 
@@ -162,6 +162,37 @@ def test_beat_starts_only_due_ticking_brains_and_each_once(ticks_queued, django_
     assert ticks_queued == [due.pk]
     paused_brain = Brain.objects.get(pk=paused.pk)
     assert not paused_brain.ticking and paused_brain.next_tick_at is None
+
+
+@pytest.mark.django_db
+def test_beat_checks_the_broker_once_for_all_the_ticks_it_queues(
+    ticks_queued, django_capture_on_commit_callbacks, monkeypatch
+):
+    agents = [AgentFactory() for _ in range(3)]
+    for agent in agents:
+        services.ticking_start(agent=agent, interval_s=60)
+    checks: list[bool] = []
+    monkeypatch.setattr("memsite.queue._broker_check", lambda: checks.append(True))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.ticks_start_due() == 3
+
+    assert len(checks) == 1 and sorted(ticks_queued) == sorted(agent.pk for agent in agents)
+
+
+@pytest.mark.django_db
+def test_beat_with_the_broker_down_moves_no_tick_on(agent, ticks_queued, monkeypatch):
+    services.ticking_start(agent=agent, interval_s=60)
+    due_at = Brain.objects.get(pk=agent.pk).next_tick_at
+
+    def down() -> None:
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr("memsite.queue._broker_check", down)
+    with pytest.raises(ServiceUnavailable):
+        services.ticks_start_due()
+
+    assert Brain.objects.get(pk=agent.pk).next_tick_at == due_at and ticks_queued == []
 
 
 @pytest.mark.django_db
