@@ -8,6 +8,7 @@ they are refused with a 400 rather than failing there."""
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
@@ -55,3 +56,16 @@ def unstorable(document: Any, name: str = "") -> str | None:
         elif isinstance(value, list | tuple):
             stack.extend((item, _step(path, index)) for index, item in enumerate(value))
     return None
+
+
+def deeper_than(value: object, limit: int) -> bool:
+    """Whether objects and lists nest in `value` more than `limit` levels; without recursion,
+    so that no depth the JSON parser let through can exhaust the stack here."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, Mapping) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, Mapping | list))
+    return False

@@ -66,7 +66,7 @@ from agents.brain import affect
 from agents.brain.caps import cap, clip
 from agents.models import RecordKind
 from memsite.errors import InvalidInput, TooLarge
-from memsite.storable import unstorable
+from memsite.storable import deeper_than, unstorable
 
 TOP_LEVEL_KEYS = (
     "thoughts",
@@ -280,7 +280,7 @@ def load(document: bytes | bytearray | str | Mapping[str, Any]) -> dict[str, Any
         raise InvalidInput(f"memory.json is not valid JSON: {exc}.") from None
     if not isinstance(raw, dict):
         raise InvalidInput(f"memory.json must be a JSON object, not {_json_type(raw)}.")
-    if _deeper_than(raw, MAX_DEPTH):
+    if deeper_than(raw, MAX_DEPTH):
         raise _too_deep()
     problem = unstorable(raw)
     if problem is not None:
@@ -409,18 +409,6 @@ def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     return "a number"
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        for child in node.values() if isinstance(node, dict) else node:
-            if isinstance(child, dict | list):
-                stack.append((child, depth + 1))
-    return False
 
 
 def neuron_kind(key: str) -> str:

@@ -6,8 +6,6 @@ entry as a new one comes in, found through an index: each append costs the same 
 Keyed collections (explored paths and URLs, neurons, synapses) keep their sizes on the brain's
 row and lose their least recently used entry."""
 
-from collections.abc import Mapping
-
 from django.db import models
 from django.db.models import Q
 
@@ -70,19 +68,6 @@ class Brain(models.Model):
         return f"Brain of agent {self.agent_id}"
 
 
-class RecordQuerySet(models.QuerySet):
-    def in_ranges(self, brain: "Brain", ranges: Mapping[str, tuple[int, int]]) -> "RecordQuerySet":
-        """The brain's entries of each kind with `low < seq <= high`, as one UNION ALL of index
-        range reads: with the ranges ORed, SQLite read every entry of the brain."""
-        parts = [
-            self.filter(brain=brain, kind=kind, seq__gt=low, seq__lte=high)
-            for kind, (low, high) in ranges.items()
-        ]
-        if len(parts) < 2:
-            return parts[0] if parts else self.none()
-        return parts[0].union(*parts[1:], all=True)
-
-
 class Record(models.Model):
     """One entry of a list collection: a thought, an episode, a log line... `seq` numbers a
     brain's entries of one kind from 1; `data` holds the entry's other fields as memory.json
@@ -94,8 +79,6 @@ class Record(models.Model):
     text = models.TextField()
     data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField()
-
-    objects = RecordQuerySet.as_manager()
 
     class Meta:
         constraints = [

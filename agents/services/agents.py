@@ -12,7 +12,7 @@ from agents.instructions import instructions_check
 from agents.models import Agent, Strategy
 from memsite.errors import Conflict, InvalidInput
 from memsite.names import has_invisible_characters
-from memsite.storable import unstorable
+from memsite.storable import deeper_than, unstorable
 
 MAX_NAME_CHARS = Agent._meta.get_field("name").max_length
 MAX_MODEL_CHARS = Agent._meta.get_field("model").max_length
@@ -68,23 +68,10 @@ def _fraction(field: str, value: object) -> float:
     return float(value)
 
 
-def _deeper_than(value: object, limit: int) -> bool:
-    """Whether objects and lists nest in `value` more than `limit` levels; without recursion,
-    so that no depth the JSON parser let through can exhaust the stack here."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = node.values() if isinstance(node, Mapping) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, Mapping | list))
-    return False
-
-
 def _context_variables(value: object) -> dict:
     if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
         raise InvalidInput("context_variables must be an object.")
-    if _deeper_than(value, MAX_CONTEXT_VARIABLES_DEPTH):
+    if deeper_than(value, MAX_CONTEXT_VARIABLES_DEPTH):
         raise InvalidInput(
             f"context_variables are nested too deeply: at most {MAX_CONTEXT_VARIABLES_DEPTH} levels "
             "of objects and lists."

@@ -17,6 +17,7 @@ from agents.brain import affect
 from agents.brain.caps import cap, clip
 from agents.brain.memory_json import clipped_item
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse
+from agents.selectors.ticks import records_in_ranges
 from memsite.errors import Conflict, InvalidInput, NotFound
 
 SELF = "self"
@@ -86,7 +87,7 @@ class BrainWrite:
         Record.objects.bulk_create(rows)
         beyond = {kind: (0, seqs[kind] - cap(kind)) for kind in {row.kind for row in rows} if seqs[kind] > cap(kind)}
         if beyond:
-            Record.objects.filter(pk__in=Record.objects.in_ranges(self.brain, beyond).values("pk")).delete()
+            Record.objects.filter(pk__in=records_in_ranges(brain=self.brain, ranges=beyond).values("pk")).delete()
         self.set(record_seqs=seqs)
         return rows
 

@@ -315,11 +315,11 @@ def _graph_lines(graph: Graph, budget: int) -> str:
 
 
 def _apply_patch(
-    graph: Graph, patch: MemoryPatch, turn_ids: list[int], *, op: GraphOp | None = None, done: Sequence[dict] = ()
+    graph: Graph, patch: MemoryPatch, turn_ids: list[int], *, op: GraphOp, done: Sequence[dict]
 ) -> dict[int | str, int]:
     """Apply a valid patch atomically; the new nodes' ids by tmp_id. InvalidInput, and nothing
-    written, when it no longer fits the graph. With `op`, the op's record of its pairs (those
-    `done`, then this one) is saved in the same transaction."""
+    written, when it no longer fits the graph. The op's record of its pairs (those `done`, then
+    this one) is saved in the same transaction."""
     with _holding(graph) as locked:
         errors = patch_errors(_view(locked), patch)
         if errors:
@@ -346,9 +346,8 @@ def _apply_patch(
         )
         locked.next_node_id += len(ids)
         locked.save(update_fields=["next_node_id", "updated_at"])
-        if op is not None:
-            entry = {"turn_ids": turn_ids, "patch": patch.model_dump(), "node_ids": ids}
-            GraphOp.objects.filter(pk=op.pk).update(detail={**op.detail, "pairs": [*done, entry]})
+        entry = {"turn_ids": turn_ids, "patch": patch.model_dump(), "node_ids": ids}
+        GraphOp.objects.filter(pk=op.pk).update(detail={**op.detail, "pairs": [*done, entry]})
     return ids
 
 
@@ -446,12 +445,12 @@ def _folded_edges(
 
 
 def _apply_recall(
-    graph: Graph, op: FlushAndFoldOp, *, record: GraphOp | None = None, tokens_before: int | None = None
+    graph: Graph, op: FlushAndFoldOp, *, record: GraphOp, tokens_before: int
 ) -> dict[str, Any]:
     """Apply a valid FlushAndFoldOp atomically: flushed nodes marked; each fold a summary node
     with the union of the folded nodes' turns, the crossing edges moved to it, the folded nodes
-    marked. InvalidInput, and nothing written, when it no longer fits the graph. With `record`,
-    that GraphOp is marked applied, with what it did, in the same transaction."""
+    marked. InvalidInput, and nothing written, when it no longer fits the graph. `record`, the
+    GraphOp, is marked applied, with what it did, in the same transaction."""
     with _holding(graph) as locked:
         view = _view(locked)
         errors = recall_errors(view, op)
@@ -491,15 +490,14 @@ def _apply_recall(
             )
         locked.save(update_fields=["next_node_id", "updated_at"])
         applied = {"flushed": flushed, "summaries": summaries, "edges_left_out": left_out}
-        if record is not None:
-            rationales = [item.rationale for item in [*op.flush_ops, *op.fold_ops] if item.rationale]
-            GraphOp.objects.filter(pk=record.pk).update(
-                status=GraphOp.Status.APPLIED,
-                detail={"operation": op.model_dump(), **applied},
-                rationale="; ".join(rationales)[:2_000] or record.rationale,
-                tokens_before=tokens_before,
-                ended_at=timezone.now(),
-            )
+        rationales = [item.rationale for item in [*op.flush_ops, *op.fold_ops] if item.rationale]
+        GraphOp.objects.filter(pk=record.pk).update(
+            status=GraphOp.Status.APPLIED,
+            detail={"operation": op.model_dump(), **applied},
+            rationale="; ".join(rationales)[:2_000] or record.rationale,
+            tokens_before=tokens_before,
+            ended_at=timezone.now(),
+        )
     return applied
 
 
