@@ -13,6 +13,9 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from memsite.api import refuse_longer_than
+from memsite.errors import InvalidInput, TooLarge
+
 PLAIN_TEXT = "text/plain; charset=utf-8"
 
 
@@ -59,14 +62,14 @@ class RequestBodyLimitMiddleware:
         return self.get_response(request)
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> HttpResponse | None:
-        raw = request.META.get("CONTENT_LENGTH") or "0"
-        if not (raw.isascii() and raw.isdigit()):
-            return None  # the view refuses it (memsite.api.content_length), or reads nothing
         match = request.resolver_match
-        limit = body_limit(match.view_name if match is not None else None)
-        if int(raw) <= limit:
+        try:
+            refuse_longer_than(request, body_limit(match.view_name if match is not None else None), "request body")
             return None
-        message = f"The request body is {int(raw)} bytes; the limit is {limit} bytes."
+        except InvalidInput:
+            return None  # a Content-Length that is not a number: the view refuses it, or reads nothing
+        except TooLarge as exc:
+            message = exc.message
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": message}, status=413)
         return HttpResponse(message, status=413, content_type=PLAIN_TEXT)

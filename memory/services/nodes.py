@@ -97,15 +97,12 @@ def _retried_on_root_change(write):
 
     @functools.wraps(write)
     def retried(**kwargs):
-        for _ in range(ROOT_LOCK_ATTEMPTS - 1):
+        for _ in range(ROOT_LOCK_ATTEMPTS):
             try:
                 return write(**kwargs)
             except _RootChanged:
-                continue
-        try:
-            return write(**kwargs)
-        except _RootChanged:
-            raise Conflict("The nodes kept moving between trees during this change; try again.") from None
+                pass
+        raise Conflict("The nodes kept moving between trees during this change; try again.")
 
     return retried
 
