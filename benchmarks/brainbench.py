@@ -40,7 +40,7 @@ from agents.brain import memory_json as mj
 from agents.brain.caps import cap, clip
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
 from benchmarks.contextbench import WORDS, database_version, prose
-from benchmarks.harness import REPO, Report, Row, Scratch, Stats
+from benchmarks.harness import REPO, Report, Row, Scratch, Stats, Table
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Node
@@ -956,27 +956,6 @@ def swarm_checks(swarm: Swarm, ids: list[int], before: dict[int, int], started_a
 
 
 @dataclass
-class Table:
-    header: tuple[str, ...]
-    rows: list[tuple[str, ...]]
-    align: str  # per column: l or r
-
-    def text(self) -> list[str]:
-        table = [self.header, *self.rows]
-        widths = [max(len(line[i]) for line in table) for i in range(len(self.header))]
-        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in table]
-        lines.insert(1, "  ".join("-" * width for width in widths))
-        return lines
-
-    def markdown(self) -> list[str]:
-        def md(line: Sequence[str]) -> str:
-            return "| " + " | ".join(line) + " |"
-
-        rule = ["---:" if side == "r" else "---" for side in self.align]
-        return [md(self.header), md(rule), *(md(row) for row in self.rows)]
-
-
-@dataclass
 class BrainReport(Report):
     """The harness's table, then the tables of what a tick writes and of the swarm."""
 
@@ -1001,14 +980,6 @@ class TickRow(Row):
 
     p95_target: float | None = None
     ratio_target: float | None = None
-
-    @property
-    def speedup(self) -> float:
-        return self.baseline.p50 / self.memsite.p50
-
-    @property
-    def ratio(self) -> str:
-        return f"{self.speedup:,.0f}×" if self.speedup >= 10 else f"{self.speedup:.2g}×"
 
     @property
     def verdict(self) -> str:

@@ -397,14 +397,6 @@ class AssemblyRow(Row):
     """Two targets: p95 and the speed-up over the baseline (baseline p50 / assembler p50)."""
 
     @property
-    def speedup(self) -> float:
-        return self.baseline.p50 / self.memsite.p50
-
-    @property
-    def ratio(self) -> str:
-        return f"{self.speedup:,.0f}×" if self.speedup >= 10 else f"{self.speedup:.2g}×"
-
-    @property
     def verdict(self) -> str:
         fast = self.memsite.p95 <= ASSEMBLY_TARGET_MS
         ahead = self.speedup >= SPEEDUP_TARGET

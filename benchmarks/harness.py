@@ -174,10 +174,18 @@ class Row:
     target_on: str = "p95"
 
     @property
-    def ratio(self) -> str:
+    def speedup(self) -> float | None:
+        """Baseline p50 / memsite p50: above 1 means memsite is faster."""
         if self.baseline is None or self.memsite.p50 == 0:
+            return None
+        return self.baseline.p50 / self.memsite.p50
+
+    @property
+    def ratio(self) -> str:
+        speedup = self.speedup
+        if speedup is None:
             return "—"
-        return f"{self.baseline.p50 / self.memsite.p50:.2g}×"
+        return f"{speedup:,.0f}×" if speedup >= 10 else f"{speedup:.2g}×"
 
     @property
     def verdict(self) -> str:
@@ -215,20 +223,38 @@ class Report:
             for row in self.rows
         ]
 
+    def table(self) -> Table:
+        return Table(self.HEADER, self.cells(), align="lrrrrrrl")
+
     def text(self) -> str:
-        table = [self.HEADER, *self.cells()]
-        widths = [max(len(line[i]) for line in table) for i in range(len(self.HEADER))]
-        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in table]
-        lines.insert(1, "  ".join("-" * width for width in widths))
-        return "\n".join([self.title, *self.preamble, "", *lines, "", *self.notes])
+        return "\n".join([self.title, *self.preamble, "", *self.table().text(), "", *self.notes])
 
     def markdown(self) -> str:
+        bullets = [f"- {note}" for note in self.notes]
+        return "\n".join([f"## {self.title}", "", *self.preamble, "", *self.table().markdown(), "", *bullets, ""])
+
+
+@dataclass
+class Table:
+    """Rows of cells under a header, as aligned text or as markdown."""
+
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    align: str  # per column: l or r (markdown only)
+
+    def text(self) -> list[str]:
+        table = [self.header, *self.rows]
+        widths = [max(len(line[i]) for line in table) for i in range(len(self.header))]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in table]
+        lines.insert(1, "  ".join("-" * width for width in widths))
+        return lines
+
+    def markdown(self) -> list[str]:
         def md(line: Sequence[str]) -> str:
             return "| " + " | ".join(line) + " |"
 
-        table = [md(self.HEADER), md(["---"] + ["---:"] * 6 + ["---"]), *(md(c) for c in self.cells())]
-        bullets = [f"- {note}" for note in self.notes]
-        return "\n".join([f"## {self.title}", "", *self.preamble, "", *table, "", *bullets, ""])
+        rule = ["---:" if side == "r" else "---" for side in self.align]
+        return [md(self.header), md(rule), *(md(row) for row in self.rows)]
 
 
 # --- HTTP load under gunicorn -----------------------------------------------------------------

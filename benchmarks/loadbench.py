@@ -40,7 +40,7 @@ from rest_framework.authtoken.models import Token
 from agents import services as agent_services
 from agents.models import Brain, TickRun
 from benchmarks import brainbench, treeshape
-from benchmarks.harness import REPO, Scratch, gunicorn
+from benchmarks.harness import REPO, Scratch, Table, gunicorn
 from benchmarks.treebench import build_chunks, database_version
 from memory import selectors, services
 from memory.models import Node, Search
@@ -740,27 +740,6 @@ def _reasons(texts: Sequence[str]) -> str:
 
 
 # --- the report ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Table:
-    header: tuple[str, ...]
-    rows: list[tuple[str, ...]]
-    align: str  # per column: l or r
-
-    def text(self) -> list[str]:
-        table = [self.header, *self.rows]
-        widths = [max(len(line[i]) for line in table) for i in range(len(self.header))]
-        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in table]
-        lines.insert(1, "  ".join("-" * width for width in widths))
-        return lines
-
-    def markdown(self) -> list[str]:
-        def md(line: Sequence[str]) -> str:
-            return "| " + " | ".join(line) + " |"
-
-        rule = ["---:" if side == "r" else "---" for side in self.align]
-        return [md(self.header), md(rule), *(md(row) for row in self.rows)]
 
 
 @dataclass
