@@ -12,17 +12,10 @@ from playwright.sync_api import expect
 from tests.security.payloads import PAYLOADS, SCRIPT
 from tests.security.world import build_world
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots", "offline_llm")]
 
 # Long enough for an <img src=x> to fail and fire its onerror, were it markup.
 SETTLE_MS = 300
-
-
-@pytest.fixture(autouse=True)
-def offline(settings):
-    settings.MEMSITE_LLM_PROVIDER = "offline"
-    settings.OPENAI_API_KEY = None
-    settings.OPENAI_BASE_URL = None
 
 
 def test_no_stored_payload_runs(page, live_server, screenshot):

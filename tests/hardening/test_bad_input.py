@@ -23,12 +23,9 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 from django.urls import resolve
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
-from tests.hardening.bad_input_world import World, build_world, database_dump
+from tests.hardening.bad_input_world import World, database_dump
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
 MISSING = "memory_" + "0" * 32
@@ -59,23 +56,6 @@ def offline(offline_llm):
     """The offline provider: nothing here may reach a model, and a request that did would show
     in the ledger, which the dump compares."""
     return offline_llm
-
-
-@pytest.fixture
-def world(db) -> World:
-    return build_world()
-
-
-@pytest.fixture
-def clients(world) -> dict[str, Client]:
-    """A swarm node's token client, a staff token client, and a logged-in dashboard session."""
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.user).key}")
-    staff_api = APIClient()
-    staff_api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.staff).key}")
-    dashboard = Client()
-    dashboard.force_login(world.user)
-    return {"api": api, "staff_api": staff_api, "dashboard": dashboard}
 
 
 # -- requests ----------------------------------------------------------------------------------

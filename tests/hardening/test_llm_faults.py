@@ -22,7 +22,6 @@ from memory.models import Node, Search, SearchStep, ToolCall
 from memsite.llm import complete
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
-from memsite.llm.providers.openai import client_for, forget_working_modes
 from memsite.llm.replies import storable
 from tests.factories import AgentFactory
 from tests.fake_openai import FakeOpenAI, Reply
@@ -64,12 +63,9 @@ fault_kinds = pytest.mark.parametrize("fault", list(FAULTS.values()), ids=list(F
 
 
 @pytest.fixture
-def llm(settings, fake_openai: FakeOpenAI):
+def llm(settings, openai_gateway: FakeOpenAI) -> FakeOpenAI:
     """The gateway on the fake server with one retry, one repair, short backoffs and a request
     timeout well under the slow replies; searches without restarts or tools unless asked."""
-    settings.MEMSITE_LLM_PROVIDER = "openai"
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.OPENAI_BASE_URL = fake_openai.url
     settings.MEMSITE_LLM_MAX_RETRIES = RETRIES
     settings.MEMSITE_LLM_MAX_REPAIRS = REPAIRS
     settings.MEMSITE_LLM_BACKOFF_BASE_MS = 1
@@ -80,10 +76,7 @@ def llm(settings, fake_openai: FakeOpenAI):
     settings.MEMSITE_SEARCH_TOOLS = False
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
     settings.MEMSITE_TICK_DEEP_REFLECT_EVERY = 1_000
-    forget_working_modes()
-    yield fake_openai
-    client_for.cache_clear()
-    forget_working_modes()
+    return openai_gateway
 
 
 def served_by(row) -> list[LLMCall]:

@@ -41,7 +41,7 @@ from memsite.middleware import DATABASE_UNAVAILABLE
 from memsite.queue import QUEUE_UNAVAILABLE
 from tests.agents.support import say
 from tests.factories import AgentFactory, SearchFactory, UserFactory
-from tests.hardening.bad_input_world import World, build_world, database_dump
+from tests.hardening.bad_input_world import database_dump
 from tests.hardening.proxy import TcpProxy, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,25 +63,19 @@ def wait_for(condition: Callable[[], bool], *, timeout: float, what: str) -> Non
         time.sleep(0.2)
 
 
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @pytest.fixture(autouse=True)
 def offline(offline_llm):
     """The offline provider: nothing here may reach a model."""
     return offline_llm
-
-
-@pytest.fixture
-def world(db) -> World:
-    return build_world()
-
-
-@pytest.fixture
-def clients(world) -> dict[str, Client]:
-    """A swarm node's token client and a logged-in dashboard session."""
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.user).key}")
-    dashboard = Client()
-    dashboard.force_login(world.user)
-    return {"api": api, "dashboard": dashboard}
 
 
 def internal_folders() -> None:
@@ -334,12 +328,7 @@ def celery_worker(*, broker_url: str, queue: str, log: Path) -> Iterator[subproc
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop(process)
 
 
 def search_status(search_id: int) -> str:
@@ -457,12 +446,7 @@ def gunicorn(env: dict[str, str], log: Path) -> Iterator[tuple[subprocess.Popen,
         assert process.poll() is None, log.read_text()
         yield process, port
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop(process)
 
 
 def _answers(port: int) -> bool:

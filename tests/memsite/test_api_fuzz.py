@@ -188,12 +188,9 @@ def world(db):
 
 
 @pytest.fixture
-def quiet(settings, monkeypatch):
+def quiet(settings, monkeypatch, offline_llm):
     """No throttling, no broker, no model, no waiting."""
     settings.MEMSITE_API_RATE = "1000000/min"
-    settings.MEMSITE_LLM_PROVIDER = "offline"
-    settings.OPENAI_API_KEY = None
-    settings.OPENAI_BASE_URL = None
     for task in (
         "memory.tasks.search_run",
         "agents.tasks.tick_run",

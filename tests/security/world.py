@@ -9,7 +9,6 @@ tests a script payload in every one of them."""
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from decimal import Decimal
 
 from django.contrib.auth.models import Group
 from django.utils import timezone
@@ -21,8 +20,8 @@ from agents.services.brains import brain_writing, goal_create
 from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
-from memsite.llm.services import llm_call_record
 from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory
+from tests.llm.factories import make_call
 
 
 @dataclass(frozen=True)
@@ -72,28 +71,14 @@ class World:
 
 
 def llm_call(words: Words, **overrides) -> LLMCall:
-    values = {
-        "purpose": "route",
-        "provider": "openai",
-        "model": "gpt-4o-mini",
-        "ok": True,
-        "messages": [
-            {"role": "system", "content": words.text("system prompt")},
-            {"role": "user", "content": words.text("user prompt")},
-        ],
-        "reply": words.text("the reply"),
-        "prompt_tokens": 100,
-        "completion_tokens": 20,
-        "tokens_reported": True,
-        "tokens_approximate": False,
-        "latency_ms": 30,
-        "cost_usd": Decimal("0.000027"),
-        "retries": 0,
-        "repairs": 0,
-        "response_mode": "json_schema",
-        "schema_name": words.name("RouteReply"),
-    } | overrides
-    return llm_call_record(**values)
+    """A ledger row whose prompts, reply and schema name are `words`' texts."""
+    messages = [
+        {"role": "system", "content": words.text("system prompt")},
+        {"role": "user", "content": words.text("user prompt")},
+    ]
+    return make_call(
+        messages=messages, reply=words.text("the reply"), schema_name=words.name("RouteReply"), **overrides
+    )
 
 
 def build_world(words: Words = PLAIN) -> World:

@@ -1,0 +1,25 @@
+"""The world the hardening suites attack, and the clients they attack it with."""
+
+import pytest
+from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from tests.hardening.bad_input_world import World, build_world
+
+
+@pytest.fixture
+def world(db) -> World:
+    return build_world()
+
+
+@pytest.fixture
+def clients(world) -> dict[str, Client]:
+    """A swarm node's token client, a staff token client, and a logged-in dashboard session."""
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.user).key}")
+    staff_api = APIClient()
+    staff_api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.staff).key}")
+    dashboard = Client()
+    dashboard.force_login(world.user)
+    return {"api": api, "staff_api": staff_api, "dashboard": dashboard}
