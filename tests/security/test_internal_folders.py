@@ -10,6 +10,7 @@ stays so."""
 import json
 
 import pytest
+from django.contrib.messages import get_messages
 from django.urls import reverse
 
 from memory.models import Node
@@ -123,7 +124,9 @@ def test_the_admin_lets_staff_describe_an_internal_folder_and_nothing_more(world
     response = client.post(change, form)
     assert response.status_code == 302, response.content
     changed = Node.objects.get(pk=folder.pk)
-    assert (changed.name, changed.type, changed.description) == (name, "internal_folder", "Described.")
+    # A write the services refuse also redirects: its message says why.
+    said = [str(message) for message in get_messages(response.wsgi_request)]
+    assert (changed.name, changed.type, changed.description) == (name, "internal_folder", "Described."), said
 
     before = fingerprint()
     assert client.post(reverse("admin:memory_node_delete", args=[folder.pk]), {"post": "yes"}).status_code == 403
