@@ -67,7 +67,8 @@ class BrainWrite:
 
     def records(self, entries: Sequence[tuple[str, str, Mapping[str, Any]]], *, at: datetime) -> list[Record]:
         """Append to list collections, in order: (kind, text, item) each, `item` the entry as
-        memory.json has it. One INSERT, and one DELETE of the oldest beyond each cap."""
+        memory.json has it. One INSERT, and one DELETE of the oldest beyond each cap (those
+        above the collection's floor: a cap lowered in settings takes the rest at once)."""
         seqs = dict(self.brain.record_seqs)
         rows = []
         for kind, text, item in entries:
@@ -85,10 +86,16 @@ class BrainWrite:
                 )
             )
         Record.objects.bulk_create(rows)
-        beyond = {kind: (0, seqs[kind] - cap(kind)) for kind in {row.kind for row in rows} if seqs[kind] > cap(kind)}
+        self.set(record_seqs=seqs)
+        floors = dict(self.brain.record_floors)
+        beyond = {
+            kind: (floors.get(kind, 0), seqs[kind] - cap(kind))
+            for kind in {row.kind for row in rows}
+            if seqs[kind] - cap(kind) > floors.get(kind, 0)
+        }
         if beyond:
             Record.objects.filter(pk__in=records_in_ranges(brain=self.brain, ranges=beyond).values("pk")).delete()
-        self.set(record_seqs=seqs)
+            self.set(record_floors={**floors, **{kind: high for kind, (_, high) in beyond.items()}})
         return rows
 
     def goal(self, *, text: str, status: str = Goal.Status.ACTIVE, item: Mapping[str, Any], at: datetime) -> Goal:

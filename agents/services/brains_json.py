@@ -140,6 +140,7 @@ def brain_import(*, agent: Agent, document: bytes | str | Mapping[str, Any]) -> 
         writer.set(
             **fields,
             record_seqs={kind: seq for kind, seq, *_ in records},  # in order: the last is the highest
+            record_floors={},  # numbered from 1 again
             path_count=len(explored[Explored.Kind.PATH]),
             url_count=len(explored[Explored.Kind.URL]),
             neuron_count=len(neurons),

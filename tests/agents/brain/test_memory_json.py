@@ -80,3 +80,22 @@ def test_an_invalid_file_changes_nothing(db):
     assert refused.value.message == "memory.json is not valid: thoughts[0].text: should be a string."
     assert services.brain_export(agent=agent) == before
     assert Record.objects.filter(brain=agent.brain).count() == records
+
+
+def test_an_import_numbers_the_lists_afresh_and_the_next_append_trims_them_at_the_cap(db, settings):
+    from django.utils import timezone
+
+    from agents.models import RecordKind
+    from agents.services.brains import brain_writing
+
+    settings.MEMSITE_BRAIN_CAPS = {"thought": 3}
+    agent = AgentFactory()
+    with brain_writing(agent=agent) as write:  # seqs 1 to 5, the first two trimmed
+        write.records([(RecordKind.THOUGHT, f"old {n}", {"text": f"old {n}"}) for n in range(5)], at=timezone.now())
+
+    services.brain_import(agent=agent, document={"thoughts": ["one", "two", "three"]})
+    with brain_writing(agent=agent) as write:
+        write.record(kind=RecordKind.THOUGHT, text="four", item={"text": "four"}, at=timezone.now())
+
+    kept = Record.objects.filter(brain=agent.brain, kind=RecordKind.THOUGHT).order_by("seq")
+    assert list(kept.values_list("seq", "text")) == [(2, "two"), (3, "three"), (4, "four")]

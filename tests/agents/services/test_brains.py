@@ -3,6 +3,8 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.brain.caps import DEFAULT_CAPS
@@ -72,6 +74,28 @@ def test_entries_appended_together_keep_every_cap_in_one_insert_and_one_delete(a
         ("thought", 3, "t2"), ("thought", 4, "t3"), ("thought", 5, "t4"),
     ]
     assert Brain.objects.get(pk=agent.pk).record_seqs == {"log": 3, "thought": 5}
+
+
+def test_a_trim_reads_only_past_the_last_one_and_a_lowered_cap_takes_the_rest_at_once(agent, settings):
+    def thoughts(count: int, start: int) -> None:
+        with brain_writing(agent=agent) as write:
+            write.records([(RecordKind.THOUGHT, f"t{n}", {"text": f"t{n}"}) for n in range(start, start + count)], at=at(start))
+
+    def kept() -> list[int]:
+        return list(Record.objects.filter(brain_id=agent.pk, kind=RecordKind.THOUGHT).order_by("seq").values_list("seq", flat=True))
+
+    thoughts(5, 1)
+    assert kept() == [3, 4, 5] and Brain.objects.get(pk=agent.pk).record_floors == {"thought": 2}
+
+    with CaptureQueriesContext(connection) as queries:
+        thoughts(1, 6)
+    trim = next(query["sql"] for query in queries if query["sql"].startswith("DELETE"))
+    assert '"seq" > 2' in trim and '"seq" <= 3' in trim  # the one entry past the cap, not from 0
+    assert kept() == [4, 5, 6] and Brain.objects.get(pk=agent.pk).record_floors == {"thought": 3}
+
+    settings.MEMSITE_BRAIN_CAPS = {**settings.MEMSITE_BRAIN_CAPS, "thought": 1}
+    thoughts(1, 7)
+    assert kept() == [7] and Brain.objects.get(pk=agent.pk).record_floors == {"thought": 6}
 
 
 def test_entry_texts_are_clipped_at_their_cap(agent):
