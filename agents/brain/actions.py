@@ -18,7 +18,7 @@ from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.models import Agent, Brain, Explored
-from agents.selectors.ticks import brain_explored_folders, brain_explored_keys
+from agents.selectors.ticks import brain_explored_folders, brain_explored_keys, brain_unexplored
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memsite.errors import Conflict, NotFound, ServiceError
@@ -358,26 +358,25 @@ class Suggestion:
 
 def explore_suggestions(*, brain: Brain, limit: int = 5) -> list[Suggestion]:
     """Paths not explored yet, nearest first: in the folder listed last and each folder above
-    it, then in the folders listed most lately, then at the top of the tree; two queries for each
+    it, then in the folders listed most lately, then at the top of the tree; one query for each
     folder looked in, until `limit` are found. Idle when everything near is explored."""
     suggestions: list[Suggestion] = []
     for folder_path in _folders_to_scan(brain):
         prefix = "" if folder_path == "/" else folder_path
-        children = list(memory_selectors.node_children_at(path=folder_path)[:SUGGESTION_SCAN])
-        paths = {child.pk: f"{prefix}/{child.name}" for child in children}
-        known = brain_explored_keys(brain=brain, kind=Explored.Kind.PATH, keys=list(paths.values()))
-        for child in children:
-            path = paths[child.pk]
-            if path in known or "]" in path or len(path) > SUGGESTION_PATH_CHARS:
-                continue
+        unexplored = brain_unexplored(
+            brain=brain, folder_path=folder_path, count=limit - len(suggestions), scan=SUGGESTION_SCAN,
+            max_path_chars=SUGGESTION_PATH_CHARS, without="]",
+        )
+        for child in unexplored:
+            path = f"{prefix}/{child.name}"
             # The description is the tree's data, quoted like everything remembered.
             about = f", described as {json.dumps(_clip(child.description, 120), ensure_ascii=False)}" if child.description else ""
             if child.is_folder:
                 suggestions.append(Suggestion("list_dir", path, f"a folder you have not listed{about}"))
             else:
                 suggestions.append(Suggestion("read_file", path, f"a {child.type} you have not read{about}"))
-            if len(suggestions) >= limit:
-                return suggestions
+        if len(suggestions) >= limit:
+            return suggestions
     if not suggestions:
         suggestions.append(Suggestion("idle", "", "everything near has been explored"))
     return suggestions

@@ -5,9 +5,11 @@ tick runs."""
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Value
+from django.db.models.functions import Concat, Length
 
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, TickRun
+from memory import selectors as memory_selectors
 
 SELF = "self"
 
@@ -55,6 +57,26 @@ def brain_explored_keys(*, brain: Brain, kind: str, keys: list[str]) -> set[str]
     if not keys:
         return set()
     return set(Explored.objects.filter(brain=brain, kind=kind, key__in=keys).values_list("key", flat=True))
+
+
+def brain_unexplored(
+    *, brain: Brain, folder_path: str, count: int, scan: int, max_path_chars: int, without: str
+) -> list:
+    """Up to `count` of the first `scan` children of the folder at `folder_path`, in order, whose
+    paths the brain has not explored, leaving out names with `without` in them and paths longer
+    than `max_path_chars`. One query: each child probes the explored index (NOT EXISTS)."""
+    prefix = "" if folder_path == "/" else folder_path
+    explored = Explored.objects.filter(
+        brain=brain, kind=Explored.Kind.PATH, key=Concat(Value(f"{prefix}/"), OuterRef("name"))
+    )
+    children = (
+        memory_selectors.node_children_first(path=folder_path, count=scan)
+        .exclude(name__contains=without)
+        .alias(name_chars=Length("name"))
+        .filter(name_chars__lte=max_path_chars - len(prefix) - 1)
+        .exclude(Exists(explored))
+    )
+    return list(children[:count])
 
 
 def brain_associations(*, brain: Brain, count: int) -> list[Neuron]:

@@ -107,6 +107,13 @@ def node_children_at(*, path: str) -> QuerySet[Node]:
     return _with_size(Node.objects.filter(depth=len(names) + 1, **_at_path(names, prefix="parent__"))).order_by("path")
 
 
+def node_children_first(*, path: str, count: int) -> QuerySet[Node]:
+    """The first `count` children of the node at a readable path, in order, as a queryset that
+    can still be filtered (a slice cannot be)."""
+    first = node_children_at(path=path)[:count]
+    return Node.objects.filter(pk__in=first.values("pk")).order_by("path")
+
+
 def node_internal_folder(*, name: str) -> Node:
     node = Node.objects.filter(depth=1, name=name, type="internal_folder").first()
     if node is None:

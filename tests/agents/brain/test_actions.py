@@ -339,9 +339,9 @@ def test_suggestions_go_up_from_the_folder_listed_last_then_to_the_folders_liste
         last_dir="/projects/alpha/deep/",
     )
 
-    # Two queries for each folder looked in (deep, alpha, /projects, beta, /), and one for the
+    # One query for each folder looked in (deep, alpha, /projects, beta, /), and one for the
     # folders listed lately.
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(6):
         suggestions = explore_suggestions(brain=brain, limit=6)
 
     assert [suggestion.key for suggestion in suggestions] == [
@@ -368,6 +368,22 @@ def test_suggestions_leave_out_long_and_bracketed_names_and_idle_when_all_is_exp
     assert [(suggestion.action, suggestion.why) for suggestion in explore_suggestions(brain=brain)] == [
         ("idle", "everything near has been explored")
     ]
+
+
+def test_suggestions_look_at_the_first_children_of_a_folder_only(agent, internal, monkeypatch):
+    from agents.brain import actions
+
+    folder = NodeFactory(parent=internal["swarmstar"], name="f")
+    for name in ("a.md", "b.md", "c.md"):
+        DocumentFactory(parent=folder, name=name)
+    roots = [f"/{name}" for name in ("swarmstar", "user", "projects", "references")]
+    monkeypatch.setattr(actions, "SUGGESTION_SCAN", 2)
+
+    brain = explored(agent, *roots, "/swarmstar/f/a.md", folders=("/swarmstar/f",), last_dir="/swarmstar/f")
+    assert [suggestion.key for suggestion in explore_suggestions(brain=brain)] == ["read_file /swarmstar/f/b.md"]
+
+    brain = explored(agent, "/swarmstar/f/b.md")  # c.md is third: past the scan
+    assert [suggestion.key for suggestion in explore_suggestions(brain=brain)] == ["idle"]
 
 
 def test_suggestions_pass_over_a_last_folder_that_is_gone(agent, internal):
