@@ -18,7 +18,7 @@ from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.models import Agent, Brain, Explored
-from agents.selectors.ticks import brain_explored_folders, brain_explored_keys, brain_unexplored
+from agents.selectors.ticks import brain_explored_folders, brain_unexplored
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memsite.errors import Conflict, NotFound, ServiceError
@@ -50,6 +50,8 @@ class Perceived:
 class Outcome:
     ok: bool
     summary: str
+    # Met something new: a note made, a search started. What it perceived is new when it was
+    # not explored yet, which the tick learns as it marks it explored.
     novel: bool = False
     perceived: tuple[Perceived, ...] = ()
     content: str = ""  # what was read, within MEMSITE_TICK_READ_TOKENS: the reflection sees it
@@ -155,10 +157,6 @@ def normal_path(path: str) -> str:
     return "/" + "/".join(names)
 
 
-def _known(agent: Agent, kind: str, key: str) -> bool:
-    return bool(brain_explored_keys(brain=Brain(pk=agent.pk), kind=kind, keys=[key]))
-
-
 def _perceived(kind: str, key: str, summary: str, *, folder: bool = False) -> tuple[Perceived, ...]:
     # A key past the explored index's limit is read but not remembered as explored.
     if len(key) > MAX_KEY_CHARS:
@@ -187,7 +185,6 @@ def list_dir(agent: Agent, arguments: PathArguments) -> Outcome:
     return Outcome(
         ok=True,
         summary=_clip(summary, 2_000),
-        novel=not _known(agent, Explored.Kind.PATH, path),
         perceived=_perceived(Explored.Kind.PATH, path, summary, folder=True),
         content="\n".join(names) + (f"\n({total - LIST_LIMIT} more)" if more else ""),
         where=path,
@@ -215,7 +212,6 @@ def read_file(agent: Agent, arguments: PathArguments) -> Outcome:
     return Outcome(
         ok=True,
         summary=summary,
-        novel=not _known(agent, Explored.Kind.PATH, path),
         perceived=_perceived(Explored.Kind.PATH, path, f"{node.description} {body}".strip()),
         content=f"# {node.name}\n{node.description}\n\n{text}".strip(),
         where=path,
@@ -310,7 +306,6 @@ def fetch_url(agent: Agent, arguments: UrlArguments) -> Outcome:
     return Outcome(
         ok=True,
         summary=f"Fetched {url} ({page.content_type}{cut}): {_clip(page.text, 200)}",
-        novel=not _known(agent, Explored.Kind.URL, url),
         perceived=_perceived(Explored.Kind.URL, url, page.text),
         content=text,
         where=url,

@@ -3,7 +3,7 @@ collections, its active goals, what it has explored, its strongest associations,
 tick runs."""
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db.models import Exists, OuterRef, QuerySet, Value
 from django.db.models.functions import Concat, Length
@@ -50,13 +50,6 @@ def brain_explored_folders(*, brain: Brain, count: int) -> list[str]:
     """The paths of the folders the brain listed most lately, newest first."""
     folders = Explored.objects.filter(brain=brain, folder=True).order_by("-at", "-id")
     return list(folders.values_list("key", flat=True)[:count])
-
-
-def brain_explored_keys(*, brain: Brain, kind: str, keys: list[str]) -> set[str]:
-    """Which of `keys` the brain has explored."""
-    if not keys:
-        return set()
-    return set(Explored.objects.filter(brain=brain, kind=kind, key__in=keys).values_list("key", flat=True))
 
 
 def brain_unexplored(
@@ -111,44 +104,42 @@ class BrainView:
         return plan[step] if 0 <= step < len(plan) else None
 
 
-def brain_view(
-    *,
-    agent: Agent,
-    episodes: int = 5,
-    facts: int = 3,
-    self_instructions: int = 7,
-    thoughts: int = 5,
-    inner_thoughts: int = 3,
-    paths: int = 5,
-    urls: int = 3,
-    associations: int = 5,
-    chat: int = 0,
-) -> BrainView:
-    brain = Brain.objects.get(pk=agent.pk)
-    records = brain_records(
-        brain=brain,
-        counts={
-            RecordKind.EPISODE: episodes,
-            RecordKind.FACT: facts,
-            RecordKind.SELF_INSTRUCTION: self_instructions,
-            RecordKind.THOUGHT: thoughts,
-            RecordKind.INNER_THOUGHT: inner_thoughts,
-            RecordKind.CHAT: chat,
-        },
-    )
+# The view's lists, by the collection each shows, and how many of the newest a tick reads.
+VIEW_LISTS = {
+    "episodes": RecordKind.EPISODE,
+    "facts": RecordKind.FACT,
+    "self_instructions": RecordKind.SELF_INSTRUCTION,
+    "thoughts": RecordKind.THOUGHT,
+    "inner_thoughts": RecordKind.INNER_THOUGHT,
+    "chat": RecordKind.CHAT,
+}
+TICK_LISTS = {"episodes": 5, "facts": 3, "self_instructions": 7, "thoughts": 5, "inner_thoughts": 3, "chat": 0}
+
+
+def _newest(brain: Brain, lists: Mapping[str, int]) -> dict[str, list[Record]]:
+    counts = {**TICK_LISTS, **lists}
+    records = brain_records(brain=brain, counts={VIEW_LISTS[name]: count for name, count in counts.items()})
+    return {name: records[VIEW_LISTS[name]] for name in counts}
+
+
+def brain_view(*, brain: Brain, paths: int = 5, urls: int = 3, associations: int = 5, **lists: int) -> BrainView:
+    """The brain as a tick reads it: `lists` says how many of the newest entries of each list
+    to read (`thoughts=10`), TICK_LISTS for the others."""
     return BrainView(
         brain=brain,
         goals=brain_goals_active(brain=brain),
-        episodes=records[RecordKind.EPISODE],
-        facts=records[RecordKind.FACT],
-        self_instructions=records[RecordKind.SELF_INSTRUCTION],
-        thoughts=records[RecordKind.THOUGHT],
-        inner_thoughts=records[RecordKind.INNER_THOUGHT],
         paths=brain_explored_recent(brain=brain, kind=Explored.Kind.PATH, count=paths),
         urls=brain_explored_recent(brain=brain, kind=Explored.Kind.URL, count=urls),
         associations=brain_associations(brain=brain, count=associations),
-        chat=records[RecordKind.CHAT],
+        **_newest(brain, lists),
     )
+
+
+def brain_view_renewed(*, view: BrainView, brain: Brain, goals: list[Goal] | None = None, **lists: int) -> BrainView:
+    """`view` after a write: `brain` is the brain's row as the write left it, and the newest
+    entries of its lists are read again, in one query (`lists` as in `brain_view`). Its goals
+    (unless `goals` are given), explored paths and URLs and associations stay as they were read."""
+    return replace(view, brain=brain, goals=view.goals if goals is None else goals, **_newest(brain, lists))
 
 
 def tick_list(*, agent: Agent) -> QuerySet[TickRun]:

@@ -112,21 +112,23 @@ class BrainWrite:
             brain=self.brain, text=text[:GOAL_CHARS], status=status, data=dict(item), created_at=at, done_at=done_at
         )
 
-    def explored(self, *, kind: str, key: str, summary: str, at: datetime, folder: bool = False) -> None:
-        """Mark a path or URL explored (again); the least recently explored beyond the cap goes."""
+    def explored(self, *, kind: str, key: str, summary: str, at: datetime, folder: bool = False) -> bool:
+        """Mark a path or URL explored (again), and say whether it is new; the least recently
+        explored beyond the cap goes."""
         if not key or len(key) > MAX_KEY_CHARS:
             raise InvalidInput(f"An explored {kind} must be 1 to {MAX_KEY_CHARS} characters.")
         count = "path_count" if kind == Explored.Kind.PATH else "url_count"
         summary = clip(summary, "entry_chars")
         fields = {"summary": summary, "at": at, "folder": folder}
         if Explored.objects.filter(brain=self.brain, kind=kind, key=key).update(**fields):
-            return
+            return False
         created = Explored.objects.create(brain=self.brain, kind=kind, key=key, **fields)
         self._grow(count, +1)
         if getattr(self.brain, count) > cap(kind):
             others = Explored.objects.filter(brain=self.brain, kind=kind).exclude(pk=created.pk)
-            others.order_by("at", "id").first().delete()
+            Explored.objects.filter(pk__in=others.order_by("at", "id").values("pk")[:1]).delete()
             self._grow(count, -1)
+        return True
 
     def neuron(self, *, kind: str, label: str, at: datetime, strength: float = 1.0) -> Neuron:
         """Strengthen a neuron, or make it (see `neurons`)."""

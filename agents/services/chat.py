@@ -80,7 +80,7 @@ def chat_send(*, agent: Agent, text: str) -> ChatExchange:
             return ChatExchange(user_line=user_line, reply_line=_agent_says(agent, f"I could not add that goal: {exc.message}"))
         return ChatExchange(user_line=user_line, reply_line=_agent_says(agent, f"Goal added: {goal.text}"), goal=goal)
 
-    view = brain_view(agent=agent, chat=CHAT_LINES + 1)
+    view = brain_view(brain=user_line.brain, chat=CHAT_LINES + 1)  # the brain as that write left it
     history = [record for record in view.chat if record.pk != user_line.pk]
     messages = chat_messages(agent=agent, view=view, history=history, text=text)
     try:

@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any
@@ -36,7 +36,7 @@ from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from agents.brain import affect
-from agents.brain.actions import Outcome, action_run, explore_suggestions, refused
+from agents.brain.actions import Outcome, Suggestion, action_run, explore_suggestions, refused
 from agents.brain.caps import cap, clip
 from agents.brain.prompts import (
     Decision,
@@ -49,7 +49,7 @@ from agents.brain.prompts import (
     reflect_messages,
 )
 from agents.models import Agent, Brain, Goal, RecordKind, TickRun
-from agents.selectors.ticks import brain_view
+from agents.selectors.ticks import BrainView, brain_view, brain_view_renewed
 from agents.services.brains import SELF, BrainWrite, brain_create, brain_writing
 from memsite.errors import Conflict, InvalidInput, ServiceError
 from memsite.llm.errors import LLMError, Reason
@@ -76,6 +76,9 @@ class _Tick:
     agent: Agent
     run: TickRun
     lease: datetime
+    view: BrainView  # what the tick read before it decided
+    suggestions: list[Suggestion]
+    ended: bool = False  # the run is ended and the lease given back
 
 
 # The lease -------------------------------------------------------------------------------------
@@ -85,54 +88,58 @@ def _lease_until() -> datetime:
     return timezone.now() + timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
 
 
-def _lease_take(agent: Agent) -> datetime | None:
-    now = timezone.now()
-    until = now + timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
-    free = Q(lease_until__isnull=True) | Q(lease_until__lte=now)
-    return until if Brain.objects.filter(Q(pk=agent.pk) & free).update(lease_until=until) else None
-
-
-def _lease_renewed(tick: _Tick) -> datetime:
-    """The tick's lease, moved on once a tenth of it is spent; the caller keeps the new end once
-    its transaction commits."""
+def _lease_renewed(tick: _Tick) -> datetime | None:
+    """The lease's new end once a tenth of it is spent, or None."""
     if timezone.now() < tick.lease - timedelta(seconds=0.9 * settings.MEMSITE_TICK_LEASE_S):
-        return tick.lease
-    until = _lease_until()
-    if not Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease).update(lease_until=until):
-        raise LeaseLost
-    return until
+        return None
+    return _lease_until()
 
 
 def _lease_release(tick: _Tick) -> None:
     Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease).update(lease_until=None)
 
 
-@contextmanager
-def _writing(tick: _Tick) -> Iterator[BrainWrite]:
-    """`brain_writing`, only while the tick holds its lease."""
-    with brain_writing(agent=tick.agent) as write:
-        if write.brain.lease_until != tick.lease:
-            raise LeaseLost
-        yield write
-
-
 # Steps -----------------------------------------------------------------------------------------
 
 
-def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
-    """Append a finished step to the run (with other `fields` of the run) while the tick holds
-    its lease, and renew the lease when due, in one transaction (one commit: on PostgreSQL each
-    commit waits for the WAL flush); nothing is written once the lease is lost."""
+def _noted(tick: _Tick, name: str, started: float, **detail: Any) -> None:
+    """Add a finished step to the run; the next write of the run saves it."""
     step = {"name": name, "ms": round((time.monotonic() - started) * 1_000), "detail": detail}
-    steps = [*tick.run.steps, step]
+    tick.run.steps = [*tick.run.steps, step]
+
+
+def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
+    """Add a finished step to the run and save the run's steps (and other `fields` of the run)
+    now, for a step that something slow follows: the check that the tick holds its lease, the
+    write and the lease's renewal when due, in one transaction (one commit: on PostgreSQL each
+    commit waits for the WAL flush); nothing is written once the lease is lost."""
+    _noted(tick, name, started, **detail)
     with transaction.atomic():
         # A subquery, not a join: on SQLite an UPDATE through a join costs a SELECT first.
         leased = Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease)
         held = TickRun.objects.filter(pk=tick.run.pk, brain__in=leased)
-        if not held.update(steps=steps, **(fields or {})):
+        if not held.update(steps=tick.run.steps, **(fields or {})):
             raise LeaseLost
         lease = _lease_renewed(tick)
-    tick.lease, tick.run.steps = lease, steps
+        if lease is not None:
+            Brain.objects.filter(pk=tick.agent.pk).update(lease_until=lease)
+    tick.lease = lease or tick.lease
+
+
+@contextmanager
+def _writing(tick: _Tick) -> Iterator[BrainWrite]:
+    """`brain_writing`, only while the tick holds its lease. The run's steps, with those noted
+    since it was last written, are saved with the writes, and the lease is renewed with them
+    when due."""
+    with brain_writing(agent=tick.agent) as write:
+        if write.brain.lease_until != tick.lease:
+            raise LeaseLost
+        yield write
+        TickRun.objects.filter(pk=tick.run.pk).update(steps=tick.run.steps)
+        lease = _lease_renewed(tick)
+        if lease is not None:
+            write.set(lease_until=lease)
+    tick.lease = lease or tick.lease
 
 
 def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple[Any, int]:
@@ -147,8 +154,11 @@ def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple
     return completion.value, completion.call.pk
 
 
-def _call_of(error: LLMError) -> int | None:
-    return error.call.pk if error.call is not None else None
+def _failed(exc: LLMError | ServiceError) -> dict[str, Any]:
+    """A step's detail when its LLM call failed or its prompt did not fit: what went wrong, and
+    the ledger's call if one was made."""
+    call = exc.call if isinstance(exc, LLMError) else None
+    return {"error": exc.message, "call": call.pk if call is not None else None}
 
 
 # The tick --------------------------------------------------------------------------------------
@@ -160,69 +170,70 @@ def tick_run(*, agent_id: int) -> TickRun | None:
     agent = Agent.objects.filter(pk=agent_id).first()
     if agent is None:
         return None
-    lease = _lease_take(agent)
-    if lease is None and not Brain.objects.filter(pk=agent.pk).exists():
-        brain_create(agent=agent)
-        lease = _lease_take(agent)
-    if lease is None:
+    tick = _open(agent)
+    if tick is None:
         logger.info("Tick of agent %s skipped: another tick holds its brain.", agent_id)
         return None
-    tick = _Tick(agent=agent, run=TickRun(), lease=lease)
     try:
-        tick.run = _open(tick)
         _loop(tick)
     except LeaseLost:
         logger.warning("Tick of agent %s stopped: another tick took its brain over.", agent_id)
     except Exception as exc:
         logger.exception("Tick of agent %s failed.", agent_id)
-        if tick.run.pk is not None:
-            _fail(tick, f"{type(exc).__name__}: {exc}", record=False)
+        _fail(tick, f"{type(exc).__name__}: {exc}", record=False)
     finally:
-        _lease_release(tick)
-    if tick.run.pk is None:
-        return None
+        if not tick.ended:
+            _lease_release(tick)
     tick.run.refresh_from_db()
     return tick.run
 
 
-def _open(tick: _Tick) -> TickRun:
-    """The tick's run, numbered after the brain's count. A run still `running` is a dead
-    worker's: its lease ran out, or this tick would not hold it."""
+def _open(agent: Agent) -> _Tick | None:
+    """Read what the tick decides on, then take the brain's lease and make the tick's run,
+    numbered after the brain's count, in one transaction; None when another tick holds the
+    lease. The read is made before, not under the brain's lock: on SQLite that lock is the
+    whole database's. A lease that ran out was a dead worker's: its run, still `running`, fails."""
+    started = time.monotonic()
+    brain = Brain.objects.filter(pk=agent.pk).first() or brain_create(agent=agent)
+    view = brain_view(brain=brain)
+    suggestions = explore_suggestions(brain=brain)
     now = timezone.now()
-    with _writing(tick) as write:
-        TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
-            status=TickRun.Status.FAILED, error=WORKER_STOPPED, ended_at=now
-        )
+    with brain_writing(agent=agent) as write:
+        held = write.brain.lease_until
+        if held is not None and held > now:
+            return None
+        if held is not None:
+            TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
+                status=TickRun.Status.FAILED, error=WORKER_STOPPED, ended_at=now
+            )
+        lease = now + timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
         number = write.brain.tick_count + 1
-        run = TickRun.objects.create(brain=write.brain, number=number)
-        write.set(tick_count=number)
-    return run
+        tick = _Tick(agent=agent, run=TickRun(brain=write.brain, number=number), lease=lease, view=view, suggestions=suggestions)
+        _noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
+        tick.run.save()
+        write.set(tick_count=number, lease_until=lease)
+    return tick
 
 
 def _loop(tick: _Tick) -> None:
-    agent = tick.agent
-
-    started = time.monotonic()
-    view = brain_view(agent=agent)
-    suggestions = explore_suggestions(brain=view.brain)
-    _step(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
+    agent, view = tick.agent, tick.view
 
     started = time.monotonic()
     decision: Decision | None = None
     try:
-        messages = decide_messages(agent=agent, view=view, suggestions=suggestions)
+        messages = decide_messages(agent=agent, view=view, suggestions=tick.suggestions)
         decision, call = _ask(tick, Purpose.DECIDE, messages, Decision)
     except ServiceError as exc:  # the prompt does not fit the agent's window
-        _step(tick, "decide", started, error=exc.message)
+        _noted(tick, "decide", started, error=exc.message)
         _fail(tick, f"decide: {exc.message}")
         return
     except LLMError as exc:
         if exc.reason != Reason.INVALID_REPLY:
-            _step(tick, "decide", started, error=exc.message, call=_call_of(exc))
+            _noted(tick, "decide", started, **_failed(exc))
             _fail(tick, f"decide: {exc.message}")
             return
         outcome = refused(f"No valid action was decided: {exc.message}")
-        _step(tick, "decide", started, error=exc.message, call=_call_of(exc))
+        _step(tick, "decide", started, **_failed(exc))
     else:
         _step(
             tick,
@@ -258,24 +269,18 @@ def _loop(tick: _Tick) -> None:
             Reflection,
         )
     except (LLMError, ServiceError) as exc:
-        _step(tick, "reflect", started, error=exc.message, call=_call_of(exc) if isinstance(exc, LLMError) else None)
+        _noted(tick, "reflect", started, **_failed(exc))
     else:
-        _step(tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call)
+        _noted(tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call)
 
-    started = time.monotonic()
-    brain = _record(tick, decision, outcome, reflection)
-    _step(tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error)
+    brain = _record(tick, decision, outcome, reflection)  # it saves the reflection's step too
 
     if tick.run.number % settings.MEMSITE_TICK_DEEP_REFLECT_EVERY == 0:
-        started = time.monotonic()
-        detail = _deep_reflect(tick)  # it leaves the plan as it was
-        _step(tick, "deep_reflect", started, **detail)
+        brain = _deep_reflect(tick, brain)  # it leaves the plan as it was
 
     plan_done = brain.plan_step >= len(brain.plan or [])
     if plan_done or not outcome.ok:
-        started = time.monotonic()
-        detail = _replan(tick, because="the action failed" if not outcome.ok else "the plan is done")
-        _step(tick, "replan", started, **detail)
+        _replan(tick, brain, because="the action failed" if not outcome.ok else "the plan is done")
 
     _finish(tick, status=TickRun.Status.DONE, outcome=outcome.summary, error="" if outcome.ok else outcome.summary)
 
@@ -291,8 +296,10 @@ def _key_terms(text: str) -> list[str]:
 
 
 def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection: Reflection | None) -> Brain:
-    """What the tick did and felt, in one write: perception, thought and its concepts, inner
-    thought, episode, chat line, log, emotions, hormones, last error, plan step."""
+    """What the tick did and felt, in one write with its step: perception, thought and its
+    concepts, inner thought, episode, chat line, log, emotions, hormones, last error, plan step.
+    The brain as the write left it."""
+    started = time.monotonic()
     now = timezone.now()
     at = now.isoformat()
     action = decision.action if decision else ""
@@ -317,9 +324,10 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             ],
             at=now,
         )
+        novel = outcome.novel
         entries: list[tuple[str, str, dict[str, Any]]] = []
         for item in outcome.perceived:
-            write.explored(kind=item.kind, key=item.key, summary=item.summary, at=now, folder=item.folder)
+            novel |= write.explored(kind=item.kind, key=item.key, summary=item.summary, at=now, folder=item.folder)
             message = f"explore_{item.kind}: {item.key}"
             entries.append((RecordKind.LOG, message, {"type": f"explore_{item.kind}", "message": item.key, "at": at}))
         if outcome.state or outcome.counters:
@@ -353,8 +361,8 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             entries.append((RecordKind.CHAT, outcome.chat, {"role": "assistant", "content": outcome.chat, "at": at}))
         write.records(entries, at=now)
 
-        felt = affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=outcome.ok, novel=outcome.novel)
-        hormones = affect.hormones_after(brain.hormones, succeeded=outcome.ok, novel=outcome.novel)
+        felt = affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=outcome.ok, novel=novel)
+        hormones = affect.hormones_after(brain.hormones, succeeded=outcome.ok, novel=novel)
         changes: dict[str, Any] = {}
         if felt != brain.emotions:
             changes["emotions"] = felt
@@ -367,21 +375,26 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             changes["plan_step"] = brain.plan_step + 1
         if changes:
             write.set(**changes)
+        _noted(tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error)
     return brain
 
 
-def _deep_reflect(tick: _Tick) -> dict[str, Any]:
-    """A new self-summary, and new goals, facts and self-instructions."""
-    view = brain_view(agent=tick.agent, thoughts=10, episodes=10, facts=10, self_instructions=cap("self_instruction"))
+def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
+    """A new self-summary, and new goals, facts and self-instructions, from `brain` as the
+    record step left it. The brain as the deep reflection leaves it (with the plan as it was)."""
+    started = time.monotonic()
+    view = brain_view_renewed(
+        view=tick.view, brain=brain, thoughts=10, episodes=10, facts=10, self_instructions=cap("self_instruction")
+    )
     try:
         reply, call = _ask(tick, Purpose.DEEP_REFLECT, deep_reflect_messages(agent=tick.agent, view=view), DeepReflection)
-    except LLMError as exc:
-        return {"error": exc.message, "call": _call_of(exc)}
-    except ServiceError as exc:
-        return {"error": exc.message}
+    except (LLMError, ServiceError) as exc:
+        _step(tick, "deep_reflect", started, **_failed(exc))
+        return brain
     now = timezone.now()
     at = now.isoformat()
-    added_goals, refused_goals = [], []
+    added_goals: list[Goal] = []
+    refused_goals: list[str] = []
     with _writing(tick) as write:
         brain = write.brain
         summary = reply.self_summary.strip()
@@ -397,7 +410,7 @@ def _deep_reflect(tick: _Tick) -> dict[str, Any]:
                 refused_goals.append(exc.message)
                 break
             known.add(goal.text.casefold())
-            added_goals.append(goal.text)
+            added_goals.append(goal)
         known_facts = {record.text.casefold() for record in view.facts}
         facts = [fact for fact in reply.facts if fact.casefold() not in known_facts]
         known_rules = {record.text.casefold() for record in view.self_instructions}
@@ -414,21 +427,30 @@ def _deep_reflect(tick: _Tick) -> dict[str, Any]:
             ],
             at=now,
         )
-    detail: dict[str, Any] = {"self_summary": summary, "goals": added_goals, "facts": facts, "self_instructions": rules, "call": call}
-    if refused_goals:
-        detail["refused"] = refused_goals[0]
-    return detail
+        detail: dict[str, Any] = {
+            "self_summary": summary,
+            "goals": [goal.text for goal in added_goals],
+            "facts": facts,
+            "self_instructions": rules,
+            "call": call,
+        }
+        if refused_goals:
+            detail["refused"] = refused_goals[0]
+        _noted(tick, "deep_reflect", started, **detail)
+    tick.view = replace(tick.view, goals=[*tick.view.goals, *added_goals])  # a new plan aims at them
+    return brain
 
 
-def _replan(tick: _Tick, *, because: str) -> dict[str, Any]:
-    view = brain_view(agent=tick.agent)
-    suggestions = explore_suggestions(brain=view.brain)
+def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
+    """A new plan, from `brain` as the tick's last write left it."""
+    started = time.monotonic()
+    view = brain_view_renewed(view=tick.view, brain=brain)
+    suggestions = explore_suggestions(brain=brain)
     try:
         reply, call = _ask(tick, Purpose.DECIDE, plan_messages(agent=tick.agent, view=view, suggestions=suggestions), Plan)
-    except LLMError as exc:
-        return {"because": because, "error": exc.message, "call": _call_of(exc)}
-    except ServiceError as exc:
-        return {"because": because, "error": exc.message}
+    except (LLMError, ServiceError) as exc:
+        _step(tick, "replan", started, because=because, **_failed(exc))
+        return
     steps = [clip(step, "entry_chars") for step in reply.steps[: cap("plan_steps")]]
     now = timezone.now()
     with _writing(tick) as write:
@@ -439,7 +461,7 @@ def _replan(tick: _Tick, *, because: str) -> dict[str, Any]:
             item={"type": "plan", "message": " | ".join(steps), "at": now.isoformat()},
             at=now,
         )
-    return {"because": because, "steps": steps, "call": call}
+        _noted(tick, "replan", started, because=because, steps=steps, call=call)
 
 
 def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
@@ -459,12 +481,14 @@ def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
 
 
 def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
-    """The run's end, with the emotions and hormones the tick left; runs beyond the cap go."""
+    """The run's end, with its steps, the emotions and hormones the tick left, and the lease
+    given back, in one transaction; runs beyond the cap go."""
     brain = Brain.objects.filter(pk=tick.agent.pk)
     run = tick.run
     with transaction.atomic():
         TickRun.objects.filter(pk=run.pk).update(
             status=status,
+            steps=run.steps,
             outcome=outcome[:10_000],
             error=error[:10_000],
             emotions=Subquery(brain.values("emotions")),
@@ -472,6 +496,8 @@ def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
             ended_at=timezone.now(),
         )
         TickRun.objects.filter(brain_id=tick.agent.pk, number__lte=run.number - cap("tick")).delete()
+        _lease_release(tick)
+    tick.ended = True
 
 
 # Ticking ---------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def connected_to_self(agent, key: str) -> bool:
 def test_list_dir_names_the_children(agent, internal):
     outcome = run(agent, "list_dir", path="user/")
 
-    assert outcome.ok and outcome.novel
+    assert outcome.ok
     assert outcome.summary == (
         "Listed /user: 3 children: user_preferences.md, requested_features.md, user_requirements.md."
     )
@@ -109,11 +109,20 @@ def test_list_dir_and_read_file_mark_paths_explored_and_connect_them_to_self(age
 
 
 def test_exploring_a_path_again_is_not_novel(agent, internal, llm):
-    keep_plan(agent)
-    script_tick(llm, "list_dir", path="/user")
-    services.tick_run(agent_id=agent.pk)
+    from agents.brain import affect
 
-    assert not run(agent, "list_dir", path="/user").novel
+    def dopamine_after_listing() -> tuple[float, dict]:
+        before = Brain.objects.get(pk=agent.pk).hormones
+        script_tick(llm, "list_dir", path="/user")
+        services.tick_run(agent_id=agent.pk)
+        after = Brain.objects.get(pk=agent.pk).hormones
+        return after["dopamine"], before
+
+    keep_plan(agent)
+    first, before = dopamine_after_listing()
+    assert first == affect.hormones_after(before, succeeded=True, novel=True)["dopamine"]
+    again, before = dopamine_after_listing()
+    assert again == affect.hormones_after(before, succeeded=True, novel=False)["dopamine"]
 
 
 # write_note ------------------------------------------------------------------------------------------

@@ -342,7 +342,7 @@ def test_the_decision_fits_the_agents_window(internal):
         write.set(self_summary="I keep notes. " * 100)
     for _ in range(12):
         say(agent, 100)
-    view = brain_view(agent=agent)
+    view = brain_view(brain=brain_of(agent))
 
     messages = decide_messages(agent=agent, view=view, suggestions=[])
 
@@ -359,7 +359,7 @@ def test_the_decision_leaves_out_tool_calls_still_waiting(agent):
         tool_calls=[{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}],
     )
 
-    messages = decide_messages(agent=agent, view=brain_view(agent=agent), suggestions=[])
+    messages = decide_messages(agent=agent, view=brain_view(brain=brain_of(agent)), suggestions=[])
 
     assert not any(message.get("tool_calls") for message in messages)
     assert messages[-1]["role"] == "user" and json.dumps(messages)

@@ -126,13 +126,12 @@ def test_a_plan_keeps_at_most_three_steps(agent):
 def test_explored_keeps_its_cap_and_forgets_the_least_recently_explored(agent, kind):
     count = "path_count" if kind == Explored.Kind.PATH else "url_count"
     with brain_writing(agent=agent) as write:
-        for number in range(CAP):
-            write.explored(kind=kind, key=f"/k{number}", summary="", at=at(number))
-        write.explored(kind=kind, key="/k0", summary="again", at=at(10))  # seen again: newest
+        assert [write.explored(kind=kind, key=f"/k{number}", summary="", at=at(number)) for number in range(CAP)] == [True] * CAP
+        assert write.explored(kind=kind, key="/k0", summary="again", at=at(10)) is False  # seen again: newest
     assert getattr(Brain.objects.get(pk=agent.pk), count) == CAP
 
     with brain_writing(agent=agent) as write:
-        write.explored(kind=kind, key="/k3", summary="", at=at(11))
+        assert write.explored(kind=kind, key="/k3", summary="", at=at(11)) is True
     keys = set(Explored.objects.filter(brain_id=agent.pk, kind=kind).values_list("key", flat=True))
     assert keys == {"/k0", "/k2", "/k3"}
     assert getattr(Brain.objects.get(pk=agent.pk), count) == CAP
