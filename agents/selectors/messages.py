@@ -88,6 +88,8 @@ def _stored(rows: Iterable[tuple], *, pinned: bool) -> list[StoredMessage]:
 
 
 def message_pinned(*, agent: Agent, through: int) -> list[StoredMessage]:
+    if through < 1:  # no message yet: nothing to read
+        return []
     rows = _stored_rows(Message.objects.filter(agent=agent, pinned=True, position__lte=through))
     return _stored(rows.order_by("position"), pinned=True)
 
@@ -107,6 +109,8 @@ def message_history_point(*, agent: Agent, offset: int, through: int) -> History
 def message_turn_start(*, agent: Agent, turns: int, through: int) -> HistoryPoint | None:
     """Where the last `turns` turns up to position `through` begin: the `turns`-th newest user
     message; None when the conversation has fewer turns."""
+    if through < 1:
+        return None
     rows = (
         Message.objects.filter(agent=agent, role=Role.USER, position__lte=through)
         .order_by("-position")
@@ -135,6 +139,8 @@ def _unpinned(agent: Agent, start_position: int, before: int) -> QuerySet[Messag
 
 def message_history(*, agent: Agent, start_position: int, through: int) -> list[StoredMessage]:
     """The unpinned messages from position `start_position` to `through`, oldest first."""
+    if through < start_position:
+        return []
     rows = _oldest_first(lambda before: _stored_rows(_unpinned(agent, start_position, before)), through)
     return _stored(rows, pinned=False)
 

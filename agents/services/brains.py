@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, FloatField, Model, Value
+from django.db.models import Case, F, FloatField, Model, Value, When
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -136,8 +136,8 @@ class BrainWrite:
 
     def neurons(self, wanted: Sequence[tuple[str, str, float]], *, at: datetime) -> list[Neuron]:
         """Strengthen neurons, or make them: (kind, label, strength) each, the neurons back in
-        that order; a SELECT, then `_strengthen`'s statements, however many. The least recently
-        used neurons beyond the cap (never `self`, nor one of these) go, with their synapses."""
+        that order; a SELECT, an UPDATE and an INSERT, however many. The least recently used
+        neurons beyond the cap (never `self`, nor one of these) go, with their synapses."""
         for kind, _, _ in wanted:
             if kind not in NEURON_KINDS:
                 raise InvalidInput(f"A neuron's kind is one of {', '.join(NEURON_KINDS)}.")
@@ -160,9 +160,8 @@ class BrainWrite:
         self.connect_all([(source, target)], at=at, weight=weight)
 
     def connect_all(self, pairs: Sequence[tuple[Neuron, Neuron]], *, at: datetime, weight: float = 0.1) -> None:
-        """Strengthen the link from each source to its target, or make it; a SELECT, then
-        `_strengthen`'s statements, however many. The least recently used links beyond the cap
-        go."""
+        """Strengthen the link from each source to its target, or make it; a SELECT, an UPDATE
+        and an INSERT, however many. The least recently used links beyond the cap go."""
         if not pairs:
             return
         wanted = [(source.pk, target.pk) for source, target in pairs]
@@ -185,9 +184,8 @@ class BrainWrite:
         *, field: str, maximum: float, at: datetime,
     ) -> tuple[list[Any], int]:
         """Add to `field` of each wanted row (up to `maximum`) and mark it used: (key, the new
-        row's fields, how much) each; `found` holds the rows there are, by key. One INSERT, and
-        an UPDATE for each amount added (one or two in a tick); the rows back in order, and how
-        many were made."""
+        row's fields, how much) each; `found` holds the rows there are, by key. One UPDATE and one
+        INSERT; the rows back in order, and how many were made."""
         added: dict[Any, float] = {}
         for key, _, by in wanted:
             added[key] = added.get(key, 0.0) + by
@@ -196,15 +194,18 @@ class BrainWrite:
             if key not in rows:
                 rows[key] = model(brain=self.brain, **fields, **{field: 0.0})
                 made.append(rows[key])
-        by_amount: dict[float, list[int]] = {}
         for key, row in rows.items():
             setattr(row, field, min(maximum, getattr(row, field) + added[key]))
             row.last_used = at
-            if key in found:
-                by_amount.setdefault(added[key], []).append(row.pk)
-        for by, pks in by_amount.items():
+        if found:
+            amounts = {added[key] for key in found}
+            by = (
+                Value(amounts.pop())
+                if len(amounts) == 1
+                else Case(*(When(pk=row.pk, then=Value(added[key])) for key, row in found.items()))
+            )
             grown = Least(F(field) + by, Value(maximum), output_field=FloatField())
-            model.objects.filter(pk__in=pks).update(**{field: grown, "last_used": at})
+            model.objects.filter(pk__in=[row.pk for row in found.values()]).update(**{field: grown, "last_used": at})
         if made:
             # The made rows get their ids from the INSERT (PostgreSQL, SQLite 3.35 and later):
             # links to new neurons, and the cap's forgetting, need them.

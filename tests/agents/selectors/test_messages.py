@@ -61,3 +61,16 @@ def test_turns_start_at_user_messages(conversation):
     assert selectors.message_turn_start(agent=conversation, turns=3, through=8) == HistoryPoint(3, 30)
     assert selectors.message_turn_start(agent=conversation, turns=6, through=8) is None
     assert selectors.message_turn_start(agent=conversation, turns=1, through=2) == HistoryPoint(2, 10)
+
+
+def test_a_conversation_with_no_messages_is_assembled_without_reading_any(django_assert_num_queries):
+    from agents.context import context_assemble
+
+    agent = AgentFactory(model="gpt-4", strategy="sliding_window")
+
+    with django_assert_num_queries(1):  # the agent's row, as it is now
+        assembled = context_assemble(agent=agent, working_memory=["Goal: look around."])
+
+    assert assembled.report.stored_messages == 0 and len(assembled.messages) == 1
+    assert selectors.message_history(agent=agent, start_position=1, through=0) == []
+    assert selectors.message_turn_start(agent=agent, turns=1, through=0) is None
