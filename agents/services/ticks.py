@@ -1,18 +1,19 @@
 """Ticks of the reflection loop (seed 002): decide, act, reflect, record; every few ticks a deep
 reflection; a new plan when the plan is done or the action failed.
 
-One tick of a brain at a time. A tick takes a lease on its brain with one conditional UPDATE
-(`lease_until` empty or past), checks it at every step and renews it there once a tenth of it is
+One tick of a brain at a time. A tick takes a lease on its brain (`lease_until` empty or past)
+with the brain's row locked, checks it at every step and renews it there once a tenth of it is
 spent; a second tick started meanwhile finds the lease held and does nothing. A killed worker's
 lease runs out after MEMSITE_TICK_LEASE_S and the next tick takes over, failing the tick run the
 dead worker left running; a brain that does not tick again has that run failed by
 `ticks_sweep_stale`. Every brain write checks, under the brain's row lock, that the tick still
 holds its lease, so a tick that lost it writes nothing more.
 
-Each tick is a `TickRun`, made first, numbered after the brain's `tick_count`; each step is
-appended to its `steps` with its duration as it ends, and its LLM calls serve it in the ledger.
-LLM calls are made outside any transaction; what a tick learns is written in short
-`brain_writing` transactions, only what changed.
+Each tick is a `TickRun`, made with the lease once the tick has read its brain, numbered after
+the brain's `tick_count`; each step is appended to its `steps` with its duration as it ends,
+saved at once when something slow follows or else with the brain write that ends it, and its
+LLM calls serve it in the ledger. LLM calls are made outside any transaction; what a tick learns
+is written in short `brain_writing` transactions, only what changed.
 
 A tick's status: `done` when it ran its loop, even if its action failed or was not valid (the
 run's `error` and the brain's `last_error` say what went wrong); `failed` when it could not: the
@@ -206,7 +207,7 @@ def _open(agent: Agent) -> _Tick | None:
             TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
                 status=TickRun.Status.FAILED, error=WORKER_STOPPED, ended_at=now
             )
-        lease = now + timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
+        lease = _lease_until()
         number = write.brain.tick_count + 1
         tick = _Tick(agent=agent, run=TickRun(brain=write.brain, number=number), lease=lease, view=view, suggestions=suggestions)
         _noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
