@@ -152,7 +152,13 @@ class BrainWrite:
         excess = self.brain.neuron_count - cap("neuron")
         if excess > 0:
             others = Neuron.objects.filter(brain=self.brain).exclude(key=SELF).exclude(pk__in={n.pk for n in neurons})
-            self._forget(list(others.order_by("last_used", "id").values_list("pk", flat=True)[:excess]))
+            # The synapses go with the neurons (on delete cascade): Django deletes them by source
+            # or target alone, which SQLite finds through the two ends' indexes. Filtered by brain
+            # as well, SQLite chose the brain's index and scanned every synapse of the brain (0.5 s
+            # at the 500,000 cap).
+            _, deleted = Neuron.objects.filter(pk__in=others.order_by("last_used", "id").values("pk")[:excess]).delete()
+            self._grow("synapse_count", -deleted.get(Synapse._meta.label, 0))
+            self._grow("neuron_count", -deleted.get(Neuron._meta.label, 0))
         return neurons
 
     def connect(self, source: Neuron, target: Neuron, *, at: datetime, weight: float = 0.1) -> None:
@@ -176,8 +182,8 @@ class BrainWrite:
         excess = self.brain.synapse_count - cap("synapse")
         if excess > 0:
             others = Synapse.objects.filter(brain=self.brain).exclude(pk__in={s.pk for s in synapses})
-            oldest = list(others.order_by("last_used", "id").values_list("pk", flat=True)[:excess])
-            self._grow("synapse_count", -Synapse.objects.filter(pk__in=oldest).delete()[0])
+            oldest = Synapse.objects.filter(pk__in=others.order_by("last_used", "id").values("pk")[:excess])
+            self._grow("synapse_count", -oldest.delete()[0])
 
     def _strengthen(
         self, model: type[Model], found: dict[Any, Model], wanted: list[tuple[Any, dict[str, Any], float]],
@@ -211,15 +217,6 @@ class BrainWrite:
             # links to new neurons, and the cap's forgetting, need them.
             model.objects.bulk_create(made)
         return [rows[key] for key, _, _ in wanted], len(made)
-
-    def _forget(self, neuron_ids: list[int]) -> None:
-        # The synapses go with the neurons (on delete cascade): Django deletes them by source or
-        # target alone, which SQLite finds through the two ends' indexes. Filtered by brain as
-        # well, SQLite chose the brain's index and scanned every synapse of the brain (0.5 s at
-        # the 500,000 cap).
-        _, deleted = Neuron.objects.filter(pk__in=neuron_ids).delete()
-        self._grow("synapse_count", -deleted.get(Synapse._meta.label, 0))
-        self._grow("neuron_count", -deleted.get(Neuron._meta.label, 0))
 
     def _grow(self, field: str, by: int) -> None:
         setattr(self.brain, field, getattr(self.brain, field) + by)
