@@ -351,17 +351,28 @@ class Suggestion:
         return f"{self.action} {self.argument}".strip()
 
 
-def explore_suggestions(*, brain: Brain, limit: int = 5) -> list[Suggestion]:
+@dataclass(frozen=True)
+class Exploration:
+    suggestions: list[Suggestion]
+    # Listed folders looked in with nothing left to explore among their first children: the
+    # tick stops looking in them (`BrainWrite.folders_spent`) until they are listed again.
+    spent: list[str]
+
+
+def explore_next(*, brain: Brain, limit: int = 5) -> Exploration:
     """Paths not explored yet, nearest first: in the folder listed last and each folder above
     it, then in the folders listed most lately, then at the top of the tree; one query for each
     folder looked in, until `limit` are found. Idle when everything near is explored."""
     suggestions: list[Suggestion] = []
+    spent: list[str] = []
     for folder_path in _folders_to_scan(brain):
         prefix = "" if folder_path == "/" else folder_path
         unexplored = brain_unexplored(
             brain=brain, folder_path=folder_path, count=limit - len(suggestions), scan=SUGGESTION_SCAN,
             max_path_chars=SUGGESTION_PATH_CHARS, without="]",
         )
+        if not unexplored and folder_path != "/":
+            spent.append(folder_path)
         for child in unexplored:
             path = f"{prefix}/{child.name}"
             # The description is the tree's data, quoted like everything remembered.
@@ -371,15 +382,15 @@ def explore_suggestions(*, brain: Brain, limit: int = 5) -> list[Suggestion]:
             else:
                 suggestions.append(Suggestion("read_file", path, f"a {child.type} you have not read{about}"))
         if len(suggestions) >= limit:
-            return suggestions
+            return Exploration(suggestions=suggestions, spent=spent)
     if not suggestions:
         suggestions.append(Suggestion("idle", "", "everything near has been explored"))
-    return suggestions
+    return Exploration(suggestions=suggestions, spent=spent)
 
 
 def _folders_to_scan(brain: Brain) -> Iterator[str]:
-    """The folder listed last and those above it, the folders listed most lately (read only
-    once the scan gets to them), and `/` last."""
+    """The folder listed last and those above it, the folders listed most lately and not found
+    spent (read only once the scan gets to them), and `/` last."""
     seen = {"/"}
     last_dir = brain.extra_state.get("lastDir") if isinstance(brain.extra_state, dict) else None
     if isinstance(last_dir, str):

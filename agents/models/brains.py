@@ -132,7 +132,8 @@ class Explored(models.Model):
     summary = models.TextField(blank=True)
     at = models.DateTimeField()
     # A folder of the memory tree, listed: a tick looks in the folders listed lately for what
-    # to explore next. memory.json does not say, so imported paths are not folders.
+    # to explore next, until it finds nothing left in one (`BrainWrite.folders_spent`).
+    # memory.json does not say, so imported paths are not folders.
     folder = models.BooleanField(default=False, db_default=False)  # imports insert rows without it
     # The entry as memory.json had it, where the columns alone would not give it back (other
     # keys, a time written as epoch milliseconds); empty otherwise.

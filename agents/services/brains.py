@@ -130,6 +130,13 @@ class BrainWrite:
             self._grow(count, -1)
         return True
 
+    def folders_spent(self, paths: Sequence[str]) -> None:
+        """Listed folders found with nothing left to explore: no longer looked in for what to
+        explore next, until they are listed again."""
+        if paths:
+            listed = Explored.objects.filter(brain=self.brain, kind=Explored.Kind.PATH, key__in=paths, folder=True)
+            listed.update(folder=False)
+
     def neuron(self, *, kind: str, label: str, at: datetime, strength: float = 1.0) -> Neuron:
         """Strengthen a neuron, or make it (see `neurons`)."""
         return self.neurons([(kind, label, strength)], at=at)[0]

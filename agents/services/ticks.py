@@ -37,7 +37,7 @@ from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from agents.brain import affect
-from agents.brain.actions import Outcome, Suggestion, action_run, explore_suggestions, refused
+from agents.brain.actions import Outcome, Suggestion, action_run, explore_next, refused
 from agents.brain.caps import cap, clip
 from agents.brain.prompts import (
     Decision,
@@ -197,7 +197,7 @@ def _open(agent: Agent) -> _Tick | None:
     started = time.monotonic()
     brain = Brain.objects.filter(pk=agent.pk).first() or brain_create(agent=agent)
     view = brain_view(brain=brain)
-    suggestions = explore_suggestions(brain=brain)
+    exploration = explore_next(brain=brain)
     now = timezone.now()
     with brain_writing(agent=agent) as write:
         held = write.brain.lease_until
@@ -209,10 +209,12 @@ def _open(agent: Agent) -> _Tick | None:
             )
         lease = _lease_until()
         number = write.brain.tick_count + 1
+        suggestions = exploration.suggestions
         tick = _Tick(agent=agent, run=TickRun(brain=write.brain, number=number), lease=lease, view=view, suggestions=suggestions)
         _noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
         tick.run.save()
         write.set(tick_count=number, lease_until=lease)
+        write.folders_spent(exploration.spent)
     return tick
 
 
@@ -446,9 +448,11 @@ def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
     """A new plan, from `brain` as the tick's last write left it."""
     started = time.monotonic()
     view = brain_view_renewed(view=tick.view, brain=brain)
-    suggestions = explore_suggestions(brain=brain)
+    exploration = explore_next(brain=brain)
     try:
-        reply, call = _ask(tick, Purpose.DECIDE, plan_messages(agent=tick.agent, view=view, suggestions=suggestions), Plan)
+        reply, call = _ask(
+            tick, Purpose.DECIDE, plan_messages(agent=tick.agent, view=view, suggestions=exploration.suggestions), Plan
+        )
     except (LLMError, ServiceError) as exc:
         _step(tick, "replan", started, because=because, **_failed(exc))
         return
@@ -456,6 +460,7 @@ def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
     now = timezone.now()
     with _writing(tick) as write:
         write.set(plan=steps, plan_step=0)
+        write.folders_spent(exploration.spent)
         write.record(
             kind=RecordKind.LOG,
             text=f"new plan ({because}): " + " | ".join(steps),

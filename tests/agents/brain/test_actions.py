@@ -3,7 +3,7 @@
 import pytest
 
 from agents import services
-from agents.brain.actions import ACTIONS, action_run, explore_suggestions
+from agents.brain.actions import ACTIONS, action_run, explore_next
 from agents.models import Brain, Explored, Neuron, Record, Synapse
 from memory import selectors as memory_selectors
 from memory.models import Node, Search
@@ -302,7 +302,7 @@ def test_suggestions_start_near_the_folder_listed_last(agent, internal, llm):
     script_tick(llm, "list_dir", path="/user")
     services.tick_run(agent_id=agent.pk)
 
-    suggestions = explore_suggestions(brain=Brain.objects.get(pk=agent.pk))
+    suggestions = explore_next(brain=Brain.objects.get(pk=agent.pk)).suggestions
 
     assert [suggestion.key for suggestion in suggestions] == [
         "read_file /user/user_preferences.md",
@@ -351,7 +351,7 @@ def test_suggestions_go_up_from_the_folder_listed_last_then_to_the_folders_liste
     # One query for each folder looked in (deep, alpha, /projects, beta, /), and one for the
     # folders listed lately.
     with django_assert_num_queries(6):
-        suggestions = explore_suggestions(brain=brain, limit=6)
+        suggestions = explore_next(brain=brain, limit=6).suggestions
 
     assert [suggestion.key for suggestion in suggestions] == [
         "read_file /projects/alpha/deep/d2.md",  # the folder listed last
@@ -371,10 +371,10 @@ def test_suggestions_leave_out_long_and_bracketed_names_and_idle_when_all_is_exp
     roots = [f"/{name}" for name in ("swarmstar", "user", "projects", "references")]
 
     brain = explored(agent, *roots[1:], folders=("/swarmstar", "/swarmstar/f"), last_dir="/swarmstar/f")
-    assert [suggestion.key for suggestion in explore_suggestions(brain=brain)] == ["read_file /swarmstar/f/ok.md"]
+    assert [suggestion.key for suggestion in explore_next(brain=brain).suggestions] == ["read_file /swarmstar/f/ok.md"]
 
     brain = explored(agent, "/swarmstar/f/ok.md")
-    assert [(suggestion.action, suggestion.why) for suggestion in explore_suggestions(brain=brain)] == [
+    assert [(suggestion.action, suggestion.why) for suggestion in explore_next(brain=brain).suggestions] == [
         ("idle", "everything near has been explored")
     ]
 
@@ -389,16 +389,47 @@ def test_suggestions_look_at_the_first_children_of_a_folder_only(agent, internal
     monkeypatch.setattr(actions, "SUGGESTION_SCAN", 2)
 
     brain = explored(agent, *roots, "/swarmstar/f/a.md", folders=("/swarmstar/f",), last_dir="/swarmstar/f")
-    assert [suggestion.key for suggestion in explore_suggestions(brain=brain)] == ["read_file /swarmstar/f/b.md"]
+    assert [suggestion.key for suggestion in explore_next(brain=brain).suggestions] == ["read_file /swarmstar/f/b.md"]
 
     brain = explored(agent, "/swarmstar/f/b.md")  # c.md is third: past the scan
-    assert [suggestion.key for suggestion in explore_suggestions(brain=brain)] == ["idle"]
+    assert [suggestion.key for suggestion in explore_next(brain=brain).suggestions] == ["idle"]
+
+
+def test_a_listed_folder_with_nothing_left_is_spent_and_looked_in_again_once_listed_again(
+    agent, internal, llm, django_assert_num_queries
+):
+    beta = NodeFactory(parent=internal["references"], name="beta")
+    DocumentFactory(parent=beta, name="b.md")
+    roots = [f"/{name}" for name in ("swarmstar", "user", "projects", "references")]
+    brain = explored(agent, *roots, "/references/beta/b.md", folders=("/references/beta", "/user"), last_dir="/projects")
+
+    exploration = explore_next(brain=brain)
+    assert [suggestion.key for suggestion in exploration.suggestions] == [
+        "read_file /user/user_preferences.md", "read_file /user/requested_features.md", "read_file /user/user_requirements.md",
+    ]
+    assert exploration.spent == ["/projects", "/references/beta"]  # /user still holds something
+
+    # A tick stops looking in them. Then: the folder listed last, the folders listed lately, /user and /.
+    keep_plan(agent)
+    script_tick(llm, "idle")
+    services.tick_run(agent_id=agent.pk)
+    folders = dict(Explored.objects.filter(brain_id=agent.pk, key__in=["/references/beta", "/user"]).values_list("key", "folder"))
+    assert folders == {"/references/beta": False, "/user": True}
+    with django_assert_num_queries(4):
+        assert explore_next(brain=brain).spent == ["/projects"]  # listed last: looked in whatever it holds
+
+    DocumentFactory(parent=beta, name="new.md")
+    keep_plan(agent)
+    script_tick(llm, "list_dir", path="/references/beta")  # listed again: looked in again
+    services.tick_run(agent_id=agent.pk)
+    suggestions = explore_next(brain=Brain.objects.get(pk=agent.pk)).suggestions
+    assert suggestions[0].key == "read_file /references/beta/new.md"
 
 
 def test_suggestions_pass_over_a_last_folder_that_is_gone(agent, internal):
     brain = explored(agent, last_dir="/user/gone/deeper")
 
-    suggestions = explore_suggestions(brain=brain, limit=2)
+    suggestions = explore_next(brain=brain, limit=2).suggestions
 
     assert [suggestion.key for suggestion in suggestions] == [
         "read_file /user/user_preferences.md",
