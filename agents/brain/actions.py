@@ -369,7 +369,7 @@ def explore_next(*, brain: Brain, limit: int = 5) -> Exploration:
         prefix = "" if folder_path == "/" else folder_path
         unexplored = brain_unexplored(
             brain=brain, folder_path=folder_path, count=limit - len(suggestions), scan=SUGGESTION_SCAN,
-            max_path_chars=SUGGESTION_PATH_CHARS, without="]",
+            max_path_chars=SUGGESTION_PATH_CHARS, leave_out_char="]",
         )
         if not unexplored and folder_path != "/":
             spent.append(folder_path)

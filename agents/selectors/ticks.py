@@ -53,18 +53,21 @@ def brain_explored_folders(*, brain: Brain, count: int) -> list[str]:
 
 
 def brain_unexplored(
-    *, brain: Brain, folder_path: str, count: int, scan: int, max_path_chars: int, without: str
+    *, brain: Brain, folder_path: str, count: int, scan: int, max_path_chars: int, leave_out_char: str
 ) -> list:
-    """Up to `count` of the first `scan` children of the folder at `folder_path`, in order, whose
-    paths the brain has not explored, leaving out names with `without` in them and paths longer
-    than `max_path_chars`. One query: each child probes the explored index (NOT EXISTS)."""
+    """Up to `count` of the first `scan` children (memory nodes) of the folder at `folder_path`,
+    in order, whose paths the brain has not explored, leaving out paths with `leave_out_char` in
+    them and paths longer than `max_path_chars`. One query: each child probes the explored index
+    (NOT EXISTS)."""
     prefix = "" if folder_path == "/" else folder_path
+    if leave_out_char in prefix:
+        return []
     explored = Explored.objects.filter(
         brain=brain, kind=Explored.Kind.PATH, key=Concat(Value(f"{prefix}/"), OuterRef("name"))
     )
     children = (
         memory_selectors.node_children_first(path=folder_path, count=scan)
-        .exclude(name__contains=without)
+        .exclude(name__contains=leave_out_char)
         .alias(name_chars=Length("name"))
         .filter(name_chars__lte=max_path_chars - len(prefix) - 1)
         .exclude(Exists(explored))
@@ -117,6 +120,9 @@ TICK_LISTS = {"episodes": 5, "facts": 3, "self_instructions": 7, "thoughts": 5, 
 
 
 def _newest(brain: Brain, lists: Mapping[str, int]) -> dict[str, list[Record]]:
+    unknown = set(lists) - set(VIEW_LISTS)
+    if unknown:
+        raise TypeError(f"A brain view has no list {', '.join(sorted(unknown))}; its lists are {', '.join(VIEW_LISTS)}.")
     counts = {**TICK_LISTS, **lists}
     records = brain_records(brain=brain, counts={VIEW_LISTS[name]: count for name, count in counts.items()})
     return {name: records[VIEW_LISTS[name]] for name in counts}
@@ -135,11 +141,11 @@ def brain_view(*, brain: Brain, paths: int = 5, urls: int = 3, associations: int
     )
 
 
-def brain_view_renewed(*, view: BrainView, brain: Brain, goals: list[Goal] | None = None, **lists: int) -> BrainView:
-    """`view` after a write: `brain` is the brain's row as the write left it, and the newest
-    entries of its lists are read again, in one query (`lists` as in `brain_view`). Its goals
-    (unless `goals` are given), explored paths and URLs and associations stay as they were read."""
-    return replace(view, brain=brain, goals=view.goals if goals is None else goals, **_newest(brain, lists))
+def brain_view_renewed(*, view: BrainView, brain: Brain, **lists: int) -> BrainView:
+    """`view` after a write: `brain` is the brain's row as the write left it, and its active
+    goals and the newest entries of its lists are read again, in two queries (`lists` as in
+    `brain_view`). Its explored paths and URLs and associations stay as they were read."""
+    return replace(view, brain=brain, goals=brain_goals_active(brain=brain), **_newest(brain, lists))
 
 
 def tick_list(*, agent: Agent) -> QuerySet[TickRun]:

@@ -212,6 +212,7 @@ class BrainWrite:
             row.last_used = at
         if found:
             amounts = {added[key] for key in found}
+            # One amount for all, as for a tick's links, needs no CASE to build and send.
             by = (
                 Value(amounts.pop())
                 if len(amounts) == 1

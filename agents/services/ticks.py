@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any
@@ -103,18 +103,18 @@ def _lease_release(tick: _Tick) -> None:
 # Steps -----------------------------------------------------------------------------------------
 
 
-def _noted(tick: _Tick, name: str, started: float, **detail: Any) -> None:
+def _step_noted(tick: _Tick, name: str, started: float, **detail: Any) -> None:
     """Add a finished step to the run; the next write of the run saves it."""
     step = {"name": name, "ms": round((time.monotonic() - started) * 1_000), "detail": detail}
     tick.run.steps = [*tick.run.steps, step]
 
 
-def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
+def _step_saved(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
     """Add a finished step to the run and save the run's steps (and other `fields` of the run)
     now, for a step that something slow follows: the check that the tick holds its lease, the
     write and the lease's renewal when due, in one transaction (one commit: on PostgreSQL each
     commit waits for the WAL flush); nothing is written once the lease is lost."""
-    _noted(tick, name, started, **detail)
+    _step_noted(tick, name, started, **detail)
     with transaction.atomic():
         # A subquery, not a join: on SQLite an UPDATE through a join costs a SELECT first.
         leased = Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease)
@@ -122,8 +122,10 @@ def _step(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None 
         if not held.update(steps=tick.run.steps, **(fields or {})):
             raise LeaseLost
         lease = _lease_renewed(tick)
-        if lease is not None:
-            Brain.objects.filter(pk=tick.agent.pk).update(lease_until=lease)
+        # Only if the lease is still this tick's: the check above locks nothing, and another tick
+        # may take over a lease that ran out meanwhile.
+        if lease is not None and not leased.update(lease_until=lease):
+            raise LeaseLost
     tick.lease = lease or tick.lease
 
 
@@ -155,7 +157,7 @@ def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple
     return completion.value, completion.call.pk
 
 
-def _failed(exc: LLMError | ServiceError) -> dict[str, Any]:
+def _failure_detail(exc: LLMError | ServiceError) -> dict[str, Any]:
     """A step's detail when its LLM call failed or its prompt did not fit: what went wrong, and
     the ledger's call if one was made."""
     call = exc.call if isinstance(exc, LLMError) else None
@@ -173,7 +175,7 @@ def tick_run(*, agent_id: int) -> TickRun | None:
         return None
     tick = _open(agent)
     if tick is None:
-        logger.info("Tick of agent %s skipped: another tick holds its brain.", agent_id)
+        logger.info("Tick of agent %s skipped: another tick holds its brain or has just run.", agent_id)
         return None
     try:
         _loop(tick)
@@ -192,16 +194,20 @@ def tick_run(*, agent_id: int) -> TickRun | None:
 def _open(agent: Agent) -> _Tick | None:
     """Read what the tick decides on, then take the brain's lease and make the tick's run,
     numbered after the brain's count, in one transaction; None when another tick holds the
-    lease. The read is made before, not under the brain's lock: on SQLite that lock is the
-    whole database's. A lease that ran out was a dead worker's: its run, still `running`, fails."""
+    lease or ran since the read. The read is made before, not under the brain's lock: on SQLite
+    that lock is the whole database's. A lease that ran out was a dead worker's: its run, still
+    `running`, fails."""
     started = time.monotonic()
     brain = Brain.objects.filter(pk=agent.pk).first() or brain_create(agent=agent)
+    if brain.lease_until is not None and brain.lease_until > timezone.now():
+        return None
     view = brain_view(brain=brain)
     exploration = explore_next(brain=brain)
-    now = timezone.now()
     with brain_writing(agent=agent) as write:
+        now = timezone.now()
         held = write.brain.lease_until
-        if held is not None and held > now:
+        # Held, or another tick ran since the read: this one would decide on what it read.
+        if (held is not None and held > now) or write.brain.tick_count != brain.tick_count:
             return None
         if held is not None:
             TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
@@ -211,7 +217,7 @@ def _open(agent: Agent) -> _Tick | None:
         number = write.brain.tick_count + 1
         suggestions = exploration.suggestions
         tick = _Tick(agent=agent, run=TickRun(brain=write.brain, number=number), lease=lease, view=view, suggestions=suggestions)
-        _noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
+        _step_noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
         tick.run.save()
         write.set(tick_count=number, lease_until=lease)
         write.folders_spent(exploration.spent)
@@ -227,18 +233,18 @@ def _loop(tick: _Tick) -> None:
         messages = decide_messages(agent=agent, view=view, suggestions=tick.suggestions)
         decision, call = _ask(tick, Purpose.DECIDE, messages, Decision)
     except ServiceError as exc:  # the prompt does not fit the agent's window
-        _noted(tick, "decide", started, error=exc.message)
+        _step_noted(tick, "decide", started, error=exc.message)
         _fail(tick, f"decide: {exc.message}")
         return
     except LLMError as exc:
         if exc.reason != Reason.INVALID_REPLY:
-            _noted(tick, "decide", started, **_failed(exc))
+            _step_noted(tick, "decide", started, **_failure_detail(exc))
             _fail(tick, f"decide: {exc.message}")
             return
         outcome = refused(f"No valid action was decided: {exc.message}")
-        _step(tick, "decide", started, **_failed(exc))
+        _step_saved(tick, "decide", started, **_failure_detail(exc))
     else:
-        _step(
+        _step_saved(
             tick,
             "decide",
             started,
@@ -251,7 +257,7 @@ def _loop(tick: _Tick) -> None:
 
         started = time.monotonic()
         outcome = action_run(agent=agent, name=decision.action, arguments=decision.given)
-        _step(tick, "act", started, ok=outcome.ok, summary=outcome.summary, **outcome.detail)
+        _step_saved(tick, "act", started, ok=outcome.ok, summary=outcome.summary, **outcome.detail)
 
     started = time.monotonic()
     reflection: Reflection | None = None
@@ -272,9 +278,9 @@ def _loop(tick: _Tick) -> None:
             Reflection,
         )
     except (LLMError, ServiceError) as exc:
-        _noted(tick, "reflect", started, **_failed(exc))
+        _step_noted(tick, "reflect", started, **_failure_detail(exc))
     else:
-        _noted(tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call)
+        _step_noted(tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call)
 
     brain = _record(tick, decision, outcome, reflection)  # it saves the reflection's step too
 
@@ -378,7 +384,7 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             changes["plan_step"] = brain.plan_step + 1
         if changes:
             write.set(**changes)
-        _noted(tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error)
+        _step_noted(tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error)
     return brain
 
 
@@ -392,7 +398,7 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
     try:
         reply, call = _ask(tick, Purpose.DEEP_REFLECT, deep_reflect_messages(agent=tick.agent, view=view), DeepReflection)
     except (LLMError, ServiceError) as exc:
-        _step(tick, "deep_reflect", started, **_failed(exc))
+        _step_saved(tick, "deep_reflect", started, **_failure_detail(exc))  # a new plan's LLM call may follow
         return brain
     now = timezone.now()
     at = now.isoformat()
@@ -439,8 +445,7 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
         }
         if refused_goals:
             detail["refused"] = refused_goals[0]
-        _noted(tick, "deep_reflect", started, **detail)
-    tick.view = replace(tick.view, goals=[*tick.view.goals, *added_goals])  # a new plan aims at them
+        _step_noted(tick, "deep_reflect", started, **detail)
     return brain
 
 
@@ -454,7 +459,7 @@ def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
             tick, Purpose.DECIDE, plan_messages(agent=tick.agent, view=view, suggestions=exploration.suggestions), Plan
         )
     except (LLMError, ServiceError) as exc:
-        _step(tick, "replan", started, because=because, **_failed(exc))
+        _step_noted(tick, "replan", started, because=because, **_failure_detail(exc))  # the run's end saves it
         return
     steps = [clip(step, "entry_chars") for step in reply.steps[: cap("plan_steps")]]
     now = timezone.now()
@@ -467,7 +472,7 @@ def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
             item={"type": "plan", "message": " | ".join(steps), "at": now.isoformat()},
             at=now,
         )
-        _noted(tick, "replan", started, because=because, steps=steps, call=call)
+        _step_noted(tick, "replan", started, because=because, steps=steps, call=call)
 
 
 def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
@@ -488,11 +493,13 @@ def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
 
 def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
     """The run's end, with its steps, the emotions and hormones the tick left, and the lease
-    given back, in one transaction; runs beyond the cap go."""
+    given back, in one transaction; runs beyond the cap go. A tick that lost its lease leaves
+    its run to the tick that took over (which has failed it)."""
     brain = Brain.objects.filter(pk=tick.agent.pk)
+    leased = brain.filter(lease_until=tick.lease)
     run = tick.run
     with transaction.atomic():
-        TickRun.objects.filter(pk=run.pk).update(
+        ended = TickRun.objects.filter(pk=run.pk, brain__in=leased).update(
             status=status,
             steps=run.steps,
             outcome=outcome[:10_000],
@@ -501,6 +508,9 @@ def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
             hormones=Subquery(brain.values("hormones")),
             ended_at=timezone.now(),
         )
+        if not ended:
+            logger.warning("Tick of agent %s ended after another tick took its brain over.", tick.agent.pk)
+            return
         TickRun.objects.filter(brain_id=tick.agent.pk, number__lte=run.number - cap("tick")).delete()
         _lease_release(tick)
     tick.ended = True

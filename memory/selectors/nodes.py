@@ -96,22 +96,26 @@ def node_resolve(*, path: str) -> Node:
     return node
 
 
-def node_children_at(*, path: str) -> QuerySet[Node]:
-    """The children of the node at a readable path (the roots for `/`), in insertion order, in
-    one query joining up the parent chain: none when there is no such node, or it has none."""
+def _children_at(path: str) -> QuerySet[Node]:
     if path.strip() == PATH_SEPARATOR:
-        return node_roots()
+        return Node.objects.filter(depth=1)
     names = _path_names(path)
     if len(names) >= MAX_DEPTH:
         return Node.objects.none()
-    return _with_size(Node.objects.filter(depth=len(names) + 1, **_at_path(names, prefix="parent__"))).order_by("path")
+    return Node.objects.filter(depth=len(names) + 1, **_at_path(names, prefix="parent__"))
+
+
+def node_children_at(*, path: str) -> QuerySet[Node]:
+    """The children of the node at a readable path (the roots for `/`), in insertion order, in
+    one query joining up the parent chain: none when there is no such node, or it has none."""
+    return _with_size(_children_at(path)).order_by("path")
 
 
 def node_children_first(*, path: str, count: int) -> QuerySet[Node]:
     """The first `count` children of the node at a readable path, in order, as a queryset that
     can still be filtered (a slice cannot be)."""
-    first = node_children_at(path=path)[:count]
-    return Node.objects.filter(pk__in=first.values("pk")).order_by("path")
+    first = _children_at(path).order_by("path")[:count]
+    return _with_size(Node.objects.filter(pk__in=first.values("pk"))).order_by("path")
 
 
 def node_internal_folder(*, name: str) -> Node:

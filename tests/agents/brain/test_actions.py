@@ -378,6 +378,10 @@ def test_suggestions_leave_out_long_and_bracketed_names_and_idle_when_all_is_exp
         ("idle", "everything near has been explored")
     ]
 
+    DocumentFactory(parent=NodeFactory(parent=internal["swarmstar"], name="[g]"), name="ok.md")
+    brain = explored(agent, "/swarmstar/f", last_dir="/swarmstar/[g]")  # a bracket in the folder's name
+    assert [suggestion.key for suggestion in explore_next(brain=brain).suggestions] == ["idle"]
+
 
 def test_suggestions_look_at_the_first_children_of_a_folder_only(agent, internal, monkeypatch):
     from agents.brain import actions

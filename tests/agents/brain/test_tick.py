@@ -288,6 +288,25 @@ def test_a_failed_reflection_still_records_what_was_done(agent, internal, llm):
     assert Explored.objects.filter(brain_id=agent.pk, key="/").exists()
 
 
+def test_a_tick_that_breaks_while_recording_keeps_the_steps_it_noted(agent, internal, llm, monkeypatch):
+    from agents.services.brains import BrainWrite
+
+    def broken(self, entries, *, at):
+        raise RuntimeError("disk full")
+
+    set_plan(agent, ["a", "b", "c"])
+    llm.script(decide("list_dir", path="/"), reflect("The top of the tree."))
+    monkeypatch.setattr(BrainWrite, "records", broken)
+
+    run = services.tick_run(agent_id=agent.pk)
+
+    assert run.status == TickRun.Status.FAILED and run.error == "RuntimeError: disk full"
+    # The reflection's step waits for the record step's write; the run's end saves it instead.
+    assert [step["name"] for step in run.steps] == ["read", "decide", "act", "reflect"]
+    assert run.steps[3]["detail"]["thought"] == "The top of the tree."
+    assert texts(agent, "episode") == [] and brain_of(agent).lease_until is None
+
+
 def test_a_thought_adds_a_few_concepts(agent, internal, llm):
     set_plan(agent, ["a", "b", "c"])
     thought = "Databases, databases and more databases: tuning buffers, tuning caches, tuning indexes, and queries."

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
 from agents import services
@@ -77,6 +78,87 @@ def test_a_tick_that_lost_its_lease_writes_nothing_more(agent, internal, monkeyp
     assert run.status == TickRun.Status.RUNNING  # left for the tick that took over to end
     assert [step["name"] for step in run.steps] == ["read"]
     assert not Brain.objects.get(pk=agent.pk).records.filter(kind="episode").exists()
+
+
+@pytest.mark.django_db
+def test_a_step_renews_the_lease_once_a_tenth_of_it_is_spent(agent, internal, monkeypatch, settings):
+    settings.MEMSITE_TICK_LEASE_S = 2
+    leases = []
+    slow_llm(monkeypatch, 0.3)  # each LLM call spends more than a tenth of the lease
+    from agents.services import ticks
+
+    slow = ticks.complete
+
+    def noting(**kwargs):
+        leases.append(Brain.objects.get(pk=agent.pk).lease_until)
+        return slow(**kwargs)
+
+    monkeypatch.setattr(ticks, "complete", noting)
+
+    run = services.tick_run(agent_id=agent.pk)
+
+    assert run.status == TickRun.Status.DONE
+    assert leases[1] > leases[0]  # the decision's step renewed it before the reflection's call
+    assert Brain.objects.get(pk=agent.pk).lease_until is None
+
+
+@pytest.mark.django_db
+def test_a_tick_whose_lease_is_taken_over_as_it_renews_it_stops_there(agent, internal, monkeypatch):
+    from agents.services import ticks
+
+    renewed = ticks._lease_renewed
+
+    def taken_over(tick):
+        # The step's check has passed; another tick takes the brain over before the renewal.
+        Brain.objects.filter(pk=agent.pk).update(lease_until=timezone.now() + timedelta(seconds=600))
+        return renewed(tick) or timezone.now() + timedelta(seconds=300)
+
+    monkeypatch.setattr(ticks, "_lease_renewed", taken_over)
+
+    services.tick_run(agent_id=agent.pk)
+
+    # The renewal found the lease another's and wrote nothing, the decision's step included (in
+    # one connection the takeover goes with it).
+    run = TickRun.objects.get()
+    assert run.status == TickRun.Status.RUNNING and [step["name"] for step in run.steps] == ["read"]
+    assert not Brain.objects.get(pk=agent.pk).records.filter(kind="episode").exists()
+
+
+@pytest.mark.django_db
+def test_a_tick_whose_brain_ticked_since_its_read_does_nothing(agent, internal, monkeypatch):
+    from agents.services import ticks
+
+    explore = ticks.explore_next
+
+    def another_tick_meanwhile(**kwargs):
+        exploration = explore(**kwargs)
+        Brain.objects.filter(pk=agent.pk).update(tick_count=F("tick_count") + 1)
+        return exploration
+
+    monkeypatch.setattr(ticks, "explore_next", another_tick_meanwhile)
+
+    assert services.tick_run(agent_id=agent.pk) is None
+
+    assert not TickRun.objects.exists()
+    assert Brain.objects.get(pk=agent.pk).lease_until is None
+
+
+@pytest.mark.django_db
+def test_a_tick_that_lost_its_lease_leaves_its_run_to_the_tick_that_took_over(agent, internal, monkeypatch):
+    from agents.services import ticks
+
+    theirs = timezone.now() + timedelta(seconds=600)
+
+    def broken_after_a_takeover(**kwargs):
+        Brain.objects.filter(pk=agent.pk).update(lease_until=theirs)
+        raise RuntimeError("the action broke")
+
+    monkeypatch.setattr(ticks, "action_run", broken_after_a_takeover)
+
+    run = services.tick_run(agent_id=agent.pk)
+
+    assert run.status == TickRun.Status.RUNNING and run.error == ""  # not ended over the new holder
+    assert Brain.objects.get(pk=agent.pk).lease_until == theirs
 
 
 @pytest.mark.django_db

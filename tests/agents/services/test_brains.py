@@ -73,7 +73,15 @@ def test_entries_appended_together_keep_every_cap_in_one_insert_and_one_delete(a
         ("log", 1, "log 0"), ("log", 2, "log 1"), ("log", 3, "log 2"),
         ("thought", 3, "t2"), ("thought", 4, "t3"), ("thought", 5, "t4"),
     ]
-    assert Brain.objects.get(pk=agent.pk).record_seqs == {"log": 3, "thought": 5}
+    brain = Brain.objects.get(pk=agent.pk)
+    assert (brain.record_seqs, brain.record_floors) == ({"log": 3, "thought": 5}, {"thought": 2})
+
+    with brain_writing(agent=agent) as write:  # both past their caps: one DELETE still
+        with django_assert_num_queries(2):
+            write.records([(RecordKind.THOUGHT, "t5", {"text": "t5"}), (RecordKind.LOG, "log 3", {"message": "log 3"})], at=at(2))
+    assert Brain.objects.get(pk=agent.pk).record_floors == {"log": 1, "thought": 3}
+    kept = Record.objects.filter(brain_id=agent.pk).order_by("kind", "seq").values_list("kind", "seq")
+    assert list(kept) == [("log", 2), ("log", 3), ("log", 4), ("thought", 4), ("thought", 5), ("thought", 6)]
 
 
 def test_a_trim_reads_only_past_the_last_one_and_a_lowered_cap_takes_the_rest_at_once(agent, settings):
