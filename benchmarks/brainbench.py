@@ -753,7 +753,8 @@ class Swarm:
 
     @property
     def skipped(self) -> int:
-        """Tasks that found their brain's lease held and did nothing."""
+        """Tasks that found their brain's lease held, or a tick run since they read it, and did
+        nothing."""
         return self.delivered - self.runs
 
     @property
@@ -930,7 +931,8 @@ def swarm_checks(swarm: Swarm, ids: list[int], before: dict[int, int], started_a
         ("every queued tick was taken and ended",
          f"{swarm.delivered:,} of {swarm.queued:,}, {swarm.raised} raised",
          swarm.delivered == swarm.queued and not swarm.raised and not swarm.timed_out),
-        ("ticks queued at once for one agent met its lease", f"{swarm.skipped:,} found it held and did nothing",
+        ("ticks queued at once for one agent met its lease",
+         f"{swarm.skipped:,} found it held, or a tick run since they read, and did nothing",
          swarm.skipped > 0),
         ("no two runs of one agent overlap", f"{overlaps} overlapping pairs in {len(runs):,} runs", overlaps == 0),
         ("runs numbered without gaps, tick_count equal to them", f"{len(gaps)} agents off", not gaps),
