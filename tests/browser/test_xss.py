@@ -5,6 +5,7 @@ open no dialog. Every write htmx sends carries the CSRF token."""
 
 import pytest
 from django.conf import settings
+from django.contrib.admin.utils import quote
 from django.test import Client
 from django.urls import reverse
 from playwright.sync_api import expect
@@ -56,7 +57,7 @@ def test_no_stored_payload_runs(page, live_server, screenshot):
         reverse("llm:ledger"),
         reverse("llm:call", args=[world.llm_call.pk]),
         reverse("admin:memory_node_changelist"),
-        reverse("admin:memory_node_change", args=[world.document.pk]),
+        reverse("admin:memory_node_change", args=[quote(world.document.pk)]),
         reverse("admin:agents_agent_change", args=[agent]),
         reverse("admin:agents_graph_change", args=[graph]),
         reverse("admin:memory_search_change", args=[search]),

@@ -10,6 +10,7 @@ import json
 from html.parser import HTMLParser
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.test import Client
 from django.urls import reverse
 
@@ -137,11 +138,11 @@ def test_logging_in_and_out_needs_the_csrf_token(world, route, method):
 def test_the_admin_needs_the_csrf_token(world):
     client = strict_client(world, "staff")
     folder = world.folder
-    change = reverse("admin:memory_node_change", args=[folder.pk])
+    change = reverse("admin:memory_node_change", args=[quote(folder.pk)])
     before = fingerprint()
     form = {"name": "renamed", "type": "folder", "description": "", "context": "{}", "expected_version": folder.version}
     assert client.post(change, form).status_code == 403
-    assert client.post(reverse("admin:memory_node_delete", args=[world.document.pk]), {"post": "yes"}).status_code == 403
+    assert client.post(reverse("admin:memory_node_delete", args=[quote(world.document.pk)]), {"post": "yes"}).status_code == 403
     assert fingerprint() == before
 
 

@@ -10,6 +10,7 @@ stays so."""
 import json
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
@@ -119,7 +120,7 @@ def test_only_staff_describe_an_internal_folder(world, name):
 def test_the_admin_lets_staff_describe_an_internal_folder_and_nothing_more(world, name):
     folder = world.internal[name]
     client = client_for(world, "staff")
-    change = reverse("admin:memory_node_change", args=[folder.pk])
+    change = reverse("admin:memory_node_change", args=[quote(folder.pk)])
     form = {"name": "renamed", "type": "folder", "description": "Described.", "context": "{}", "expected_version": folder.version}
     response = client.post(change, form)
     assert response.status_code == 302, response.content
@@ -129,14 +130,14 @@ def test_the_admin_lets_staff_describe_an_internal_folder_and_nothing_more(world
     assert (changed.name, changed.type, changed.description) == (name, "internal_folder", "Described."), said
 
     before = fingerprint()
-    assert client.post(reverse("admin:memory_node_delete", args=[folder.pk]), {"post": "yes"}).status_code == 403
+    assert client.post(reverse("admin:memory_node_delete", args=[quote(folder.pk)]), {"post": "yes"}).status_code == 403
     assert fingerprint() == before
 
 
 @pytest.mark.parametrize("name", INTERNAL)
 def test_the_admin_is_closed_to_others(world, name):
     folder = world.internal[name]
-    change = reverse("admin:memory_node_change", args=[folder.pk])
+    change = reverse("admin:memory_node_change", args=[quote(folder.pk)])
     for caller in ("anonymous", "token", "user"):
         client = client_for(world, caller)
         before = fingerprint()
