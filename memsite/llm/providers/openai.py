@@ -210,7 +210,7 @@ class OpenAIProvider:
             sent = conversation if mode in (TEXT, JSON_SCHEMA) else with_schema_instruction(conversation, schema)
             trace.messages, trace.response_mode = sent, mode
             try:
-                completion = self._send(client, request, sent, mode, trace)
+                text, usage = self._send(client, request, sent, mode, trace)
             except openai.BadRequestError as exc:
                 fallback = FALLBACK.get(mode)
                 if fallback is None or not refuses_response_format(exc):
@@ -221,9 +221,8 @@ class OpenAIProvider:
             if mode != TEXT:
                 remember_working_mode(mode_key, mode)
 
-            text = storable(completion_text(completion) or "")
+            text = storable(text)
             trace.reply = text
-            usage = getattr(completion, "usage", None)
             trace.add_usage(
                 messages=sent,
                 reply=text,
@@ -253,7 +252,8 @@ class OpenAIProvider:
         messages: list[dict[str, Any]],
         mode: str,
         trace: CallTrace,
-    ) -> Any:
+    ) -> tuple[str, Any]:
+        """The reply's text and its usage, once the server answers with a chat completion."""
         config = request.config
         options: dict[str, Any] = {}
         if mode == JSON_SCHEMA:
@@ -304,8 +304,9 @@ class OpenAIProvider:
             except openai.OpenAIError as exc:
                 raise LLMError(Reason.SERVER_ERROR, f"Unusable reply from the server: {exc}") from None
             else:
-                if completion_text(completion) is not None:
-                    return completion
+                text = completion_text(completion)
+                if text is not None:
+                    return text, getattr(completion, "usage", None)
                 reason = Reason.SERVER_ERROR
                 detail = f"The server's reply is not a chat completion: {str(completion)[:200]!r}"
 
