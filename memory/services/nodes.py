@@ -136,13 +136,16 @@ def _folders_of(file_path: str) -> list[str]:
     return ["/".join(parts[:end]) for end in range(1, len(parts))]
 
 
-def _check_file_paths_nest(project: Node, file_paths: Collection[str]) -> None:
-    """New file paths, none of them a path the project has, must not make one of its files a
-    folder nor sit where one of its files would need a folder: an export must unpack. One read
-    of the project's paths, whatever the number of new ones."""
+def _check_file_paths_free(project: Node, file_paths: Collection[str]) -> None:
+    """New file paths must not be paths the project has, make one of its files a folder, nor sit
+    where one of its files would need a folder: an export must unpack. One read of the project's
+    paths, whatever the number of new ones."""
     existing = set(selectors.project_files(project=project).values_list("context__file_path", flat=True))
     if not existing:
         return
+    taken = sorted(existing.intersection(file_paths))
+    if taken:
+        raise Conflict(f"The project '{project.name}' already has files at: {', '.join(taken[:3])}.")
     existing_folders = {folder for path in existing for folder in _folders_of(path)}
     for file_path in sorted(file_paths):
         if file_path in existing_folders or not existing.isdisjoint(_folders_of(file_path)):
@@ -225,14 +228,7 @@ def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = No
     taken = set(Node.objects.filter(parent=parent).values_list("name", flat=True))
     file_paths = _validate_specs(specs, parent=parent, taken=taken, in_project=project is not None)
     if project is not None and file_paths:
-        clashes = list(
-            selectors.project_files(project=project)
-            .filter(context__file_path__in=list(file_paths))
-            .values_list("context__file_path", flat=True)[:3]
-        )
-        if clashes:
-            raise Conflict(f"The project '{project.name}' already has files at: {', '.join(clashes)}.")
-        _check_file_paths_nest(project, file_paths)
+        _check_file_paths_free(project, file_paths)
 
     last_child = Node.objects.get_last_child(parent) if parent.numchild else None
     first_position = last_child._get_lastpos_in_path() + 1 if last_child else 1
@@ -432,11 +428,7 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
         if target_project is None:
             raise InvalidInput("Project files can only be moved within projects.")
         if target_project.pk != source_project.pk:
-            paths = list(moved_files.values_list("context__file_path", flat=True))
-            clash = selectors.project_files(project=target_project).filter(context__file_path__in=paths)
-            if clash.exists():
-                raise Conflict(f"The project '{target_project.name}' already has files at those paths.")
-            _check_file_paths_nest(target_project, paths)
+            _check_file_paths_free(target_project, list(moved_files.values_list("context__file_path", flat=True)))
     elif node.type == "project_file_bytes" and target_project.pk != selectors.node_project_root(node=node).pk:
         _check_file_path_free(target_project, node.context["file_path"])
 

@@ -255,6 +255,29 @@ class TestNodeMove:
             services.node_move(node=src, new_parent=internal["swarmstar"], user=user)
 
 
+    def test_project_files_moved_to_another_project_must_not_clash_with_its_files(self, user):
+        def project_with(*paths: str) -> tuple[Node, Node]:
+            project = ProjectFactory()
+            src = NodeFactory(parent=project, name="src")
+            for path in paths:
+                NodeFactory(parent=src, type="project_file_bytes", name=path.rsplit("/", 1)[-1], context={"file_path": path})
+            return project, src
+
+        _, src = project_with("src/a.py", "src/b.py")
+        target, _ = project_with("src/b.py")
+        elsewhere = NodeFactory(parent=target, name="elsewhere")
+        with pytest.raises(Conflict, match="already has files at: src/b.py"):
+            services.node_move(node=src, new_parent=elsewhere, user=user)
+
+        nested, _ = project_with("src/a.py/x")  # a.py would be a folder there
+        with pytest.raises(Conflict, match="would make a file"):
+            services.node_move(node=src, new_parent=NodeFactory(parent=nested, name="elsewhere"), user=user)
+
+        free, _ = project_with("lib/c.py")
+        moved = services.node_move(node=src, new_parent=NodeFactory(parent=free, name="elsewhere"), user=user)
+        assert selectors.node_project_root(node=moved).pk == free.pk and tree_is_valid()
+
+
 class TestNodeDelete:
     def test_deletes_the_whole_branch_and_its_content(self, internal, user):
         folder = NodeFactory(name="gone")
