@@ -45,10 +45,11 @@ class Brain(models.Model):
     # The last `seq` of each list collection, by kind, so that an append looks nothing up and
     # the newest entries of every collection are read in one query.
     record_seqs = models.JSONField(default=dict, blank=True)
-    # A seq of each list collection with no entry at or below it (the last one trimmed), so that
-    # a trim reads only the seqs just past the cap. From 0 it also stepped over the index entries
-    # of every earlier trim, and the planners misjudged the open range: PostgreSQL chose a hash
-    # join over the whole table.
+    # The seq below the oldest entry of each list collection (the last one trimmed; 0 when none
+    # was), so that a list holds the seqs above its floor up to its last: its span and count need
+    # no query, and a trim reads only the seqs just past the cap. A trim from 0 also stepped over
+    # the index entries of every earlier trim, and the planners misjudged the open range:
+    # PostgreSQL chose a hash join over the whole table.
     record_floors = models.JSONField(default=dict, blank=True)
 
     # Ticking: beat starts the brains whose tick is due; the lease keeps ticks from overlapping.

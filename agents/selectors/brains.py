@@ -11,9 +11,8 @@ An agent whose brain has not been made yet reads as an empty one at rest: readin
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
-from django.db.models import F, Model, OuterRef, QuerySet, Subquery, Window
+from django.db.models import F, Model, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
@@ -135,19 +134,13 @@ def brain_plan(*, brain: Brain) -> BrainPlan:
 
 
 def brain_record_spans(*, brain: Brain) -> dict[str, tuple[int, int]]:
-    """The first and last seq of each list collection that has entries: two index lookups per
-    kind, in one query."""
-    records = Record.objects.filter(brain_id=OuterRef("pk"))
-    bounds: dict[str, Any] = {}
-    for kind in RecordKind.values:
-        per_kind = records.filter(kind=kind)
-        bounds[f"{kind}__first"] = Subquery(per_kind.order_by("seq").values("seq")[:1])
-        bounds[f"{kind}__last"] = Subquery(per_kind.order_by("-seq").values("seq")[:1])
-    row = Brain.objects.filter(pk=brain.pk).annotate(**bounds).values(*bounds).first() or {}
+    """The first and last seq of each list collection that has entries, from the brain's row:
+    a collection holds the seqs above its floor up to its last, without gaps."""
+    floors = brain.record_floors
     return {
-        kind: (row[f"{kind}__first"], row[f"{kind}__last"])
-        for kind in RecordKind.values
-        if row.get(f"{kind}__first") is not None and row.get(f"{kind}__last") is not None
+        kind: (floors.get(kind, 0) + 1, last)
+        for kind, last in brain.record_seqs.items()
+        if last > floors.get(kind, 0)
     }
 
 

@@ -226,6 +226,28 @@ def test_the_migration_fills_the_last_seqs_from_the_records(agent):
     assert Brain.objects.get(pk=agent.pk).record_seqs == {"log": 4}  # 1 was trimmed: the last seq is kept
 
 
+def test_the_migration_fills_the_floors_and_the_spans_and_counts_come_from_the_row(agent, django_assert_num_queries):
+    import importlib
+
+    from django.apps import apps
+
+    from agents.selectors.brains import brain_counts, brain_record_spans
+
+    with brain_writing(agent=agent) as write:
+        write.records([(RecordKind.LOG, f"l{n}", {"message": f"l{n}"}) for n in range(5)], at=at(0))
+        write.record(kind=RecordKind.FACT, text="f", item={"text": "f"}, at=at(1))
+    Brain.objects.filter(pk=agent.pk).update(record_floors={})  # as before the migration
+
+    importlib.import_module("agents.migrations.0007_record_floors").record_floors_fill(apps, None)
+
+    brain = Brain.objects.get(pk=agent.pk)
+    assert brain.record_floors == {"log": 2, "fact": 0}  # logs 3 to 5 are left at the cap of 3
+    with django_assert_num_queries(0):
+        assert brain_record_spans(brain=brain) == {"log": (3, 5), "fact": (1, 1)}
+    counts = brain_counts(brain=brain)
+    assert (counts["logs"], counts["facts"], counts["thoughts"]) == (3, 1, 0)
+
+
 def test_neurons_and_links_written_together_add_up_and_keep_their_caps(agent, django_assert_num_queries):
     with brain_writing(agent=agent) as write:
         old = write.neuron(kind="concept", label="old", at=at(0), strength=2.0)
