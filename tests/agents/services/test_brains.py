@@ -211,6 +211,19 @@ def test_the_last_seq_of_each_list_is_kept_on_the_brain_and_the_newest_are_read_
     }
 
 
+def test_a_brain_view_reads_the_lists_it_is_asked_for_and_names_the_ones_it_has(agent):
+    from agents.selectors.ticks import brain_view
+
+    with brain_writing(agent=agent) as write:
+        write.records([(RecordKind.THOUGHT, f"t{n}", {"text": f"t{n}"}) for n in range(3)], at=at(0))
+    brain = Brain.objects.get(pk=agent.pk)
+
+    view = brain_view(brain=brain, thoughts=2, facts=0)
+    assert [record.text for record in view.thoughts] == ["t1", "t2"] and view.facts == []
+    with pytest.raises(TypeError, match="no list thought; its lists are episodes, facts"):
+        brain_view(brain=brain, thought=2)
+
+
 def test_the_migration_fills_the_last_seqs_from_the_records(agent):
     import importlib
 
