@@ -144,10 +144,10 @@ def brain_record_spans(*, brain: Brain) -> dict[str, tuple[int, int]]:
     }
 
 
-def brain_counts(*, brain: Brain, spans: dict[str, tuple[int, int]] | None = None) -> dict[str, int]:
+def brain_counts(*, brain: Brain) -> dict[str, int]:
     """Entries per collection: the list collections' from the span of their seqs (see
     `brain_record_spans`), the keyed ones from the brain's row."""
-    spans = brain_record_spans(brain=brain) if spans is None else spans
+    spans = brain_record_spans(brain=brain)
     counts = {name: spans[kind][1] - spans[kind][0] + 1 if kind in spans else 0 for kind, name in RECORD_COUNTS.items()}
     # Tick runs are capped (a thousand by default) and read through the (brain, number) index.
     counts["ticks"] = TickRun.objects.filter(brain_id=brain.pk).count()
@@ -187,16 +187,13 @@ def brain_ticking(*, brain: Brain) -> BrainTicking:
 def brain_state(*, agent: Agent) -> BrainState:
     brain, exists = brain_or_empty(agent=agent)
     goals = brain_goals(brain=brain) if exists else []
-    spans = brain_record_spans(brain=brain) if exists else {}
-    counts = (
-        brain_counts(brain=brain, spans=spans) if exists else dict.fromkeys([*RECORD_COUNTS.values(), *KEYED_COUNTS], 0)
-    )
+    counts = brain_counts(brain=brain) if exists else dict.fromkeys([*RECORD_COUNTS.values(), *KEYED_COUNTS], 0)
     counts["goals"] = len(goals)
     return BrainState(
         brain=brain,
         exists=exists,
         counts=counts,
-        newest={kind: last for kind, (_, last) in spans.items()},
+        newest={kind: last for kind, (_, last) in brain_record_spans(brain=brain).items()},
         goals=goals,
         plan=brain_plan(brain=brain),
         ticking=brain_ticking(brain=brain),
