@@ -10,6 +10,7 @@ that is not there, a host not on the allow-list) is an outcome that did not work
 exception; the tick makes it the brain's last error."""
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,8 @@ LIST_LIMIT = 50  # children named in a listing
 SUMMARY_CHARS = 300  # of what a perception keeps
 NOTE_FOLDER = "swarmstar"
 MAX_NOTE_CHARS = 20_000
+NOTE_FOLDER_SLUG_CHARS = 60  # of the agent's name in its folder's name
+_NOT_SLUG = re.compile(r"[^\w]+")
 SUGGESTION_SCAN = 200  # children looked at per folder when suggesting what to explore
 SUGGESTION_KEY_CHARS = 150  # longer suggestions are left out (the offline reader caps keys)
 SUGGESTION_PATH_CHARS = SUGGESTION_KEY_CHARS - len("read_file ")  # a path after the longest action
@@ -220,28 +223,46 @@ def read_file(agent: Agent, arguments: PathArguments) -> Outcome:
 
 
 def note_folder_name(agent: Agent) -> str:
-    """The agent's folder in `swarmstar`: its name, as a node name may be."""
-    name = " ".join(agent.name.replace("/", "-").split())[:255]
-    return name if name not in ("", ".", "..") else f"agent-{agent.pk}"
+    """The agent's folder in `swarmstar`: keyed by its id, so that no two agents share one whatever
+    their names, with a readable slug of its name beside it (`agent-7-ops-team`)."""
+    slug = _NOT_SLUG.sub("-", agent.name.lower()).strip("-_")[:NOTE_FOLDER_SLUG_CHARS].rstrip("-_")
+    return f"agent-{agent.pk}-{slug}" if slug else f"agent-{agent.pk}"
 
 
 def _note_folder(agent: Agent):
     name = note_folder_name(agent)
+    path = f"/{NOTE_FOLDER}/{name}"
     try:
-        return memory_selectors.node_resolve(path=f"/{NOTE_FOLDER}/{name}")
+        folder = memory_selectors.node_resolve(path=path)
     except NotFound:
-        pass
-    parent = memory_selectors.node_internal_folder(name=NOTE_FOLDER)
-    try:
-        return memory_services.node_create(
-            parent=parent, type="folder", name=name, description=f"Notes written by the agent {agent.name}."
-        )
-    except Conflict:  # made meanwhile by another writer
-        return memory_selectors.node_resolve(path=f"/{NOTE_FOLDER}/{name}")
+        parent = memory_selectors.node_internal_folder(name=NOTE_FOLDER)
+        try:
+            return memory_services.node_create(
+                parent=parent, type="folder", name=name, description=f"Notes written by the agent {agent.name}."
+            )
+        except Conflict:  # made meanwhile by another writer
+            folder = memory_selectors.node_resolve(path=path)
+    if not folder.is_folder:
+        raise Conflict(f"{path} is a {folder.type}, not a folder for your notes.")
+    return folder
+
+
+def _not_own_note(node, path: str) -> str:
+    """Why the agent may not rewrite this node, or "" when it is a note of its own.
+
+    Nodes record the person who made them, not the agent: agents write without a user. So in the
+    agent's own folder (which no other agent writes to), a document nobody made is the agent's;
+    one a person made there is theirs."""
+    if node.type != "document":
+        return f"{path} is a {node.type}, not a note: choose another name."
+    if node.created_by_id is not None:
+        return f"{path} was written by a person, not by you: choose another name."
+    return ""
 
 
 def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
-    """A document in the agent's folder of `swarmstar`, made or (by the same name) replaced."""
+    """A document in the agent's folder of `swarmstar`, made, or (by the same name) replaced if
+    it is the agent's own and nobody changed it since it was read here."""
     if "/" in arguments.name:
         return refused(f"A note's name must not contain '/': {arguments.name!r}.")
     folder = _note_folder(agent)
@@ -251,8 +272,6 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
         existing = memory_selectors.node_resolve(path=path)
     except NotFound:
         existing = None
-    if existing is not None and existing.type != "document":
-        return refused(f"{path} is a {existing.type}, not a note: choose another name.", where=path)
     if existing is None:
         node = memory_services.node_create(
             parent=folder,
@@ -263,7 +282,12 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
         )
         verb = "Wrote"
     else:
-        node = memory_services.node_content_set(node=existing, data=data, user=None)
+        if problem := _not_own_note(existing, path):
+            return refused(problem, where=path)
+        # Conflict (refused) if someone wrote the note since it was resolved above.
+        node = memory_services.node_content_set(
+            node=existing, data=data, user=None, expected_version=existing.version
+        )
         verb = "Rewrote"
     return Outcome(
         ok=True,

@@ -3,9 +3,10 @@
 import pytest
 
 from agents import services
-from agents.brain.actions import ACTIONS, action_run, explore_next
+from agents.brain.actions import ACTIONS, action_run, explore_next, note_folder_name
 from agents.models import Brain, Explored, Neuron, Record, Synapse
 from memory import selectors as memory_selectors
+from memory import services as memory_services
 from memory.models import Node, Search
 from memsite.fetch import FetchedPage, FetchFailed
 from tests.factories import AgentFactory, DocumentFactory, NodeFactory
@@ -128,13 +129,17 @@ def test_exploring_a_path_again_is_not_novel(agent, internal, llm):
 # write_note ------------------------------------------------------------------------------------------
 
 
+def notes_of(agent) -> str:
+    return f"/swarmstar/agent-{agent.pk}-scout"
+
+
 def test_write_note_creates_the_document_in_the_agents_folder(agent, internal):
     outcome = run(agent, "write_note", name="findings.md", content="# Findings\n\nThe user folder has three documents.")
 
     assert outcome.ok and outcome.novel
-    assert outcome.summary == "Wrote the note /swarmstar/scout/findings.md (48 bytes)."
-    folder = memory_selectors.node_resolve(path="/swarmstar/scout")
-    note = memory_selectors.node_resolve(path="/swarmstar/scout/findings.md")
+    assert outcome.summary == f"Wrote the note {notes_of(agent)}/findings.md (48 bytes)."
+    folder = memory_selectors.node_resolve(path=notes_of(agent))
+    note = memory_selectors.node_resolve(path=f"{notes_of(agent)}/findings.md")
     assert folder.type == "folder" and note.type == "document" and outcome.detail == {"node_id": note.pk}
     assert memory_selectors.node_content(node=note) == b"# Findings\n\nThe user folder has three documents."
 
@@ -145,14 +150,14 @@ def test_write_note_by_the_same_name_replaces_it(agent, internal):
     outcome = run(agent, "write_note", name="findings.md", content="second")
 
     assert outcome.ok and not outcome.novel and outcome.summary.startswith("Rewrote the note")
-    note = memory_selectors.node_resolve(path="/swarmstar/scout/findings.md")
+    note = memory_selectors.node_resolve(path=f"{notes_of(agent)}/findings.md")
     assert memory_selectors.node_content(node=note) == b"second" and note.version == 2
-    assert Node.objects.filter(name="scout").count() == 1
+    assert Node.objects.filter(name=f"agent-{agent.pk}-scout").count() == 1
 
 
 def test_write_note_refuses_bad_names_and_a_folder_in_the_way(agent, internal):
     run(agent, "write_note", name="first.md", content="x")
-    NodeFactory(parent=memory_selectors.node_resolve(path="/swarmstar/scout"), name="drafts")
+    NodeFactory(parent=memory_selectors.node_resolve(path=notes_of(agent)), name="drafts")
 
     slash = run(agent, "write_note", name="a/b.md", content="x")
     folder = run(agent, "write_note", name="drafts", content="x")
@@ -163,12 +168,82 @@ def test_write_note_refuses_bad_names_and_a_folder_in_the_way(agent, internal):
     assert not dots.ok and "write_note failed" in dots.summary
 
 
-def test_agents_with_awkward_names_get_a_folder_of_their_own(internal):
-    agent = AgentFactory(name="team/alpha")
+@pytest.mark.parametrize("name", ["team/alpha", "--", "..", "Équipe  Ünïcode!", "x" * 200])
+def test_agents_with_awkward_names_get_a_folder_keyed_by_their_id(internal, name):
+    agent = AgentFactory(name=name)
 
     outcome = run(agent, "write_note", name="n.md", content="x")
 
-    assert outcome.ok and memory_selectors.node_resolve(path="/swarmstar/team-alpha/n.md")
+    folder = note_folder_name(agent)
+    assert outcome.ok and memory_selectors.node_resolve(path=f"/swarmstar/{folder}/n.md")
+    assert folder.startswith(f"agent-{agent.pk}") and len(folder) <= 80 and "/" not in folder
+
+
+def test_agents_whose_names_clean_up_alike_get_separate_folders(internal):
+    first, second, third = (AgentFactory(name=name) for name in ("ops/team", "ops-team", "ops  team"))
+
+    for agent in (first, second, third):
+        assert run(agent, "write_note", name="plan.md", content=f"by {agent.pk}").ok
+
+    folders = {note_folder_name(agent) for agent in (first, second, third)}
+    assert folders == {f"agent-{first.pk}-ops-team", f"agent-{second.pk}-ops-team", f"agent-{third.pk}-ops-team"}
+    for agent in (first, second, third):
+        note = memory_selectors.node_resolve(path=f"/swarmstar/{note_folder_name(agent)}/plan.md")
+        assert memory_selectors.node_content(node=note) == f"by {agent.pk}".encode() and note.version == 1
+
+
+def test_a_persons_document_at_the_old_path_is_never_touched(internal, user):
+    folder = memory_services.node_create(parent=internal["swarmstar"], type="folder", name="ops team", user=user)
+    plan = memory_services.node_create(parent=folder, type="document", name="plan.md", content=b"mine", user=user)
+    agent = AgentFactory(name="ops  team")
+
+    outcome = run(agent, "write_note", name="plan.md", content="the agent's plan")
+
+    assert outcome.ok and outcome.where == f"/swarmstar/agent-{agent.pk}-ops-team/plan.md"
+    plan.refresh_from_db()
+    assert memory_selectors.node_content(node=plan) == b"mine" and plan.version == 1
+
+
+def test_write_note_never_rewrites_a_persons_document_in_the_agents_folder(agent, internal, user):
+    run(agent, "write_note", name="first.md", content="x")
+    folder = memory_selectors.node_resolve(path=notes_of(agent))
+    theirs = memory_services.node_create(parent=folder, type="document", name="plan.md", content=b"mine", user=user)
+
+    outcome = run(agent, "write_note", name="plan.md", content="the agent's plan")
+
+    assert not outcome.ok and "written by a person, not by you" in outcome.summary
+    theirs.refresh_from_db()
+    assert memory_selectors.node_content(node=theirs) == b"mine" and theirs.version == 1
+
+
+def test_write_note_does_not_overwrite_an_edit_made_since_it_read_the_note(agent, internal, user, monkeypatch):
+    run(agent, "write_note", name="plan.md", content="first")
+    path = f"{notes_of(agent)}/plan.md"
+    resolve = memory_selectors.node_resolve
+
+    def resolved_then_edited(*, path: str):
+        node = resolve(path=path)
+        if path.endswith("/plan.md"):  # a person saves the note between the agent's read and write
+            memory_services.node_content_set(node=resolve(path=path), data=b"edited", user=user)
+        return node
+
+    monkeypatch.setattr(memory_selectors, "node_resolve", resolved_then_edited)
+    outcome = run(agent, "write_note", name="plan.md", content="second")
+    monkeypatch.undo()
+
+    assert not outcome.ok and "changed by someone else" in outcome.summary
+    note = memory_selectors.node_resolve(path=path)
+    assert memory_selectors.node_content(node=note) == b"edited" and note.version == 2
+
+
+def test_write_note_refuses_when_its_folder_name_is_a_document(agent, internal, user):
+    memory_services.node_create(
+        parent=internal["swarmstar"], type="document", name=note_folder_name(agent), content=b"x", user=user
+    )
+
+    outcome = run(agent, "write_note", name="plan.md", content="the agent's plan")
+
+    assert not outcome.ok and "not a folder for your notes" in outcome.summary
 
 
 # search_memory ---------------------------------------------------------------------------------------
