@@ -1,6 +1,7 @@
 FROM python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 MEMSITE_VAR_DIR=/app/var
+# Production unless told otherwise: DEBUG off, so DJANGO_SECRET_KEY must be given at run time.
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 MEMSITE_VAR_DIR=/app/var DJANGO_DEBUG=false
 WORKDIR /app
 
 COPY pyproject.toml ./
@@ -10,9 +11,11 @@ COPY agents agents
 RUN pip install --no-cache-dir .
 
 COPY . .
-RUN DJANGO_DEBUG=false DJANGO_SECRET_KEY=collectstatic python manage.py collectstatic --noinput \
+# collectstatic loads the settings, which need a strong key: a random one, used for this step only.
+RUN DJANGO_SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(50))')" \
+    python manage.py collectstatic --noinput \
     && useradd --create-home memsite && chown -R memsite /app/var
 USER memsite
 
 EXPOSE 8000
-CMD ["gunicorn", "memsite.wsgi:application", "--bind", "0.0.0.0:8000"]
+CMD ["gunicorn", "memsite.wsgi:application", "--config", "deploy/gunicorn.conf.py"]

@@ -209,6 +209,12 @@ CELERY_BEAT_SCHEDULE: dict = {
     "ticks-sweep-stale": {"task": "agents.tasks.ticks_sweep_stale", "schedule": 60.0},
     "graphs-sweep-stale": {"task": "agents.tasks.graphs_sweep_stale", "schedule": 60.0},
 }
+# Beat's jobs have a queue and a worker of their own (`upkeep` in the Procfiles and compose),
+# so due ticks start and stale work is swept while a backlog of searches waits on the work
+# queue. What a job queues (a tick, a search again) has no route: it goes to the work queue.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+MEMSITE_UPKEEP_QUEUE = "upkeep"
+CELERY_TASK_ROUTES = {entry["task"]: {"queue": MEMSITE_UPKEEP_QUEUE} for entry in CELERY_BEAT_SCHEDULE.values()}
 
 # Requests a user (token or session) may make of the API: `N/s`, `N/min`, `N/hour` or `N/day`.
 MEMSITE_API_RATE = env_str("MEMSITE_API_RATE", "1200/min")

@@ -73,6 +73,7 @@ class Worker:
             str(CELERY), "-A", "memsite", "worker", "--pool", "solo", "-c", "1", "-B",
             "--without-mingle", "--without-gossip", "--without-heartbeat", "-l", "info",
             "-n", f"kill-{uuid.uuid4().hex[:8]}@%h",
+            "-Q", f"{settings.CELERY_TASK_DEFAULT_QUEUE},{settings.MEMSITE_UPKEEP_QUEUE}",  # work and beat's jobs
         ]  # fmt: skip
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(

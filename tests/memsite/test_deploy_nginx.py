@@ -1,0 +1,202 @@
+"""nginx in front of gunicorn (deploy/nginx/default.conf.template): it reads every request whole
+before passing it on, so a body announced and never sent does not reach gunicorn at all, and a
+body larger than memsite reads is refused at the door. The live tests run the real nginx, when
+this machine has one, against a stand-in for gunicorn on a unix socket."""
+
+import os
+import pwd
+import re
+import shutil
+import socket
+import socketserver
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from memsite.limits import OWN_LIMITS, body_limit
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+NGINX_TEMPLATE = ROOT / "deploy" / "nginx" / "default.conf.template"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+needs_nginx = pytest.mark.skipif(not os.access(NGINX, os.X_OK), reason="nginx is not installed (apt-get install nginx-light)")
+TIMEOUT_S = 10
+
+
+def nginx_directives() -> dict[str, str]:
+    """The template's `name value;` lines, comments left out."""
+    text = re.sub(r"#[^\n]*", "", NGINX_TEMPLATE.read_text())
+    return {match[1]: match[2].strip() for match in re.finditer(r"^\s*([a-z_]+)\s+([^;\n]*);", text, re.MULTILINE)}
+
+
+def nginx_bytes(size: str) -> int:
+    number, unit = re.fullmatch(r"(\d+)([kmg]?)", size.lower()).groups()
+    return int(number) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[unit]
+
+
+def test_the_template_buffers_whole_requests_with_short_timeouts():
+    directives = nginx_directives()
+    assert directives["proxy_request_buffering"] == "on"
+    for timeout in ("client_body_timeout", "client_header_timeout"):
+        assert re.fullmatch(r"\d+s", directives[timeout]) and int(directives[timeout][:-1]) <= 15, timeout
+    largest = max(body_limit(view) for view in OWN_LIMITS)  # the largest body memsite reads
+    assert largest <= nginx_bytes(directives["client_max_body_size"]) <= largest + 8 * 1024**2
+    assert directives["listen"] == "${MEMSITE_PROXY_PORT}"
+    assert directives["proxy_pass"] == "http://${MEMSITE_UPSTREAM}"
+    text = NGINX_TEMPLATE.read_text()
+    for header in ("X-Forwarded-For $remote_addr", "X-Forwarded-Proto $scheme", "Host $http_host"):
+        assert f"proxy_set_header {header};" in text
+    # Rendering the two variables renders it all; nginx's own variables stay as they are.
+    assert set(re.findall(r"\$\{(\w+)\}", text)) == {"MEMSITE_UPSTREAM", "MEMSITE_PROXY_PORT"}
+    # One server block, which a benchmark can wrap in an http{} of its own.
+    body = re.sub(r"#[^\n]*", "", text).strip()
+    assert body.startswith("server {") and body.endswith("}") and body.count("server {") == 1
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class Upstream(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """A stand-in for gunicorn: records each request it gets and answers 200."""
+
+    daemon_threads = True
+
+    def __init__(self, path: str) -> None:
+        self.received: list[Received] = []
+        super().__init__(path, UpstreamHandler)
+
+
+class UpstreamHandler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        path = self.rfile.readline().split()[1].decode()
+        headers = {}
+        while line := self.rfile.readline().decode().strip():
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        # Recorded as soon as its head arrives: a request passed on before its body is seen.
+        received = Received(path, headers, b"")
+        self.server.received.append(received)
+        received.body = self.rfile.read(int(headers.get("content-length", "0")))
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+
+
+def nginx_config(folder: Path, sockets: Path) -> Path:
+    """The template rendered for a unix socket, in an http{} with this test's own paths."""
+    rendered = NGINX_TEMPLATE.read_text()
+    rendered = rendered.replace("${MEMSITE_UPSTREAM}", f"unix:{sockets}/upstream.sock:")
+    rendered = rendered.replace("${MEMSITE_PROXY_PORT}", f"unix:{sockets}/nginx.sock")
+    (folder / "memsite.conf").write_text(rendered)
+    temp_paths = "\n".join(f"    {kind}_temp_path {folder}/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""  # workers reach this test's files
+    config = folder / "nginx.conf"
+    config.write_text(
+        f"{user}\nworker_processes 1;\npid {folder}/nginx.pid;\nerror_log stderr;\n"
+        f"events {{ worker_connections 64; }}\nhttp {{\n    access_log off;\n{temp_paths}\n"
+        f"    include {folder}/memsite.conf;\n}}\n"
+    )
+    return config
+
+
+@pytest.fixture
+def sockets() -> Iterator[Path]:
+    """A short folder of the test's own: a unix socket's path has at most 107 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="nginx-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def nginx_command(config: Path, *args: str) -> list[str]:
+    return [NGINX, "-p", str(config.parent), "-c", str(config), "-e", "stderr", *args]
+
+
+@needs_nginx
+def test_nginx_accepts_the_rendered_template(tmp_path, sockets):
+    result = subprocess.run(nginx_command(nginx_config(tmp_path, sockets), "-t"), capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture
+def proxy(tmp_path, sockets) -> Iterator[tuple[Upstream, Path]]:
+    """nginx on a unix socket in front of an upstream that records what reaches it."""
+    upstream = Upstream(str(sockets / "upstream.sock"))
+    thread = threading.Thread(target=upstream.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    config = nginx_config(tmp_path, sockets)
+    with (tmp_path / "nginx.log").open("wb") as log:
+        process = subprocess.Popen(nginx_command(config, "-g", "daemon off;"), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_listening(sockets / "nginx.sock", process, tmp_path / "nginx.log")
+        yield upstream, sockets / "nginx.sock"
+    finally:
+        process.terminate()
+        process.wait(timeout=TIMEOUT_S)
+        upstream.shutdown()
+        upstream.server_close()
+
+
+def wait_until_listening(path: Path, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not path.exists():
+        assert process.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, f"nginx did not start: {log.read_text()}"
+        time.sleep(0.02)
+
+
+def connect(path: Path) -> socket.socket:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.settimeout(TIMEOUT_S)
+    client.connect(str(path))
+    return client
+
+
+def request_head(path: str, length: int, *extra: str) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: memsite.test", f"Content-Length: {length}", "Connection: close", *extra]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def status_line(client: socket.socket) -> bytes:
+    """The response's first line (after a 413 nginx lingers, reading what the client still sends)."""
+    received = b""
+    while b"\r\n" not in received and (chunk := client.recv(65536)):
+        received += chunk
+    client.close()
+    return received.partition(b"\r\n")[0]
+
+
+@needs_nginx
+def test_a_body_announced_and_not_sent_never_reaches_gunicorn(proxy):
+    upstream, address = proxy
+    slow = connect(address)
+    slow.sendall(request_head("/login/", 1000) + b"x" * 10)  # 990 bytes still owed
+
+    quick = connect(address)
+    quick.sendall(request_head("/healthz", 5, "X-Forwarded-For: 203.0.113.9", "X-Forwarded-Proto: https") + b"hello")
+    assert status_line(quick) == b"HTTP/1.1 200 OK"
+    # The complete request went through while the slow one is still with nginx, whole or not at all.
+    assert [(item.path, item.body) for item in upstream.received] == [("/healthz", b"hello")]
+    headers = upstream.received[0].headers
+    assert headers["x-forwarded-for"] != "203.0.113.9"  # the client's own claims are replaced
+    assert headers["x-forwarded-proto"] == "http" and headers["host"] == "memsite.test"
+
+    slow.sendall(b"x" * 990)
+    assert status_line(slow) == b"HTTP/1.1 200 OK"
+    assert [(item.path, len(item.body)) for item in upstream.received] == [("/healthz", 5), ("/login/", 1000)]
+
+
+@needs_nginx
+def test_a_body_larger_than_memsite_reads_is_refused_by_nginx(proxy):
+    upstream, address = proxy
+    limit = nginx_bytes(nginx_directives()["client_max_body_size"])
+    client = connect(address)
+    client.sendall(request_head("/api/nodes/", limit + 1))
+    assert status_line(client) == b"HTTP/1.1 413 Request Entity Too Large"
+    assert upstream.received == []
