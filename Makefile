@@ -21,9 +21,14 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+# `make run` is a developer's machine: it asks for DEBUG (off unless asked for), which the demo
+# data needs. PORT is the web server's (honcho numbers the other processes after it).
+PORT ?= 8000
+run: export DJANGO_DEBUG = true
+run: export PORT := $(PORT)
 run: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
+	$(PY) manage.py seed_demo --url http://127.0.0.1:$(PORT)/
 	$(PY) manage.py seed_demo_agents
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev
 

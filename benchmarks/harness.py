@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
+import secrets
 import shutil
 import socket
 import statistics
@@ -96,7 +97,8 @@ def scratch_database(database_url: str | None, *, keep: bool) -> Iterator[Scratc
         "MEMSITE_VAR_DIR": str(var_dir),
         # DEBUG would record every query in memory and slow every request.
         "DJANGO_DEBUG": "false",
-        "DJANGO_SECRET_KEY": "memsite-benchmark-only",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),  # production refuses a weak key
+        "DJANGO_SECURE_SSL_REDIRECT": "false",  # plain HTTP on loopback
         "MEMSITE_LOG_LEVEL": "WARNING",
         "DATABASE_URL": "",
     }

@@ -12,6 +12,7 @@ unless DATABASE_URL is set."""
 import argparse
 import multiprocessing
 import os
+import secrets
 import statistics
 import sys
 import tempfile
@@ -25,7 +26,7 @@ os.environ.setdefault("MEMSITE_VAR_DIR", tempfile.mkdtemp(prefix="llm-bench-"))
 os.environ["MEMSITE_LOG_LEVEL"] = "WARNING"
 # As in production: DEBUG off, so Django does not keep a log of every query.
 os.environ.setdefault("DJANGO_DEBUG", "false")
-os.environ.setdefault("DJANGO_SECRET_KEY", "llm-bench")
+os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))  # production refuses a weak key
 
 
 def percentile(samples: list[float], fraction: float) -> float:

@@ -9,20 +9,59 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memsite.llm.catalog import parse_model_table
 from memsite.llm.purposes import PURPOSES
-from memsite.settings.env import env_bool, env_int, env_int_map, env_list, env_required, env_str
+from memsite.settings.env import env_bool, env_int, env_int_map, env_list, env_str
+from memsite.settings.security import content_security_policy, production_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("MEMSITE_VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
-# The embedded default runs on a developer's machine; production must bring its own key.
+# Off unless asked for (`make run` asks): a deployment that forgets it gets production's
+# defaults, not tracebacks and debug pages.
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# The embedded default runs on a developer's machine; production must bring a strong key of its own.
 SECRET_KEY = (
     env_str("DJANGO_SECRET_KEY", "memsite-embedded-insecure-key")
     if DEBUG
-    else env_required("DJANGO_SECRET_KEY")
+    else production_secret_key(env_str("DJANGO_SECRET_KEY"))
 )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+# HTTPS, with DEBUG off. memsite is served behind a proxy that terminates TLS (deploy/nginx/ in
+# docker-compose) and says so in X-Forwarded-Proto, which the proxy sets itself whatever the
+# client sent. Cookies travel over HTTPS only; browsers are told to come back over HTTPS only
+# (HSTS); plain HTTP is redirected, but for /healthz, which load balancers probe over HTTP.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = not DEBUG
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if not DEBUG and env_bool("DJANGO_SECURE_PROXY_SSL_HEADER", True) else None
+)
+SECURE_SSL_REDIRECT = not DEBUG and env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = 0 if DEBUG else env_int("DJANGO_SECURE_HSTS_SECONDS", 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+# Preloading puts the domain in browsers' built-in lists, which takes months to undo: the
+# deployment opts in (DJANGO_SECURE_HSTS_PRELOAD=true); until then check --deploy's reminder
+# (security.W021) is silenced.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Sent with DEBUG off (memsite/csp.py). Scripts come only from memsite's static files (htmx,
+# Swagger UI): no inline script, no eval. Inline styles stay allowed: the context bars size
+# their segments with style attributes, and htmx adds its indicator styles.
+MEMSITE_CONTENT_SECURITY_POLICY = content_security_policy(
+    {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],  # Swagger UI draws its icons from data: URLs
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -46,6 +85,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "memsite.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memsite.middleware.DatabaseUnavailableMiddleware",  # a lost database: 503, not a traceback
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -10,13 +10,6 @@ def env_str(name: str, default: str | None = None) -> str | None:
     return default if value in (None, "") else value
 
 
-def env_required(name: str) -> str:
-    value = env_str(name)
-    if value is None:
-        raise ImproperlyConfigured(f"The environment variable {name} must be set.")
-    return value
-
-
 def env_bool(name: str, default: bool) -> bool:
     value = env_str(name)
     if value is None:

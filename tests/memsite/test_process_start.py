@@ -1,6 +1,7 @@
 """Server processes freeze what they loaded at start-up, so the collector's full passes skip it
 (docs/benchmarks.md, context assembly, finding 1)."""
 
+import secrets
 import subprocess
 import sys
 
@@ -21,7 +22,12 @@ PROBES = {
 
 @pytest.mark.parametrize("process", PROBES)
 def test_a_started_process_freezes_its_loaded_objects(process):
-    env = {"DJANGO_SETTINGS_MODULE": "memsite.settings", "PATH": "/usr/bin:/bin"}
+    env = {
+        "DJANGO_SETTINGS_MODULE": "memsite.settings",
+        "PATH": "/usr/bin:/bin",
+        # As deployed: DEBUG off (the default), with a strong key of the deployment's own.
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+    }
     result = subprocess.run(
         [sys.executable, "-c", PROBES[process]], capture_output=True, text=True, env=env, timeout=60, check=True
     )

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from agents.services.demo import DEMO_AGENT, demo_agent_seed
+from memsite.demo import demo_require_debug
 from memsite.errors import ServiceUnavailable
 
 
@@ -8,6 +9,7 @@ class Command(BaseCommand):
     help = "Add the demo agent with its brain, conversation and reasoning graph (idempotent)."
 
     def handle(self, *args, **options):
+        demo_require_debug(command="seed_demo_agents")
         try:
             agent = demo_agent_seed()
         except ServiceUnavailable as error:

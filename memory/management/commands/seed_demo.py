@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand
 from memory.models import Search
 from memory.services import search_start
 from memory.services.demo import DEMO_SEARCH_QUESTIONS, demo_memory_seed
+from memsite.demo import demo_require_debug
 from memsite.errors import ServiceUnavailable
 
 DEMO_USERNAME = "demo"
@@ -17,6 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--url", default="http://127.0.0.1:8000/", help="Where memsite will be served.")
 
     def handle(self, *args, url: str, **options):
+        demo_require_debug(command="seed_demo")
         User = get_user_model()
         user, created = User.objects.get_or_create(
             username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True}
