@@ -347,16 +347,13 @@ def node_update(
     context: dict[str, Any] | None = None,
 ) -> Node:
     """Rename, describe, retype or change the context of a node. With `expected_version`, the
-    write happens only if nobody changed the node since that version (else Conflict)."""
+    write happens only if nobody changed the node since that version (else Conflict). An update
+    that changes nothing writes nothing, and the version stays."""
     node = _lock(node)
     _check_version(node, expected_version)
     if node.is_internal:
-        if name is not None and name.strip() != node.name or type is not None and type != node.type:
-            raise Forbidden(f"The internal folder '{node.name}' cannot be renamed or retyped.")
-        if context:
-            raise Forbidden(f"The internal folder '{node.name}' has no context, and none can be given to it.")
-        if description is not None and not getattr(user, "is_staff", False):
-            raise Forbidden(f"Only staff may edit the description of the internal folder '{node.name}'.")
+        _check_internal_update(node, user=user, name=name, type=type, context=context)
+    before = (node.name, node.description, node.type, node.context)
 
     memory_type = get_type(type if type is not None else node.type)
     if type is not None and type != node.type:
@@ -373,6 +370,8 @@ def node_update(
         if memory_type.name == "project_file_bytes":
             _check_file_path_free(selectors.node_project_root(node=node), node.context["file_path"], exclude=node)
     node.type = memory_type.name
+    if (node.name, node.description, node.type, node.context) == before:
+        return selectors.node_get(node_id=node.pk)
     node.version += 1
     try:
         with transaction.atomic():
@@ -380,6 +379,19 @@ def node_update(
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
     return selectors.node_get(node_id=node.pk)
+
+
+def _check_internal_update(
+    node: Node, *, user: User, name: str | None, type: str | None, context: dict[str, Any] | None
+) -> None:
+    """Internal folders keep their name, type and empty context; only staff may touch them at
+    all (to describe them), so a non-staff update is refused even when it would change nothing."""
+    if name is not None and name.strip() != node.name or type is not None and type != node.type:
+        raise Forbidden(f"The internal folder '{node.name}' cannot be renamed or retyped.")
+    if context:
+        raise Forbidden(f"The internal folder '{node.name}' has no context, and none can be given to it.")
+    if not getattr(user, "is_staff", False):
+        raise Forbidden(f"Only staff may edit the internal folder '{node.name}', and only its description.")
 
 
 def _check_retype(node: Node, memory_type: MemoryType) -> None:
