@@ -1,12 +1,15 @@
 """Rules for the text that names things in the tree: node names and project file paths."""
 
+import hashlib
 import posixpath
 import unicodedata
 
 from memsite.errors import InvalidInput
 from memsite.names import has_invisible_characters
 
-MAX_NAME_LENGTH = 255
+# A name is a file's or folder's name when a project is exported, and file systems take at most
+# 255 bytes (NAME_MAX), counted after UTF-8 encoding: 255 characters of Greek or CJK are too many.
+MAX_NAME_BYTES = 255
 MAX_DESCRIPTION_LENGTH = 10_000
 MAX_FILE_PATH_LENGTH = 1024
 
@@ -16,8 +19,9 @@ def validate_name(name: str) -> str:
     name = unicodedata.normalize("NFC", name.strip())
     if not name:
         raise InvalidInput("A name must not be empty.")
-    if len(name) > MAX_NAME_LENGTH:
-        raise InvalidInput(f"A name must be at most {MAX_NAME_LENGTH} characters, got {len(name)}.")
+    size = utf8_size(name)
+    if size > MAX_NAME_BYTES:
+        raise InvalidInput(f"A name must be at most {MAX_NAME_BYTES} bytes in UTF-8, got {size}.")
     if "/" in name:
         raise InvalidInput(f"A name must not contain '/': {name!r}.")
     if name in (".", ".."):
@@ -25,6 +29,26 @@ def validate_name(name: str) -> str:
     if has_invisible_characters(name):
         raise InvalidInput(f"A name must not contain control or invisible characters: {name!r}.")
     return name
+
+
+def utf8_size(text: str) -> int:
+    # Lone surrogates are refused by the rules on characters; here they only need a size.
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def fit_name(name: str, limit: int = MAX_NAME_BYTES) -> str:
+    """`name` if it is at most `limit` bytes in UTF-8; otherwise its start, cut at a character
+    boundary, a hash of the whole name (so two long names stay apart) and its extension. For
+    names stored before the byte limit, which a file system would refuse."""
+    encoded = name.encode("utf-8", "surrogatepass")
+    if len(encoded) <= limit:
+        return name
+    stem, dot, extension = name.rpartition(".")
+    if not (dot and stem and utf8_size(extension) <= 16):
+        stem, extension = name, ""
+    tail = f"~{hashlib.sha256(encoded).hexdigest()[:12]}" + (f".{extension}" if extension else "")
+    head = stem.encode("utf-8", "surrogatepass")[: limit - utf8_size(tail)]
+    return head.decode("utf-8", "ignore") + tail
 
 
 def validate_description(description: str) -> str:

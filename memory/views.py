@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -279,13 +279,13 @@ def _project_import(request: HttpRequest, project: Node) -> HttpResponse:
 
 @require_GET
 @login_required
-def project_download(request: HttpRequest, node_id: str) -> HttpResponse:
+def project_download(request: HttpRequest, node_id: str) -> HttpResponse | StreamingHttpResponse:
     project = _node_or_404(node_id)
     try:
-        blob = services.project_export(project=project)
+        chunks = services.project_export(project=project)
     except ServiceError as error:
         return HttpResponse(error.message, status=error.status, content_type=PLAIN_TEXT)
-    response = HttpResponse(blob, content_type="application/gzip")
+    response = StreamingHttpResponse(chunks, content_type="application/gzip")
     response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{project.name}.tar.gz")
     return response
 

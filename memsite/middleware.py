@@ -8,6 +8,9 @@ of the request (its `errors_occurred` flag), and CONN_HEALTH_CHECKS checks a per
 before the next request reuses it, so the same process serves normally again as soon as the
 database is back, without a restart.
 
+The driver's own connection errors count too: a bulk insert's COPY runs on psycopg's cursor,
+which Django does not translate.
+
 `DatabaseUnavailableMiddleware` catches what views raise; `server_error` (handler500) catches
 the rest when DEBUG is off, such as a session saved on the way out."""
 
@@ -21,7 +24,19 @@ logger = logging.getLogger(__name__)
 
 DATABASE_UNAVAILABLE = "The database is unavailable; try again in a few seconds."
 RETRY_AFTER_S = 5
-DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+
+def _driver_errors() -> tuple[type[Exception], ...]:
+    """psycopg's own connection errors. Django translates the errors of the queries it runs;
+    work on the driver's cursor itself (COPY, which bulk inserts use) raises these untranslated."""
+    try:
+        import psycopg
+    except ImportError:
+        return ()
+    return (psycopg.OperationalError, psycopg.InterfaceError)
+
+
+DATABASE_ERRORS = (OperationalError, InterfaceError, *_driver_errors())
 
 # Standalone: rendering the site's layout would ask the database for the user again.
 PAGE = """<!doctype html>

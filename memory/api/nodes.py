@@ -10,7 +10,7 @@ import binascii
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -402,9 +402,9 @@ class ProjectExportApi(AnyAcceptMixin, APIView):
             **errors(400, 404),
         },
     )
-    def get(self, request: Request, node_id: str) -> HttpResponse:
+    def get(self, request: Request, node_id: str) -> StreamingHttpResponse:
         project = selectors.node_get(node_id=node_id)
-        response = HttpResponse(services.project_export(project=project), content_type="application/gzip")
+        response = StreamingHttpResponse(services.project_export(project=project), content_type="application/gzip")
         response["Content-Disposition"] = content_disposition_header(
             as_attachment=True, filename=f"{project.name}.tar.gz"
         )

@@ -2,14 +2,19 @@
 
 An archive is read whole and checked before anything is written: absolute paths, '..', links,
 devices and anything over the file-count or size caps refuse the import, and nothing is created.
+Names are taken in NFC, as the tree stores them (macOS tools write NFD). An export is written as
+it is read, a few files at a time, so its memory does not grow with the project.
 """
 
 import io
 import stat
 import tarfile
+import unicodedata
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import BinaryIO
 
 from django.conf import settings
@@ -18,8 +23,9 @@ from django.db import transaction
 from memory import selectors
 from memory.models import Node, NodeContent
 from memory.services.nodes import NodeSpec, User, node_bulk_create
-from memory.validation import normalize_relative_path
+from memory.validation import fit_name, normalize_relative_path
 from memsite.errors import Conflict, InvalidInput, TooLarge
+from memsite.names import excerpt
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
@@ -65,24 +71,94 @@ class _Budget:
 
 
 def _member_path(raw: str) -> str | None:
-    """The member's clean relative path; None for the archive's own root (`./`)."""
+    """The member's clean relative path, in NFC; None for the archive's own root (`./`)."""
     if raw.rstrip("/") in (".", ""):
         return None
     try:
-        return normalize_relative_path(raw.rstrip("/"))
+        return normalize_relative_path(unicodedata.normalize("NFC", raw.rstrip("/")))
     except ValueError as exc:
-        raise InvalidInput(f"The archive path {raw!r} is refused: it {exc}.") from None
+        raise InvalidInput(f"The archive path {excerpt(raw)} is refused: it {exc}.") from None
+
+
+# tarfile reads a GNU long name or link (`L`, `K`) and a PAX header (`x`, `g`) whole, whatever
+# size the header claims, before any cap can look at the member they describe. A path is at
+# most 1,024 characters; a PAX header also carries times and extended attributes.
+EXTENDED_HEADER_MAX_BYTES = 64 * 1024
+EXTENDED_HEADERS_MAX_BYTES = 2 * 1024 * 1024  # all of one archive's
+EXTENDED_HEADERS_PER_MEMBER = 4  # a long name, a long link, a PAX header and a global one
+# Every PAX header gets a copy of the global attributes: many of them would be copied per member.
+GLOBAL_ATTRIBUTES_MAX = 32
+EXTENDED_TYPES = frozenset(
+    {tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE}
+)
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A member header checked against the bounds before tarfile reads what it announces.
+    `_proc_member` is the hook tarfile's source leaves for subclasses."""
+
+    def _proc_member(self, archive: "_BoundedTarFile") -> tarfile.TarInfo:
+        archive.check_header(self)
+        return super()._proc_member(archive)
+
+    def _refuse_sparse(self, *args: object) -> None:
+        # The sparse maps are read into lists as long as the archive says, a few bytes per item.
+        raise InvalidInput("The archive holds a sparse file; sparse files are refused.")
+
+    _proc_sparse = _proc_gnusparse_00 = _proc_gnusparse_01 = _proc_gnusparse_10 = _refuse_sparse
+
+
+class _BoundedTarFile(tarfile.TarFile):
+    tarinfo = _BoundedTarInfo
+
+    def __init__(self, *args, **kwargs) -> None:
+        # Set before tarfile's own __init__, which reads the first member.
+        self.extended_bytes = 0
+        self.extended_in_a_row = 0
+        super().__init__(*args, **kwargs)
+
+    def check_header(self, info: tarfile.TarInfo) -> None:
+        if info.size < 0:
+            raise InvalidInput("The file is not a readable .tar.gz archive: a member has a negative size.")
+        if len(self.pax_headers) > GLOBAL_ATTRIBUTES_MAX:
+            raise InvalidInput(f"The archive's global PAX header has more than {GLOBAL_ATTRIBUTES_MAX} attributes.")
+        if info.type not in EXTENDED_TYPES:
+            self.extended_in_a_row = 0
+            return
+        self.extended_in_a_row += 1
+        self.extended_bytes += info.size
+        if info.size > EXTENDED_HEADER_MAX_BYTES:
+            raise InvalidInput(
+                f"The archive has a long-name or PAX header of {info.size} bytes; "
+                f"the limit is {EXTENDED_HEADER_MAX_BYTES}."
+            )
+        if self.extended_bytes > EXTENDED_HEADERS_MAX_BYTES:
+            raise InvalidInput(
+                f"The archive's long-name and PAX headers are over {EXTENDED_HEADERS_MAX_BYTES} bytes in all."
+            )
+        if self.extended_in_a_row > EXTENDED_HEADERS_PER_MEMBER:
+            raise InvalidInput(
+                f"The archive has more than {EXTENDED_HEADERS_PER_MEMBER} long-name or PAX headers in a row."
+            )
+
+
+def _unreadable(kind: str, exc: Exception) -> InvalidInput:
+    # zipfile's and tarfile's messages may quote member names, of any length.
+    reason = str(exc)
+    if len(reason) > 200:
+        reason = reason[:200] + "..."
+    return InvalidInput(f"The file is not a readable {kind} archive: {reason}.")
 
 
 def _read_tar(blob: bytes) -> list[ArchiveEntry]:
     budget = _Budget()
     entries = []
     try:
-        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as archive:
+        with _BoundedTarFile.open(fileobj=io.BytesIO(blob), mode="r:gz") as archive:
             for member in archive:
                 if not (member.isfile() or member.isdir()):
                     raise InvalidInput(
-                        f"The archive member {member.name!r} is a link or device; only files and folders are accepted."
+                        f"The archive member {excerpt(member.name)} is a link or device; only files and folders are accepted."
                     )
                 path = _member_path(member.name)
                 budget.add_entry(member.size if member.isfile() else 0)
@@ -93,11 +169,23 @@ def _read_tar(blob: bytes) -> list[ArchiveEntry]:
                     continue
                 data = archive.extractfile(member).read(member.size + 1)
                 if len(data) != member.size:
-                    raise InvalidInput(f"The archive member {member.name!r} is truncated or corrupt.")
+                    raise InvalidInput(f"The archive member {excerpt(member.name)} is truncated or corrupt.")
                 entries.append(ArchiveEntry(path=path, data=data))
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-        raise InvalidInput(f"The file is not a readable .tar.gz archive: {exc}.") from None
+        raise _unreadable(".tar.gz", exc) from None
     return entries
+
+
+def _zip_name(info: zipfile.ZipInfo) -> str:
+    """The member's name. Without the UTF-8 flag zipfile decodes a name as cp437, while macOS
+    and most tools today write UTF-8 there without setting the flag: a name that is valid
+    UTF-8 is taken as such."""
+    if info.flag_bits & 0x800:
+        return info.filename
+    try:
+        return info.filename.encode("cp437").decode("utf-8")
+    except UnicodeError:
+        return info.filename
 
 
 def _read_zip(blob: bytes) -> list[ArchiveEntry]:
@@ -110,11 +198,11 @@ def _read_zip(blob: bytes) -> list[ArchiveEntry]:
                 file_type = stat.S_IFMT(info.external_attr >> 16)
                 if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
                     raise InvalidInput(
-                        f"The archive member {info.filename!r} is a link or device; only files and folders are accepted."
+                        f"The archive member {excerpt(info.filename)} is a link or device; only files and folders are accepted."
                     )
                 if info.flag_bits & 0x1:
-                    raise InvalidInput(f"The archive member {info.filename!r} is encrypted; encrypted archives are refused.")
-                path = _member_path(info.filename)
+                    raise InvalidInput(f"The archive member {excerpt(info.filename)} is encrypted; encrypted archives are refused.")
+                path = _member_path(_zip_name(info))
                 budget.add_entry(0 if info.is_dir() else info.file_size)
                 if path is None:
                     continue
@@ -126,10 +214,10 @@ def _read_zip(blob: bytes) -> list[ArchiveEntry]:
                 with archive.open(info) as handle:
                     data = handle.read(min(info.file_size, budget.remaining_for_one_file()) + 1)
                 if len(data) != info.file_size:
-                    raise InvalidInput(f"The archive member {info.filename!r} does not match its declared size.")
+                    raise InvalidInput(f"The archive member {excerpt(info.filename)} does not match its declared size.")
                 entries.append(ArchiveEntry(path=path, data=data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, zlib.error) as exc:
-        raise InvalidInput(f"The file is not a readable .zip archive: {exc}.") from None
+        raise _unreadable(".zip", exc) from None
     return entries
 
 
@@ -150,7 +238,10 @@ def read_archive(archive: BinaryIO) -> list[ArchiveEntry]:
     for entry in entries:
         is_dir = entry.data is None
         if entry.path in seen and not (is_dir and seen[entry.path]):
-            raise InvalidInput(f"The archive holds '{entry.path}' twice.")
+            raise InvalidInput(
+                f"The archive holds {excerpt(entry.path)} twice (names that differ only in their "
+                "Unicode normalization are the same name)."
+            )
         seen[entry.path] = is_dir
     for path, is_dir in seen.items():
         parent = path.rpartition("/")[0]
@@ -216,7 +307,7 @@ def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportRes
         folder = folder_at(parts[:-1])
         name = parts[-1]
         if folder.node is not None and name in by_parent.get(folder.node.pk, {}):
-            raise Conflict(f"The project already has '{entry.path}'.")
+            raise Conflict(f"The project already has {excerpt(entry.path)}.")
         spec = NodeSpec(
             name=name, type="project_file_bytes", context={"file_path": entry.path}, content=entry.data
         )
@@ -232,19 +323,93 @@ def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportRes
     return ImportResult(**counts)
 
 
-def project_export(*, project: Node) -> bytes:
-    """The project's files as a .tar.gz, each at its `file_path`, in path order."""
+# An export reads the files' names and sizes a page at a time, then their contents a few at a
+# time (a file larger than that alone), each in a short query of its own: a cursor held open
+# while a slow client downloads would hold the database too. Pages follow the tree path.
+EXPORT_FILES_PER_READ = 200
+EXPORT_BYTES_PER_READ = 2 * 1024 * 1024
+EXPORT_SLICE_BYTES = 256 * 1024  # of a file's content compressed at a time
+EXPORT_CHUNK_BYTES = 64 * 1024  # the least compressed output sent at a time
+
+
+def project_export(*, project: Node) -> Iterator[bytes]:
+    """The project's files as a .tar.gz, each at its `file_path`, in tree order: chunks made as
+    they are sent, so memory stays flat whatever the project's size. A file changed or moved
+    while the export runs is in it as it was or as it is. A name over 255 bytes, stored before
+    that limit, is shortened (`fit_name`) so that the archive extracts."""
     if project.type != "project_root_folder":
         raise InvalidInput(f"'{project.name}' is not a project root; only projects export as archives.")
-    rows = NodeContent.objects.filter(node__in=selectors.project_files(project=project)).values_list(
-        "node__context__file_path", "data", "node__updated_at"
-    )
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for file_path, data, updated_at in sorted(rows, key=lambda row: row[0]):
-            info = tarfile.TarInfo(name=file_path)
-            info.size = len(data)
-            info.mode = 0o644
-            info.mtime = int(updated_at.timestamp())
-            archive.addfile(info, io.BytesIO(bytes(data)))
-    return buffer.getvalue()
+    return _gzipped(_tar_stream(_export_files(project)))
+
+
+def _export_files(project: Node) -> Iterator[tuple[tarfile.TarInfo, bytes]]:
+    after = ""
+    while True:
+        page = list(
+            selectors.project_files(project=project)
+            .filter(path__gt=after)
+            .values_list("pk", "path", "context__file_path", "updated_at", "content__size")[:EXPORT_FILES_PER_READ]
+        )
+        if not page:
+            return
+        after = page[-1][1]
+        for group in _groups_by_size(page):
+            contents = dict(
+                NodeContent.objects.filter(node_id__in=[row[0] for row in group]).values_list("node_id", "data")
+            )
+            for node_id, _, file_path, updated_at, _ in group:
+                data = contents.pop(node_id, None)
+                if data is not None:  # None: deleted since the page was read
+                    yield _tar_info(file_path, size=len(data), updated_at=updated_at), data
+
+
+def _groups_by_size(rows: list[tuple]) -> Iterator[list[tuple]]:
+    """Consecutive rows whose contents (the last column) add up to at most EXPORT_BYTES_PER_READ."""
+    group: list[tuple] = []
+    total = 0
+    for row in rows:
+        size = row[-1] or 0
+        if group and total + size > EXPORT_BYTES_PER_READ:
+            yield group
+            group, total = [], 0
+        group.append(row)
+        total += size
+    if group:
+        yield group
+
+
+def _tar_info(file_path: str, *, size: int, updated_at: datetime) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name="/".join(fit_name(part) for part in file_path.split("/")))
+    info.size = size
+    info.mode = 0o644
+    info.mtime = int(updated_at.timestamp())
+    return info
+
+
+def _tar_stream(files: Iterator[tuple[tarfile.TarInfo, bytes]]) -> Iterator[bytes | memoryview]:
+    """A tar file in pieces, as tarfile writes it: each header (PAX where a name needs it), the
+    content padded to whole blocks, two zero blocks at the end, and the last record filled."""
+    written = 0
+    for info, data in files:
+        header = info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+        yield header
+        content = memoryview(data)
+        for start in range(0, len(content), EXPORT_SLICE_BYTES):
+            yield content[start : start + EXPORT_SLICE_BYTES]
+        padding = -len(content) % tarfile.BLOCKSIZE
+        yield tarfile.NUL * padding
+        written += len(header) + len(content) + padding
+    end = 2 * tarfile.BLOCKSIZE
+    yield tarfile.NUL * (end + -(written + end) % tarfile.RECORDSIZE)
+
+
+def _gzipped(pieces: Iterator[bytes | memoryview]) -> Iterator[bytes]:
+    compressor = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)  # 16+: a gzip stream, not zlib's
+    pending = bytearray()
+    for piece in pieces:
+        pending += compressor.compress(piece)
+        if len(pending) >= EXPORT_CHUNK_BYTES:
+            yield bytes(pending)
+            pending.clear()
+    pending += compressor.flush()
+    yield bytes(pending)

@@ -40,14 +40,14 @@ def test_import_then_export_gives_back_the_same_bytes(api, user, pack, filename)
     assert exported.status_code == 200
     assert exported["Content-Type"] == "application/gzip"
     assert exported["Content-Disposition"] == 'attachment; filename="demo app.tar.gz"'
-    assert tar_members(exported.content) == FILES
+    assert tar_members(exported.getvalue()) == FILES
 
 
 def test_export_answers_a_client_that_accepts_only_gzip(api):
     project = ProjectFactory()
     response = api.get(url("project-export", project), HTTP_ACCEPT="application/gzip")
     assert response.status_code == 200
-    assert tar_members(response.content) == {}
+    assert tar_members(response.getvalue()) == {}
 
 
 HOSTILE = [
@@ -120,7 +120,7 @@ def test_a_file_that_exists_is_a_409_and_nothing_is_created(api):
     )
     assert response.status_code == 409
     assert tree_state() == before
-    assert tar_members(api.get(url("project-export", project)).content) == {"a.py": b"1"}
+    assert tar_members(api.get(url("project-export", project)).getvalue()) == {"a.py": b"1"}
 
 
 def test_import_needs_the_archive_field(api):

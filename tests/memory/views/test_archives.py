@@ -103,7 +103,7 @@ def test_download_a_project_archive(user_client, user):
     assert response.status_code == 200
     assert response["Content-Type"] == "application/gzip"
     assert response["Content-Disposition"] == 'attachment; filename="todo api.tar.gz"'
-    with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as archive:
+    with tarfile.open(fileobj=io.BytesIO(response.getvalue()), mode="r:gz") as archive:
         assert sorted(archive.getnames()) == ["README.md", "src/app.py"]
 
 

@@ -1,0 +1,307 @@
+"""Project archives under the caps: hostile tar headers are refused before they are read, names
+are taken in NFC and fit a file system, exports stream, and a database lost during an import is
+a 503."""
+
+import io
+import os
+import subprocess
+import tarfile
+import tracemalloc
+import unicodedata
+from collections.abc import Callable, Iterator
+
+import psycopg
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.urls import reverse
+
+from memory import selectors, services
+from memory.models import Node
+from memory.services import nodes as node_services
+from memory.services.archives import EXTENDED_HEADER_MAX_BYTES
+from memory.services.nodes import NodeSpec
+from memory.validation import fit_name
+from memsite.middleware import DATABASE_UNAVAILABLE
+from tests.archives import (
+    pax_record,
+    tar_extended,
+    tar_file,
+    tar_gz,
+    tar_gz_raw,
+    tar_members,
+    zip_bytes,
+    zip_without_utf8_flag,
+)
+from tests.factories import ProjectFactory
+from tests.hardening.proxy import TcpProxy
+from tests.memory.api.support import tree_state, url
+
+pytestmark = pytest.mark.django_db
+
+HUGE = 16 * 1024 * 1024  # a long name's claimed size: 16 KiB once gzipped
+MiB = 1024 * 1024
+
+
+def upload(api, project, blob: bytes, name: str = "archive.tar.gz"):
+    handle = io.BytesIO(blob)
+    handle.name = name
+    return api.post(url("project-import", project), {"archive": handle}, format="multipart")
+
+
+def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# -- long names and PAX headers ------------------------------------------------------------------
+
+
+HOSTILE_HEADERS = {
+    "gnu-long-name": lambda: tar_extended(tarfile.GNUTYPE_LONGNAME, b"a" * HUGE),
+    "gnu-long-link": lambda: tar_extended(tarfile.GNUTYPE_LONGLINK, b"b" * HUGE),
+    "pax-path": lambda: tar_extended(tarfile.XHDTYPE, pax_record("path", "c" * HUGE)),
+    "pax-global": lambda: tar_extended(tarfile.XGLTYPE, pax_record("comment", "d" * HUGE)),
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE_HEADERS)
+def test_a_huge_long_name_header_is_refused_before_it_is_read(api, kind):
+    project = ProjectFactory()
+    blob = tar_gz_raw(HOSTILE_HEADERS[kind](), tar_file("x.txt", b"x"))
+    assert len(blob) < 64 * 1024
+    upload(api, project, tar_gz({"warm-up.txt": b"w"}))  # imports made on first use are not counted
+    before = tree_state()
+    response, peak = peak_bytes(lambda: upload(api, project, blob))
+    assert response.status_code == 400
+    assert len(response.content) < 500
+    assert f"the limit is {EXTENDED_HEADER_MAX_BYTES}" in response.json()["detail"]
+    assert peak < 2 * MiB
+    assert tree_state() == before
+
+
+@pytest.mark.parametrize(
+    "members, message",
+    [
+        ([tar_extended(tarfile.XHDTYPE, b"")] * 2000 + [tar_file("a.txt", b"a")], "headers in a row"),
+        (
+            [tar_extended(tarfile.XGLTYPE, b"".join(pax_record(f"k{i}", "v") for i in range(1000))), tar_file("a.txt", b"a")],
+            "global PAX header has more than",
+        ),
+        (
+            [tar_extended(tarfile.XHDTYPE, pax_record("GNU.sparse.map", ",".join(["1"] * 5000))), tar_file("a.txt", b"a")],
+            "sparse files are refused",
+        ),
+    ],
+    ids=["chained-headers", "global-attributes", "pax-sparse"],
+)
+def test_extended_headers_are_bounded_in_number_and_kind(api, members, message):
+    project = ProjectFactory()
+    before = tree_state()
+    response = upload(api, project, tar_gz_raw(*members))
+    assert response.status_code == 400 and message in response.json()["detail"]
+    assert tree_state() == before
+
+
+def test_long_names_within_the_rules_import_in_gnu_and_pax_form(api):
+    """A path of 400 characters, each part under 255 bytes, as GNU tar and PAX writers store it,
+    with a `git archive` global header and a PAX header of 60 KB of attributes."""
+    project = ProjectFactory()
+    path = "d" * 200 + "/" + "f" * 200 + ".txt"
+    gnu = tar_extended(tarfile.GNUTYPE_LONGNAME, path.encode() + b"\0") + tar_file("placeholder", b"gnu")
+    attributes = pax_record("path", path.replace("f" * 200, "p" * 200)) + pax_record("comment", "e" * 60_000)
+    pax = tar_extended(tarfile.XGLTYPE, pax_record("comment", "0" * 40)) + tar_extended(
+        tarfile.XHDTYPE, attributes
+    ) + tar_file("placeholder", b"pax")
+    assert upload(api, project, tar_gz_raw(gnu, pax)).status_code == 201
+    assert tar_members(services.project_export(project=project)) == {
+        path: b"gnu",
+        path.replace("f" * 200, "p" * 200): b"pax",
+    }
+
+
+def test_a_refused_name_is_quoted_short(api):
+    project = ProjectFactory()
+    name = "z" * 5000 + "\x07"
+    response = upload(api, project, tar_gz_raw(tar_extended(tarfile.XHDTYPE, pax_record("path", name)), tar_file("p", b"")))
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert "must be at most 1024 characters" in detail and "(5001 characters)" in detail
+    assert len(detail) < 300
+
+
+# -- Unicode normalization -------------------------------------------------------------------------
+
+NFD = unicodedata.normalize("NFD", "café/naïve.md")
+NFC = unicodedata.normalize("NFC", NFD)
+
+
+@pytest.mark.parametrize("pack", [tar_gz, zip_bytes, zip_without_utf8_flag], ids=["tar.gz", "zip", "zip-no-utf8-flag"])
+def test_decomposed_names_import_in_nfc(api, pack):
+    assert NFD != NFC
+    project = ProjectFactory()
+    response = upload(api, project, pack({NFD: b"# hi\n"}), "a.zip" if pack is not tar_gz else "a.tar.gz")
+    assert response.status_code == 201, response.content
+    node = selectors.node_resolve(path=f"/projects/{project.name}/{NFC}")
+    assert node.name == NFC.rpartition("/")[2] and node.context == {"file_path": NFC}
+    assert tar_members(services.project_export(project=project)) == {NFC: b"# hi\n"}
+
+
+def test_names_that_are_one_after_normalization_are_refused(api):
+    project = ProjectFactory()
+    before = tree_state()
+    response = upload(api, project, tar_gz({NFD: b"1", NFC: b"2"}))
+    assert response.status_code == 400 and "twice" in response.json()["detail"]
+    assert tree_state() == before
+
+
+# -- names within 255 bytes -------------------------------------------------------------------------
+
+GREEK = "λ" * 128  # 128 characters, 256 bytes
+
+
+def test_a_name_over_255_bytes_is_refused_by_the_api_the_dashboard_and_archives(api, client, user, internal):
+    project = ProjectFactory()
+    before = tree_state()
+    response = api.post(url("node-create"), {"parent": internal["user"].pk, "type": "folder", "name": GREEK}, format="json")
+    assert response.status_code == 400 and "at most 255 bytes" in response.content.decode()
+    client.force_login(user)
+    page = client.post(
+        reverse("memory:node_create", args=[internal["user"].pk]), {"type": "folder", "name": GREEK}, HTTP_HX_REQUEST="true"
+    )
+    assert page.status_code == 400 and "at most 255 bytes" in page.content.decode()
+    archive = upload(api, project, tar_gz({f"src/{GREEK}.py": b""}))
+    assert archive.status_code == 400 and "at most 255 bytes" in archive.json()["detail"]
+    assert tree_state() == before
+
+
+def test_an_export_of_a_stored_over_long_name_extracts_with_gnu_tar(api, user, tmp_path):
+    project = ProjectFactory()
+    services.project_import(project=project, archive=io.BytesIO(tar_gz({"src/short.txt": b"keep", "b.txt": b"b"})), user=user)
+    long_name = "é" * 255  # 510 bytes, stored before names were counted in bytes
+    Node.objects.filter(name="short.txt").update(name=long_name, context={"file_path": f"src/{long_name}"})
+    archive = tmp_path / "export.tar.gz"
+    archive.write_bytes(api.get(url("project-export", project)).getvalue())
+    out = tmp_path / "out"
+    out.mkdir()
+    done = subprocess.run(["tar", "-xzf", str(archive), "-C", str(out)], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (extracted,) = (out / "src").iterdir()
+    assert extracted.read_bytes() == b"keep" and len(os.fsencode(extracted.name)) <= 255
+    assert extracted.name.startswith("é" * 100)
+    assert (out / "b.txt").read_bytes() == b"b"
+
+
+def test_fit_name_shortens_over_long_names_apart_and_keeps_the_extension():
+    assert fit_name("short.md") == "short.md"
+    first, second = fit_name("é" * 200 + "a.tar"), fit_name("é" * 200 + "b.tar")
+    assert first != second
+    for fitted in (first, second, fit_name("€" * 300)):
+        assert len(fitted.encode()) <= 255 and "\ufffd" not in fitted
+    assert first.startswith("é" * 100) and first.endswith(".tar")
+
+
+# -- exports stream ---------------------------------------------------------------------------------
+
+
+def project_of(size_mib: int, user) -> tuple[Node, dict[str, bytes]]:
+    project = ProjectFactory()
+    files = {f"data/{i:02}.bin": os.urandom(MiB) for i in range(size_mib)}
+    specs = [NodeSpec(name=path.rpartition("/")[2], type="project_file_bytes", context={"file_path": path}, content=data) for path, data in files.items()]
+    services.node_bulk_create(parent=services.node_create(parent=project, type="folder", name="data", user=user), specs=specs, user=user)
+    return project, files
+
+
+@pytest.mark.parametrize("where", ["api", "dashboard"])
+def test_an_export_streams_in_flat_memory_and_is_complete(api, client, user, tmp_path, where):
+    project, files = project_of(40, user)
+    client.force_login(user)
+    if where == "api":
+        response = api.get(url("project-export", project))
+    else:
+        response = client.get(reverse("memory:project_download", args=[project.pk]))
+    assert response.status_code == 200 and response.streaming
+    target = tmp_path / "export.tar.gz"
+
+    def download() -> int:
+        chunks = 0
+        with target.open("wb") as out:
+            for chunk in response.streaming_content:
+                out.write(chunk)
+                chunks += 1
+        return chunks
+
+    chunks, peak = peak_bytes(download)
+    assert peak < 40 * MiB / 5, f"{peak / MiB:.1f} MiB for a 40 MiB project"
+    assert chunks > 40
+    assert tar_members(target.read_bytes()) == files
+
+
+def test_an_empty_project_exports_an_empty_archive(api):
+    response = api.get(url("project-export", ProjectFactory()))
+    assert response.status_code == 200 and tar_members(response.getvalue()) == {}
+
+
+# -- a database lost during an import ------------------------------------------------------------
+
+
+def test_a_driver_error_during_an_import_is_a_503(api, client, user, monkeypatch):
+    """Any vendor: the bulk insert (COPY on PostgreSQL) runs on the driver's cursor, and raises
+    psycopg's own error when the connection is cut."""
+    project = ProjectFactory()
+    before = tree_state()
+
+    def cut(*args, **kwargs) -> None:
+        raise psycopg.OperationalError("consuming input failed: server closed the connection unexpectedly")
+
+    monkeypatch.setattr(node_services, "insert_rows", cut)
+    response = upload(api, project, tar_gz({"a.txt": b"a"}))
+    assert response.status_code == 503 and response.json() == {"detail": DATABASE_UNAVAILABLE}
+    assert response["Retry-After"] == "5"
+    client.force_login(user)
+    archive = SimpleUploadedFile("a.tar.gz", tar_gz({"a.txt": b"a"}))
+    page = client.post(reverse("memory:project_upload", args=[project.pk]), {"archive": archive})
+    assert page.status_code == 503 and DATABASE_UNAVAILABLE in page.content.decode()
+    assert tree_state() == before
+
+
+@pytest.fixture
+def proxied_postgres(transactional_db) -> Iterator[TcpProxy]:
+    """This process's connection to PostgreSQL through a proxy the test can cut."""
+    if connection.vendor != "postgresql":
+        pytest.skip("A connection cut under COPY needs PostgreSQL: run with a postgres DATABASE_URL.")
+    params = connection.settings_dict
+    port = params["PORT"]
+    with TcpProxy(params["HOST"] or "127.0.0.1", int(port or 5432)) as proxy:
+        connection.close()
+        params["PORT"] = proxy.port
+        try:
+            yield proxy
+        finally:
+            connection.close()
+            params["PORT"] = port
+
+
+def test_an_import_whose_connection_is_cut_under_copy_is_a_503(proxied_postgres, api, monkeypatch):
+    project = ProjectFactory()
+    before = tree_state()
+    write_row = psycopg.Copy.write_row
+
+    def kill_then_write(copy: psycopg.Copy, row) -> None:
+        # The connection is killed in the middle of the COPY (pg_terminate_backend, a restart);
+        # new connections are taken again at once.
+        proxied_postgres.stop()
+        proxied_postgres.start()
+        write_row(copy, row)
+
+    monkeypatch.setattr(psycopg.Copy, "write_row", kill_then_write)
+    response = upload(api, project, tar_gz({"a.txt": b"a", "b/c.txt": b"c"}))
+    assert response.status_code == 503 and response.json() == {"detail": DATABASE_UNAVAILABLE}
+    assert response["Retry-After"] == "5"
+    monkeypatch.undo()
+    assert tree_state() == before
+    assert upload(api, project, tar_gz({"a.txt": b"a"})).status_code == 201  # and imports work again
