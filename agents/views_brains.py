@@ -237,7 +237,7 @@ def _controls(
 def brain_tick(request: HttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(agent_id)
     try:
-        services.tick_request(agent=agent)
+        services.tick_request(agent=agent, user=request.user)
     except ServiceError as error:
         return _controls(request, agent, error=error.message, status=error.status)
     brain, _ = selectors.brain_or_empty(agent=agent)
@@ -253,7 +253,7 @@ def brain_ticking_start(request: HttpRequest, agent_id: int) -> HttpResponse:
     if not form.is_valid():
         return _controls(request, agent, form=form, error=form_error(form), status=400)
     try:
-        brain = services.ticking_start(agent=agent, interval_s=form.cleaned_data["interval_s"])
+        brain = services.ticking_start(agent=agent, interval_s=form.cleaned_data["interval_s"], user=request.user)
     except ServiceError as error:
         return _controls(request, agent, form=form, error=error.message, status=error.status)
     return _controls(request, agent, form=form, message=f"Ticking every {brain.tick_interval_s} s.")
@@ -333,7 +333,7 @@ def brain_chat(request: HttpRequest, agent_id: int) -> HttpResponse:
         status, error = 400, form_error(form)
     else:
         try:
-            exchange = services.chat_send(agent=agent, text=form.cleaned_data["text"])
+            exchange = services.chat_send(agent=agent, text=form.cleaned_data["text"], user=request.user)
             lines = [exchange.user_line, exchange.reply_line]
             goal_added = exchange.goal is not None
         except ServiceError as error_:

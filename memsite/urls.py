@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from memsite import views
+from memsite.quotas.api import UsageApi
 
 handler404 = "memsite.views.page_not_found"
 handler500 = "memsite.views.server_error"
@@ -18,6 +19,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/agents/", include("agents.api.urls")),
     path("api/graphs/", include("agents.api.graph_urls")),
+    path("api/usage/", UsageApi.as_view(), name="api-usage"),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
     path("", include("agents.urls")),

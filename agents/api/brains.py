@@ -44,6 +44,7 @@ from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from memsite.api import JSONParser, read_body
 from memsite.pagination import CheckedCursorPagination
+from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
@@ -182,11 +183,11 @@ class TickApi(APIView):
         "A tick already under way keeps the brain, and the queued one is then skipped.",
         parameters=[AGENT_ID],
         request=None,
-        responses={202: BrainTickQueuedSerializer, **errors(404, 503)},
+        responses={202: BrainTickQueuedSerializer, **errors(404, 503), **quota_refusals()},
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = selectors.agent_get(agent_id=agent_id)
-        services.tick_request(agent=agent)
+        services.tick_request(agent=agent, user=request.user)
         ticking = _ticking(agent)
         queued = {"queued": True, "after": ticking.tick_count, "ticking": ticking}
         return Response(self.OutputSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
@@ -211,13 +212,13 @@ class TickingStartApi(APIView):
         "applies from its next tick at the latest.",
         parameters=[AGENT_ID],
         request=InputSerializer,
-        responses={200: BrainTickingSerializer, **errors(400, 404, 503)},
+        responses={200: BrainTickingSerializer, **errors(400, 404, 503), **quota_refusals()},
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = selectors.agent_get(agent_id=agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        services.ticking_start(agent=agent, **serializer.validated_data)
+        services.ticking_start(agent=agent, user=request.user, **serializer.validated_data)
         return Response(self.OutputSerializer(_ticking(agent)).data)
 
 
@@ -261,13 +262,13 @@ class ChatApi(APIView):
         "LLM fails (502).",
         parameters=[AGENT_ID],
         request=InputSerializer,
-        responses={201: BrainChatExchangeSerializer, **errors(400, 404, 409, 502)},
+        responses={201: BrainChatExchangeSerializer, **errors(400, 404, 409, 502), **quota_refusals()},
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = selectors.agent_get(agent_id=agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        exchange = services.chat_send(agent=agent, **serializer.validated_data)
+        exchange = services.chat_send(agent=agent, user=request.user, **serializer.validated_data)
         return Response(self.OutputSerializer(exchange).data, status=status.HTTP_201_CREATED)
 
 

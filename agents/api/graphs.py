@@ -38,6 +38,7 @@ from agents.models import NodeKind, NodeState
 from agents.services.graphs import MAX_MESSAGES, MAX_TASK_CHARS, MAX_TURN_CHARS
 from memsite.api import JSONParser, read_body
 from memsite.errors import InvalidInput
+from memsite.quotas.api import quota_refusals
 from memsite.schema import refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
@@ -45,6 +46,15 @@ TAG = "graphs"
 GRAPH_ID = OpenApiParameter("graph_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The graph's id.")
 NODE_ID = OpenApiParameter(
     "node_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The node's id within the graph (the task is 1)."
+)
+
+MEMORIZE_TOO_LARGE = inline_serializer(
+    "GraphMemorizeTooLarge",
+    fields={
+        "detail": serializers.CharField(),
+        "steps": serializers.IntegerField(required=False, help_text="The steps the messages hold."),
+        "max_steps": serializers.IntegerField(required=False, help_text="MEMSITE_GRAPH_MEMORIZE_MAX_STEPS."),
+    },
 )
 
 
@@ -180,13 +190,23 @@ class GraphMemorizeApi(APIView):
         "and recalls if the context has passed the trigger; follow the operation in /ops/.",
         parameters=[GRAPH_ID],
         request=InputSerializer,
-        responses={202: GraphOpSerializer, **errors(400, 404, 503)},
+        responses={
+            202: GraphOpSerializer,
+            **errors(400, 404, 503),
+            413: OpenApiResponse(
+                MEMORIZE_TOO_LARGE,
+                description="The messages hold more steps than MEMSITE_GRAPH_MEMORIZE_MAX_STEPS (each step is "
+                "one LLM call; steps and max_steps say how many), or the Content-Length announces more than "
+                "the operation reads; nothing was stored.",
+            ),
+            **quota_refusals(),
+        },
     )
     def post(self, request: Request, graph_id: int) -> Response:
         graph = selectors.graph_get(graph_id=graph_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        op = services.graph_memorize(graph=graph, **serializer.validated_data)
+        op = services.graph_memorize(graph=graph, user=request.user, **serializer.validated_data)
         return Response(self.OutputSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -199,10 +219,10 @@ class GraphRecallApi(APIView):
         summary="Queue a recall: flush and fold the graph's nodes, whatever the context's size",
         parameters=[GRAPH_ID],
         request=None,
-        responses={202: GraphOpSerializer, **errors(404, 503)},
+        responses={202: GraphOpSerializer, **errors(404, 503), **quota_refusals()},
     )
     def post(self, request: Request, graph_id: int) -> Response:
-        op = services.graph_recall(graph=selectors.graph_get(graph_id=graph_id))
+        op = services.graph_recall(graph=selectors.graph_get(graph_id=graph_id), user=request.user)
         return Response(self.OutputSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -6,6 +6,7 @@ entry as a new one comes in, found through an index: each append costs the same 
 Keyed collections (explored paths and URLs, neurons, synapses) keep their sizes on the brain's
 row and lose their least recently used entry."""
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -58,6 +59,17 @@ class Brain(models.Model):
     next_tick_at = models.DateTimeField(null=True, blank=True)
     tick_count = models.PositiveBigIntegerField(default=0)
     lease_until = models.DateTimeField(null=True, blank=True)
+    # Whose work the ticks are (memsite.quotas counts them and the ledger charges them): the
+    # user who set the agent ticking, and the one whose tick is queued and not yet begun (one
+    # at a time: a brain ticks one tick at a time, so a second request while one waits adds
+    # nothing). Empty for the system's own ticks and for rows older than these fields.
+    ticking_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    tick_queued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    tick_queued_at = models.DateTimeField(null=True, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -210,6 +222,8 @@ class TickRun(models.Model):
 
     brain = models.ForeignKey(Brain, on_delete=models.CASCADE, related_name="ticks")
     number = models.PositiveBigIntegerField()
+    # Whose work the tick is (see Brain.tick_queued_by); its LLM calls are charged to them.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.RUNNING)
     action = models.CharField(max_length=32, blank=True)
     arguments = models.JSONField(default=dict, blank=True)

@@ -6,6 +6,7 @@ Unlike the reference code, turns are rows with ids that never shift, nodes keep 
 (active, folded or flushed) rather than a boolean-or-string, and every change is one
 transaction validated whole before it is applied."""
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -136,6 +137,11 @@ class GraphOp(models.Model):
     graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="ops")
     kind = models.CharField(max_length=8, choices=Kind.choices)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    # Who asked for it (a recall past the trigger: who asked for the memorize); its LLM calls
+    # are charged to them. Empty for the system's own work and for rows older than the field.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     rationale = models.TextField(blank=True)
     detail = models.JSONField(default=dict, blank=True)  # the patch or operation, and what it did
     error = models.TextField(blank=True)

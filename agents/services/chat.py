@@ -3,10 +3,13 @@ message, joins the user model's last messages and the chat history, and gets a r
 the history too. `goal: ...` adds a goal instead, and is answered without an LLM call.
 
 The user's line is written before the LLM is asked, so that a failed call loses nothing: the
-line stays, with no reply after it, and the caller gets `ChatFailed`."""
+line stays, with no reply after it, and the caller gets `ChatFailed`. The LLM call is charged to
+the user who chats; once their daily budget is spent, a chat that would ask the LLM is refused
+(QuotaExceeded, 429) before anything is written."""
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
@@ -19,6 +22,7 @@ from memsite.errors import Conflict, InvalidInput, ServiceError
 from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
+from memsite.quotas.checks import acting_user_id, llm_budget_require
 
 GOAL_COMMAND = re.compile(r"^\s*goal\s*:\s*(?P<text>.*?)\s*$", re.IGNORECASE | re.DOTALL)
 CHAT_LINES = 20  # of the history a reply may see, newest first, as the window allows
@@ -57,7 +61,7 @@ def _agent_says(agent: Agent, text: str) -> Record:
         return _line(write, role="assistant", text=text, at=timezone.now())
 
 
-def chat_send(*, agent: Agent, text: str) -> ChatExchange:
+def chat_send(*, agent: Agent, text: str, user: Any = None) -> ChatExchange:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("A chat message needs text.")
     limit = cap("entry_chars")
@@ -71,6 +75,9 @@ def chat_send(*, agent: Agent, text: str) -> ChatExchange:
             raise InvalidInput("Say the goal after 'goal:'.")
         if len(goal_text) > GOAL_CHARS:
             raise InvalidInput(f"A goal is at most {GOAL_CHARS} characters.")
+    user_id = acting_user_id(user)
+    if command is None:
+        llm_budget_require(user_id=user_id)
 
     user_line = _user_says(agent, text)
     if command is not None:
@@ -89,6 +96,7 @@ def chat_send(*, agent: Agent, text: str) -> ChatExchange:
             messages=messages,
             schema=ChatReply,
             served=user_line,
+            user_id=user_id,
             model=agent.model,
             max_tokens=agent.reserved_output_tokens,
         )

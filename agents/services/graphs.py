@@ -15,13 +15,21 @@ applies its patch, and skips recorded pairs when it goes on: no pair is applied 
 is marked applied in the transaction that applies it.
 
 Every operation is a `GraphOp`, applied, rejected or failed, with its rationale and the
-context's tokens before and after."""
+context's tokens before and after.
+
+An operation is the work of the user who asked for it (memsite.quotas): their memorize and
+recall operations queued are capped, and the LLM calls of each are charged to them; once their
+daily budget is spent, the calls left fail like any failed call and the operation records why.
+A memorize makes one LLM call per step (an assistant turn and the results after it), and takes
+at most MEMSITE_GRAPH_MEMORIZE_MAX_STEPS steps (413 past it), and then at most the graph's
+`max_recalls` recalls."""
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from operator import attrgetter
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -43,7 +51,7 @@ from agents.graph.snapshot import snapshot_read
 from agents.models import Agent
 from agents.models.graphs import Graph, GraphEdge, GraphNode, GraphOp, NodeKind, NodeState, Turn
 from agents.wire import wire_tokens
-from memsite.errors import InvalidInput
+from memsite.errors import InvalidInput, TooLarge
 from memsite.llm.config import llm_config
 from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
@@ -52,9 +60,11 @@ from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.llm.tokens import counter_for_model
 from memsite.names import has_invisible_characters
 from memsite.queue import broker_checked, enqueue
+from memsite.quotas.checks import acting_user_id, graph_op_quota_require
 from memsite.storable import unstorable
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_TASK_CHARS = 8_000
 MAX_MESSAGES = 200  # one memorize call
@@ -131,8 +141,22 @@ def _enqueue(graph: Graph) -> None:
     enqueue(graph_work, graph_id=graph.pk)
 
 
-def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]]) -> GraphOp:
-    """Store the turns (ids that never shift) and queue their memorizing."""
+def _steps_check(roles: list[str]) -> None:
+    """TooLarge past MEMSITE_GRAPH_MEMORIZE_MAX_STEPS steps: each is an LLM call."""
+    steps = len(_pairs(roles, role=str))
+    limit = settings.MEMSITE_GRAPH_MEMORIZE_MAX_STEPS
+    if steps > limit:
+        raise TooLarge(
+            f"The messages hold {steps} steps (an assistant turn and the results after it; each is one "
+            f"LLM call); one memorize takes at most {limit} (MEMSITE_GRAPH_MEMORIZE_MAX_STEPS). "
+            "Send them in several memorize calls.",
+            data={"steps": steps, "max_steps": limit},
+        )
+
+
+def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], user: Any = None) -> GraphOp:
+    """Store the turns (ids that never shift) and queue their memorizing for `user`, within
+    the user's quota (QuotaExceeded, 429)."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not 1 <= len(messages) <= MAX_MESSAGES:
         raise InvalidInput(f"messages must be a list of 1 to {MAX_MESSAGES} messages.")
     cleaned = []
@@ -150,8 +174,11 @@ def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]]) -> Gr
         if problem is not None:
             raise InvalidInput(f"{problem}.")
         cleaned.append((role, content))
+    _steps_check([role for role, _ in cleaned])
     counter = counter_for_model(graph.model)
+    user_id = acting_user_id(user)
     with transaction.atomic():
+        graph_op_quota_require(user_id=user_id)
         graph = Graph.objects.select_for_update().get(pk=graph.pk)
         first = graph.next_turn_id
         Turn.objects.bulk_create(
@@ -167,16 +194,22 @@ def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]]) -> Gr
         graph.next_turn_id = first + len(cleaned)
         graph.save(update_fields=["next_turn_id", "updated_at"])
         op = GraphOp.objects.create(
-            graph=graph, kind=GraphOp.Kind.MEMORIZE, detail={"turn_ids": list(range(first, graph.next_turn_id))}
+            graph=graph,
+            kind=GraphOp.Kind.MEMORIZE,
+            detail={"turn_ids": list(range(first, graph.next_turn_id))},
+            created_by_id=user_id,
         )
         _enqueue(graph)
     return op
 
 
-def graph_recall(*, graph: Graph) -> GraphOp:
-    """Queue a recall, whatever the context's size."""
+def graph_recall(*, graph: Graph, user: Any = None) -> GraphOp:
+    """Queue a recall for `user`, whatever the context's size, within the user's quota
+    (QuotaExceeded, 429)."""
+    user_id = acting_user_id(user)
     with transaction.atomic():
-        op = GraphOp.objects.create(graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for")
+        graph_op_quota_require(user_id=user_id)
+        op = GraphOp.objects.create(graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for", created_by_id=user_id)
         _enqueue(graph)
     return op
 
@@ -275,11 +308,11 @@ def graphs_sweep_stale() -> int:
     return queued
 
 
-def _pairs(turns: list[Turn]) -> list[list[Turn]]:
-    """Assistant turns, each with the results that follow it."""
-    pairs: list[list[Turn]] = []
+def _pairs(turns: Sequence[T], *, role: Callable[[T], str]) -> list[list[T]]:
+    """Assistant turns, each with the results that follow it: the steps a memorize asks about."""
+    pairs: list[list[T]] = []
     for turn in turns:
-        if turn.role == "assistant" or not pairs:
+        if role(turn) == "assistant" or not pairs:
             pairs.append([turn])
         else:
             pairs[-1].append(turn)
@@ -365,7 +398,7 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
     if before is None:
         before = selectors.graph_context(graph=graph).tokens
         GraphOp.objects.filter(pk=op.pk).update(tokens_before=before)
-    for pair in _pairs(turns)[len(results) :]:
+    for pair in _pairs(turns, role=attrgetter("role"))[len(results) :]:
         _lease_renew(graph)
         notes = [{"role": turn.role, "content": turn.content[:2_000]} for turn in pair]
         view = _view(graph)
@@ -381,7 +414,9 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
         ]
         entry: dict[str, Any] = {"turn_ids": [turn.turn_id for turn in pair]}
         try:
-            patch = complete(purpose=Purpose.MEMORIZE, messages=messages, schema=schema, served=op).value
+            patch = complete(
+                purpose=Purpose.MEMORIZE, messages=messages, schema=schema, served=op, user_id=op.created_by_id
+            ).value
             entry["patch"] = patch.model_dump()
             entry["node_ids"] = _apply_patch(graph, patch, entry["turn_ids"], op=op, done=results)
         except (LLMError, InvalidInput) as error:
@@ -400,16 +435,18 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
             tokens_after=after.tokens,
             ended_at=timezone.now(),
         )
-    _recall_while_over(graph, after)
+    _recall_while_over(graph, after, user_id=op.created_by_id)
 
 
-def _recall_while_over(graph: Graph, context: GraphContext) -> None:
+def _recall_while_over(graph: Graph, context: GraphContext, *, user_id: int | None) -> None:
     """Past the trigger, recall until under the target or out of attempts: so it fires once
     when the context grows too large, not at every step after."""
     if context.tokens <= graph.trigger_tokens:
         return
     for _ in range(graph.max_recalls):
-        op = GraphOp.objects.create(graph=graph, kind=GraphOp.Kind.RECALL, rationale="over the trigger")
+        op = GraphOp.objects.create(
+            graph=graph, kind=GraphOp.Kind.RECALL, rationale="over the trigger", created_by_id=user_id
+        )
         before = context.tokens
         context = _recall(graph, op, context)
         if context.tokens <= graph.target_tokens or context.tokens >= before:
@@ -512,7 +549,9 @@ def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None) -> G
     ]
     _lease_renew(graph)
     try:
-        reply = complete(purpose=Purpose.RECALL, messages=messages, schema=schema, served=op).value
+        reply = complete(
+            purpose=Purpose.RECALL, messages=messages, schema=schema, served=op, user_id=op.created_by_id
+        ).value
         _apply_recall(graph, reply, record=op, tokens_before=context.tokens)
     except (LLMError, InvalidInput) as error:
         with _holding(graph):

@@ -19,7 +19,14 @@ A tick's status: `done` when it ran its loop, even if its action failed or was n
 run's `error` and the brain's `last_error` say what went wrong); `failed` when it could not: the
 decision's LLM call failed (other than with an invalid reply), its prompt did not fit, it lost
 its lease, or something broke; a failed tick makes no new plan (its LLM is likely down). A failed
-reflection, deep reflection or plan is recorded in its step and does not fail the tick."""
+reflection, deep reflection or plan is recorded in its step and does not fail the tick.
+
+A tick is the work of a user (memsite.quotas): whoever asked for it, or set the agent ticking
+for the ticks beat queues. A brain holds at most one tick queued and not yet begun
+(`tick_queued_at`, `tick_queued_by`): a second request meanwhile adds nothing, since the first
+will tick the brain. The run takes the user over from the brain, and its LLM calls are charged
+to them: once their daily budget is spent the next call fails the tick (or its step) like any
+failed call. Starting ticks and ticking are capped per user (429)."""
 
 import json
 import logging
@@ -58,6 +65,8 @@ from memsite.llm.gateway import complete
 from memsite.llm.providers.offline import words
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
+from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
+from memsite.quotas.selectors import llm_spend_today, tick_queue_cutoff, ticks_in_flight
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +160,7 @@ def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple
         messages=messages,
         schema=schema,
         served=tick.run,
+        user_id=tick.run.user_id,
         model=tick.agent.model,
         max_tokens=tick.agent.reserved_output_tokens,
     )
@@ -200,6 +210,7 @@ def _open(agent: Agent) -> _Tick | None:
     started = time.monotonic()
     brain = Brain.objects.filter(pk=agent.pk).first() or brain_create(agent=agent)
     if brain.lease_until is not None and brain.lease_until > timezone.now():
+        _queue_mark_clear(brain)  # the tick under way stands for the queued one
         return None
     view = brain_view(brain=brain)
     exploration = explore_next(brain=brain)
@@ -208,6 +219,7 @@ def _open(agent: Agent) -> _Tick | None:
         held = write.brain.lease_until
         # Held, or another tick ran since the read: this one would decide on what it read.
         if (held is not None and held > now) or write.brain.tick_count != brain.tick_count:
+            _queue_mark_clear(write.brain)
             return None
         if held is not None:
             TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
@@ -216,12 +228,23 @@ def _open(agent: Agent) -> _Tick | None:
         lease = _lease_until()
         number = write.brain.tick_count + 1
         suggestions = exploration.suggestions
-        tick = _Tick(agent=agent, run=TickRun(brain=write.brain, number=number), lease=lease, view=view, suggestions=suggestions)
+        user_id = write.brain.tick_queued_by_id or write.brain.ticking_by_id
+        run = TickRun(brain=write.brain, number=number, user_id=user_id)
+        tick = _Tick(agent=agent, run=run, lease=lease, view=view, suggestions=suggestions)
         _step_noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
         tick.run.save()
-        write.set(tick_count=number, lease_until=lease)
+        write.set(tick_count=number, lease_until=lease, tick_queued_at=None, tick_queued_by=None)
         write.folders_spent(exploration.spent)
     return tick
+
+
+def _queue_mark_clear(brain: Brain) -> None:
+    """The brain's queued tick, as `brain` read it, has begun: it no longer counts as queued.
+    One queued since (after the read) keeps its mark."""
+    if brain.tick_queued_at is not None:
+        Brain.objects.filter(pk=brain.pk, tick_queued_at=brain.tick_queued_at).update(
+            tick_queued_at=None, tick_queued_by=None
+        )
 
 
 def _loop(tick: _Tick) -> None:
@@ -526,20 +549,33 @@ def _enqueue(agent_id: int) -> None:
     enqueue(tick_run_task, agent_id=agent_id)
 
 
-def ticking_start(*, agent: Agent, interval_s: int) -> Brain:
-    """Tick the agent every `interval_s` seconds, starting now (or, if it ticks already, at
-    the new interval from its next tick at the latest)."""
-    if isinstance(interval_s, bool) or not isinstance(interval_s, int) or not 1 <= interval_s <= MAX_INTERVAL_S:
-        raise InvalidInput(f"interval_s must be an integer from 1 to {MAX_INTERVAL_S}.")
+def _interval_check(interval_s: object) -> int:
+    shortest = settings.MEMSITE_TICK_MIN_INTERVAL_S
+    if isinstance(interval_s, bool) or not isinstance(interval_s, int) or not shortest <= interval_s <= MAX_INTERVAL_S:
+        raise InvalidInput(
+            f"interval_s must be an integer from {shortest} to {MAX_INTERVAL_S}: beat queues due ticks "
+            f"every {shortest} s (MEMSITE_TICK_MIN_INTERVAL_S), so a shorter interval ticks no faster."
+        )
+    return interval_s
+
+
+def ticking_start(*, agent: Agent, interval_s: int, user: Any = None) -> Brain:
+    """Tick the agent every `interval_s` seconds for `user`, starting now (or, if it ticks
+    already, at the new interval from its next tick at the latest). The agents ticking for one
+    user are capped and their LLM budget must not be spent (QuotaExceeded, 429)."""
+    interval_s = _interval_check(interval_s)
     broker_require()  # beat queues the ticks: with the broker down none would run
+    user_id = acting_user_id(user)
     now = timezone.now()
-    with brain_writing(agent=agent) as write:
-        brain = write.brain
-        if brain.ticking and brain.next_tick_at is not None:
-            next_at = min(brain.next_tick_at, now + timedelta(seconds=interval_s))
-        else:
-            next_at = now
-        write.set(ticking=True, tick_interval_s=interval_s, next_tick_at=next_at)
+    with transaction.atomic():
+        ticking_quota_require(user_id=user_id, agent_id=agent.pk)
+        with brain_writing(agent=agent) as write:
+            brain = write.brain
+            if brain.ticking and brain.next_tick_at is not None:
+                next_at = min(brain.next_tick_at, now + timedelta(seconds=interval_s))
+            else:
+                next_at = now
+            write.set(ticking=True, tick_interval_s=interval_s, next_tick_at=next_at, ticking_by_id=user_id)
     return brain
 
 
@@ -550,12 +586,23 @@ def ticking_pause(*, agent: Agent) -> Brain:
     return write.brain
 
 
-def tick_request(*, agent: Agent) -> None:
-    """Run one tick now, whether or not the agent ticks (queued once the transaction commits;
-    refused with nothing made when the broker does not answer)."""
+def _queue_mark(agent_id: int, user_id: int | None, now: datetime) -> bool:
+    """Mark a tick of the brain queued for `user_id`; False when one is queued already and not
+    yet begun (it will tick the brain: this one would add nothing)."""
+    free = Q(tick_queued_at__isnull=True) | Q(tick_queued_at__lte=tick_queue_cutoff(now))
+    return bool(Brain.objects.filter(free, pk=agent_id).update(tick_queued_at=now, tick_queued_by_id=user_id))
+
+
+def tick_request(*, agent: Agent, user: Any = None) -> None:
+    """Run one tick now for `user`, whether or not the agent ticks (queued once the transaction
+    commits; refused with nothing made when the broker does not answer, or past the user's
+    quota). A tick of the agent already queued and not yet begun stands for this one."""
+    user_id = acting_user_id(user)
     with transaction.atomic():
         brain_create(agent=agent)
-        _enqueue(agent.pk)
+        tick_quota_require(user_id=user_id)
+        if _queue_mark(agent.pk, user_id, timezone.now()):
+            _enqueue(agent.pk)
 
 
 def ticks_sweep_stale() -> int:
@@ -570,25 +617,66 @@ def ticks_sweep_stale() -> int:
     )
 
 
+class _Room:
+    """How many more ticks each user may have queued, during one beat: counted at a user's
+    first due brain, then kept, so a beat costs two queries per user rather than per brain.
+    A user whose LLM budget is spent has none."""
+
+    def __init__(self, now: datetime):
+        self.now = now
+        self.left: dict[int, int] = {}
+        self.skipped: dict[int, int] = {}
+
+    def take(self, user_id: int | None) -> bool:
+        if user_id is None:
+            return True
+        if user_id not in self.left:
+            spent = llm_spend_today(user_id=user_id, now=self.now).spent
+            in_flight = ticks_in_flight(user_id=user_id, now=self.now)
+            self.left[user_id] = 0 if spent else settings.MEMSITE_QUOTA_TICKS - in_flight
+        if self.left[user_id] <= 0:
+            self.skipped[user_id] = self.skipped.get(user_id, 0) + 1
+            return False
+        self.left[user_id] -= 1
+        return True
+
+    def give_back(self, user_id: int | None) -> None:
+        if user_id is not None:
+            self.left[user_id] += 1
+
+
+def _start_due(agent_id: int, next_at: datetime, interval_s: int, user_id: int | None, room: _Room) -> bool:
+    """Move the brain's next tick on and queue this one, if no other beat moved it first, its
+    user has room, and it has no tick queued already. Whether it queued one."""
+    with transaction.atomic():
+        moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
+            next_tick_at=room.now + timedelta(seconds=interval_s)
+        )
+        if not moved or not room.take(user_id):
+            return False
+        if not _queue_mark(agent_id, user_id, room.now):
+            room.give_back(user_id)
+            return False
+        _enqueue(agent_id)
+    return True
+
+
 def ticks_start_due() -> int:
     """Queue a tick for each ticking brain whose tick is due, and move its next tick on by its
-    interval. Run by beat; two beats at once queue each tick once. Returns how many it queued."""
+    interval. Run by beat; two beats at once queue each tick once. A brain whose user has no
+    room for another tick (MEMSITE_QUOTA_TICKS, or a spent LLM budget), or that has a tick
+    queued already, skips this tick. Returns how many it queued."""
     now = timezone.now()
     due = list(
         Brain.objects.filter(ticking=True, next_tick_at__lte=now)
         .order_by("next_tick_at")
-        .values_list("pk", "next_tick_at", "tick_interval_s")[:TICKS_PER_BEAT]
+        .values_list("pk", "next_tick_at", "tick_interval_s", "ticking_by_id")[:TICKS_PER_BEAT]
     )
-    started = 0
     if not due:
-        return started
+        return 0
+    room = _Room(now)
     with broker_checked():
-        for agent_id, next_at, interval_s in due:
-            with transaction.atomic():
-                moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
-                    next_tick_at=now + timedelta(seconds=interval_s)
-                )
-                if moved:
-                    _enqueue(agent_id)
-                    started += 1
+        started = sum(_start_due(*row, room=room) for row in due)
+    if room.skipped:
+        logger.info("Due ticks skipped, by user: their quota or LLM budget is reached: %s.", room.skipped)
     return started

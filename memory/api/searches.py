@@ -28,6 +28,7 @@ from memory.services.searches import (
     MAX_QUESTIONS,
 )
 from memsite.pagination import CheckedCursorPagination
+from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
@@ -331,6 +332,7 @@ class SearchStartApi(APIView):
             200: OpenApiResponse(SearchSerializer, description="The search ended within `wait`."),
             202: OpenApiResponse(SearchSerializer, description="Queued or still running."),
             **errors(400, 404, 503),
+            **quota_refusals(),
         },
     )
     def post(self, request: Request) -> Response:

@@ -87,8 +87,8 @@ class _Failed(Exception):
 
 
 class _OverBudget(Exception):
-    def __init__(self, budget: str):
-        self.budget = budget
+    def __init__(self, budget: str, detail: str = ""):
+        self.budget, self.detail = budget, detail
 
 
 def advance(search: Search) -> Outcome:
@@ -103,7 +103,8 @@ def advance(search: Search) -> Outcome:
         _check_time(search)
         return _step(search, state)
     except _OverBudget as exc:
-        return Outcome(Kind.FINISH, state, f"The {exc.budget} budget ran out.", end=f"budget:{exc.budget}")
+        said = f"The {exc.budget} budget ran out." + (f" {exc.detail}" if exc.detail else "")
+        return Outcome(Kind.FINISH, state, said, end=f"budget:{exc.budget}")
     except _Failed as exc:
         return Outcome(Kind.FINISH, state, f"The LLM failed: {exc.message}", call=exc.call, end=f"error: {exc.message}"[:255], status=Search.Status.FAILED)
 
@@ -154,10 +155,14 @@ def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema
     if search.total_tokens + offline_counter().count_messages(messages) > search.max_tokens:
         raise _OverBudget("max_tokens")
     try:
-        completion = complete(purpose=purpose, messages=messages, schema=schema, served=search)
+        completion = complete(
+            purpose=purpose, messages=messages, schema=schema, served=search, user_id=search.created_by_id
+        )
     except LLMError as exc:
         if exc.reason is Reason.INVALID_REPLY:
             raise _Rejected(exc.call, exc.message) from None
+        if exc.reason is Reason.BUDGET_SPENT:  # the user's day, not the search's own budgets
+            raise _OverBudget("daily_llm", exc.message) from None
         raise _Failed(exc.call, exc.message) from None
     return completion.value, completion.call
 

@@ -19,6 +19,7 @@ from memory.services.nodes import node_create
 from memory.validation import validate_name
 from memsite.errors import Conflict, InvalidInput
 from memsite.queue import broker_checked, enqueue
+from memsite.quotas.checks import acting_user_id, search_quota_require
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -68,7 +69,8 @@ def search_start(
     max_tokens: int | None = None,
     timeout_s: int | None = None,
 ) -> Search:
-    """Validate and queue a search; a worker runs it once this transaction commits."""
+    """Validate and queue a search; a worker runs it once this transaction commits. The user's
+    searches in flight are capped and their LLM budget must not be spent (QuotaExceeded, 429)."""
     questions = _questions(questions)
     if not isinstance(context, str) or len(context) > MAX_CONTEXT_CHARS:
         raise InvalidInput(f"context must be a string of at most {MAX_CONTEXT_CHARS} characters.")
@@ -76,9 +78,11 @@ def search_start(
         raise InvalidInput(f"output must be one of {', '.join(Search.Output.values)}.")
     if fallback not in Search.Fallback.values:
         raise InvalidInput(f"fallback must be one of {', '.join(Search.Fallback.values)}.")
+    user_id = acting_user_id(user)
     with transaction.atomic():
+        search_quota_require(user_id=user_id)
         search = Search.objects.create(
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by_id=user_id,
             questions=questions,
             context=context.strip(),
             start_node=start_node,

@@ -19,6 +19,7 @@ class Reason(StrEnum):
     OFFLINE_UNSUPPORTED = "offline_unsupported"  # the offline provider cannot fill the schema
     CONFIGURATION = "configuration"
     INTERNAL = "internal"  # a bug: logged with its traceback
+    BUDGET_SPENT = "budget_spent"  # the user's daily LLM budget is spent: nothing was sent
 
 
 class LLMError(Exception):

@@ -4,9 +4,12 @@
     result.value  # a validated RouteChoice (or the reply's text when schema is None)
     result.usage, result.call  # tokens and the ledger row
 
-Every call, successful or not, is one `LLMCall` row. Failures raise `LLMError` with a reason;
-the ledger row is on the error (`exc.call`). Call it outside a transaction: a network call
-should not hold one, and a rollback would take the failed call's row with it."""
+Every call, successful or not, is one `LLMCall` row, charged to the user whose work it serves
+(`user_id`). Failures raise `LLMError` with a reason; the ledger row is on the error
+(`exc.call`). A call for a user whose daily budget is spent is not sent and makes no row: it
+raises `LLMError(Reason.BUDGET_SPENT)` with no call, so work that meets it mid-way ends the
+way it ends on any failed call, with the reason recorded. Call it outside a transaction: a
+network call should not hold one, and a rollback would take the failed call's row with it."""
 
 import logging
 import time
@@ -26,6 +29,7 @@ from memsite.llm.purposes import PURPOSES
 from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
 from memsite.llm.services.calls import served_key
+from memsite.quotas.selectors import llm_spend_today
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +80,16 @@ def _normalized(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return normalized
 
 
+def _budget_require(user_id: int | None) -> None:
+    """LLMError(BUDGET_SPENT) once the user's LLM budget for today is spent. Checked before
+    each call: calls running at once may each pass it, so a day may end a few calls over."""
+    if user_id is None:
+        return
+    spend = llm_spend_today(user_id=user_id)
+    if spend.spent:
+        raise LLMError(Reason.BUDGET_SPENT, f"The daily LLM budget is spent: {spend.describe()}.")
+
+
 @overload
 def complete(
     *,
@@ -83,6 +97,7 @@ def complete(
     messages: Sequence[Mapping[str, Any]],
     schema: type[T],
     served: models.Model | None = ...,
+    user_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -95,6 +110,7 @@ def complete(
     messages: Sequence[Mapping[str, Any]],
     schema: None = ...,
     served: models.Model | None = ...,
+    user_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -106,6 +122,7 @@ def complete(
     messages: Sequence[Mapping[str, Any]],
     schema: type[BaseModel] | None = None,
     served: models.Model | None = None,
+    user_id: int | None = None,
     model: str | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
@@ -120,6 +137,7 @@ def complete(
         raise InvalidInput("An LLM reply schema must be a pydantic model class.")
     normalized = _normalized(messages)
     served_key(served)  # refuse a bad link before spending a request on it
+    _budget_require(user_id)
     config = config or llm_config()
     served_model = config.served_model_for(purpose) if model is None or config.is_offline else model
 
@@ -171,6 +189,7 @@ def complete(
         error_reason=error.reason.value if error else "",
         error=error.message if error else "",
         served=served,
+        user_id=user_id,
     )
     if error is not None:
         error.call = call

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
@@ -41,12 +42,19 @@ class LLMCall(models.Model):
     served_type = models.ForeignKey(ContentType, null=True, blank=True, on_delete=models.SET_NULL)
     served_id = models.PositiveBigIntegerField(null=True, blank=True)
     served = GenericForeignKey("served_type", "served_id")
+    # Whose work the call served: their daily budget counts it (memsite.quotas). Empty for the
+    # system's own work (demo data, summaries), which no user's budget bounds.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["purpose", "created_at"], name="llm_call_purpose_idx"),
             models.Index(fields=["served_type", "served_id"], name="llm_call_served_idx"),
+            # A user's spend today: one range of this index (memsite.quotas).
+            models.Index(fields=["user", "created_at"], name="llm_call_user_day_idx"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_GET
 from memsite.errors import NotFound
 from memsite.llm import selectors
 from memsite.llm.forms import LedgerFilterForm
+from memsite.quotas.selectors import user_usage
 
 PAGE_SIZE = 50
 
@@ -27,8 +28,11 @@ def ledger(request: HttpRequest) -> HttpResponse:
         "by_day": selectors.llm_call_totals_by_day(calls=calls),
         "by_purpose": selectors.llm_call_totals_by_purpose(calls=calls),
     }
-    template = "llm/ledger.html#results" if getattr(request, "htmx", False) else "llm/ledger.html"
-    return render(request, template, context)
+    if getattr(request, "htmx", False):
+        return render(request, "llm/ledger.html#results", context)
+    # The spend charged to the user who reads, against the daily budget (memsite.quotas).
+    context["usage"] = user_usage(user_id=request.user.pk)
+    return render(request, "llm/ledger.html", context)
 
 
 @require_GET

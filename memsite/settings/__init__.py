@@ -306,7 +306,33 @@ MEMSITE_BRAIN_IMPORT_MAX_BYTES = env_int("MEMSITE_BRAIN_IMPORT_MAX_BYTES", 50 * 
 MEMSITE_TICK_LEASE_S = env_int("MEMSITE_TICK_LEASE_S", 300)
 MEMSITE_TICK_DEEP_REFLECT_EVERY = env_int("MEMSITE_TICK_DEEP_REFLECT_EVERY", 5)
 MEMSITE_TICK_READ_TOKENS = env_int("MEMSITE_TICK_READ_TOKENS", 2_000)
-for _name in ("MEMSITE_TICK_LEASE_S", "MEMSITE_TICK_DEEP_REFLECT_EVERY", "MEMSITE_TICK_READ_TOKENS"):
+# The shortest interval an agent may tick at: beat's period for ticks_start_due (a shorter one
+# would tick no faster, only queue ticks that wait).
+MEMSITE_TICK_MIN_INTERVAL_S = env_int("MEMSITE_TICK_MIN_INTERVAL_S", 10)
+# Background LLM work one user may have at once (memsite/quotas): searches queued or running,
+# ticks queued or running, agents ticking on a schedule, graph operations queued; past it, 429.
+MEMSITE_QUOTA_SEARCHES = env_int("MEMSITE_QUOTA_SEARCHES", 8)
+MEMSITE_QUOTA_TICKS = env_int("MEMSITE_QUOTA_TICKS", 4)
+MEMSITE_QUOTA_TICKING_AGENTS = env_int("MEMSITE_QUOTA_TICKING_AGENTS", 10)
+MEMSITE_QUOTA_GRAPH_OPS = env_int("MEMSITE_QUOTA_GRAPH_OPS", 4)
+# LLM calls and tokens one user's work may spend in a day (UTC), counted from the ledger.
+MEMSITE_LLM_DAILY_CALLS = env_int("MEMSITE_LLM_DAILY_CALLS", 2_000)
+MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000)
+# The steps (an assistant turn and the results after it, one LLM call each) one memorize takes.
+MEMSITE_GRAPH_MEMORIZE_MAX_STEPS = env_int("MEMSITE_GRAPH_MEMORIZE_MAX_STEPS", 20)
+for _name in (
+    "MEMSITE_TICK_LEASE_S",
+    "MEMSITE_TICK_DEEP_REFLECT_EVERY",
+    "MEMSITE_TICK_READ_TOKENS",
+    "MEMSITE_TICK_MIN_INTERVAL_S",
+    "MEMSITE_QUOTA_SEARCHES",
+    "MEMSITE_QUOTA_TICKS",
+    "MEMSITE_QUOTA_TICKING_AGENTS",
+    "MEMSITE_QUOTA_GRAPH_OPS",
+    "MEMSITE_LLM_DAILY_CALLS",
+    "MEMSITE_LLM_DAILY_TOKENS",
+    "MEMSITE_GRAPH_MEMORIZE_MAX_STEPS",
+):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be a positive integer, got {globals()[_name]}.")
 del _name

@@ -187,6 +187,7 @@ ROUTES: dict[str, Route] = {
     "api/searches/<int:search_id>/cancel/": api(
         lambda w: {"search_id": w.question.search_id}, post=ok(202, json=lambda w: {})
     ),
+    "api/usage/": api(get=ok()),
     "api/questions/": api(get=ok()),
     "api/questions/<int:question_id>/answer/": api(
         lambda w: {"question_id": w.question.pk}, post=ok(json=lambda w: {"answer": "Dark mode."})

@@ -75,6 +75,7 @@ def llm_call_record(
     error_reason: str = "",
     error: str = "",
     served: models.Model | None = None,
+    user_id: int | None = None,
 ) -> LLMCall:
     served_type, served_id = served_key(served)
     call = LLMCall(
@@ -98,6 +99,7 @@ def llm_call_record(
         reply=reply[:MAX_TEXT],
         served_type=served_type,
         served_id=served_id,
+        user_id=user_id,
     )
     _insert(call)
     return call

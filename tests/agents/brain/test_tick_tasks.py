@@ -327,10 +327,11 @@ def test_many_agents_are_ticked_by_one_worker(tick_worker):
         services.ticking_start(agent=agent, interval_s=3_600)
 
     assert services.ticks_start_due() == 10  # each queued as its row commits
+    done = TickRun.objects.filter(status=TickRun.Status.DONE)
+    wait_for(lambda: done.count() == 10)
     for agent in agents[:3]:
         services.tick_request(agent=agent)  # and a second tick for some, run once
 
-    done = TickRun.objects.filter(status=TickRun.Status.DONE)
     wait_for(lambda: done.count() == 13)
     for index, agent in enumerate(agents):
         runs = list(TickRun.objects.filter(brain_id=agent.pk).order_by("number"))
