@@ -8,6 +8,7 @@ it is read, a few files at a time, so its memory does not grow with the project.
 
 import io
 import stat
+import struct
 import tarfile
 import unicodedata
 import zipfile
@@ -188,7 +189,39 @@ def _zip_name(info: zipfile.ZipInfo) -> str:
         return info.filename
 
 
+ZIP_CENTRAL_HEADER = 46  # bytes before an entry's name, extra field and comment
+ZIP_NAME_SIZES = struct.Struct("<HHH")  # their lengths, 28 bytes into the header
+
+
+def _count_zip_entries(blob: bytes) -> None:
+    """Refuse a zip whose central directory holds more entries than the cap. zipfile makes an
+    object of each entry before any cap can count them (a directory of empty names costs six
+    times its size), so they are counted first, walking the directory as zipfile does. A
+    damaged directory is left for zipfile to refuse."""
+    try:
+        end = zipfile._EndRecData(io.BytesIO(blob))  # the end record, as zipfile finds it
+    except (OSError, zipfile.BadZipFile, struct.error):
+        return
+    if end is None:
+        return
+    size = end[zipfile._ECD_SIZE]
+    position = end[zipfile._ECD_LOCATION] - size  # the directory ends where the end record starts
+    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:
+        position -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator
+    stop, count = position + size, 0
+    while 0 <= position < stop:
+        count += 1
+        if count > settings.MEMSITE_ARCHIVE_MAX_FILES:
+            raise TooLarge(f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders.")
+        try:
+            lengths = ZIP_NAME_SIZES.unpack_from(blob, position + 28)
+        except struct.error:
+            return
+        position += ZIP_CENTRAL_HEADER + sum(lengths)
+
+
 def _read_zip(blob: bytes) -> list[ArchiveEntry]:
+    _count_zip_entries(blob)
     budget = _Budget()
     entries = []
     try:

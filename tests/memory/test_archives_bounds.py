@@ -22,6 +22,7 @@ from memory.services import nodes as node_services
 from memory.services.archives import EXTENDED_HEADER_MAX_BYTES
 from memory.services.nodes import NodeSpec
 from memory.validation import fit_name
+from memsite.errors import TooLarge
 from memsite.middleware import DATABASE_UNAVAILABLE
 from tests.archives import (
     pax_record,
@@ -132,6 +133,24 @@ def test_a_refused_name_is_quoted_short(api):
     detail = response.json()["detail"]
     assert "must be at most 1024 characters" in detail and "(5001 characters)" in detail
     assert len(detail) < 300
+
+
+def test_a_zip_of_more_entries_than_the_cap_is_refused_before_they_are_parsed(user, settings):
+    """zipfile makes an object of every entry of the central directory: 50,000 empty names,
+    4 MiB, would cost about 25 MiB before the cap counted them."""
+    settings.MEMSITE_ARCHIVE_MAX_FILES = 100
+    blob = zip_bytes({f"{i:x}": b"" for i in range(50_000)})
+    project = ProjectFactory()
+
+    def refused() -> str:
+        with pytest.raises(TooLarge) as refusal:
+            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+        return refusal.value.message
+
+    message, peak = peak_bytes(refused)
+    assert "more than 100 files and folders" in message
+    assert peak < 2 * len(blob)
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
 
 
 # -- Unicode normalization -------------------------------------------------------------------------
