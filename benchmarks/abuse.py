@@ -1,0 +1,96 @@
+"""Can one user take memsite down? Replays the attacks of a hostile review against gunicorn on
+this machine, started as production starts it (deploy/gunicorn.conf.py, else the Procfile), on
+PostgreSQL and Redis, loopback only, each attack bounded in size and time:
+
+1. validation errors: 0.9 MB of bad `questions`, `tool_calls`, `references`, snapshot notes;
+2. tar long names: a GNU `L` and a PAX header of 400 MiB in a ~400 KiB upload;
+3. markdown: 200 KB of `[`, of `[^`, of `<div>`, and a list nested 300 deep, as pages and
+   previews; and each rendered in-process by memory/rendering.py, in a child killed when late;
+4. slow bodies: 40 logins that never send their body, held 15 s, to gunicorn and through nginx
+   (deploy/nginx/default.conf.template, when it and /usr/sbin/nginx exist);
+5. waiting: 6 searches with ?wait=30 and 6 chats to a model that takes 20 s, at once;
+6. background work: one user queueing 300 searches at the largest budgets, and 100 from the
+   dashboard;
+7. the rate limiter: 24 clients of one user for 10 s against 120 requests an hour;
+8. export: 6 exports at once of a 190 MiB project made from a ~190 KiB upload.
+
+For each it prints the peak resident memory of any worker above its idle peak (sampled every
+50 ms), the largest refused response, the statuses, and /healthz p50/p95 while it runs (probed
+every 100 ms) beside the same server's idle figures, each against its target. Also written to
+benchmarks/results/abuse-postgresql.md; exits 1 if a target is missed.
+
+    python benchmarks/abuse.py
+    python benchmarks/abuse.py --only 1,4 --skip-render      # some of the attacks
+
+The database is created fresh and dropped at the end (--keep keeps it); its name must contain
+'bench'. The Redis database must be empty and not 0; the run's keys are deleted at the end."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import RESULTS_DIR, scratch_database
+from benchmarks.load import reachable, redis_url
+
+DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_abusebench"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < value <= 600:
+        raise argparse.ArgumentTypeError("must be above 0 and at most 600")
+    return value
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", default=DEFAULT_DATABASE,
+                        help=f"a postgres:// URL whose database name contains 'bench' (default {DEFAULT_DATABASE})")
+    parser.add_argument("--redis-url", type=redis_url, default=DEFAULT_REDIS,
+                        help=f"an empty Redis database, not 0 (default {DEFAULT_REDIS})")
+    parser.add_argument("--only", type=lambda text: [key.strip() for key in text.split(",") if key.strip()],
+                        default=[], help="the attacks to run, by number or row (1,4b); default all")
+    parser.add_argument("--skip-render", action="store_true", help="leave out the in-process rendering table")
+    parser.add_argument("--render-timeout", type=seconds, default=10,
+                        help="seconds the renders of one document may take before they are stopped (default 10)")
+    parser.add_argument("--idle-seconds", type=seconds, default=3,
+                        help="seconds each fresh server is watched idle before its attack (default 3)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    for url, port in ((args.database_url, 5432), (args.redis_url, 6379)):
+        if not reachable(url, port):
+            sys.exit(f"benchmarks/abuse.py needs PostgreSQL and Redis: nothing answers at {urlsplit(url).netloc}.")
+    # Read by the settings at django.setup(): the world is seeded through the same Redis.
+    os.environ["REDIS_URL"] = args.redis_url
+    os.environ["MEMSITE_LLM_PROVIDER"] = "offline"  # this process never calls the LLM
+    with scratch_database(args.database_url, keep=args.keep) as scratch:
+        # Imported only now: these modules need the settings that scratch_database chose.
+        from benchmarks import abusebench
+
+        report = abusebench.run(args, scratch)
+    print()
+    print(report.text())
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"abuse-{scratch.vendor}.md"
+    path.write_text(report.markdown())
+    print(f"\nWritten to {path.relative_to(RESULTS_DIR.parent.parent)}")
+    if not report.passed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
