@@ -6,9 +6,10 @@ handler, a `javascript:` link or an image from another server into the dashboard
 
 Both steps are fast on ordinary documents but not free on hostile ones, so a document is
 rendered only while its shape stays within bounds: at most `RENDER_LIMIT_CHARS` characters, a
-bounded number of markup characters in, and a bounded size, entity count and nesting depth of
-HTML out (html5ever, under nh3, is quadratic in nesting depth). A document outside them, or one
-that fails to render for any other reason, is shown as escaped text in a `<pre>`."""
+bounded number of markup characters and of lines in, and a bounded size, entity count and
+nesting depth of HTML out (html5ever, under nh3, is quadratic in nesting depth). A document
+outside them, or one that fails to render for any other reason, is shown as escaped text in a
+`<pre>`."""
 
 import html
 import logging
@@ -27,7 +28,7 @@ MARKDOWN_OPTIONS = Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES
 # No images: a document could load one from any server and so report who reads it, and when.
 ALLOWED_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
 ALLOWED_ATTRIBUTES = {
-    **{tag: attributes for tag, attributes in nh3.ALLOWED_ATTRIBUTES.items() if tag in ALLOWED_TAGS},
+    **{tag: names for tag, names in nh3.ALLOWED_ATTRIBUTES.items() if tag in ALLOWED_TAGS},
     "a": {"href", "hreflang", "title", "id"},
     "li": {"id"},
     "th": {"align", "colspan", "rowspan", "scope"},
@@ -43,20 +44,22 @@ PREVIEW_LIMIT_BYTES = 200_000
 BINARY_SNIFF_BYTES = 8192
 
 # The bounds of a document that is rendered. Real documents of 200 KB (release notes, API
-# references) hold 5-12 K markup characters, give HTML 1.2x their size and nest a few levels deep;
-# within these bounds the worst shapes render and sanitize in well under 100 ms.
+# references) hold up to 12 K markup characters and 6 K lines, give HTML 1.2x their size and nest
+# a few levels deep; within these bounds the worst shapes render and sanitize in well under 100 ms.
 RENDER_LIMIT_CHARS = 200_000
-MARKUP_CHARS = "*_[]<>&|~!`\\"
-MAX_MARKUP_CHARS = 30_000
+MARKUP_CHARS = '*_[]<>&|~!`\\"'
+MAX_MARKUP_CHARS = 20_000
+MAX_LINES = 20_000
 MAX_HTML_CHARS = 400_000
 MAX_HTML_ENTITIES = 40_000
 MAX_HTML_DEPTH = 100
 # Elements that do not nest: void elements, and those whose next sibling closes them
 # (<p>, <li>, <td> ...), so an author's unclosed <li>s do not count as depth.
-_FLAT_ELEMENTS = frozenset(
-    "area base br col embed hr img input link meta param source track wbr "
-    "p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rb rt rp rtc".split()
-)
+_FLAT_ELEMENTS = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody",
+    "tfoot", "colgroup", "caption", "rb", "rt", "rp", "rtc",
+})
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
 
 
@@ -83,13 +86,14 @@ def markdown_to_html(text: str) -> SafeString:
 
 
 def _render(text: str) -> str:
-    markup = sum(text.count(char) for char in MARKUP_CHARS)
-    if markup > MAX_MARKUP_CHARS:
+    if sum(text.count(char) for char in MARKUP_CHARS) > MAX_MARKUP_CHARS:
         raise Unrenderable(f"it has more than {MAX_MARKUP_CHARS:,} markup characters")
+    if text.count("\n") > MAX_LINES:
+        raise Unrenderable(f"it has more than {MAX_LINES:,} lines")
     rendered = cmarkgfm.markdown_to_html_with_extensions(
         text, options=MARKDOWN_OPTIONS, extensions=MARKDOWN_EXTENSIONS
     )
-    check_html_shape(rendered)
+    _check_html_shape(rendered)
     return nh3.clean(
         rendered,
         tags=ALLOWED_TAGS,
@@ -100,7 +104,7 @@ def _render(text: str) -> str:
     )
 
 
-def check_html_shape(rendered: str) -> None:
+def _check_html_shape(rendered: str) -> None:
     """Raises Unrenderable if the HTML is too large, too rich in entities or too deep to
     sanitize quickly."""
     if len(rendered) > MAX_HTML_CHARS:
@@ -126,7 +130,8 @@ def html_depth(rendered: str) -> int:
 
 
 def _as_text(text: str, *, reason: str) -> str:
-    return f'<p class="muted">Shown as plain text: {html.escape(reason)}.</p><pre>{html.escape(text, quote=False)}</pre>'
+    note = f'<p class="muted">Shown as plain text: {html.escape(reason)}.</p>'
+    return f"{note}<pre>{html.escape(text, quote=False)}</pre>"
 
 
 def is_binary(data: bytes) -> bool:

@@ -238,7 +238,10 @@ def _note_folder(agent: Agent):
         parent = memory_selectors.node_internal_folder(name=NOTE_FOLDER)
         try:
             return memory_services.node_create(
-                parent=parent, type="folder", name=name, description=f"Notes written by the agent {agent.name}."
+                parent=parent,
+                type="folder",
+                name=name,
+                description=f"Notes written by the agent {agent.name}.",
             )
         except Conflict:  # made meanwhile by another writer
             folder = memory_selectors.node_resolve(path=path)

@@ -97,6 +97,8 @@ def test_sanitizes_raw_html_links_and_ids():
         repeat("&#"),
         repeat('"'),
         repeat("- [ ] x\n"),
+        repeat("x\n"),
+        repeat("- x\n"),
         ("| a | b |\n|---|---|\n" + repeat("| x | y |\n"))[:SIZE],
         repeat("<script>alert(1)</script><img src=x onerror=alert(1)>"),
     ],
@@ -104,7 +106,8 @@ def test_sanitizes_raw_html_links_and_ids():
 )
 def test_hostile_shapes_of_200_kb_render_sanitized_and_bounded(document):
     output = markdown_to_html(document)
-    assert "<script" not in output and "onerror=" not in output and "<img" not in output
+    assert "<script" not in output and "<img" not in output
+    assert not re.search(r"<[a-z][^>]*\son\w+\s*=", output)  # no tag with an event handler
     assert len(output) < 6 * len(document)
     if output.startswith(PLAIN_TEXT_NOTE):
         assert output.endswith("</pre>")
@@ -120,6 +123,11 @@ def test_a_document_over_the_markup_bound_is_escaped_text_without_rendering(monk
     output = markdown_to_html(document)
     assert output.startswith(PLAIN_TEXT_NOTE) and "markup characters" in output
     assert "<pre>&lt;b&gt;[[[" in output
+
+
+def test_a_document_over_the_line_bound_is_escaped_text():
+    output = markdown_to_html(repeat("# x\n", 4 * (rendering.MAX_LINES + 1)))
+    assert output.startswith(PLAIN_TEXT_NOTE) and "lines" in output and "<h1>" not in output
 
 
 @pytest.mark.parametrize("document", [nested_list(300), nested_quotes(300)], ids=["list", "blockquote"])
