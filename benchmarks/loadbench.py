@@ -922,6 +922,16 @@ def cpu_text(spent: dict[str, float]) -> str:
     return f"CPU over the phase ({total:,.0f} CPU-seconds on {os.cpu_count()} cores): {shares}."
 
 
+QUOTAS = (
+    "MEMSITE_QUOTA_SEARCHES",
+    "MEMSITE_QUOTA_TICKS",
+    "MEMSITE_QUOTA_TICKING_AGENTS",
+    "MEMSITE_QUOTA_GRAPH_OPS",
+    "MEMSITE_LLM_DAILY_CALLS",
+    "MEMSITE_LLM_DAILY_TOKENS",
+)
+
+
 def run(args: argparse.Namespace, scratch: Scratch) -> LoadReport:
     load_at_start = os.getloadavg()
     redis = redis_client(args.redis_url)
@@ -941,6 +951,8 @@ def run(args: argparse.Namespace, scratch: Scratch) -> LoadReport:
                 **scratch.env,
                 "REDIS_URL": args.redis_url,
                 "MEMSITE_API_RATE": args.api_rate,
+                # A measure of throughput, not of fairness: one user's work is not capped here.
+                **{name: str(10**9) for name in QUOTAS},
                 "MEMSITE_LLM_PROVIDER": "openai",
                 "OPENAI_API_KEY": "sk-loadbench",
                 "OPENAI_BASE_URL": llm_url,
@@ -962,7 +974,8 @@ def run(args: argparse.Namespace, scratch: Scratch) -> LoadReport:
         f"{', '.join(report.loads)}), Python {platform.python_version()}."),
         (f"gunicorn gthread {args.web_workers} workers × {args.web_threads} threads; "
         f"{args.celery_workers} Celery workers (threads pool × {args.celery_threads}); Redis {args.redis_url}; "
-        f"MEMSITE_API_RATE={args.api_rate} ({args.users} users, each with a token and a session); "
+        f"MEMSITE_API_RATE={args.api_rate} ({args.users} users, each with a token and a session), and the "
+        f"per-user quotas ({', '.join(QUOTAS)}) out of reach; "
         f"the LLM: tests/fake_openai.py in a process of its own, answering with the offline heuristics "
         f"after {args.llm_delay * 1000:.0f} ms."),
         (f"Seeded: {world.built:,} nodes (benchmarks/treeshape.py), {args.agents} agents with brains at "

@@ -180,7 +180,8 @@ class TickApi(APIView):
         operation_id="agent_tick",
         summary="Queue one tick of the agent's brain now",
         description="Whether or not the agent ticks. A worker runs it: follow it in /brain/ticks/. "
-        "A tick already under way keeps the brain, and the queued one is then skipped.",
+        "A tick already under way keeps the brain, and the queued one is then skipped; a tick queued and "
+        "not yet begun stands for this one (nothing more is queued).",
         parameters=[AGENT_ID],
         request=None,
         responses={202: BrainTickQueuedSerializer, **errors(404, 503), **quota_refusals()},
@@ -196,7 +197,10 @@ class TickApi(APIView):
 class TickingStartApi(APIView):
     class InputSerializer(StrictInputSerializer):
         interval_s = StrictIntegerField(
-            min_value=1, max_value=MAX_INTERVAL_S, help_text="Seconds from the start of one tick to the next."
+            min_value=1,
+            max_value=MAX_INTERVAL_S,
+            help_text="Seconds from the start of one tick to the next; at least MEMSITE_TICK_MIN_INTERVAL_S "
+            "(10 by default: beat's period), or 400.",
         )
 
         class Meta:
