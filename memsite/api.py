@@ -1,6 +1,6 @@
-"""API plumbing shared by every app: service errors become JSON responses with their status;
-JSON that nests too deeply is a 400; request bodies are bounded by their Content-Length; each
-user's (token's) requests are rate-limited."""
+"""API plumbing shared by every app: service errors become JSON responses with their status,
+every error body bounded in size; JSON that nests too deeply is a 400; request bodies are
+bounded by their Content-Length; each user's (token's) requests are rate-limited."""
 
 import logging
 
@@ -14,12 +14,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 
-from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge
+from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge, bounded
 
 logger = logging.getLogger(__name__)
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
+    """Every API refusal as JSON with its status, its body bounded (memsite.errors.bounded)."""
     if isinstance(exc, RequestDataTooBig):
         # Django's bound on a body it reads whole (DATA_UPLOAD_MAX_MEMORY_SIZE), met while parsing
         # JSON or a form: a 413 in JSON like every other refusal, not Django's HTML 400.
@@ -28,7 +29,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     elif isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
         exc = InvalidInput(str(exc))
     if isinstance(exc, ServiceError):
-        response = Response({"detail": exc.message, **exc.data}, status=exc.status)
+        response = Response(bounded({"detail": exc.message, **exc.data}), status=exc.status)
         if retry_after := getattr(exc, "retry_after_s", None):
             response["Retry-After"] = str(retry_after)
         return response
@@ -39,7 +40,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     # would find it half-made.
     from rest_framework.views import exception_handler as drf_exception_handler
 
-    return drf_exception_handler(exc, context)
+    response = drf_exception_handler(exc, context)
+    if response is not None:
+        response.data = bounded(response.data)
+    return response
 
 
 class JSONParser(parsers.JSONParser):

@@ -14,13 +14,25 @@ from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
+from memsite.errors import MAX_ERRORS, MORE_ERRORS
+
 # The body of a 400 for invalid input: `detail` for a refusal as a whole, otherwise each invalid
 # field by name with its messages. A nested object's or a list's errors nest the same way, by
 # field name or by position: {"budgets": {"timeout_s": [...]}}, {"questions": {"0": [...]}},
-# {"messages": [{}, {"role": [...]}]}, {"messages": {"non_field_errors": [...]}}.
+# {"messages": [{}, {"role": [...]}]}, {"messages": {"non_field_errors": [...]}}. At most
+# MAX_ERRORS errors are named (memsite.errors.bounded); an object that leaves some out says how
+# many in `more_errors`, a list in its last item; a message that echoes its input is cut.
 INVALID_INPUT = {
     "type": "object",
-    "properties": {"detail": {"type": "string"}},
+    "properties": {
+        "detail": {"type": "string"},
+        MORE_ERRORS: {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": f"Past the first {MAX_ERRORS} errors: how many more there are, or that the rest "
+            "of a list was not checked. Nested objects of errors may have one too.",
+        },
+    },
     "additionalProperties": {
         "anyOf": [
             {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "object"}]}},

@@ -3,11 +3,16 @@
 Input is strict on purpose: swarm nodes are programs, and a program that sends `"version": "3"`
 or an unknown field is better told at once than silently obeyed half-way."""
 
+import heapq
 from collections.abc import Mapping
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
+from rest_framework.fields import get_error_detail
 from rest_framework.settings import api_settings
+
+from memsite.errors import MAX_ERRORS, MORE_ERRORS
 
 
 class StrictCharField(serializers.CharField):
@@ -50,6 +55,37 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+class BoundedListField(serializers.ListField):
+    """A ListField whose errors never outgrow its bound: a list longer than `max_length` is
+    refused before any item is checked (DRF's ListField checks every item first and the length
+    last), and items are checked only until MAX_ERRORS of them are invalid."""
+
+    def __init__(self, *, max_length: int, **kwargs: Any):
+        super().__init__(max_length=max_length, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[Any]:
+        if isinstance(data, list) and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+    def run_child_validation(self, data: list[Any]) -> list[Any]:
+        result, errors = [], {}
+        for index, item in enumerate(data):
+            try:
+                result.append(self.child.run_validation(item))
+            except serializers.ValidationError as exc:
+                errors[index] = exc.detail
+            except DjangoValidationError as exc:
+                errors[index] = get_error_detail(exc)
+            unchecked = len(data) - index - 1
+            if len(errors) == MAX_ERRORS and unchecked:
+                errors[MORE_ERRORS] = [f"The other {unchecked:,} items were not checked."]
+                break
+        if errors:
+            raise serializers.ValidationError(errors)
+        return result
+
+
 class StrictInputSerializer(serializers.Serializer):
     """An input serializer that refuses fields it does not know."""
 
@@ -63,10 +99,16 @@ class StrictInputSerializer(serializers.Serializer):
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, Mapping):
-            unknown = sorted(set(data) - set(self.fields))
+            unknown = [name for name in data if name not in self.fields]
             if unknown:
-                known = ", ".join(self.fields)
-                raise serializers.ValidationError(
-                    {name: [f"Unknown field. Accepted fields: {known}."] for name in unknown}
-                )
+                raise serializers.ValidationError(self._unknown_fields(unknown))
         return super().to_internal_value(data)
+
+    def _unknown_fields(self, unknown: list[str]) -> dict[str, list[str]]:
+        """The first MAX_ERRORS unknown fields (in sorted order), each named, and how many more."""
+        message = f"Unknown field. Accepted fields: {', '.join(self.fields)}."
+        named = heapq.nsmallest(MAX_ERRORS, unknown)
+        errors = {name: [message] for name in named}
+        if len(unknown) > len(named):
+            errors[MORE_ERRORS] = [f"{len(unknown) - len(named):,} more unknown fields are not named."]
+        return errors

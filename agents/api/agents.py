@@ -25,9 +25,10 @@ from agents.api.serializers import (
 )
 from agents.models import Role, Strategy
 from agents.services.agents import MAX_WINDOW_TURNS
-from agents.services.messages import MAX_CONTENT_CHARS
+from agents.services.messages import MAX_CONTENT_CHARS, MAX_REFERENCES, MAX_TOOL_CALLS
 from memsite.schema import refusals
 from memsite.serializers import (
+    BoundedListField,
     StrictBooleanField,
     StrictCharField,
     StrictFloatField,
@@ -174,9 +175,11 @@ class MessageAppendApi(APIView):
         content = StrictCharField(
             required=False, default="", allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
         )
-        tool_calls = serializers.ListField(
+        tool_calls = BoundedListField(
             child=serializers.DictField(),
             required=False,
+            max_length=MAX_TOOL_CALLS,
+            error_messages={"max_length": f"tool_calls must be a list of at most {MAX_TOOL_CALLS} calls."},
             help_text="Assistant messages: [{id, type: \"function\", function: {name, arguments}}], "
             "arguments as JSON text. Each call must be answered by a tool message before anything else.",
         )
@@ -189,8 +192,12 @@ class MessageAppendApi(APIView):
             required=False, help_text="Never dropped from the context. Not for tool calls or results."
         )
         importance = StrictFloatField(required=False, help_text="0 to 1; default 0.5.")
-        references = serializers.ListField(
-            child=StrictIntegerField(), required=False, help_text="Positions of earlier messages this builds on."
+        references = BoundedListField(
+            child=StrictIntegerField(),
+            required=False,
+            max_length=MAX_REFERENCES,
+            error_messages={"max_length": f"references must be a list of at most {MAX_REFERENCES} message positions."},
+            help_text="Positions of earlier messages this builds on.",
         )
 
         class Meta:

@@ -60,12 +60,20 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar, Literal
 
 from django.conf import settings
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agents.brain import affect
 from agents.brain.caps import cap, clip
 from agents.models import RecordKind
-from memsite.errors import InvalidInput, TooLarge
+from memsite.errors import MAX_ERRORS, MAX_KEY_CHARS, InvalidInput, TooLarge, cut
 from memsite.storable import deeper_than, unstorable
 
 TOP_LEVEL_KEYS = (
@@ -95,7 +103,7 @@ STATE_KEYS = (
 SELF = "self"
 NEURON_TYPES = ("self", "path", "url", "concept")
 MAX_DEPTH = 32  # the format itself needs 6 levels; the rest is room for entries' own keys
-MAX_ERRORS = 20  # a refusal stops looking after this many problems
+MAX_LEVELS = 100  # entries of `emotions` or `hormones`: the format names 4 and 3
 SHOWN_ERRORS = 5  # problems spelled out in a refusal's message (all are in its data)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TIME_EXPECTED = "should be an ISO 8601 time or epoch milliseconds"
@@ -202,8 +210,12 @@ class SynapseEntry(_Strict):
     lastUsed: Time = None
 
 
+Step = Annotated[Any, PlainValidator(_plan_step)]
+
+
 class _Plan(_Strict):
-    steps: list[Annotated[Any, PlainValidator(_plan_step)]] | None = None
+    # fail_fast: a list of bad steps is refused at the first, not named step by step.
+    steps: Annotated[list[Step], Field(fail_fast=True)] | None = None
     current: Annotated[int, Field(ge=0)] | None = None
 
 
@@ -216,6 +228,14 @@ class _State(_Strict):
     hormones: dict[str, float] | None = None
     lastUserMessage: str | None = None
     lastError: str | None = None
+
+    @field_validator("emotions", "hormones", mode="before")
+    @classmethod
+    def _few_levels(cls, levels: Any) -> Any:
+        # Before pydantic checks each entry: it would name every bad one of a dict of thousands.
+        if isinstance(levels, dict) and len(levels) > MAX_LEVELS:
+            raise ValueError(f"should have at most {MAX_LEVELS} entries, not {len(levels)}")
+        return levels
 
 
 class _UserModel(_Strict):
@@ -346,7 +366,7 @@ class Memory:
             return None
 
     def _collect(self, exc: ValidationError, loc: tuple, model: type[BaseModel]) -> None:
-        for error in exc.errors(include_url=False):
+        for error in exc.errors(include_url=False, include_input=False)[: MAX_ERRORS - len(self.errors)]:
             where = (*loc, *error["loc"])
             message = _MESSAGES.get(error["type"]) or error["msg"].removeprefix("Value error, ")
             if error["type"] == "model_type" and not error["loc"] and issubclass(model, Entry):
@@ -383,9 +403,9 @@ def json_path(loc: Sequence[str | int]) -> str:
         if isinstance(part, int):
             path += f"[{part}]"
         elif part.isidentifier():
-            path += f".{part}" if path else part
+            path += f".{cut(part, MAX_KEY_CHARS)}" if path else cut(part, MAX_KEY_CHARS)
         else:
-            path += f"[{json.dumps(part, ensure_ascii=False)}]"
+            path += f"[{json.dumps(cut(part, MAX_KEY_CHARS), ensure_ascii=False)}]"
     return path or "the document"
 
 

@@ -8,17 +8,20 @@ ids as numbers or numeric strings, `thought` as a string or a list of notes. The
 say which summary folded a node, so an import takes the first summary whose turns include all
 of the node's."""
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, field_validator
 
 from agents.graph.patches import MAX_TEXT, Notes, has_cycle
 from agents.models.graphs import NodeKind, NodeState
-from memsite.errors import InvalidInput
+from memsite.errors import InvalidInput, cut
 from memsite.storable import unstorable
 
 MAX_NODES = 10_000
 MAX_EDGES = 50_000
+MAX_NOTES = 1_000  # notes in one node's thought
+MAX_PROBLEMS = 10  # a refusal names at most this many of a snapshot's problems
 ACTIVE_BY_STATE = {NodeState.ACTIVE: True, NodeState.FOLDED: False, NodeState.FLUSHED: "Flushed"}
 
 
@@ -29,8 +32,9 @@ MAX_NODE_ID = 2**31 - 2
 class SnapshotNode(BaseModel):
     node_id: int = Field(ge=1, le=MAX_NODE_ID)
     kind: Literal["task", "subtask", "evidence", "summary"]
-    thought: str | list[Notes]
-    related_turn_ids: list[int] = Field(default_factory=list, max_length=100_000)
+    # Lists stop at their first bad item (fail_fast): a refusal costs no more for a long list.
+    thought: str | Annotated[list[Notes], Field(max_length=MAX_NOTES, fail_fast=True)]
+    related_turn_ids: list[int] = Field(default_factory=list, max_length=100_000, fail_fast=True)
     active: bool | Literal["Flushed"] = True
 
     @field_validator("active", mode="before")
@@ -62,9 +66,22 @@ class SnapshotEdge(BaseModel):
     rationale: str = Field(default="", max_length=1_000)
 
 
-class Snapshot(BaseModel):
-    nodes: dict[int, SnapshotNode] = Field(max_length=MAX_NODES)
-    edges: list[SnapshotEdge] = Field(default_factory=list, max_length=MAX_EDGES)
+class _Outline(BaseModel):
+    """The snapshot's top level. Its nodes are checked one by one after (`_nodes`): pydantic
+    checks every entry of a dict before its length, and names every bad one."""
+
+    nodes: dict[Any, Any]
+    edges: list[SnapshotEdge] = Field(default_factory=list, max_length=MAX_EDGES, fail_fast=True)
+
+    @field_validator("nodes", mode="before")
+    @classmethod
+    def _few_nodes(cls, nodes: Any) -> Any:
+        if isinstance(nodes, dict) and len(nodes) > MAX_NODES:
+            raise ValueError(f"at most {MAX_NODES} nodes, not {len(nodes)}")
+        return nodes
+
+
+NODE_KEY = TypeAdapter(int)
 
 
 def _state(active: bool | str) -> str:
@@ -73,69 +90,101 @@ def _state(active: bool | str) -> str:
     return NodeState.FOLDED if active is False else NodeState.FLUSHED
 
 
-def snapshot_read(document: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The nodes and edges of a snapshot, checked whole; InvalidInput says what is wrong."""
-    problem = unstorable(document)
-    if problem is not None:
-        raise InvalidInput(f"Invalid snapshot: {problem}.")
+def _checked(validate: Callable[[Any], Any], value: Any, where: tuple) -> Any:
+    """`validate(value)`, or InvalidInput naming the first problem (of the few a fail-fast
+    model collects) at its place in the snapshot."""
     try:
-        snapshot = Snapshot.model_validate(document)
+        return validate(value)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the snapshot"
-        raise InvalidInput(f"Invalid snapshot at {where}: {first['msg'].removeprefix('Value error, ')}.") from None
+        first = error.errors(include_url=False, include_input=False, include_context=False)[0]
+        place = ".".join(str(part) for part in (*where, *first["loc"])) or "the snapshot"
+        message = first["msg"].removeprefix("Value error, ")
+        raise InvalidInput(f"Invalid snapshot at {cut(place)}: {message}.") from None
+
+
+def _parsed(document: Any) -> tuple[dict[int, SnapshotNode], list[SnapshotEdge]]:
+    """The snapshot's nodes by key and its edges, refused at the first invalid one."""
+    outline = _checked(_Outline.model_validate, document, ())
+    nodes = {}
+    for key, node in outline.nodes.items():
+        # The place of a bad key as pydantic names it: nodes.<key>.[key]
+        number = _checked(NODE_KEY.validate_python, key, ("nodes", key, "[key]"))
+        nodes[number] = _checked(SnapshotNode.model_validate, node, ("nodes", key))
+    return nodes, outline.edges
+
+
+def _problems(nodes: dict[int, SnapshotNode], edges: list[SnapshotEdge]) -> list[str]:
+    """What makes the snapshot no graph, up to MAX_PROBLEMS of it."""
     problems = []
-    for key, node in snapshot.nodes.items():
+    for key, node in nodes.items():
         if key != node.node_id:
             problems.append(f"node {key} says its node_id is {node.node_id}")
         if node.kind == NodeKind.TASK and node.active is not True:
             problems.append(f"task node {key} must be active")
-    tasks = [key for key, node in snapshot.nodes.items() if node.kind == NodeKind.TASK]
+    tasks = [key for key, node in nodes.items() if node.kind == NodeKind.TASK]
     if len(tasks) != 1:
         problems.append(f"a graph has one task node, this snapshot has {len(tasks)}")
     pairs = set()
-    for number, edge in enumerate(snapshot.edges):
+    for number, edge in enumerate(edges):
+        if len(problems) >= MAX_PROBLEMS:
+            return problems
         for end in (edge.src, edge.dst):
-            if end not in snapshot.nodes:
+            if end not in nodes:
                 problems.append(f"edge {number} names node {end}, which is not in the snapshot")
         if edge.src == edge.dst:
             problems.append(f"edge {number} links node {edge.src} to itself")
         if (edge.src, edge.dst) in pairs:
             problems.append(f"edge {number} repeats {edge.src} -> {edge.dst}")
         pairs.add((edge.src, edge.dst))
-    if not problems and has_cycle([str(key) for key in snapshot.nodes], [(str(a), str(b)) for a, b in pairs]):
+    if not problems and has_cycle([str(key) for key in nodes], [(str(a), str(b)) for a, b in pairs]):
         problems.append("the edges make a cycle")
-    if problems:
-        raise InvalidInput("Invalid snapshot: " + "; ".join(problems[:10]) + ".")
+    return problems
 
-    summaries = [node for node in snapshot.nodes.values() if node.kind == NodeKind.SUMMARY]
-    nodes = []
-    for node in snapshot.nodes.values():
+
+def _folded_into(node: SnapshotNode, summaries: list[SnapshotNode]) -> int | None:
+    """The first summary whose turns include all of a folded node's."""
+    turns = set(node.related_turn_ids)
+    return next(
+        (
+            summary.node_id
+            for summary in summaries
+            if summary.node_id != node.node_id and turns <= set(summary.related_turn_ids)
+        ),
+        None,
+    )
+
+
+def _thought(node: SnapshotNode) -> str | list[dict[str, Any]]:
+    return node.thought if isinstance(node.thought, str) else [note.model_dump() for note in node.thought]
+
+
+def snapshot_read(document: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The nodes and edges of a snapshot, checked whole; InvalidInput says what is wrong."""
+    problem = unstorable(document)
+    if problem is not None:
+        raise InvalidInput(f"Invalid snapshot: {cut(problem)}.")
+    nodes, edges = _parsed(document)
+    problems = _problems(nodes, edges)
+    if problems:
+        raise InvalidInput("Invalid snapshot: " + "; ".join(problems[:MAX_PROBLEMS]) + ".")
+    summaries = sorted(
+        (node for node in nodes.values() if node.kind == NodeKind.SUMMARY),
+        key=lambda summary: summary.node_id,
+    )
+    rows = []
+    for node in nodes.values():
         state = _state(node.active)
-        folded_into = None
-        if state == NodeState.FOLDED:
-            turns = set(node.related_turn_ids)
-            folded_into = next(
-                (
-                    summary.node_id
-                    for summary in sorted(summaries, key=lambda summary: summary.node_id)
-                    if summary.node_id != node.node_id and turns <= set(summary.related_turn_ids)
-                ),
-                None,
-            )
-        thought = node.thought if isinstance(node.thought, str) else [note.model_dump() for note in node.thought]
-        nodes.append(
+        rows.append(
             {
                 "node_id": node.node_id,
                 "kind": node.kind,
-                "thought": thought,
+                "thought": _thought(node),
                 "related_turn_ids": node.related_turn_ids,
                 "state": state,
-                "folded_into": folded_into,
+                "folded_into": _folded_into(node, summaries) if state == NodeState.FOLDED else None,
             }
         )
-    edges = [edge.model_dump() for edge in snapshot.edges]
-    return nodes, edges
+    return rows, [edge.model_dump() for edge in edges]
 
 
 def snapshot_document(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:

@@ -30,7 +30,12 @@ from memory.services.searches import (
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
-from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
+from memsite.serializers import (
+    BoundedListField,
+    StrictCharField,
+    StrictInputSerializer,
+    StrictIntegerField,
+)
 
 TAG = "searches"
 MAX_WAIT_S = 30
@@ -270,7 +275,7 @@ class SearchStartApi(APIView):
             class Meta:
                 ref_name = "SearchBudgetsInput"
 
-        questions = serializers.ListField(
+        questions = BoundedListField(
             child=StrictCharField(max_length=MAX_QUESTION_CHARS),
             allow_empty=False,
             min_length=1,  # the same rule as allow_empty, for the schema (minItems)
