@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from memsite import views
 from memsite.quotas.api import UsageApi
@@ -16,7 +16,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", views.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/agents/", include("agents.api.urls")),
     path("api/graphs/", include("agents.api.graph_urls")),
     path("api/usage/", UsageApi.as_view(), name="api-usage"),

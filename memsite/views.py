@@ -6,6 +6,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views import defaults
 from django.views.decorators.http import require_GET
+from django.views.generic import View
+from drf_spectacular.views import SpectacularSwaggerView
+from rest_framework.request import Request
 
 from memsite.middleware import DATABASE_ERRORS, database_unavailable_response
 from memsite.queue import broker_answers
@@ -53,3 +56,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if isinstance(sys.exc_info()[1], DATABASE_ERRORS):
         return database_unavailable_response(request)
     return defaults.server_error(request)
+
+
+class ApiDocsView(SpectacularSwaggerView):
+    """The API docs page (Swagger UI from drf-spectacular-sidecar's static files). OPTIONS is
+    answered as by any Django page, with the methods allowed: DRF's answer is a metadata
+    document, which this view's HTML renderer has no template for."""
+
+    def options(self, request: Request, *args, **kwargs) -> HttpResponse:
+        return View.options(self, request, *args, **kwargs)

@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # the API docs page's Swagger UI, served from static files
     "django_htmx",
     "template_partials",
     "treebeard",
@@ -187,6 +188,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from drf-spectacular-sidecar's static files, not a CDN: the docs page works
+    # offline and its CSP needs no other host.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem broker under var/.
