@@ -1,22 +1,16 @@
 """API plumbing shared by every app: service errors become JSON responses with their status,
 every error body bounded in size; JSON that nests too deeply is a 400; request bodies are
-bounded by their Content-Length; each user's (token's) requests are rate-limited."""
-
-import logging
+bounded by their Content-Length. The rate limit is memsite.throttles'."""
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest
-from redis.exceptions import RedisError
 from rest_framework import exceptions, parsers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import UserRateThrottle
 
 from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge, bounded
-
-logger = logging.getLogger(__name__)
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -86,19 +80,3 @@ def read_body(request: Request, *, what: str, limit: int, allow_empty: bool = Fa
         raise InvalidInput(f"Send the {what} as the request body.")
     return body
 
-
-class UserRequestThrottle(UserRateThrottle):
-    """MEMSITE_API_RATE requests per user (a swarm node's token or a dashboard session), counted
-    in the default cache: Redis in production, so every web worker counts against one limit. A
-    cache that cannot be reached lets requests through: the limit must not take the API down
-    with Redis."""
-
-    def get_rate(self) -> str:
-        return settings.MEMSITE_API_RATE
-
-    def allow_request(self, request, view) -> bool:
-        try:
-            return super().allow_request(request, view)
-        except (RedisError, OSError) as exc:
-            logger.warning("Rate limit not checked, the cache is unreachable: %s", exc)
-            return True

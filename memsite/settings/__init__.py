@@ -174,7 +174,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "memsite.schema.AutoSchema",
     "EXCEPTION_HANDLER": "memsite.api.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["memsite.api.UserRequestThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["memsite.throttles.UserRequestThrottle"],
+    # The client's address, for the limits on anonymous requests and failed logins: the
+    # connection's own, or the one the last of MEMSITE_TRUSTED_PROXIES put in X-Forwarded-For.
+    "NUM_PROXIES": env_int("MEMSITE_TRUSTED_PROXIES", 0),
     "DEFAULT_PARSER_CLASSES": [
         "memsite.api.JSONParser",
         "rest_framework.parsers.FormParser",

