@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.contrib.admin import apps as admin_apps
 
 
 class MemsiteConfig(AppConfig):
@@ -13,3 +14,11 @@ class MemsiteConfig(AppConfig):
             for folder in settings.CELERY_BROKER_TRANSPORT_OPTIONS.values():
                 if isinstance(folder, str):
                     Path(folder).mkdir(parents=True, exist_ok=True)
+
+
+class AdminConfig(admin_apps.AdminConfig):
+    """Django's admin, on a site whose login counts failed logins like the site's own. Named in
+    INSTALLED_APPS; not this app's own configuration (`default`)."""
+
+    default = False
+    default_site = "memsite.login.AdminSite"

@@ -64,7 +64,7 @@ MEMSITE_CONTENT_SECURITY_POLICY = content_security_policy(
 )
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "memsite.apps.AdminConfig",  # django.contrib.admin, its login limited (memsite/login.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -269,6 +269,10 @@ CELERY_TASK_ROUTES = {entry["task"]: {"queue": MEMSITE_UPKEEP_QUEUE} for entry i
 MEMSITE_API_RATE = env_str("MEMSITE_API_RATE", "1200/min")
 if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", MEMSITE_API_RATE):
     raise ImproperlyConfigured(f"MEMSITE_API_RATE must look like 1200/min, got {MEMSITE_API_RATE!r}.")
+# Failed logins per username and per client address in a window; past them the login answers
+# 429, even to the right password, until the window passes.
+MEMSITE_LOGIN_MAX_FAILURES = env_int("MEMSITE_LOGIN_MAX_FAILURES", 10)
+MEMSITE_LOGIN_WINDOW_S = env_int("MEMSITE_LOGIN_WINDOW_S", 900)
 # Limits on what one write may carry. Every write path enforces them.
 MEMSITE_MAX_CONTENT_BYTES = env_int("MEMSITE_MAX_CONTENT_BYTES", 10 * 1024 * 1024)
 MEMSITE_ARCHIVE_MAX_BYTES = env_int("MEMSITE_ARCHIVE_MAX_BYTES", 50 * 1024 * 1024)
@@ -341,6 +345,8 @@ for _name in (
     "MEMSITE_LLM_DAILY_CALLS",
     "MEMSITE_LLM_DAILY_TOKENS",
     "MEMSITE_GRAPH_MEMORIZE_MAX_STEPS",
+    "MEMSITE_LOGIN_MAX_FAILURES",
+    "MEMSITE_LOGIN_WINDOW_S",
 ):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be a positive integer, got {globals()[_name]}.")
