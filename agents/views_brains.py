@@ -36,7 +36,8 @@ from agents.models import Agent, Record, RecordKind
 from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from agents.views import agent_or_404, form_error, render_page
-from memsite.errors import ServiceError
+from memsite.errors import InvalidInput, ServiceError
+from memsite.limits import wait_slots
 
 BRAIN = "agents/brain.html"
 CHART_TICKS = 60
@@ -319,34 +320,39 @@ def brain_goal_complete(request: HttpRequest, agent_id: int, goal_id: int) -> Ht
 # -- chat --------------------------------------------------------------------------------------
 
 
+def _chat_send(agent: Agent, text: str, user: Any) -> tuple[list[Record], bool, ServiceError | None]:
+    """The lines to append, whether "goal: ..." added a goal, and the refusal if there was one.
+    The reply is an LLM call made while the request waits: it takes one of the process's slots
+    for waiting, or is refused as Busy. When the LLM fails the user's line is kept, and shown."""
+    try:
+        with wait_slots().hold_or_busy():
+            exchange = services.chat_send(agent=agent, text=text, user=user)
+    except ServiceError as error:
+        kept = error.data.get("user_line")
+        line = selectors.brain_record(agent=agent, kind=RecordKind.CHAT, seq=kept) if isinstance(kept, int) else None
+        return ([line] if line is not None else []), False, error
+    return [exchange.user_line, exchange.reply_line], exchange.goal is not None, None
+
+
 @require_POST
 @login_required
 def brain_chat(request: HttpRequest, agent_id: int) -> HttpResponse:
     """The form, cleared, with the exchange appended to the chat (out of band); refused, the
-    form keeps the text and says why. When the LLM fails the user's line is kept, and shown."""
+    form keeps the text and says why."""
     agent = agent_or_404(agent_id)
     form = ChatForm(request.POST)
     lines: list[Record] = []
     goal_added = False
-    status, error = 200, ""
+    refusal: ServiceError | None = None
     if not form.is_valid():
-        status, error = 400, form_error(form)
+        refusal = InvalidInput(form_error(form))
     else:
-        try:
-            exchange = services.chat_send(agent=agent, text=form.cleaned_data["text"], user=request.user)
-            lines = [exchange.user_line, exchange.reply_line]
-            goal_added = exchange.goal is not None
-        except ServiceError as error_:
-            status, error = error_.status, error_.message
-            kept = error_.data.get("user_line")
-            line = (
-                selectors.brain_record(agent=agent, kind=RecordKind.CHAT, seq=kept) if isinstance(kept, int) else None
-            )
-            lines = [line] if line is not None else []
+        lines, goal_added, refusal = _chat_send(agent, form.cleaned_data["text"], request.user)
+    status, error = (refusal.status, refusal.message) if refusal else (200, "")
     if not request.htmx:
-        if error:
-            return _page(request, agent, chat_form=form, chat_error=error, status=status)
-        return _done(request, agent, "Sent.")
+        if not error:
+            return _done(request, agent, "Sent.")
+        return _retry_after(_page(request, agent, chat_form=form, chat_error=error, status=status), refusal)
     context = {
         "agent": agent,
         "chat_form": ChatForm() if not error else form,
@@ -358,4 +364,12 @@ def brain_chat(request: HttpRequest, agent_id: int) -> HttpResponse:
         context["goals"] = selectors.brain_goals(brain=brain)
     # htmx swaps no 5xx answer (base.html's responseHandling): a failed LLM call is told in the
     # form, with the user's kept line, in a 200.
-    return render_page(request, f"{BRAIN}#chat_update", context, status=status if status < 500 else 200)
+    response = render_page(request, f"{BRAIN}#chat_update", context, status=status if status < 500 else 200)
+    return _retry_after(response, refusal)
+
+
+def _retry_after(response: HttpResponse, refusal: ServiceError | None) -> HttpResponse:
+    """A refusal that says when to come back (Busy) says it in Retry-After too."""
+    if retry_after_s := getattr(refusal, "retry_after_s", None):
+        response["Retry-After"] = str(retry_after_s)
+    return response

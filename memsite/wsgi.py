@@ -4,7 +4,11 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memsite.settings")
-application = get_wsgi_application()
+# Imported once the settings are named: importing it reads them (through DRF).
+from memsite.limits import BodyReadTimeout  # noqa: E402
+
+# A stalled request body is a 408, not a gunicorn thread held (memsite.limits).
+application = BodyReadTimeout(get_wsgi_application())
 
 # What is loaded by now (Django, the apps, their modules) lives as long as the process. Frozen,
 # it is left out of the collector's full passes, which otherwise walk some 100,000 objects

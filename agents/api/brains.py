@@ -43,6 +43,7 @@ from agents.selectors.brains import BrainCollection
 from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from memsite.api import JSONParser, read_body
+from memsite.limits import wait_slots
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
@@ -263,16 +264,23 @@ class ChatApi(APIView):
         operation_id="agent_chat",
         summary="Say something to the agent and get its reply",
         description="Both lines join the chat history; the user's line is written first and kept if the "
-        "LLM fails (502).",
+        "LLM fails (502). The reply is an LLM call made while the request waits: when as many "
+        "requests wait as the server allows (MEMSITE_WAIT_SLOTS), 429 with Retry-After, and "
+        "nothing is written.",
         parameters=[AGENT_ID],
         request=InputSerializer,
-        responses={201: BrainChatExchangeSerializer, **errors(400, 404, 409, 502), **quota_refusals()},
+        responses={
+            201: BrainChatExchangeSerializer,
+            **errors(400, 404, 409, 502),
+            **quota_refusals(also="or as many requests wait for an LLM as the server lets wait (MEMSITE_WAIT_SLOTS)"),
+        },
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = selectors.agent_get(agent_id=agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        exchange = services.chat_send(agent=agent, user=request.user, **serializer.validated_data)
+        with wait_slots().hold_or_busy():
+            exchange = services.chat_send(agent=agent, user=request.user, **serializer.validated_data)
         return Response(self.OutputSerializer(exchange).data, status=status.HTTP_201_CREATED)
 
 

@@ -4,7 +4,9 @@ per operation. Views only translate HTTP: reads go to `memory.selectors`, writes
 
 A search runs on a worker; starting one answers 202 at once, or, with `?wait=N`, after polling
 the database until the search ends or N seconds pass, so that a swarm node that can afford to
-block gets its answer in one call."""
+block gets its answer in one call. A waiting request holds a web thread, so it takes one of the
+process's slots for waiting (memsite.limits.wait_slots); when none is free it answers at once,
+as without `?wait`."""
 
 from time import monotonic, sleep
 
@@ -27,6 +29,7 @@ from memory.services.searches import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
+from memsite.limits import wait_slots
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
@@ -228,8 +231,15 @@ class SearchQuestionPageSerializer(serializers.Serializer):
 
 
 def wait_for_end(search: Search, seconds: int) -> Search:
-    """The search as soon as it has ended, or as it stands after `seconds`. Re-read from the
-    database: a worker process, not this one, writes it."""
+    """The search as soon as it has ended, or as it stands after `seconds`, or at once when no
+    slot for waiting is free. Re-read from the database: a worker process, not this one, writes it."""
+    if not seconds:
+        return search
+    with wait_slots().hold() as free:
+        return _polled(search, seconds) if free else search
+
+
+def _polled(search: Search, seconds: int) -> Search:
     deadline = monotonic() + seconds
     while search.is_active and monotonic() < deadline:
         sleep(min(POLL_INTERVAL_S, max(deadline - monotonic(), 0)))
@@ -330,7 +340,8 @@ class SearchStartApi(APIView):
         summary="Start a search for answers to questions",
         description="Answers 202 with the queued search at once. With `?wait=N` it answers when "
         "the search ends (200, with its result) or after N seconds (202, still running); poll "
-        "`url` for the rest.",
+        "`url` for the rest. When the server is already waiting for as many searches as it "
+        "may (MEMSITE_WAIT_SLOTS), it answers 202 at once, as without `wait`.",
         parameters=[FilterSerializer],
         request=InputSerializer,
         responses={

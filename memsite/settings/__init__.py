@@ -273,6 +273,11 @@ if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", MEM
 # 429, even to the right password, until the window passes.
 MEMSITE_LOGIN_MAX_FAILURES = env_int("MEMSITE_LOGIN_MAX_FAILURES", 10)
 MEMSITE_LOGIN_WINDOW_S = env_int("MEMSITE_LOGIN_WINDOW_S", 900)
+# Requests that wait (a search's `?wait`, chat's LLM call) each hold a web thread: at most this
+# many at once per process, fewer than gunicorn's threads, so that the others serve the rest.
+MEMSITE_WAIT_SLOTS = env_int("MEMSITE_WAIT_SLOTS", 2)
+# Under gunicorn, how long a request body may go without a byte arriving before a 408.
+MEMSITE_BODY_TIMEOUT_S = env_int("MEMSITE_BODY_TIMEOUT_S", 10)
 # Limits on what one write may carry. Every write path enforces them.
 MEMSITE_MAX_CONTENT_BYTES = env_int("MEMSITE_MAX_CONTENT_BYTES", 10 * 1024 * 1024)
 MEMSITE_ARCHIVE_MAX_BYTES = env_int("MEMSITE_ARCHIVE_MAX_BYTES", 50 * 1024 * 1024)
@@ -347,6 +352,8 @@ for _name in (
     "MEMSITE_GRAPH_MEMORIZE_MAX_STEPS",
     "MEMSITE_LOGIN_MAX_FAILURES",
     "MEMSITE_LOGIN_WINDOW_S",
+    "MEMSITE_WAIT_SLOTS",
+    "MEMSITE_BODY_TIMEOUT_S",
 ):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be a positive integer, got {globals()[_name]}.")
