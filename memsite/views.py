@@ -7,7 +7,7 @@ from django.shortcuts import redirect
 from django.views import defaults
 from django.views.decorators.http import require_GET
 from django.views.generic import View
-from drf_spectacular.views import SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.request import Request
 
 from memsite.middleware import DATABASE_ERRORS, database_unavailable_response
@@ -58,10 +58,11 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
-class ApiDocsView(SpectacularSwaggerView):
-    """The API docs page (Swagger UI from drf-spectacular-sidecar's static files). OPTIONS is
-    answered as by any Django page, with the methods allowed: DRF's answer is a metadata
-    document, which this view's HTML renderer has no template for."""
+class ApiDocsView(SpectacularSwaggerSplitView):
+    """The API docs page (Swagger UI from drf-spectacular-sidecar's static files; its start-up
+    script is served apart, at `?script`, as the Content-Security-Policy runs no inline script).
+    OPTIONS is answered as by any Django page, with the methods allowed: DRF's answer is a
+    metadata document, which this view's HTML renderer has no template for."""
 
     def options(self, request: Request, *args, **kwargs) -> HttpResponse:
         return View.options(self, request, *args, **kwargs)
