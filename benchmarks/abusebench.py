@@ -313,6 +313,8 @@ class World:
 
 
 def seed(user_names: Sequence[str]) -> World:
+    """A user with a token for each name, the agents and the graph the attacks write to, the
+    hostile documents, an empty project and one of zeros to export, and the long-name uploads."""
     # As a deployment does before it serves: with DEBUG off, a page names its static files
     # from the manifest this writes (into the scratch folder's STATIC_ROOT).
     call_command("collectstatic", interactive=False, verbosity=0)
@@ -593,7 +595,8 @@ class Watch:
             book = idle if at < self.attack_from else peak if at < self.attack_until else {}
             for pid, kib in sample.items():
                 book[pid] = max(book.get(pid, 0), kib)
-        # A worker born during the attack is measured from the largest idle worker: conservative.
+        # A worker born during the attack (a killed one's successor) has no idle peak of its own:
+        # the largest idle worker's stands in.
         floor = max(idle.values(), default=0)
         rise = max((kib - idle.get(pid, floor) for pid, kib in peak.items()), default=0)
         return max(rise, 0) / 1024, len(set(peak) - set(idle))
