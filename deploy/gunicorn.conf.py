@@ -2,8 +2,9 @@
 
 gunicorn serves behind a buffering proxy (deploy/nginx/): the proxy reads each request whole
 before passing it on, so a slow client holds a proxy connection, never one of these threads.
-Where no such proxy is in front, a client that sends its body slowly holds a thread for as
-long as it likes."""
+Where no such proxy is in front, memsite's own check (BodyReadTimeout, memsite/limits.py)
+answers 408 to a body that stalls for MEMSITE_BODY_TIMEOUT_S, but a body that trickles in, or
+connections opened faster than they time out, still hold threads."""
 
 import os
 
