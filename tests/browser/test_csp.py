@@ -5,7 +5,6 @@ import pytest
 from playwright.sync_api import expect
 
 from memory import selectors
-from tests.browser.conftest import chromium_browser, memory_roots, page  # noqa: F401 (fixtures)
 from tests.browser.test_dashboard import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
