@@ -2,6 +2,9 @@
 every error body bounded in size; JSON that nests too deeply is a 400; request bodies are
 bounded by their Content-Length. The rate limit is memsite.throttles'."""
 
+import io
+import re
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -40,13 +43,40 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return response
 
 
+# Values (numbers, strings, lists, objects) an API request's JSON may hold. Parsed, each costs
+# 30 to 200 bytes, so that a body of `[],[],...` grows twenty-fold; no request needs as many.
+MAX_JSON_VALUES = 100_000
+# A string, an empty list or object, or a comma or opening bracket: what a value follows.
+JSON_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]\s*[\]}]|[,\[{]')
+
+
+def json_values_over(body: bytes, limit: int) -> bool:
+    """Whether the JSON text `body` holds more than `limit` values (an object's keys are not
+    counted). A value is the document, or follows a comma or the opening of a list or object
+    that is not empty, outside strings. The tokens are read one at a time, and only until the
+    count is past `limit`, so that counting costs no memory."""
+    if body.count(b",") + body.count(b"[") + body.count(b"{") < limit:
+        return False  # every value but the document follows one of these, in strings or not
+    values = 1
+    for token in JSON_TOKEN.finditer(body):
+        start, end = token.span()
+        values += end - start == 1  # a comma or an opening bracket, not a string or `[]`
+        if values > limit:
+            return True
+    return values > limit
+
+
 class JSONParser(parsers.JSONParser):
     """The API's JSON parser (DEFAULT_PARSER_CLASSES): a document nested deeper than Python's
-    parser can follow is a 400, not a crash."""
+    parser can follow is a 400, not a crash; one of more than MAX_JSON_VALUES values is a 413
+    before it is parsed."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        body = stream.read()
+        if json_values_over(body, MAX_JSON_VALUES):
+            raise TooLarge(f"The JSON document holds more than {MAX_JSON_VALUES:,} values.")
         try:
-            return super().parse(stream, media_type, parser_context)
+            return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - the document is nested too deeply.") from None
 

@@ -14,6 +14,9 @@ from memsite.errors import MAX_ERRORS, MORE_ERRORS
 from tests.hardening.bad_input_world import database_dump
 
 BODY_BYTES = 900_000
+# Items long enough that a body of them holds fewer values than the parser's limit (100,000).
+NUMBER = 1_234_567_890_123_456
+TEXT = "x" * 16
 MAX_RESPONSE_BYTES = 16 * 1024
 MAX_PEAK_BYTES = 64 * 1024 * 1024
 
@@ -64,8 +67,39 @@ def refused(client: Client, method: str, path: str, body: bytes) -> dict:
     return response.json()
 
 
+def test_json_of_too_many_values_is_refused_before_it_is_parsed(api):
+    # Parsed, each empty list would cost about 60 bytes: 130 MiB for this body of 6 MB.
+    body = json.dumps({"questions": [[]] * 2_000_000}).encode()
+    before = database_dump()
+    tracemalloc.start()
+    try:
+        response = api.post("/api/searches/", body, content_type="application/json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert response.status_code == 413
+    assert response.json() == {"detail": "The JSON document holds more than 100,000 values."}
+    assert peak < MAX_PEAK_BYTES, f"{peak / 2**20:.0f} MiB held to refuse {len(body):,} bytes"
+    assert database_dump() == before
+
+
+def test_commas_and_brackets_inside_strings_are_not_values(api, internal):
+    document = {
+        "parent": internal["user"].id,
+        "type": "document",
+        "name": "table.csv",
+        "content": '[{,\\"' * 50_000,
+    }
+    response = api.post("/api/nodes/", document, format="json")
+
+    assert response.status_code == 201, response.content[:500]
+
+
 def test_a_search_of_too_many_bad_questions_is_refused_by_its_length(api):
-    body = refused(api, "post", "/api/searches/", repeated(1, lambda items: {"questions": items}))
+    body = refused(
+        api, "post", "/api/searches/", repeated(NUMBER, lambda items: {"questions": items})
+    )
 
     assert body == {"questions": ["Ensure this field has no more than 20 elements."]}
 
@@ -75,7 +109,7 @@ def test_too_many_bad_tool_calls_are_refused_by_their_number(api, agent):
         api,
         "post",
         f"/api/agents/{agent.pk}/messages/",
-        repeated(1, lambda items: {"role": "assistant", "tool_calls": items}),
+        repeated(NUMBER, lambda items: {"role": "assistant", "tool_calls": items}),
     )
 
     assert body == {"tool_calls": ["tool_calls must be a list of at most 64 calls."]}
@@ -86,7 +120,7 @@ def test_too_many_bad_references_are_refused_by_their_number(api, agent):
         api,
         "post",
         f"/api/agents/{agent.pk}/messages/",
-        repeated("x", lambda items: {"role": "user", "references": items}),
+        repeated(TEXT, lambda items: {"role": "user", "references": items}),
     )
 
     assert body == {"references": ["references must be a list of at most 32 message positions."]}
