@@ -271,13 +271,13 @@ if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", MEM
     raise ImproperlyConfigured(f"MEMSITE_API_RATE must look like 1200/min, got {MEMSITE_API_RATE!r}.")
 # Failed logins per username and per client address in a window; past them the login answers
 # 429, even to the right password, until the window passes.
-MEMSITE_LOGIN_MAX_FAILURES = env_int("MEMSITE_LOGIN_MAX_FAILURES", 10)
-MEMSITE_LOGIN_WINDOW_S = env_int("MEMSITE_LOGIN_WINDOW_S", 900)
+MEMSITE_LOGIN_MAX_FAILURES = env_int("MEMSITE_LOGIN_MAX_FAILURES", 10, minimum=1)
+MEMSITE_LOGIN_WINDOW_S = env_int("MEMSITE_LOGIN_WINDOW_S", 900, minimum=1)
 # Requests that wait (a search's `?wait`, chat's LLM call) each hold a web thread: at most this
 # many at once per process, fewer than gunicorn's threads, so that the others serve the rest.
-MEMSITE_WAIT_SLOTS = env_int("MEMSITE_WAIT_SLOTS", 2)
+MEMSITE_WAIT_SLOTS = env_int("MEMSITE_WAIT_SLOTS", 2, minimum=1)
 # Under gunicorn, how long a request body may go without a byte arriving before a 408.
-MEMSITE_BODY_TIMEOUT_S = env_int("MEMSITE_BODY_TIMEOUT_S", 10)
+MEMSITE_BODY_TIMEOUT_S = env_int("MEMSITE_BODY_TIMEOUT_S", 10, minimum=1)
 # Limits on what one write may carry. Every write path enforces them.
 MEMSITE_MAX_CONTENT_BYTES = env_int("MEMSITE_MAX_CONTENT_BYTES", 10 * 1024 * 1024)
 MEMSITE_ARCHIVE_MAX_BYTES = env_int("MEMSITE_ARCHIVE_MAX_BYTES", 50 * 1024 * 1024)
@@ -321,43 +321,23 @@ MEMSITE_BRAIN_IMPORT_MAX_BYTES = env_int("MEMSITE_BRAIN_IMPORT_MAX_BYTES", 50 * 
 # Ticks of the reflection loop: a tick's lease on its brain expires after MEMSITE_TICK_LEASE_S,
 # so a killed worker's brain ticks again; deepReflect runs every MEMSITE_TICK_DEEP_REFLECT_EVERY
 # ticks; read_file and fetch_url show the LLM at most MEMSITE_TICK_READ_TOKENS of what they read.
-MEMSITE_TICK_LEASE_S = env_int("MEMSITE_TICK_LEASE_S", 300)
-MEMSITE_TICK_DEEP_REFLECT_EVERY = env_int("MEMSITE_TICK_DEEP_REFLECT_EVERY", 5)
-MEMSITE_TICK_READ_TOKENS = env_int("MEMSITE_TICK_READ_TOKENS", 2_000)
+MEMSITE_TICK_LEASE_S = env_int("MEMSITE_TICK_LEASE_S", 300, minimum=1)
+MEMSITE_TICK_DEEP_REFLECT_EVERY = env_int("MEMSITE_TICK_DEEP_REFLECT_EVERY", 5, minimum=1)
+MEMSITE_TICK_READ_TOKENS = env_int("MEMSITE_TICK_READ_TOKENS", 2_000, minimum=1)
 # The shortest interval an agent may tick at: beat's period for ticks_start_due (a shorter one
 # would tick no faster, only queue ticks that wait).
-MEMSITE_TICK_MIN_INTERVAL_S = env_int("MEMSITE_TICK_MIN_INTERVAL_S", 10)
+MEMSITE_TICK_MIN_INTERVAL_S = env_int("MEMSITE_TICK_MIN_INTERVAL_S", 10, minimum=1)
 # Background LLM work one user may have at once (memsite/quotas): searches queued or running,
 # ticks queued or running, agents ticking on a schedule, graph operations queued; past it, 429.
-MEMSITE_QUOTA_SEARCHES = env_int("MEMSITE_QUOTA_SEARCHES", 8)
-MEMSITE_QUOTA_TICKS = env_int("MEMSITE_QUOTA_TICKS", 4)
-MEMSITE_QUOTA_TICKING_AGENTS = env_int("MEMSITE_QUOTA_TICKING_AGENTS", 10)
-MEMSITE_QUOTA_GRAPH_OPS = env_int("MEMSITE_QUOTA_GRAPH_OPS", 4)
+MEMSITE_QUOTA_SEARCHES = env_int("MEMSITE_QUOTA_SEARCHES", 8, minimum=1)
+MEMSITE_QUOTA_TICKS = env_int("MEMSITE_QUOTA_TICKS", 4, minimum=1)
+MEMSITE_QUOTA_TICKING_AGENTS = env_int("MEMSITE_QUOTA_TICKING_AGENTS", 10, minimum=1)
+MEMSITE_QUOTA_GRAPH_OPS = env_int("MEMSITE_QUOTA_GRAPH_OPS", 4, minimum=1)
 # LLM calls and tokens one user's work may spend in a day (UTC), counted from the ledger.
-MEMSITE_LLM_DAILY_CALLS = env_int("MEMSITE_LLM_DAILY_CALLS", 2_000)
-MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000)
+MEMSITE_LLM_DAILY_CALLS = env_int("MEMSITE_LLM_DAILY_CALLS", 2_000, minimum=1)
+MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000, minimum=1)
 # The steps (an assistant turn and the results after it, one LLM call each) one memorize takes.
-MEMSITE_GRAPH_MEMORIZE_MAX_STEPS = env_int("MEMSITE_GRAPH_MEMORIZE_MAX_STEPS", 20)
-for _name in (
-    "MEMSITE_TICK_LEASE_S",
-    "MEMSITE_TICK_DEEP_REFLECT_EVERY",
-    "MEMSITE_TICK_READ_TOKENS",
-    "MEMSITE_TICK_MIN_INTERVAL_S",
-    "MEMSITE_QUOTA_SEARCHES",
-    "MEMSITE_QUOTA_TICKS",
-    "MEMSITE_QUOTA_TICKING_AGENTS",
-    "MEMSITE_QUOTA_GRAPH_OPS",
-    "MEMSITE_LLM_DAILY_CALLS",
-    "MEMSITE_LLM_DAILY_TOKENS",
-    "MEMSITE_GRAPH_MEMORIZE_MAX_STEPS",
-    "MEMSITE_LOGIN_MAX_FAILURES",
-    "MEMSITE_LOGIN_WINDOW_S",
-    "MEMSITE_WAIT_SLOTS",
-    "MEMSITE_BODY_TIMEOUT_S",
-):
-    if globals()[_name] < 1:
-        raise ImproperlyConfigured(f"{_name} must be a positive integer, got {globals()[_name]}.")
-del _name
+MEMSITE_GRAPH_MEMORIZE_MAX_STEPS = env_int("MEMSITE_GRAPH_MEMORIZE_MAX_STEPS", 20, minimum=1)
 
 # Bounds request bodies other than uploaded files (a file's size is checked by the view that
 # takes it), and what any request may announce in its Content-Length but for the few views with
