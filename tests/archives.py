@@ -1,10 +1,13 @@
 """Archives built in memory for tests, including hostile ones."""
 
 import gzip
+import hashlib
 import io
+import struct
 import tarfile
 import zipfile
 from collections.abc import Iterable
+from pathlib import Path
 
 
 def tar_gz(files: dict[str, bytes], *, links: dict[str, str] | None = None, dirs: list[str] = ()) -> bytes:
@@ -89,3 +92,58 @@ def zip_without_utf8_flag(files: dict[str, bytes]) -> bytes:
             blob[start + flags_at + 1] &= ~0x08 & 0xFF  # bit 11 of the little-endian flags
             start = blob.find(signature, start + 4)
     return bytes(blob)
+
+
+def patterned(path: str, size: int) -> bytes:
+    """`size` bytes that compress a thousandfold yet differ from one path to another: a file
+    stored under the wrong path, or cut, does not compare equal."""
+    seed = hashlib.sha256(path.encode()).digest()
+    return (seed * (size // len(seed) + 1))[:size]
+
+
+def tar_gz_to(target: Path, files: Iterable[tuple[str, bytes]], *, compresslevel: int = 1) -> Path:
+    """A .tar.gz written to disk as the files come, so that a large one is never in memory."""
+    with tarfile.open(target, "w:gz", compresslevel=compresslevel) as archive:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return target
+
+
+ZIP_CENTRAL_FIELDS = {"crc": (16, "<I"), "file_size": (24, "<I")}
+
+
+def zip_with_central_field(blob: bytes, name: str, field: str, value: int) -> bytes:
+    """The zip with one field of `name`'s central directory entry, the one zipfile trusts, set
+    to `value`: a wrong checksum, or a size other than the data's."""
+    offset, layout = ZIP_CENTRAL_FIELDS[field]
+    patched = bytearray(blob)
+    start = patched.find(b"PK\x01\x02")
+    while start >= 0:
+        name_length = struct.unpack_from("<H", patched, start + 28)[0]
+        if patched[start + 46 : start + 46 + name_length] == name.encode():
+            struct.pack_into(layout, patched, start + offset, value)
+            return bytes(patched)
+        start = patched.find(b"PK\x01\x02", start + 4)
+    raise KeyError(name)
+
+
+def zip_with_comments(count: int, comment_bytes: int) -> bytes:
+    """A zip of `count` empty files, each with a comment of `comment_bytes` in the directory."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for number in range(count):
+            info = zipfile.ZipInfo(f"{number}.txt")
+            info.comment = b"c" * comment_bytes
+            archive.writestr(info, b"")
+    return buffer.getvalue()
+
+
+def zip_of_zeros(name: str, mib: int) -> bytes:
+    """A zip of one file of `mib` MiB of zeros, written a MiB at a time: each deflates to 1 KB."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive, archive.open(name, "w") as member:
+        for _ in range(mib):
+            member.write(bytes(1024 * 1024))
+    return buffer.getvalue()

@@ -1,29 +1,45 @@
 """Project archives: import a .tar.gz or .zip into a project root, export one as .tar.gz.
 
-An archive is read whole and checked before anything is written: absolute paths, '..', links,
-devices and anything over the file-count or size caps refuse the import, and nothing is created.
-Names are taken in NFC, as the tree stores them (macOS tools write NFD). An export is written as
-it is read, a few files at a time, so its memory does not grow with the project.
+An import reads the archive's list of members first and checks it whole: absolute paths, '..',
+links, devices and anything over the file-count or size caps refuse the import, and nothing is
+created. It then creates the tree and writes the files' data as it reads it, a few MiB at a
+time, in the same transaction: a member that cannot be read still leaves nothing, and memory
+does not grow with the archive. The upload is read where it lies (Django spools a large one to
+disk), never whole. Names are taken in NFC, as the tree stores them (macOS tools write NFD). An
+export is written as it is read, a few files at a time, so its memory does not grow with the
+project either.
 """
 
-import io
+import os
 import stat
 import struct
 import tarfile
 import unicodedata
 import zipfile
 import zlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import BinaryIO
+from typing import BinaryIO, ClassVar, TypeVar
 
 from django.conf import settings
 from django.db import transaction
 
 from memory import selectors
 from memory.models import Node, NodeContent
-from memory.services.nodes import NodeSpec, User, node_bulk_create
+from memory.services.nodes import (
+    CONTENT_COLUMNS,
+    CONTENT_TYPES,
+    NodeSpec,
+    User,
+    content_values,
+    insert_rows,
+    node_bulk_create,
+    validate_content,
+)
+from memory.types import get_type
 from memory.validation import fit_name, normalize_relative_path
 from memsite.errors import Conflict, InvalidInput, TooLarge
 from memsite.names import excerpt
@@ -34,8 +50,11 @@ ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 
 @dataclass(frozen=True)
 class ArchiveEntry:
+    """A member as the archive's list declares it; its data is read later, through `member`."""
+
     path: str  # normalized, relative
-    data: bytes | None  # None for a directory
+    size: int | None  # the declared size; None for a directory
+    member: tarfile.TarInfo | zipfile.ZipInfo = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -63,12 +82,6 @@ class _Budget:
         self.bytes += size
         if self.bytes > settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES:
             raise TooLarge(f"The archive unpacks to more than {settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES} bytes.")
-
-    def remaining_for_one_file(self) -> int:
-        return min(
-            settings.MEMSITE_MAX_CONTENT_BYTES,
-            settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES - self.bytes,
-        )
 
 
 def _member_path(raw: str) -> str | None:
@@ -151,32 +164,6 @@ def _unreadable(kind: str, exc: Exception) -> InvalidInput:
     return InvalidInput(f"The file is not a readable {kind} archive: {reason}.")
 
 
-def _read_tar(blob: bytes) -> list[ArchiveEntry]:
-    budget = _Budget()
-    entries = []
-    try:
-        with _BoundedTarFile.open(fileobj=io.BytesIO(blob), mode="r:gz") as archive:
-            for member in archive:
-                if not (member.isfile() or member.isdir()):
-                    raise InvalidInput(
-                        f"The archive member {excerpt(member.name)} is a link or device; only files and folders are accepted."
-                    )
-                path = _member_path(member.name)
-                budget.add_entry(member.size if member.isfile() else 0)
-                if path is None:
-                    continue
-                if member.isdir():
-                    entries.append(ArchiveEntry(path=path, data=None))
-                    continue
-                data = archive.extractfile(member).read(member.size + 1)
-                if len(data) != member.size:
-                    raise InvalidInput(f"The archive member {excerpt(member.name)} is truncated or corrupt.")
-                entries.append(ArchiveEntry(path=path, data=data))
-    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-        raise _unreadable(".tar.gz", exc) from None
-    return entries
-
-
 def _zip_name(info: zipfile.ZipInfo) -> str:
     """The member's name. Without the UTF-8 flag zipfile decodes a name as cp437, while macOS
     and most tools today write UTF-8 there without setting the flag: a name that is valid
@@ -189,17 +176,22 @@ def _zip_name(info: zipfile.ZipInfo) -> str:
         return info.filename
 
 
+# zipfile reads the central directory whole, then makes an object of every entry (its name,
+# extra field and comment copied) before any cap can count them: a directory of empty names
+# costs six times its size, one of long comments twice. Its size is bounded per entry the caps
+# allow: a header of 46 bytes, a path of several hundred and the usual extra fields.
+ZIP_DIRECTORY_BYTES_PER_ENTRY = 800
 ZIP_CENTRAL_HEADER = 46  # bytes before an entry's name, extra field and comment
 ZIP_NAME_SIZES = struct.Struct("<HHH")  # their lengths, 28 bytes into the header
 
 
-def _count_zip_entries(blob: bytes) -> None:
-    """Refuse a zip whose central directory holds more entries than the cap. zipfile makes an
-    object of each entry before any cap can count them (a directory of empty names costs six
-    times its size), so they are counted first, walking the directory as zipfile does. A
-    damaged directory is left for zipfile to refuse."""
+def _check_zip_directory(upload: BinaryIO) -> None:
+    """Refuse a zip whose central directory holds more entries than the cap, or more bytes than
+    they may take, before zipfile reads it. The entries are counted by walking their headers in
+    the upload as zipfile does, without making objects; a damaged directory is left for zipfile
+    to refuse."""
     try:
-        end = zipfile._EndRecData(io.BytesIO(blob))  # the end record, as zipfile finds it
+        end = zipfile._EndRecData(upload)  # the end record, as zipfile finds it
     except (OSError, zipfile.BadZipFile, struct.error):
         return
     if end is None:
@@ -213,76 +205,172 @@ def _count_zip_entries(blob: bytes) -> None:
         count += 1
         if count > settings.MEMSITE_ARCHIVE_MAX_FILES:
             raise TooLarge(f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders.")
+        upload.seek(position + 28)
+        lengths = upload.read(ZIP_NAME_SIZES.size)
+        if len(lengths) < ZIP_NAME_SIZES.size:
+            break
+        position += ZIP_CENTRAL_HEADER + sum(ZIP_NAME_SIZES.unpack(lengths))
+    limit = settings.MEMSITE_ARCHIVE_MAX_FILES * ZIP_DIRECTORY_BYTES_PER_ENTRY
+    if size > limit:
+        raise TooLarge(f"The archive's list of members (its zip directory) is {size} bytes; the limit is {limit}.")
+
+
+# Of a member's data read at a time. A slice is held three times over while it is read: as
+# decompressed, as joined, and as copied into place.
+READ_SLICE_BYTES = 256 * 1024
+
+
+class _Archive(ABC):
+    """An archive opened from an upload. `list_entries` reads and checks its whole list of
+    members before any data is read; `read` then gives each file's data, best in the list's
+    order (a .tar.gz is read forward: going back starts it over)."""
+
+    kind: ClassVar[str]
+    errors: ClassVar[tuple[type[Exception], ...]]  # what the format's module raises on bad input
+
+    def __init__(self, upload: BinaryIO) -> None:
+        self.entries: list[ArchiveEntry] = []
+        with self.readable():
+            self.file = self._open(upload)
+
+    @contextmanager
+    def readable(self) -> Iterator[None]:
         try:
-            lengths = ZIP_NAME_SIZES.unpack_from(blob, position + 28)
-        except struct.error:
-            return
-        position += ZIP_CENTRAL_HEADER + sum(lengths)
+            yield
+        except self.errors as exc:
+            raise _unreadable(self.kind, exc) from None
+
+    def list_entries(self) -> None:
+        budget = _Budget()
+        with self.readable():
+            for name, size, member in self._members():
+                path = _member_path(name)
+                budget.add_entry(size or 0)
+                if path is not None:
+                    self.entries.append(ArchiveEntry(path=path, size=size, member=member))
+        _check_paths(self.entries)
+
+    def read(self, entry: ArchiveEntry) -> bytearray:
+        """The file's data, refused unless it is exactly as long as declared: a member that
+        holds more is read no further than one byte past that."""
+        with self.readable(), self._open_member(entry.member) as handle:
+            data = _read_exactly(handle, entry.size)
+        if data is None:
+            raise InvalidInput(
+                f"The archive member {excerpt(entry.path)} is truncated, corrupt or longer than it declares."
+            )
+        return data
+
+    def close(self) -> None:
+        self.file.close()
+
+    @abstractmethod
+    def _open(self, upload: BinaryIO) -> tarfile.TarFile | zipfile.ZipFile: ...
+
+    @abstractmethod
+    def _members(self) -> Iterator[tuple[str, int | None, tarfile.TarInfo | zipfile.ZipInfo]]:
+        """Each member's raw name, declared size (None for a folder) and itself, in order."""
+
+    @abstractmethod
+    def _open_member(self, member: tarfile.TarInfo | zipfile.ZipInfo) -> BinaryIO: ...
 
 
-def _read_zip(blob: bytes) -> list[ArchiveEntry]:
-    _count_zip_entries(blob)
-    budget = _Budget()
-    entries = []
-    try:
-        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
-            for info in archive.infolist():
-                # Unix zips keep the file type in the high bits; others leave them zero.
-                file_type = stat.S_IFMT(info.external_attr >> 16)
-                if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
-                    raise InvalidInput(
-                        f"The archive member {excerpt(info.filename)} is a link or device; only files and folders are accepted."
-                    )
-                if info.flag_bits & 0x1:
-                    raise InvalidInput(f"The archive member {excerpt(info.filename)} is encrypted; encrypted archives are refused.")
-                path = _member_path(_zip_name(info))
-                budget.add_entry(0 if info.is_dir() else info.file_size)
-                if path is None:
-                    continue
-                if info.is_dir():
-                    entries.append(ArchiveEntry(path=path, data=None))
-                    continue
-                # Read at most what the header claims, plus one byte: a forged size cannot
-                # make us unpack more than the caps allow.
-                with archive.open(info) as handle:
-                    data = handle.read(min(info.file_size, budget.remaining_for_one_file()) + 1)
-                if len(data) != info.file_size:
-                    raise InvalidInput(f"The archive member {excerpt(info.filename)} does not match its declared size.")
-                entries.append(ArchiveEntry(path=path, data=data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, zlib.error) as exc:
-        raise _unreadable(".zip", exc) from None
-    return entries
+def _link_refused(name: str) -> InvalidInput:
+    return InvalidInput(f"The archive member {excerpt(name)} is a link or device; only files and folders are accepted.")
 
 
-def read_archive(archive: BinaryIO) -> list[ArchiveEntry]:
-    """The entries of a .tar.gz or .zip archive, checked against every rule and cap. At most one
-    byte over the size cap is read, however large the file is."""
-    limit = settings.MEMSITE_ARCHIVE_MAX_BYTES
-    blob = archive.read(limit + 1)
-    if len(blob) > limit:
-        raise TooLarge(f"The archive is over {limit} bytes; the limit is {limit} bytes.")
-    if blob.startswith(GZIP_MAGIC):
-        entries = _read_tar(blob)
-    elif blob.startswith(ZIP_MAGICS):
-        entries = _read_zip(blob)
-    else:
-        raise InvalidInput("The file is neither a .tar.gz nor a .zip archive.")
+class _TarArchive(_Archive):
+    kind = ".tar.gz"
+    errors = (tarfile.TarError, EOFError, OSError, zlib.error)
+
+    def _open(self, upload: BinaryIO) -> tarfile.TarFile:
+        return _BoundedTarFile.open(fileobj=upload, mode="r:gz")
+
+    def _members(self) -> Iterator[tuple[str, int | None, tarfile.TarInfo]]:
+        for member in self.file:
+            if not (member.isfile() or member.isdir()):
+                raise _link_refused(member.name)
+            yield member.name, member.size if member.isfile() else None, member
+
+    def _open_member(self, member: tarfile.TarInfo) -> BinaryIO:
+        return self.file.extractfile(member)
+
+
+class _ZipArchive(_Archive):
+    kind = ".zip"
+    errors = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, zlib.error)
+
+    def _open(self, upload: BinaryIO) -> zipfile.ZipFile:
+        _check_zip_directory(upload)
+        return zipfile.ZipFile(upload)
+
+    def _members(self) -> Iterator[tuple[str, int | None, zipfile.ZipInfo]]:
+        for info in self.file.infolist():
+            # Unix zips keep the file type in the high bits; others leave them zero.
+            if stat.S_IFMT(info.external_attr >> 16) not in (0, stat.S_IFREG, stat.S_IFDIR):
+                raise _link_refused(info.filename)
+            if info.flag_bits & 0x1:
+                raise InvalidInput(f"The archive member {excerpt(info.filename)} is encrypted; encrypted archives are refused.")
+            yield _zip_name(info), None if info.is_dir() else info.file_size, info
+
+    def _open_member(self, member: zipfile.ZipInfo) -> BinaryIO:
+        return self.file.open(member)
+
+
+def _read_exactly(handle: BinaryIO, size: int) -> bytearray | None:
+    """`size` bytes of `handle`, which must then be at its end; None when it holds fewer or
+    more. They are read a slice at a time into one buffer, where a whole read would hold two or
+    three copies at once, and one byte past `size` is the most asked for."""
+    data = bytearray(size)
+    view = memoryview(data)
+    filled = 0
+    while filled < size:
+        count = handle.readinto(view[filled : filled + READ_SLICE_BYTES])
+        if not count:
+            return None
+        filled += count
+    return None if handle.read(1) else data
+
+
+def _check_paths(entries: list[ArchiveEntry]) -> None:
+    """No path twice (but a folder's), and no file used as a folder."""
     seen: dict[str, bool] = {}
     for entry in entries:
-        is_dir = entry.data is None
+        is_dir = entry.size is None
         if entry.path in seen and not (is_dir and seen[entry.path]):
             raise InvalidInput(
                 f"The archive holds {excerpt(entry.path)} twice (names that differ only in their "
                 "Unicode normalization are the same name)."
             )
         seen[entry.path] = is_dir
-    for path, is_dir in seen.items():
+    for path in seen:
         parent = path.rpartition("/")[0]
         while parent:
             if seen.get(parent) is False:
                 raise InvalidInput(f"The archive uses the file '{parent}' as a folder.")
             parent = parent.rpartition("/")[0]
-    return entries
+
+
+@contextmanager
+def open_archive(upload: BinaryIO) -> Iterator[_Archive]:
+    """The .tar.gz or .zip in a seekable upload, its members listed and checked against every
+    rule and cap. The upload is measured, not read, against the size cap."""
+    limit = settings.MEMSITE_ARCHIVE_MAX_BYTES
+    upload.seek(0, os.SEEK_END)
+    if upload.tell() > limit:
+        raise TooLarge(f"The archive is over {limit} bytes; the limit is {limit} bytes.")
+    upload.seek(0)
+    magic = upload.read(4)
+    upload.seek(0)
+    if magic.startswith(GZIP_MAGIC):
+        archive_class: type[_Archive] = _TarArchive
+    elif magic.startswith(ZIP_MAGICS):
+        archive_class = _ZipArchive
+    else:
+        raise InvalidInput("The file is neither a .tar.gz nor a .zip archive.")
+    with closing(archive_class(upload)) as archive:
+        archive.list_entries()
+        yield archive
 
 
 class _Folder:
@@ -294,31 +382,34 @@ class _Folder:
         self.folders: dict[str, _Folder] = {}
         self.new_children: list[NodeSpec] = []
 
+    def add(self, spec: NodeSpec) -> None:
+        (self.new_children if self.node else self.spec.children).append(spec)
 
-@transaction.atomic
-def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportResult:
-    """Create the archive's folders and files in the project. Folders that exist already are
-    reused; a file whose path exists already is a conflict, and nothing is created."""
-    if project.type != "project_root_folder":
-        raise InvalidInput(f"'{project.name}' is not a project root; archives import only into projects.")
-    entries = read_archive(archive)
-    root = _Folder(node=project)
-    existing = {
-        node.pk: node
-        for node in selectors.node_subtree(node=project, include_self=False).defer("context")
-    }
-    by_parent: dict[str, dict[str, Node]] = {}
-    for node in existing.values():
-        by_parent.setdefault(node.parent_id, {})[node.name] = node
 
-    counts = {"folders": 0, "files": 0}
+class _ImportPlan:
+    """Where an archive's entries go in a project: the folders that exist reused, the new
+    folders and the files specified, the files' data left to be read."""
 
-    def folder_at(parts: list[str]) -> _Folder:
-        current = root
+    def __init__(self, project: Node, entries: list[ArchiveEntry]) -> None:
+        self.root = _Folder(node=project)
+        self.folders = 0
+        self.files: list[tuple[ArchiveEntry, NodeSpec]] = []
+        self.by_parent: dict[str, dict[str, Node]] = {}
+        for node in selectors.node_subtree(node=project, include_self=False).defer("context"):
+            self.by_parent.setdefault(node.parent_id, {})[node.name] = node
+        for entry in entries:
+            parts = entry.path.split("/")
+            if entry.size is None:
+                self._folder_at(parts)
+            else:
+                self._add_file(entry, self._folder_at(parts[:-1]), parts[-1])
+
+    def _folder_at(self, parts: list[str]) -> _Folder:
+        current = self.root
         for part in parts:
             child = current.folders.get(part)
             if child is None:
-                node = by_parent.get(current.node.pk, {}).get(part) if current.node else None
+                node = self.by_parent.get(current.node.pk, {}).get(part) if current.node else None
                 if node is not None and not node.is_folder:
                     raise Conflict(f"The project already has a file named '{part}' where the archive needs a folder.")
                 if node is not None:
@@ -326,34 +417,64 @@ def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportRes
                 else:
                     spec = NodeSpec(name=part, type="folder")
                     child = _Folder(spec=spec)
-                    (current.new_children if current.node else current.spec.children).append(spec)
-                    counts["folders"] += 1
+                    current.add(spec)
+                    self.folders += 1
                 current.folders[part] = child
             current = child
         return current
 
-    for entry in entries:
-        parts = entry.path.split("/")
-        if entry.data is None:
-            folder_at(parts)
-            continue
-        folder = folder_at(parts[:-1])
-        name = parts[-1]
-        if folder.node is not None and name in by_parent.get(folder.node.pk, {}):
+    def _add_file(self, entry: ArchiveEntry, folder: _Folder, name: str) -> None:
+        if folder.node is not None and name in self.by_parent.get(folder.node.pk, {}):
             raise Conflict(f"The project already has {excerpt(entry.path)}.")
-        spec = NodeSpec(
-            name=name, type="project_file_bytes", context={"file_path": entry.path}, content=entry.data
-        )
-        (folder.new_children if folder.node else folder.spec.children).append(spec)
-        counts["files"] += 1
+        spec = NodeSpec(name=name, type="project_file_bytes", context={"file_path": entry.path})
+        folder.add(spec)
+        self.files.append((entry, spec))
 
-    pending = [root]
-    while pending:
-        folder = pending.pop()
-        if folder.node is not None and folder.new_children:
-            node_bulk_create(parent=folder.node, specs=folder.new_children, user=user)
-        pending.extend(child for child in folder.folders.values() if child.node is not None)
-    return ImportResult(**counts)
+    def create_nodes(self, user: User) -> None:
+        """Every new node, without its data: each branch under an existing folder at once."""
+        pending = [self.root]
+        while pending:
+            folder = pending.pop()
+            if folder.node is not None and folder.new_children:
+                node_bulk_create(parent=folder.node, specs=folder.new_children, user=user, defer_content=True)
+            pending.extend(child for child in folder.folders.values() if child.node is not None)
+
+
+# An import holds one group of files' data at a time, a file larger than this alone.
+IMPORT_BYTES_PER_WRITE = 8 * 1024 * 1024
+
+
+@transaction.atomic
+def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportResult:
+    """Create the archive's folders and files in the project. Folders that exist already are
+    reused; a file whose path exists already is a conflict, and nothing is created. The tree is
+    checked and created first; the files' data is then written as it is read, a few MiB at a
+    time, in this transaction, so a member that turns out unreadable rolls it all back."""
+    if project.type != "project_root_folder":
+        raise InvalidInput(f"'{project.name}' is not a project root; archives import only into projects.")
+    with open_archive(archive) as opened:
+        plan = _ImportPlan(project, opened.entries)
+        plan.create_nodes(user)
+        _write_contents(opened, plan.files)
+    return ImportResult(folders=plan.folders, files=len(plan.files))
+
+
+def _write_contents(archive: _Archive, files: list[tuple[ArchiveEntry, NodeSpec]]) -> None:
+    """Each file's content row, written a group at a time as the data is read. The rows go
+    straight to the insert, so that no name holds a group's data while the next is read."""
+    for group in _groups_by_size(files, lambda file: file[0].size, IMPORT_BYTES_PER_WRITE):
+        insert_rows(
+            NodeContent,
+            CONTENT_COLUMNS,
+            [content_values(spec.node_id, _file_data(archive, entry)) for entry, spec in group],
+            types=CONTENT_TYPES,
+        )
+
+
+def _file_data(archive: _Archive, entry: ArchiveEntry) -> bytearray:
+    data = archive.read(entry)
+    validate_content(get_type("project_file_bytes"), data)
+    return data
 
 
 # An export reads the files' names and sizes a page at a time, then their contents a few at a
@@ -386,7 +507,7 @@ def _export_files(project: Node) -> Iterator[tuple[tarfile.TarInfo, bytes]]:
         if not page:
             return
         after = page[-1][1]
-        for group in _groups_by_size(page):
+        for group in _groups_by_size(page, lambda row: row[-1] or 0, EXPORT_BYTES_PER_READ):
             contents = dict(
                 NodeContent.objects.filter(node_id__in=[row[0] for row in group]).values_list("node_id", "data")
             )
@@ -396,17 +517,19 @@ def _export_files(project: Node) -> Iterator[tuple[tarfile.TarInfo, bytes]]:
                     yield _tar_info(file_path, size=len(data), updated_at=updated_at), data
 
 
-def _groups_by_size(rows: list[tuple]) -> Iterator[list[tuple]]:
-    """Consecutive rows whose contents (the last column) add up to at most EXPORT_BYTES_PER_READ."""
-    group: list[tuple] = []
+Item = TypeVar("Item")
+
+
+def _groups_by_size(items: Iterable[Item], size: Callable[[Item], int], limit: int) -> Iterator[list[Item]]:
+    """Consecutive items whose sizes add up to at most `limit`; an item larger than that alone."""
+    group: list[Item] = []
     total = 0
-    for row in rows:
-        size = row[-1] or 0
-        if group and total + size > EXPORT_BYTES_PER_READ:
+    for item in items:
+        if group and total + size(item) > limit:
             yield group
             group, total = [], 0
-        group.append(row)
-        total += size
+        group.append(item)
+        total += size(item)
     if group:
         yield group
 

@@ -1,7 +1,8 @@
-"""Project archives under the caps: hostile tar headers are refused before they are read, names
-are taken in NFC and fit a file system, exports stream, and a database lost during an import is
-a 503."""
+"""Project archives under the caps: hostile tar headers and zip directories are refused before
+they are read, names are taken in NFC and fit a file system, imports write as they read and
+exports stream, and a database lost during an import is a 503."""
 
+import importlib
 import io
 import os
 import subprocess
@@ -12,29 +13,44 @@ from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
+from django.apps import apps
+from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
+from django.core.signals import request_finished
+from django.db import IntegrityError, OperationalError, connection
 from django.urls import reverse
 
 from memory import selectors, services
-from memory.models import Node
+from memory.models import Node, NodeContent
+from memory.services import archives
 from memory.services import nodes as node_services
-from memory.services.archives import EXTENDED_HEADER_MAX_BYTES
-from memory.services.nodes import NodeSpec
+from memory.services.archives import EXTENDED_HEADER_MAX_BYTES, IMPORT_BYTES_PER_WRITE
+from memory.services.nodes import (
+    CONTENT_COLUMNS,
+    CONTENT_TYPES,
+    NodeSpec,
+    content_values,
+    insert_rows,
+)
 from memory.validation import fit_name
-from memsite.errors import TooLarge
+from memsite.errors import InvalidInput, TooLarge
 from memsite.middleware import DATABASE_UNAVAILABLE
 from tests.archives import (
+    patterned,
     pax_record,
     tar_extended,
     tar_file,
     tar_gz,
     tar_gz_raw,
+    tar_gz_to,
     tar_members,
     zip_bytes,
+    zip_of_zeros,
+    zip_with_central_field,
+    zip_with_comments,
     zip_without_utf8_flag,
 )
-from tests.factories import ProjectFactory
+from tests.factories import NodeFactory, ProjectFactory
 from tests.hardening.proxy import TcpProxy
 from tests.memory.api.support import tree_state, url
 
@@ -150,6 +166,23 @@ def test_a_zip_of_more_entries_than_the_cap_is_refused_before_they_are_parsed(us
     message, peak = peak_bytes(refused)
     assert "more than 100 files and folders" in message
     assert peak < 2 * len(blob)
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+def test_a_zip_directory_over_its_bound_is_refused_before_zipfile_reads_it(user):
+    """zipfile reads the central directory whole and copies every entry's comment and extra
+    field: 100 empty files with 64 KiB comments, a 6.5 MB upload, cost twice that."""
+    blob = zip_with_comments(100, 65_535)
+    project = ProjectFactory()
+
+    def refused() -> str:
+        with pytest.raises(TooLarge) as refusal:
+            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+        return refusal.value.message
+
+    message, peak = peak_bytes(refused)
+    assert "(its zip directory) is 6" in message and "the limit is 4000000" in message
+    assert peak < MiB
     assert selectors.node_subtree(node=project, include_self=False).count() == 0
 
 
@@ -290,7 +323,8 @@ def test_a_driver_error_during_an_import_is_a_503(api, client, user, monkeypatch
 
 @pytest.fixture
 def proxied_postgres(transactional_db) -> Iterator[TcpProxy]:
-    """This process's connection to PostgreSQL through a proxy the test can cut."""
+    """This process's connection to PostgreSQL through a proxy the test can cut, with the
+    internal folders the migration makes (a transactional test before this one emptied them)."""
     if connection.vendor != "postgresql":
         pytest.skip("A connection cut under COPY needs PostgreSQL: run with a postgres DATABASE_URL.")
     params = connection.settings_dict
@@ -298,6 +332,7 @@ def proxied_postgres(transactional_db) -> Iterator[TcpProxy]:
     with TcpProxy(params["HOST"] or "127.0.0.1", int(port or 5432)) as proxy:
         connection.close()
         params["PORT"] = proxy.port
+        importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
         try:
             yield proxy
         finally:
@@ -324,3 +359,160 @@ def test_an_import_whose_connection_is_cut_under_copy_is_a_503(proxied_postgres,
     monkeypatch.undo()
     assert tree_state() == before
     assert upload(api, project, tar_gz({"a.txt": b"a"})).status_code == 201  # and imports work again
+
+
+# -- imports write as they read -----------------------------------------------------------------
+
+
+def about_100_mib() -> list[tuple[str, int]]:
+    """Paths and sizes: files at the content cap (each written alone), 1 MiB ones between them
+    (several to a write), small and empty ones, in nested folders; 98 MiB in all."""
+    cap = django_settings.MEMSITE_MAX_CONTENT_BYTES
+    spread = []
+    for number in range(7):
+        spread.append((f"big/{number}.bin", cap))
+        spread += [(f"mid/{number}/{part}.bin", MiB) for part in range(4)]
+        spread.append((f"small/{number}/notes.txt", 1000 + number))
+    return [*spread, ("empty.txt", 0)]
+
+
+def import_bound(largest_write: int) -> int:
+    """The most an import may hold at once: one write's data, the driver's copy of it as it goes
+    out (psycopg formats each COPY row into a buffer of its own and sends that in slices; SQLite
+    copies with an allocator tracemalloc does not see), and 4 MiB for the rest: a slice of a
+    member held three times over while it is read (under 1 MiB), the list of members, the
+    request."""
+    return 2 * largest_write + 4 * MiB
+
+
+def assert_stored(project: Node, spread: list[tuple[str, int]]) -> None:
+    """The project holds exactly these files, each byte for byte, in a sound tree."""
+    stored = dict(selectors.project_files(project=project).values_list("context__file_path", "pk"))
+    assert sorted(stored) == sorted(path for path, _ in spread)
+    for path, size in spread:
+        content = NodeContent.objects.get(node_id=stored[path])
+        assert (content.size, bytes(content.data)) == (size, patterned(path, size)), path
+    assert Node.objects.find_problems() == ([], [], [], [], [])
+
+
+def test_an_import_writes_as_it_reads_in_bounded_memory(api, tmp_path):
+    """A 250 KB upload within every cap that unpacks to 98 MiB. The import holds one group of
+    files' data at a time: at most IMPORT_BYTES_PER_WRITE, or one file at the content cap alone.
+    Before, it held the upload and every file's data at once: 98 MiB at least."""
+    spread = about_100_mib()
+    files = ((path, patterned(path, size)) for path, size in spread)
+    blob = tar_gz_to(tmp_path / "spread.tar.gz", files, compresslevel=9).read_bytes()
+    assert len(blob) < MiB and sum(size for _, size in spread) > 95 * MiB
+    upload(api, ProjectFactory(), tar_gz({"warm-up.txt": b"w"}))  # imports made on first use are not counted
+    project = ProjectFactory()
+    response, peak = peak_bytes(lambda: upload(api, project, blob))
+    assert response.status_code == 201, response.content
+    assert response.json() == {"folders": 17, "files": len(spread)}
+    assert peak < import_bound(max(IMPORT_BYTES_PER_WRITE, django_settings.MEMSITE_MAX_CONTENT_BYTES)), (
+        f"{peak / MiB:.1f} MiB"
+    )
+    assert_stored(project, spread)
+
+
+def test_an_upload_is_read_from_its_file_never_whole(user, tmp_path):
+    """A 20 MiB upload that does not compress, opened where Django spools it (on disk): each of
+    its 5 MiB files is a write of its own, read a slice at a time. Before, the upload was read
+    into memory whole, then every file's data beside it."""
+    files = {f"random/{number}.bin": os.urandom(5 * MiB) for number in range(4)}
+    path = tar_gz_to(tmp_path / "random.tar.gz", files.items())
+    assert path.stat().st_size > 20 * MiB
+    project = ProjectFactory()
+    with path.open("rb") as archive:
+        result, peak = peak_bytes(lambda: services.project_import(project=project, archive=archive, user=user))
+    assert (result.folders, result.files) == (1, 4)
+    assert peak < import_bound(5 * MiB), f"{peak / MiB:.1f} MiB"
+    assert tar_members(services.project_export(project=project)) == files
+
+
+LAST = "part/7.bin"
+HALF_WAY = {
+    "zip-bad-checksum": (lambda files: zip_with_central_field(zip_bytes(files), LAST, "crc", 0), 400, "Bad CRC-32"),
+    # The member holds 3 MiB where it declares 1 KiB: no more than that is unpacked.
+    "zip-longer-than-declared": (
+        lambda files: zip_with_central_field(zip_bytes(files), LAST, "file_size", 1024), 400, "Bad CRC-32"
+    ),
+    "database-lost": (tar_gz, 503, DATABASE_UNAVAILABLE),
+}
+
+
+@pytest.mark.parametrize("failure", HALF_WAY)
+def test_a_member_failing_half_way_leaves_nothing(api, monkeypatch, failure):
+    """Eight files of 3 MiB, written two at a time: the last fails once three writes are done."""
+    files = {f"part/{number}.bin": patterned(f"part/{number}.bin", 3 * MiB) for number in range(8)}
+    pack, status, message = HALF_WAY[failure]
+    writes = []
+
+    def counted(model, fields, rows, **kwargs) -> None:
+        writes.append(len(rows))
+        if failure == "database-lost" and len(writes) == 4:
+            raise OperationalError("server closed the connection unexpectedly")
+        insert_rows(model, fields, rows, **kwargs)
+
+    monkeypatch.setattr(archives, "insert_rows", counted)
+    project = ProjectFactory()
+    blob = pack(files)
+    before = tree_state()
+    response = upload(api, project, blob, "a.zip" if failure.startswith("zip") else "a.tar.gz")
+    assert response.status_code == status and message in response.json()["detail"]
+    assert writes[:3] == [2, 2, 2]
+    assert tree_state() == before
+
+
+def test_a_member_longer_than_declared_is_not_unpacked(user):
+    """100 MiB of zeros deflate to 100 KB; the member declares 1 KiB of them."""
+    blob = zip_with_central_field(zip_of_zeros("zeros.bin", 100), "zeros.bin", "file_size", 1024)
+    project = ProjectFactory()
+
+    def refused() -> str:
+        with pytest.raises(InvalidInput) as refusal:
+            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+        return refusal.value.message
+
+    message, peak = peak_bytes(refused)
+    assert "Bad CRC-32" in message and peak < 2 * MiB
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+# -- the bulk insert's errors are Django's -------------------------------------------------------
+
+
+@pytest.fixture
+def postgres() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY runs only on PostgreSQL: run with a postgres DATABASE_URL.")
+
+
+def test_a_constraint_broken_under_copy_is_djangos_integrity_error(postgres):
+    """Callers catch django.db.IntegrityError (a name taken meanwhile is a 409): the driver's
+    own error from a COPY got past them."""
+    node = NodeFactory()
+    insert_rows(NodeContent, CONTENT_COLUMNS, [content_values(node.pk, b"a")], types=CONTENT_TYPES)
+    with pytest.raises(IntegrityError):
+        insert_rows(NodeContent, CONTENT_COLUMNS, [content_values(node.pk, b"b")], types=CONTENT_TYPES)
+
+
+def test_a_connection_cut_under_copy_is_dropped_before_the_next_request(proxied_postgres, monkeypatch):
+    """Persistent connections without health checks: Django drops a connection at the end of a
+    request only if it saw it fail. A COPY outside a transaction (as the benchmarks load rows)
+    left it in place, and the next request failed on it."""
+    monkeypatch.setitem(connection.settings_dict, "CONN_HEALTH_CHECKS", False)
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 60)
+    node = NodeFactory()
+    write_row = psycopg.Copy.write_row
+
+    def kill_then_write(copy: psycopg.Copy, row) -> None:
+        proxied_postgres.stop()
+        proxied_postgres.start()
+        write_row(copy, row)
+
+    monkeypatch.setattr(psycopg.Copy, "write_row", kill_then_write)
+    with pytest.raises(OperationalError):
+        insert_rows(NodeContent, CONTENT_COLUMNS, [content_values(node.pk, b"a")], types=CONTENT_TYPES)
+    monkeypatch.setattr(psycopg.Copy, "write_row", write_row)
+    request_finished.send(sender=None)
+    assert Node.objects.filter(pk=node.pk).exists()
