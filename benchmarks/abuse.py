@@ -2,7 +2,8 @@
 this machine, started as production starts it (deploy/gunicorn.conf.py, else the Procfile), on
 PostgreSQL and Redis, loopback only, each attack bounded in size and time:
 
-1. validation errors: 0.9 MB of bad `questions`, `tool_calls`, `references`, snapshot notes;
+1. validation errors: 0.9 MB, then 90,000 items, of bad `questions`, `tool_calls`, `references`,
+   snapshot notes;
 2. tar long names: a GNU `L` and a PAX header of 400 MiB in a ~400 KiB upload;
 3. markdown: 200 KB of `[`, of `[^`, of `<div>`, and a list nested 300 deep, as pages and
    previews; and each rendered in-process by memory/rendering.py, in a child killed when late;
