@@ -29,15 +29,12 @@ The database is created fresh and dropped at the end (--keep keeps it); its name
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import RESULTS_DIR, scratch_database
-from benchmarks.load import reachable, redis_url
+from benchmarks.load import redis_url, run_on_services
 
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_abusebench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
@@ -71,27 +68,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def main() -> None:
-    args = parse_args()
-    for url, port in ((args.database_url, 5432), (args.redis_url, 6379)):
-        if not reachable(url, port):
-            sys.exit(f"benchmarks/abuse.py needs PostgreSQL and Redis: nothing answers at {urlsplit(url).netloc}.")
-    # Read by the settings at django.setup(): the world is seeded through the same Redis.
-    os.environ["REDIS_URL"] = args.redis_url
-    os.environ["MEMSITE_LLM_PROVIDER"] = "offline"  # this process never calls the LLM
-    with scratch_database(args.database_url, keep=args.keep) as scratch:
-        # Imported only now: these modules need the settings that scratch_database chose.
-        from benchmarks import abusebench
-
-        report = abusebench.run(args, scratch)
-    print()
-    print(report.text())
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"abuse-{scratch.vendor}.md"
-    path.write_text(report.markdown())
-    print(f"\nWritten to {path.relative_to(RESULTS_DIR.parent.parent)}")
-    if not report.passed:
-        sys.exit(1)
-
+    run_on_services("abuse", parse_args(), "abusebench", {})
 
 if __name__ == "__main__":
     main()

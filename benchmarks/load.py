@@ -27,6 +27,7 @@ its default, 1,200 requests a minute per user, is far below what a load test sen
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import socket
 import sys
@@ -35,8 +36,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.context import at_least  # noqa: E402
-from benchmarks.harness import RESULTS_DIR, scratch_database  # noqa: E402
+from benchmarks.context import at_least
+from benchmarks.harness import RESULTS_DIR, scratch_database
 
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_loadbench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/7"
@@ -102,29 +103,32 @@ def reachable(url: str, default_port: int) -> bool:
     return True
 
 
-def main() -> None:
-    args = parse_args()
+def run_on_services(script: str, args: argparse.Namespace, runner: str, environ: dict[str, str]) -> None:
+    """Runs `runner` (a module of benchmarks/ with `run(args, scratch)`) on a scratch PostgreSQL
+    database and the Redis of `args`, prints its report and writes it to benchmarks/results/;
+    exits 1 when a target was missed."""
     for url, port in ((args.database_url, 5432), (args.redis_url, 6379)):
         if not reachable(url, port):
-            sys.exit(f"benchmarks/load.py needs PostgreSQL and Redis: nothing answers at {urlsplit(url).netloc}.")
+            sys.exit(f"benchmarks/{script}.py needs PostgreSQL and Redis: nothing answers at {urlsplit(url).netloc}.")
     # Read by the settings at django.setup(), here, in gunicorn and in the workers.
-    os.environ["REDIS_URL"] = args.redis_url
-    os.environ["MEMSITE_API_RATE"] = args.api_rate
+    os.environ.update({"REDIS_URL": args.redis_url, **environ})
     os.environ["MEMSITE_LLM_PROVIDER"] = "offline"  # this process never calls the LLM
     with scratch_database(args.database_url, keep=args.keep) as scratch:
         # Imported only now: these modules need the settings that scratch_database chose.
-        from benchmarks import loadbench
-
-        report = loadbench.run(args, scratch)
+        report = importlib.import_module(f"benchmarks.{runner}").run(args, scratch)
     print()
     print(report.text())
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"load-{scratch.vendor}.md"
+    path = RESULTS_DIR / f"{script}-{scratch.vendor}.md"
     path.write_text(report.markdown())
     print(f"\nWritten to {path.relative_to(RESULTS_DIR.parent.parent)}")
     if not report.passed:
         sys.exit(1)
 
+
+def main() -> None:
+    args = parse_args()
+    run_on_services("load", args, "loadbench", {"MEMSITE_API_RATE": args.api_rate})
 
 if __name__ == "__main__":
     main()
