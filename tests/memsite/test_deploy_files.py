@@ -3,32 +3,21 @@ is started, gunicorn reads one config, and compose publishes nginx in front of i
 
 import runpy
 import shlex
-from pathlib import Path
 
 import pytest
-import yaml
 from django.conf import settings
 
 from memsite.celery import app
+from tests.process_files import ROOT, compose_services, procfile_commands
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 GUNICORN_CONFIG = "deploy/gunicorn.conf.py"
 BEAT_TASKS = sorted({entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()})
 # What beat's jobs queue in turn: searches, ticks, graphs' operations, summaries.
 WORK_TASKS = ["memory.tasks.search_run", "agents.tasks.tick_run", "agents.tasks.graph_work", "agents.tasks.summary_write"]
 
 
-def procfile_commands(name: str) -> dict[str, list[str]]:
-    entries = {}
-    for line in (ROOT / name).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            process, command = line.split(":", 1)
-            entries[process.strip()] = shlex.split(command)
-    return entries
-
-
 def compose_commands() -> dict[str, list[str]]:
-    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    services = compose_services()
     return {name: shlex.split(service["command"]) for name, service in services.items() if "command" in service}
 
 
@@ -88,7 +77,7 @@ def test_the_gunicorn_config_runs_threads_on_the_platforms_port(monkeypatch):
 
 
 def test_compose_publishes_nginx_in_front_of_gunicorn_not_gunicorn():
-    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    services = compose_services()
     nginx = services["nginx"]
     assert nginx["image"].startswith("nginx:")
     assert nginx["ports"] == ["8000:8000"] and "ports" not in services["web"]
