@@ -5,7 +5,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import F, QuerySet
+from django.db.models import BinaryField, F, QuerySet
+from django.db.models.functions import Substr
 
 from memory.models import MAX_DEPTH, Node, NodeContent
 from memory.types import ContentKind, get_type
@@ -160,6 +161,26 @@ def node_content_read(*, node: Node) -> ContentRead:
 def node_content(*, node: Node) -> bytes | None:
     data = NodeContent.objects.filter(node_id=node.pk).values_list("data", flat=True).first()
     return None if data is None else bytes(data)
+
+
+@dataclass(frozen=True)
+class ContentSlice:
+    data: bytes  # the slice
+    size: int  # of the whole content
+    sha256: str  # of the whole content
+
+
+def node_content_slice(*, node_id: str, start: int, length: int, sha256: str | None = None) -> ContentSlice | None:
+    """`length` bytes of a node's content from byte `start` (0-based), cut by the database so a
+    large content is never read whole; None if the node has no content row or, given `sha256`,
+    if its content is no longer that one."""
+    rows = NodeContent.objects.filter(node_id=node_id)
+    if sha256 is not None:
+        rows = rows.filter(sha256=sha256)
+    # SUBSTRING counts bytes on PostgreSQL's bytea and SQLite's blob alike, from 1.
+    piece = Substr("data", start + 1, length, output_field=BinaryField())
+    row = rows.values_list(piece, "size", "sha256").first()
+    return None if row is None else ContentSlice(*row)
 
 
 def project_files(*, project: Node) -> QuerySet[Node]:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from typing import BinaryIO, ClassVar, TypeVar
 
 from django.conf import settings
@@ -478,25 +479,32 @@ def _file_data(archive: _Archive, entry: ArchiveEntry) -> bytearray:
 
 
 # An export reads the files' names and sizes a page at a time, then their contents a few at a
-# time (a file larger than that alone), each in a short query of its own: a cursor held open
-# while a slow client downloads would hold the database too. Pages follow the tree path.
+# time, each in a short query of its own: a cursor held open while a slow client downloads would
+# hold the database too. A file larger than a group is read a slice at a time, cut by the
+# database, so no file is held whole. Pages follow the tree path.
 EXPORT_FILES_PER_READ = 200
 EXPORT_BYTES_PER_READ = 2 * 1024 * 1024
+EXPORT_READ_SLICE_BYTES = 1024 * 1024  # of a larger file's content read at a time
 EXPORT_SLICE_BYTES = 256 * 1024  # of a file's content compressed at a time
 EXPORT_CHUNK_BYTES = 64 * 1024  # the least compressed output sent at a time
+
+# A file's tar header, and its content in the pieces it is read in.
+ExportFile = tuple[tarfile.TarInfo, Iterable[bytes]]
 
 
 def project_export(*, project: Node) -> Iterator[bytes]:
     """The project's files as a .tar.gz, each at its `file_path`, in tree order: chunks made as
-    they are sent, so memory stays flat whatever the project's size. A file changed or moved
-    while the export runs is in it as it was or as it is. A name over 255 bytes, stored before
-    that limit, is shortened (`fit_name`) so that the archive extracts."""
+    they are sent, so memory stays flat whatever the project's size or its files' sizes. A file
+    changed or moved while the export runs is in it as it was or as it is; a large file changed
+    while its own slices are being sent ends the download short, so the archive reads as cut
+    rather than holding a mix of two versions. A name over 255 bytes, stored before that limit,
+    is shortened (`fit_name`) so that the archive extracts."""
     if project.type != "project_root_folder":
         raise InvalidInput(f"'{project.name}' is not a project root; only projects export as archives.")
     return _gzipped(_tar_stream(_export_files(project)))
 
 
-def _export_files(project: Node) -> Iterator[tuple[tarfile.TarInfo, bytes]]:
+def _export_files(project: Node) -> Iterator[ExportFile]:
     after = ""
     while True:
         page = list(
@@ -508,13 +516,43 @@ def _export_files(project: Node) -> Iterator[tuple[tarfile.TarInfo, bytes]]:
             return
         after = page[-1][1]
         for group in _groups_by_size(page, lambda row: row[-1] or 0, EXPORT_BYTES_PER_READ):
+            # The size bound holds even for a file grown since the page was read: it is left to
+            # the slices, like one alone over the bound.
             contents = dict(
-                NodeContent.objects.filter(node_id__in=[row[0] for row in group]).values_list("node_id", "data")
+                NodeContent.objects.filter(
+                    node_id__in=[row[0] for row in group], size__lte=EXPORT_BYTES_PER_READ
+                ).values_list("node_id", "data")
             )
             for node_id, _, file_path, updated_at, _ in group:
                 data = contents.pop(node_id, None)
-                if data is not None:  # None: deleted since the page was read
-                    yield _tar_info(file_path, size=len(data), updated_at=updated_at), data
+                if data is not None:
+                    yield _tar_info(file_path, size=len(data), updated_at=updated_at), (data,)
+                # Not in the group's read: larger than a group, or deleted since (None).
+                elif file := _sliced_file(node_id, file_path, updated_at):
+                    yield file
+
+
+def _sliced_file(node_id: str, file_path: str, updated_at: datetime) -> ExportFile | None:
+    """A file read a slice at a time, as its content is when its first slice is read."""
+    first = selectors.node_content_slice(node_id=node_id, start=0, length=EXPORT_READ_SLICE_BYTES)
+    if first is None:
+        return None
+    rest = _slices_from(node_id, file_path, start=len(first.data), size=first.size, sha256=first.sha256)
+    # A tuple, not this frame, holds the first slice: it is let go once sent.
+    return _tar_info(file_path, size=first.size, updated_at=updated_at), chain((first.data,), rest)
+
+
+def _slices_from(node_id: str, file_path: str, *, start: int, size: int, sha256: str) -> Iterator[bytes]:
+    """The content's slices from `start`, each read only while it is still the content whose
+    `sha256` the header's size came from; Conflict if it changed, as the header is sent."""
+    while start < size:
+        piece = selectors.node_content_slice(
+            node_id=node_id, start=start, length=EXPORT_READ_SLICE_BYTES, sha256=sha256
+        )
+        if piece is None or not piece.data:
+            raise Conflict(f"{excerpt(file_path)} changed while it was being exported; export again.")
+        start += len(piece.data)
+        yield piece.data
 
 
 Item = TypeVar("Item")
@@ -542,19 +580,20 @@ def _tar_info(file_path: str, *, size: int, updated_at: datetime) -> tarfile.Tar
     return info
 
 
-def _tar_stream(files: Iterator[tuple[tarfile.TarInfo, bytes]]) -> Iterator[bytes | memoryview]:
+def _tar_stream(files: Iterator[ExportFile]) -> Iterator[bytes | memoryview]:
     """A tar file in pieces, as tarfile writes it: each header (PAX where a name needs it), the
     content padded to whole blocks, two zero blocks at the end, and the last record filled."""
     written = 0
-    for info, data in files:
+    for info, pieces in files:
         header = info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
         yield header
-        content = memoryview(data)
-        for start in range(0, len(content), EXPORT_SLICE_BYTES):
-            yield content[start : start + EXPORT_SLICE_BYTES]
-        padding = -len(content) % tarfile.BLOCKSIZE
+        for piece in pieces:
+            content = memoryview(piece)
+            for start in range(0, len(content), EXPORT_SLICE_BYTES):
+                yield content[start : start + EXPORT_SLICE_BYTES]
+        padding = -info.size % tarfile.BLOCKSIZE
         yield tarfile.NUL * padding
-        written += len(header) + len(content) + padding
+        written += len(header) + info.size + padding
     end = 2 * tarfile.BLOCKSIZE
     yield tarfile.NUL * (end + -(written + end) % tarfile.RECORDSIZE)
 

@@ -33,7 +33,7 @@ from memory.services.nodes import (
     insert_rows,
 )
 from memory.validation import fit_name
-from memsite.errors import InvalidInput, TooLarge
+from memsite.errors import Conflict, InvalidInput, TooLarge
 from memsite.middleware import DATABASE_UNAVAILABLE
 from tests.archives import (
     patterned,
@@ -260,12 +260,21 @@ def test_fit_name_shortens_over_long_names_apart_and_keeps_the_extension():
 # -- exports stream ---------------------------------------------------------------------------------
 
 
-def project_of(size_mib: int, user) -> tuple[Node, dict[str, bytes]]:
+def project_with(files: dict[str, bytes], user) -> Node:
+    """A project holding `files`, each a project file at its path under the folder `data`."""
     project = ProjectFactory()
+    folder = services.node_create(parent=project, type="folder", name="data", user=user)
+    specs = [
+        NodeSpec(name=path.rpartition("/")[2], type="project_file_bytes", context={"file_path": path}, content=data)
+        for path, data in files.items()
+    ]
+    services.node_bulk_create(parent=folder, specs=specs, user=user)
+    return project
+
+
+def project_of(size_mib: int, user) -> tuple[Node, dict[str, bytes]]:
     files = {f"data/{i:02}.bin": os.urandom(MiB) for i in range(size_mib)}
-    specs = [NodeSpec(name=path.rpartition("/")[2], type="project_file_bytes", context={"file_path": path}, content=data) for path, data in files.items()]
-    services.node_bulk_create(parent=services.node_create(parent=project, type="folder", name="data", user=user), specs=specs, user=user)
-    return project, files
+    return project_with(files, user), files
 
 
 @pytest.mark.parametrize("where", ["api", "dashboard"])
@@ -296,6 +305,57 @@ def test_an_export_streams_in_flat_memory_and_is_complete(api, client, user, tmp
 def test_an_empty_project_exports_an_empty_archive(api):
     response = api.get(url("project-export", ProjectFactory()))
     assert response.status_code == 200 and tar_members(response.getvalue()) == {}
+
+
+def file_node(project: Node, file_path: str) -> Node:
+    return selectors.project_files(project=project).get(context__file_path=file_path)
+
+
+def test_files_at_the_content_cap_export_a_slice_at_a_time(api, user, tmp_path):
+    """Each file at the cap is read in slices cut by the database and sent as they come: the
+    export's peak stays well under one such file, and the archive holds every file byte for byte,
+    small ones (read in groups) between the large ones included."""
+    cap = django_settings.MEMSITE_MAX_CONTENT_BYTES
+    files = {}
+    for number in range(4):
+        files[f"data/{number}-large.bin"] = os.urandom(cap)
+        files[f"data/{number}-small.txt"] = f"small {number}\n".encode()
+    project = project_with(files, user)
+    response = api.get(url("project-export", project))
+    assert response.status_code == 200 and response.streaming
+    target = tmp_path / "export.tar.gz"
+
+    def download() -> None:
+        with target.open("wb") as out:
+            for chunk in response.streaming_content:
+                out.write(chunk)
+
+    _, peak = peak_bytes(download)
+    assert peak < 6 * MiB, f"{peak / MiB:.1f} MiB to export files of {cap / MiB:.0f} MiB"
+    assert tar_members(target.read_bytes()) == files
+
+
+def test_a_large_file_changed_before_its_slices_begin_exports_as_it_is(user):
+    before = {"data/a.bin": os.urandom(3 * MiB), "data/b.bin": os.urandom(3 * MiB)}
+    project = project_with(before, user)
+    chunks = services.project_export(project=project)
+    first = next(chunks)  # the names and sizes are read, and a.bin's first slice
+    after = os.urandom(5 * MiB // 2)
+    services.node_content_set(node=file_node(project, "data/b.bin"), data=after, user=user)
+    assert tar_members([first, *chunks]) == {"data/a.bin": before["data/a.bin"], "data/b.bin": after}
+
+
+def test_a_large_file_changed_while_its_slices_are_sent_cuts_the_export(user):
+    """The header has given the size already: the export ends short, as a download a reader
+    sees is incomplete, rather than sending a mix of the two versions."""
+    project = project_with({"data/a.bin": os.urandom(3 * MiB)}, user)
+    chunks = services.project_export(project=project)
+    sent = [next(chunks)]
+    services.node_content_set(node=file_node(project, "data/a.bin"), data=os.urandom(3 * MiB), user=user)
+    with pytest.raises(Conflict, match="'data/a.bin' changed while it was being exported"):
+        sent.extend(chunks)
+    with pytest.raises((EOFError, tarfile.ReadError)):
+        tar_members(sent)
 
 
 # -- a database lost during an import ------------------------------------------------------------
