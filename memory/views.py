@@ -37,6 +37,7 @@ from memory.rendering import is_binary, markdown_to_html, text_preview
 from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
+from memsite.limits import wait_slots
 
 BROWSER = "memory/browser.html"
 PREFERENCES = "memory/user_preferences.html"
@@ -282,7 +283,7 @@ def _project_import(request: HttpRequest, project: Node) -> HttpResponse:
 def project_download(request: HttpRequest, node_id: str) -> HttpResponse | StreamingHttpResponse:
     project = _node_or_404(node_id)
     try:
-        chunks = services.project_export(project=project)
+        chunks = wait_slots().streaming(services.project_export(project=project))
     except ServiceError as error:
         return HttpResponse(error.message, status=error.status, content_type=PLAIN_TEXT)
     response = StreamingHttpResponse(chunks, content_type="application/gzip")

@@ -206,11 +206,40 @@ class WaitSlots:
         """A slot held until the block ends, or Busy (429) when there is none."""
         with self.hold() as taken:
             if not taken:
-                raise Busy(
-                    f"Busy: {self.size} requests are already waiting here for an answer. "
-                    f"Try again in {Busy.retry_after_s} seconds."
-                )
+                raise self._busy()
             yield
+
+    def streaming(self, chunks: Iterator[bytes]) -> "HeldStream":
+        """`chunks` for a streamed response, holding a slot until the response is closed; Busy
+        (429) when there is none. A long download holds its thread as a wait does."""
+        if not self._free.acquire(blocking=False):
+            raise self._busy()
+        return HeldStream(chunks, self._free.release)
+
+    def _busy(self) -> Busy:
+        return Busy(
+            f"Busy: {self.size} long requests (waits, chats, downloads) are already under way here. "
+            f"Try again in {Busy.retry_after_s} seconds."
+        )
+
+
+class HeldStream:
+    """A streamed response's chunks and the slot they hold: the server closes the response when
+    it is sent or dropped, and that gives the slot back (a generator's `finally` would not run
+    for a response that never started)."""
+
+    def __init__(self, chunks: Iterator[bytes], release: Callable[[], None]):
+        self._chunks = chunks
+        self._release: Callable[[], None] | None = release
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    def close(self) -> None:
+        if self._release is not None:
+            self._release, release = None, self._release
+            getattr(self._chunks, "close", lambda: None)()
+            release()
 
 
 _wait_slots: WaitSlots | None = None

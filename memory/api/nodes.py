@@ -45,6 +45,7 @@ from memory.api.serializers import (
     type_field,
 )
 from memsite.api import refuse_longer_than
+from memsite.limits import wait_slots
 from memsite.schema import page_size_type, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
@@ -404,7 +405,8 @@ class ProjectExportApi(AnyAcceptMixin, APIView):
     )
     def get(self, request: Request, node_id: str) -> StreamingHttpResponse:
         project = selectors.node_get(node_id=node_id)
-        response = StreamingHttpResponse(services.project_export(project=project), content_type="application/gzip")
+        chunks = wait_slots().streaming(services.project_export(project=project))
+        response = StreamingHttpResponse(chunks, content_type="application/gzip")
         response["Content-Disposition"] = content_disposition_header(
             as_attachment=True, filename=f"{project.name}.tar.gz"
         )

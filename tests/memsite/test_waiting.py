@@ -1,15 +1,18 @@
 """Waiting cannot take every web thread.
 
-Requests that wait (a search's `?wait`, chat's LLM call) take one of the process's slots for
-waiting (MEMSITE_WAIT_SLOTS); when none is free a search answers at once and chat answers 429.
+Requests that wait (a search's `?wait`, chat's LLM call) and long downloads (a project's
+export) take one of the process's slots for waiting (MEMSITE_WAIT_SLOTS); when none is free a
+search answers at once, and chat and an export answer 429.
 A client that makes the server wait for its request body is answered 408 once nothing has come
 for MEMSITE_BODY_TIMEOUT_S (memsite.limits.BodyReadTimeout)."""
 
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+import tarfile
 import threading
 from contextlib import ExitStack
 from pathlib import Path
@@ -20,8 +23,9 @@ from django.urls import reverse
 
 from agents.models import Record, RecordKind
 from memory.models import Search
+from memory.services import node_create
 from memsite.limits import BodyReadTimeout, WaitSlots, wait_slots
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +123,45 @@ def test_the_dashboards_chat_is_busy_when_no_slot_is_free(client, user, agent, s
     assert response.status_code == 429
     assert "Busy" in response.content.decode() and int(response["Retry-After"]) > 0
     assert chat_lines(agent) == []
+
+
+# -- downloads ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(user):
+    project = ProjectFactory()
+    node_create(parent=project, type="project_file_bytes", name="a.txt", context={"file_path": "a.txt"}, content=b"a", user=user)
+    return project
+
+
+def export(api, client, user, project, where: str):
+    if where == "api":
+        return api.get(reverse("memory-api:project-export", args=[project.pk]))
+    client.force_login(user)
+    return client.get(reverse("memory:project_download", args=[project.pk]))
+
+
+@pytest.mark.parametrize("where", ["api", "dashboard"])
+def test_an_export_is_busy_when_no_slot_is_free(api, client, user, project, slots_taken, where):
+    response = export(api, client, user, project, where)
+
+    assert response.status_code == 429
+    assert b"Busy" in response.content
+
+
+@pytest.mark.parametrize("where", ["api", "dashboard"])
+def test_an_export_holds_a_slot_until_its_response_is_closed(api, client, user, project, where):
+    slots = wait_slots()
+    response = export(api, client, user, project, where)
+    assert response.status_code == 200
+    assert free_slots(slots) == slots.size - 1
+
+    with tarfile.open(fileobj=io.BytesIO(response.getvalue()), mode="r:gz") as archive:
+        assert archive.getnames() == ["a.txt"]
+    response.close()
+
+    assert free_slots(slots) == slots.size
 
 
 # -- slow request bodies -----------------------------------------------------------------------
