@@ -22,6 +22,14 @@ def own_cache(settings, request):
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": request.node.nodeid}}
 
 
+@pytest.fixture(autouse=True)
+def own_wait_slots(monkeypatch):
+    """Slots for long requests of the test's own: the test client closes a streamed response only
+    once it is read to its end, so a download a test did not read would keep its slot into the
+    next test."""
+    monkeypatch.setattr("memsite.limits._wait_slots", None)
+
+
 @pytest.fixture
 def offline_llm(settings):
     """The offline provider, as with no key: nothing reaches a model server."""
