@@ -130,6 +130,13 @@ def test_the_table_says_what_kind_each_url_is():
     assert {route for route, row in ROUTES.items() if row.kind == PUBLIC} == PUBLIC_URLS
 
 
+@pytest.fixture(autouse=True)
+def slots_for_every_call(settings):
+    """A streamed download the matrix does not read keeps its slot until the test ends: enough
+    slots that the matrix's own calls never find the server busy."""
+    settings.MEMSITE_WAIT_SLOTS = 100
+
+
 @pytest.mark.parametrize("pattern", SITE, ids=route_id)
 def test_each_caller_gets_what_it_may(world, pattern):
     row = ROUTES[pattern.route]
@@ -142,7 +149,6 @@ def test_each_caller_gets_what_it_may(world, pattern):
                 before = fingerprint()
                 response = send(client, method, url, call, world)
                 allowed, problem = verdict(row.kind, caller, call, response)
-                response.close()  # as the server does: a streamed download gives back its slot
                 if not allowed and fingerprint() != before:
                     problem = f"{problem}; a refused call changed the database".lstrip("; ")
             if problem:
