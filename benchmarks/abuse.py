@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.load import redis_url, run_on_services
+from benchmarks.load import run_on_services, services_parser
 
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_abusebench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
@@ -51,11 +51,7 @@ def seconds(text: str) -> float:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=DEFAULT_DATABASE,
-                        help=f"a postgres:// URL whose database name contains 'bench' (default {DEFAULT_DATABASE})")
-    parser.add_argument("--redis-url", type=redis_url, default=DEFAULT_REDIS,
-                        help=f"an empty Redis database, not 0 (default {DEFAULT_REDIS})")
+    parser = services_parser(__doc__, database=DEFAULT_DATABASE, redis=DEFAULT_REDIS)
     parser.add_argument("--only", type=lambda text: [key.strip() for key in text.split(",") if key.strip()],
                         default=[], help="the attacks to run, by number or row (1,4b); default all")
     parser.add_argument("--skip-render", action="store_true", help="leave out the in-process rendering table")

@@ -53,12 +53,18 @@ def redis_url(text: str) -> str:
     return text
 
 
+def services_parser(description: str, *, database: str, redis: str) -> argparse.ArgumentParser:
+    """A benchmark's arguments for the PostgreSQL and Redis it runs on (`run_on_services`)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", default=database,
+                        help=f"a postgres:// URL whose database name contains 'bench' (default {database})")
+    parser.add_argument("--redis-url", type=redis_url, default=redis,
+                        help=f"an empty Redis database, not 0 (default {redis})")
+    return parser
+
+
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=DEFAULT_DATABASE,
-                        help=f"a postgres:// URL whose database name contains 'bench' (default {DEFAULT_DATABASE})")
-    parser.add_argument("--redis-url", type=redis_url, default=DEFAULT_REDIS,
-                        help=f"an empty Redis database, not 0 (default {DEFAULT_REDIS})")
+    parser = services_parser(__doc__, database=DEFAULT_DATABASE, redis=DEFAULT_REDIS)
     parser.add_argument("--nodes", type=at_least(100), default=5_000, help="tree size (default 5,000)")
     parser.add_argument("--users", type=at_least(1), default=8, help="users, each with a token and a session (default 8)")
     parser.add_argument("--agents", type=at_least(1), default=8,

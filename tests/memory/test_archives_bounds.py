@@ -400,19 +400,23 @@ def proxied_postgres(transactional_db) -> Iterator[TcpProxy]:
             params["PORT"] = port
 
 
-def test_an_import_whose_connection_is_cut_under_copy_is_a_503(proxied_postgres, api, monkeypatch):
-    project = ProjectFactory()
-    before = tree_state()
+def cut_under_copy(proxy: TcpProxy, monkeypatch) -> None:
+    """Kills the connection in the middle of the next COPY (as pg_terminate_backend or a restart
+    would); new connections are taken again at once."""
     write_row = psycopg.Copy.write_row
 
     def kill_then_write(copy: psycopg.Copy, row) -> None:
-        # The connection is killed in the middle of the COPY (pg_terminate_backend, a restart);
-        # new connections are taken again at once.
-        proxied_postgres.stop()
-        proxied_postgres.start()
+        proxy.stop()
+        proxy.start()
         write_row(copy, row)
 
     monkeypatch.setattr(psycopg.Copy, "write_row", kill_then_write)
+
+
+def test_an_import_whose_connection_is_cut_under_copy_is_a_503(proxied_postgres, api, monkeypatch):
+    project = ProjectFactory()
+    before = tree_state()
+    cut_under_copy(proxied_postgres, monkeypatch)
     response = upload(api, project, tar_gz({"a.txt": b"a", "b/c.txt": b"c"}))
     assert response.status_code == 503 and response.json() == {"detail": DATABASE_UNAVAILABLE}
     assert response["Retry-After"] == "5"
@@ -564,13 +568,7 @@ def test_a_connection_cut_under_copy_is_dropped_before_the_next_request(proxied_
     monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 60)
     node = NodeFactory()
     write_row = psycopg.Copy.write_row
-
-    def kill_then_write(copy: psycopg.Copy, row) -> None:
-        proxied_postgres.stop()
-        proxied_postgres.start()
-        write_row(copy, row)
-
-    monkeypatch.setattr(psycopg.Copy, "write_row", kill_then_write)
+    cut_under_copy(proxied_postgres, monkeypatch)
     with pytest.raises(OperationalError):
         insert_rows(NodeContent, CONTENT_COLUMNS, [content_values(node.pk, b"a")], types=CONTENT_TYPES)
     monkeypatch.setattr(psycopg.Copy, "write_row", write_row)
