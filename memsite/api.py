@@ -46,8 +46,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
 # Values (numbers, strings, lists, objects) an API request's JSON may hold. Parsed, each costs
 # 30 to 200 bytes, so that a body of `[],[],...` grows twenty-fold; no request needs as many.
 MAX_JSON_VALUES = 100_000
-# A string, an empty list or object, or a comma or opening bracket: what a value follows.
-JSON_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]\s*[\]}]|[,\[{]')
+# A string, an empty list or object, or a comma or opening bracket: what a value follows. A
+# string never closed runs to the end of the body: were it to fail instead, the scan would start
+# again at each later quote, and a body of many `\"` would take minutes.
+JSON_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[{]\s*[\]}]|[,\[{]', re.S)
 
 
 def json_values_over(body: bytes, limit: int) -> bool:

@@ -73,6 +73,9 @@ class _Budget:
         self.bytes = 0
 
     def add_entry(self, size: int = 0) -> None:
+        # A PAX header sets a member's size after its own header was checked.
+        if size < 0:
+            raise InvalidInput("A file in the archive has a negative size.")
         self.entries += 1
         if self.entries > settings.MEMSITE_ARCHIVE_MAX_FILES:
             raise TooLarge(f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders.")

@@ -113,8 +113,12 @@ def test_a_huge_long_name_header_is_refused_before_it_is_read(api, kind):
             [tar_extended(tarfile.XHDTYPE, pax_record("GNU.sparse.map", ",".join(["1"] * 5000))), tar_file("a.txt", b"a")],
             "sparse files are refused",
         ),
+        (
+            [tar_extended(tarfile.XHDTYPE, pax_record("size", "-1")), tar_file("a.txt", b"a"), tar_file("b.txt", b"b")],
+            "negative size",
+        ),
     ],
-    ids=["chained-headers", "global-attributes", "pax-sparse"],
+    ids=["chained-headers", "global-attributes", "pax-sparse", "pax-negative-size"],
 )
 def test_extended_headers_are_bounded_in_number_and_kind(api, members, message):
     project = ProjectFactory()

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from agents import services as agent_services
+from memsite.api import MAX_JSON_VALUES, json_values_over
 from memsite.errors import MAX_ERRORS, MORE_ERRORS
 from tests.hardening.bad_input_world import database_dump
 
@@ -94,6 +95,22 @@ def test_commas_and_brackets_inside_strings_are_not_values(api, internal):
     response = api.post("/api/nodes/", document, format="json")
 
     assert response.status_code == 201, response.content[:500]
+
+
+@pytest.mark.parametrize(
+    ("body", "over"),
+    [
+        (b'\\"' * 30_000 + b"[" * 100_000, False),  # one string never closed: one value
+        (b'["a\\' + b"," * 100_001, False),  # a string closed by nothing, its escape at the end
+        (b"[" + b'"x",' * 100_000 + b'"x"]', True),
+        (b'["\\"",' + b"0," * 100_000 + b"0]", True),  # an escaped quote closes no string
+    ],
+    ids=["unclosed string of escaped quotes", "unclosed string ending in a backslash", "strings", "escaped quote"],
+)
+def test_values_are_counted_in_one_pass_whatever_the_quotes(body, over):
+    """A string that never closes runs to the end: the scan never starts again at a later quote
+    (a body of 30,000 `\\"` took minutes when it did)."""
+    assert json_values_over(body, MAX_JSON_VALUES) is over
 
 
 def test_a_search_of_too_many_bad_questions_is_refused_by_its_length(api):
