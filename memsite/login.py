@@ -86,15 +86,10 @@ class ThrottledLoginMixin:
         if attempt.refused:
             self.refusal = attempt
             raise forms.ValidationError(refusal_message(attempt.retry_after_s), code="throttled")
-        failed = False
-        try:
-            return super().clean()
-        except forms.ValidationError:
-            failed = True  # a wrong password, or a user who may not log in here: it stays counted
-            raise
-        finally:
-            if not failed:
-                attempt.release()
+        # A wrong password, or a user who may not log in here, raises and stays counted.
+        cleaned = super().clean()
+        attempt.release()
+        return cleaned
 
 
 class LoginForm(ThrottledLoginMixin, AuthenticationForm):

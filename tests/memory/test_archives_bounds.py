@@ -75,6 +75,17 @@ def peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
         tracemalloc.stop()
 
 
+def import_refusal(project: Node, blob: bytes, user, error: type[Exception]) -> tuple[str, int]:
+    """The message an import of `blob` is refused with (`error`), and the memory refusing took."""
+
+    def refused() -> str:
+        with pytest.raises(error) as refusal:
+            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+        return refusal.value.message
+
+    return peak_bytes(refused)
+
+
 # -- long names and PAX headers ------------------------------------------------------------------
 
 
@@ -162,12 +173,7 @@ def test_a_zip_of_more_entries_than_the_cap_is_refused_before_they_are_parsed(us
     blob = zip_bytes({f"{i:x}": b"" for i in range(50_000)})
     project = ProjectFactory()
 
-    def refused() -> str:
-        with pytest.raises(TooLarge) as refusal:
-            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
-        return refusal.value.message
-
-    message, peak = peak_bytes(refused)
+    message, peak = import_refusal(project, blob, user, TooLarge)
     assert "more than 100 files and folders" in message
     assert peak < 2 * len(blob)
     assert selectors.node_subtree(node=project, include_self=False).count() == 0
@@ -179,12 +185,7 @@ def test_a_zip_directory_over_its_bound_is_refused_before_zipfile_reads_it(user)
     blob = zip_with_comments(100, 65_535)
     project = ProjectFactory()
 
-    def refused() -> str:
-        with pytest.raises(TooLarge) as refusal:
-            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
-        return refusal.value.message
-
-    message, peak = peak_bytes(refused)
+    message, peak = import_refusal(project, blob, user, TooLarge)
     assert "(its zip directory) is 6" in message and "the limit is 4000000" in message
     assert peak < MiB
     assert selectors.node_subtree(node=project, include_self=False).count() == 0
@@ -536,12 +537,7 @@ def test_a_member_longer_than_declared_is_not_unpacked(user):
     blob = zip_with_central_field(zip_of_zeros("zeros.bin", 100), "zeros.bin", "file_size", 1024)
     project = ProjectFactory()
 
-    def refused() -> str:
-        with pytest.raises(InvalidInput) as refusal:
-            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
-        return refusal.value.message
-
-    message, peak = peak_bytes(refused)
+    message, peak = import_refusal(project, blob, user, InvalidInput)
     assert "Bad CRC-32" in message and peak < 2 * MiB
     assert selectors.node_subtree(node=project, include_self=False).count() == 0
 
