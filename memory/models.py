@@ -35,6 +35,9 @@ class Node(MP_Node):
     is_folder = models.BooleanField()
     name = models.CharField(max_length=255)
     description = models.TextField(blank=True)
+    # True while the description is one memsite wrote (seed 000: what LLMs route by); a person's
+    # or a swarm node's own description is never overwritten.
+    description_auto = models.BooleanField(default=False)
     context = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -67,6 +70,36 @@ class NodeContent(models.Model):
     data = models.BinaryField()
     size = models.PositiveBigIntegerField()
     sha256 = models.CharField(max_length=64)
+
+
+class Passage(models.Model):
+    """A piece of a node's text in the content index (`memory.index`): its name and description
+    (`label`), or a few hundred tokens of its content cut at paragraph or line boundaries, with
+    character offsets into the text. Full-text search runs over `text` (an FTS5 table kept by
+    triggers on SQLite, a generated tsvector column on PostgreSQL); `vector` is its sentence
+    embedding, filled after the write commits."""
+
+    class Kind(models.TextChoices):
+        LABEL = "label", "name and description"
+        CONTENT = "content", "content"
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="passages")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+    vector = models.BinaryField(null=True, blank=True)  # float32, L2-normalised
+    embedded_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["node", "seq"], name="memory_passage_unique_seq")]
+        indexes = [
+            models.Index(fields=["id"], condition=Q(vector__isnull=True), name="memory_passage_pending"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Passage {self.seq} of {self.node_id}"
 
 
 # How deep the tree can go: the path column holds this many levels of `steplen` characters.

@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from memory import services
+from memory.index.writes import index_embed_pending, index_embed_sweep
 
 
 # Retry policy: none by Celery. acks_late + reject_on_worker_lost redeliver the task if the worker
@@ -17,3 +18,15 @@ def search_run(*, search_id: int) -> None:
 @shared_task(ignore_result=True)
 def searches_sweep_stale() -> dict[str, int]:
     return services.searches_sweep_stale()
+
+
+# Retry policy: none by Celery. Passages left without a vector (a worker that died, a broker
+# that was away) are found again by `index_embed_sweep`, which beat runs every minute.
+@shared_task(ignore_result=True)
+def index_embed() -> int:
+    return index_embed_pending()
+
+
+@shared_task(ignore_result=True)
+def index_embed_sweep() -> None:
+    index_embed_sweep()

@@ -3,6 +3,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from memory import selectors
+from memory.index import vectors
 from tests.factories import StaffFactory, UserFactory
 
 # The fake OpenAI-compatible server's fixture, for every test that needs the LLM.
@@ -20,6 +21,14 @@ def own_cache(settings, request):
     """A cache of the test's own (it counts API requests for the rate limit), whatever cache
     the run is configured with."""
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": request.node.nodeid}}
+
+
+@pytest.fixture(autouse=True)
+def own_vectors():
+    """A vector matrix of the test's own: a rolled-back test gives its passage ids to the next."""
+    vectors.forget()
+    yield
+    vectors.forget()
 
 
 @pytest.fixture(autouse=True)

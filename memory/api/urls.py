@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api import nodes, searches
+from memory.api import nodes, retrieve, searches
 
 app_name = "memory-api"
 
@@ -16,6 +16,7 @@ urlpatterns = [
     path("nodes/<str:node_id>/content/", nodes.NodeContentApi.as_view(), name="node-content"),
     path("nodes/<str:node_id>/export/", nodes.ProjectExportApi.as_view(), name="project-export"),
     path("nodes/<str:node_id>/import/", nodes.ProjectImportApi.as_view(), name="project-import"),
+    path("retrieve/", retrieve.RetrieveApi.as_view(), name="retrieve"),
     path("searches/", searches.SearchStartApi.as_view(), name="search-start"),
     path("searches/<int:search_id>/", searches.SearchDetailApi.as_view(), name="search-detail"),
     path("searches/<int:search_id>/steps/", searches.SearchStepsApi.as_view(), name="search-steps"),

@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db import transaction
 
 from memory import selectors
+from memory.index.writes import index_nodes
 from memory.models import Node, NodeContent
 from memory.services.nodes import (
     CONTENT_COLUMNS,
@@ -460,6 +461,7 @@ def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportRes
         plan = _ImportPlan(project, opened.entries)
         plan.create_nodes(user)
         _write_contents(opened, plan.files)
+    index_nodes([spec.node_id for _, spec in plan.files])
     return ImportResult(folders=plan.folders, files=len(plan.files))
 
 

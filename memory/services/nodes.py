@@ -16,6 +16,7 @@ from django.utils import timezone
 from treebeard.exceptions import PathOverflow
 
 from memory import selectors
+from memory.index.writes import index_nodes
 from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import validate_description, validate_name
@@ -220,6 +221,7 @@ def node_create(
         raise Conflict(_name_taken_message(name, parent)) from None
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
+    index_nodes([node.pk])
     node.content_size = len(content or b"") if memory_type.content is not ContentKind.NONE else None
     return node
 
@@ -259,7 +261,7 @@ def node_bulk_create(
             path = Node._get_path(parent_path, depth, position)
             node_rows.append(
                 (node_id, path, depth, len(spec.children), parent_id, memory_type.name, memory_type.is_folder,
-                 spec.name, spec.description, json.dumps(spec.context or {}), creator_id, now, now, 1)
+                 spec.name, spec.description, False, json.dumps(spec.context or {}), creator_id, now, now, 1)
             )
             if memory_type.content is not ContentKind.NONE and not defer_content:
                 content_rows.append(content_values(node_id, spec.content or b""))
@@ -273,12 +275,13 @@ def node_bulk_create(
         raise Conflict(f"A name is already taken in '{parent.name}'.") from None
     insert_rows(NodeContent, CONTENT_COLUMNS, content_rows, types=CONTENT_TYPES)
     Node.objects.filter(pk=parent.pk).update(numchild=F("numchild") + len(specs))
+    index_nodes([row[0] for row in node_rows])  # with deferred content, the caller indexes it
     return len(node_rows)
 
 
 NODE_COLUMNS = (
     "id", "path", "depth", "numchild", "parent", "type", "is_folder",
-    "name", "description", "context", "created_by", "created_at", "updated_at", "version",
+    "name", "description", "description_auto", "context", "created_by", "created_at", "updated_at", "version",
 )
 CONTENT_COLUMNS = ("node", "data", "size", "sha256")
 CONTENT_TYPES = ("text", "bytea", "int8", "text")  # for a binary COPY: a varchar travels as text
@@ -401,6 +404,8 @@ def node_update(
             node.save(update_fields=["name", "description", "type", "context", "version", "updated_at"])
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
+    if (node.name, node.description) != before[:2]:
+        index_nodes([node.pk], labels_only=True)
     return selectors.node_get(node_id=node.pk)
 
 
@@ -505,6 +510,7 @@ def node_content_set(*, node: Node, data: bytes, user: User, expected_version: i
     _check_version(node, expected_version)
     _content_row(node, data).save()
     Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
+    index_nodes([node.pk])
     return selectors.node_get(node_id=node.pk)
 
 

@@ -257,6 +257,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     # Work a killed worker left: ticks' runs failed, graphs' operations queued again.
     "ticks-sweep-stale": {"task": "agents.tasks.ticks_sweep_stale", "schedule": 60.0},
     "graphs-sweep-stale": {"task": "agents.tasks.graphs_sweep_stale", "schedule": 60.0},
+    "index-embed-sweep": {"task": "memory.tasks.index_embed_sweep", "schedule": 60.0},
 }
 # Beat's jobs have a queue and a worker of their own (`upkeep` in the Procfiles and compose),
 # so due ticks start and stale work is swept while a backlog of searches waits on the work
@@ -299,6 +300,19 @@ MEMSITE_SEARCH_MAX_CHUNKS = env_int("MEMSITE_SEARCH_MAX_CHUNKS", 4)  # chunks of
 # after MEMSITE_SEARCH_MAX_REQUEUES) by the beat job.
 MEMSITE_SEARCH_STALE_S = env_int("MEMSITE_SEARCH_STALE_S", 180)
 MEMSITE_SEARCH_MAX_REQUEUES = env_int("MEMSITE_SEARCH_MAX_REQUEUES", 3)
+
+# The content index (memory.index): how much of one node's content is cut into passages, and
+# how many candidates each ranking hands to the fusion.
+MEMSITE_INDEX_MAX_BYTES = env_int("MEMSITE_INDEX_MAX_BYTES", 2_000_000)
+MEMSITE_INDEX_CANDIDATES = env_int("MEMSITE_INDEX_CANDIDATES", 100)
+MEMSITE_INDEX_RELOAD_S = env_int("MEMSITE_INDEX_RELOAD_S", 600)  # each process rereads every vector
+MEMSITE_INDEX_EMBED_LOCK_S = env_int("MEMSITE_INDEX_EMBED_LOCK_S", 900)  # one embedding task at a time
+# Sentence embeddings of passages: `local` (all-MiniLM-L6-v2 on the CPU), `server` (the
+# OpenAI-compatible server's /v1/embeddings, through the LLM gateway) or `off` (full text alone).
+MEMSITE_EMBEDDINGS = env_str("MEMSITE_EMBEDDINGS", "local")
+if MEMSITE_EMBEDDINGS not in ("local", "server", "off"):
+    raise ImproperlyConfigured(f"MEMSITE_EMBEDDINGS must be local, server or off, got {MEMSITE_EMBEDDINGS!r}.")
+
 # Summaries of agents' conversations (the summarize strategy of context assembly).
 MEMSITE_SUMMARY_MAX_TOKENS = env_int("MEMSITE_SUMMARY_MAX_TOKENS", 1_000)  # one summary's length
 MEMSITE_SUMMARY_CHUNK_TOKENS = env_int("MEMSITE_SUMMARY_CHUNK_TOKENS", 6_000)  # messages read per LLM call

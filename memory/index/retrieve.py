@@ -1,0 +1,104 @@
+"""Ranked passages for a query, with no LLM: full text and nearest vectors, fused."""
+
+import functools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+
+from memory import selectors
+from memory.index import fulltext, vectors
+from memory.index.fulltext import Scope, query_words
+from memory.index.fusion import fuse
+from memory.models import Node, Passage
+
+logger = logging.getLogger(__name__)
+SNIPPET_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Hit:
+    passage_id: int
+    node_id: str
+    path: str  # readable, "/a/b/c"
+    tree_path: str  # the node's treebeard path, for grouping hits under a folder's children
+    type: str
+    name: str
+    kind: str  # "label" (name and description) or "content"
+    start: int
+    end: int
+    text: str
+    snippet: str
+    score: float  # fused
+    fulltext: float | None  # its full-text score, if that ranking found it
+    vector: float | None  # its cosine to the query, if that ranking found it
+
+
+@functools.lru_cache(maxsize=512)
+def _embedded(name: str, query: str) -> np.ndarray:
+    from memory.index.embeddings import embedder
+
+    return embedder().embed([query])[0]
+
+
+def query_vector(query: str) -> np.ndarray | None:
+    """The query's embedding, or None when embeddings are off or fail (full text alone then)."""
+    if settings.MEMSITE_EMBEDDINGS == "off":
+        return None
+    from memory.index.embeddings import embedder
+
+    model = embedder()
+    try:
+        return _embedded(model.name, query)
+    except Exception as exc:  # a server that is down must not take retrieval with it
+        logger.warning("The query was not embedded, so only full text ranks it: %s", exc)
+        return None
+
+
+def snippet(text: str, query: str) -> str:
+    """Up to SNIPPET_CHARS of the passage, around the first query word it holds."""
+    if len(text) <= SNIPPET_CHARS:
+        return text
+    lowered = text.lower()
+    found = [lowered.find(word) for word in query_words(query)]
+    first = min((at for at in found if at >= 0), default=0)
+    start = max(0, min(first - SNIPPET_CHARS // 3, len(text) - SNIPPET_CHARS))
+    start = text.rfind(" ", 0, start) + 1 if start else 0
+    piece = text[start : start + SNIPPET_CHARS].rsplit(" ", 1)[0] if start + SNIPPET_CHARS < len(text) else text[start:]
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(text) else "")
+
+
+def rankings(query: str, *, scope: Scope, limit: int) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """The full-text ranking and the vector ranking, each `limit` long at most."""
+    words = fulltext.rank(query, scope=scope, limit=limit)
+    vector = query_vector(query)
+    nearest = vectors.rank(vector, scope=scope, limit=limit) if vector is not None else []
+    return words, nearest
+
+
+def retrieve(*, query: str, start: Node | None = None, k: int = 10, types: Sequence[str] = ()) -> list[Hit]:
+    """The `k` best passages for `query` in `start`'s subtree (the whole tree when None)."""
+    scope = Scope(path=start.path if start is not None else None, types=tuple(types))
+    words, nearest = rankings(query, scope=scope, limit=max(k, settings.MEMSITE_INDEX_CANDIDATES))
+    fused = fuse([[pk for pk, _ in words], [pk for pk, _ in nearest]])
+    return _hits(fused[: k * 2], query, dict(words), dict(nearest))[:k]
+
+
+def _hits(fused: list[tuple[int, float]], query: str, words: dict[int, float], nearest: dict[int, float]) -> list[Hit]:
+    """The fused passages read back from the table (those deleted since are gone), best first."""
+    rows = Passage.objects.filter(pk__in=[pk for pk, _ in fused]).select_related("node").only(
+        "id", "kind", "start", "end", "text", "node__id", "node__path", "node__name", "node__type", "node__depth"
+    )
+    by_id = {row.pk: row for row in rows}
+    paths = selectors.node_paths(nodes={row.node_id: row.node for row in rows}.values())
+    return [
+        Hit(
+            passage_id=pk, node_id=row.node_id, path=paths[row.node_id], tree_path=row.node.path,
+            type=row.node.type, name=row.node.name, kind=row.kind, start=row.start, end=row.end, text=row.text,
+            snippet=snippet(row.text, query), score=round(score, 6), fulltext=words.get(pk), vector=nearest.get(pk),
+        )
+        for pk, score in fused
+        if (row := by_id.get(pk)) is not None
+    ]

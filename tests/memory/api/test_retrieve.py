@@ -1,0 +1,63 @@
+"""POST /api/retrieve/: ranked passages, and a clear 4xx for bad input."""
+
+import pytest
+
+from tests.factories import DocumentFactory, NodeFactory
+
+pytestmark = pytest.mark.django_db
+URL = "/api/retrieve/"
+
+
+@pytest.fixture(autouse=True)
+def full_text_only(settings):
+    settings.MEMSITE_EMBEDDINGS = "off"
+
+
+def test_retrieve_returns_ranked_passages_with_paths_and_offsets(api):
+    folder = NodeFactory(name="logs", description="Logs")
+    text = "Bo: morning.\n\nAna: I moved to Lisbon last spring for the new job."
+    doc = DocumentFactory(parent=folder, name="session-3", description="Session 3", content=text.encode())
+    response = api.post(URL, {"query": "Where did Ana move?", "k": 3}, format="json")
+    assert response.status_code == 200, response.content
+    first = response.json()["results"][0]
+    assert first["node"] == doc.pk and first["path"] == "/swarmstar/logs/session-3"
+    assert "Lisbon" in text[first["start"] : first["end"]]
+    assert first["scores"]["fulltext"] > 0 and first["scores"]["vector"] is None
+    assert first["kind"] == "content" and "Lisbon" in first["snippet"]
+
+
+def test_start_limits_the_subtree(api):
+    a, b = NodeFactory(), NodeFactory()
+    DocumentFactory(parent=a, content=b"pelican")
+    in_b = DocumentFactory(parent=b, content=b"pelican")
+    response = api.post(URL, {"query": "pelican", "start": b.pk}, format="json")
+    assert [hit["node"] for hit in response.json()["results"]] == [in_b.pk]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": "x", "k": 0}, "k"),
+        ({"query": "x", "k": 101}, "k"),
+        ({"query": "x", "k": "5"}, "k"),
+        ({"query": "x", "types": ["nonsense"]}, "types"),
+        ({"query": "x", "extra": 1}, "extra"),
+        ({}, "query"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(api, body, field):
+    response = api.post(URL, body, format="json")
+    assert response.status_code == 400
+    assert field in response.content.decode()
+
+
+def test_an_unknown_start_node_is_a_404(api):
+    response = api.post(URL, {"query": "x", "start": "memory_" + "0" * 32}, format="json")
+    assert response.status_code == 404
+    assert "memory_" in response.json()["detail"]
+
+
+def test_retrieve_needs_authentication(client):
+    assert client.post(URL, {"query": "x"}, content_type="application/json").status_code in (401, 403)

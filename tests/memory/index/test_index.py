@@ -1,0 +1,120 @@
+"""The content index follows every write, and retrieval stays in its scope."""
+
+import io
+
+import pytest
+from django.db import transaction
+
+from memory import services
+from memory.index.retrieve import retrieve
+from memory.index.writes import index_rebuild
+from memory.models import Node, Passage
+from memsite.errors import InvalidInput
+from tests.archives import tar_gz
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def full_text_only(settings):
+    settings.MEMSITE_EMBEDDINGS = "off"
+
+
+def found(query, **kwargs) -> list[str]:
+    return [hit.node_id for hit in retrieve(query=query, **kwargs)]
+
+
+def passages(node) -> list[tuple]:
+    return list(Passage.objects.filter(node=node).order_by("seq").values_list("seq", "kind", "start", "end", "text"))
+
+
+def test_a_created_document_is_found_by_its_content():
+    doc = DocumentFactory(name="session-1", description="Session 1", content=b"Ana: my sister adopted a greyhound.")
+    other = DocumentFactory(content=b"Nothing about dogs here, only weather.")
+    assert found("greyhound adoption") == [doc.pk]
+    hit = retrieve(query="greyhound")[0]
+    assert hit.kind == "content" and hit.fulltext is not None and hit.vector is None
+    assert "greyhound" in hit.snippet and hit.path.endswith("/session-1")
+    assert other.pk not in found("greyhound")
+
+
+def test_a_content_put_replaces_the_old_words():
+    doc = DocumentFactory(content=b"The launch code is alpha.")
+    services.node_content_set(node=doc, data=b"The launch code is bravo.", user=None)
+    assert found("bravo") == [doc.pk]
+    assert found("alpha") == []
+
+
+def test_rename_and_description_change_the_label_passage_only():
+    doc = DocumentFactory(name="draft.md", description="", content=b"body text")
+    content_before = passages(doc)[1:]
+    services.node_update(node=doc, user=None, name="quarterly.md", description="revenue figures")
+    assert found("quarterly revenue") == [doc.pk]
+    assert found("draft") == []
+    assert passages(doc)[1:] == content_before
+
+
+def test_moving_a_node_moves_it_out_of_a_scope():
+    left, right = NodeFactory(name="left"), NodeFactory(name="right")
+    doc = DocumentFactory(parent=left, content=b"zebra crossing")
+    assert found("zebra", start=left) == [doc.pk]
+    services.node_move(node=doc, new_parent=right, user=None)
+    assert found("zebra", start=left) == []
+    assert found("zebra", start=right) == [doc.pk]
+
+
+def test_deleting_a_branch_deletes_its_passages():
+    folder = NodeFactory()
+    doc = DocumentFactory(parent=folder, content=b"walrus")
+    services.node_delete(node=folder, user=None)
+    assert not Passage.objects.filter(node_id=doc.pk).exists()
+    assert found("walrus") == []
+
+
+def test_a_rolled_back_write_leaves_no_passage():
+    with pytest.raises(RuntimeError), transaction.atomic():
+        DocumentFactory(content=b"platypus")
+        raise RuntimeError
+    assert found("platypus") == []
+    assert not Passage.objects.filter(text__contains="platypus").exists()
+
+
+def test_an_archive_import_indexes_its_text_files_and_a_failed_one_nothing(user):
+    project = ProjectFactory()
+    archive = tar_gz({"src/app.py": b"def compute_tax(): pass\n", "logo.png": b"\x89PNG\x00\x00binary"})
+    services.project_import(project=project, archive=io.BytesIO(archive), user=user)
+    assert [hit.name for hit in retrieve(query="compute_tax")] == ["app.py"]
+    assert not Passage.objects.filter(node__name="logo.png", kind="content").exists()
+    before = Passage.objects.count()
+    with pytest.raises(InvalidInput):
+        services.project_import(project=project, archive=io.BytesIO(tar_gz({"a.py": b"x", "../b.py": b"y"})), user=user)
+    assert Passage.objects.count() == before
+
+
+def test_rebuild_equals_incremental():
+    folder = NodeFactory()
+    docs = [DocumentFactory(parent=folder, content=(f"para {n}\n\n" * 300).encode()) for n in range(3)]
+    services.node_update(node=docs[0], user=None, description="renamed")
+    services.node_content_set(node=docs[1], data=b"short now", user=None)
+    incremental = sorted(Passage.objects.values_list("node_id", "seq", "kind", "start", "end", "text"))
+    index_rebuild()
+    assert sorted(Passage.objects.values_list("node_id", "seq", "kind", "start", "end", "text")) == incremental
+
+
+def test_scope_never_returns_a_node_outside_the_start_subtree():
+    inside, outside = NodeFactory(), NodeFactory()
+    nested = NodeFactory(parent=inside)
+    for parent in (inside, nested, outside):
+        for n in range(5):
+            DocumentFactory(parent=parent, content=f"shared keyword mango {n}".encode())
+    inside_ids = set(Node.objects.filter(path__startswith=inside.path).values_list("pk", flat=True))
+    hits = retrieve(query="mango keyword", start=inside, k=100)
+    assert len(hits) == 10 and {hit.node_id for hit in hits} <= inside_ids
+
+
+def test_types_filter():
+    folder = NodeFactory(name="mango-folder", description="mango")
+    DocumentFactory(parent=folder, content=b"mango")
+    assert {hit.type for hit in retrieve(query="mango", types=["document"])} == {"document"}
+    assert {hit.type for hit in retrieve(query="mango", types=["folder"])} == {"folder"}

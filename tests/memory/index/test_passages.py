@@ -1,0 +1,50 @@
+"""Cutting text into passages, and fusing rankings: pure functions."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory.index.fusion import fuse
+from memory.index.passages import MAX_CHARS, TARGET_CHARS, cut
+
+
+def test_short_paragraphs_are_joined_and_offsets_point_into_the_text():
+    text = "Ana: hello there.\nBo: hi!\n\nAna: I adopted a cat named Miso.\n\nBo: nice."
+    pieces = cut(text)
+    assert len(pieces) == 1
+    assert text[pieces[0].start : pieces[0].end] == pieces[0].text
+    assert "Miso" in pieces[0].text
+
+
+def test_a_long_conversation_is_cut_at_line_boundaries():
+    lines = [f"Speaker {n % 2}: turn number {n} says something ordinary about the weather." for n in range(200)]
+    text = "\n".join(lines)
+    pieces = cut(text)
+    assert len(pieces) > 5
+    for piece in pieces:
+        assert text[piece.start : piece.end] == piece.text
+        assert len(piece.text) <= TARGET_CHARS + MAX_CHARS
+        assert piece.text.startswith("Speaker") and piece.text.endswith(".")  # whole lines only
+
+
+def test_a_line_without_breaks_is_cut_between_words():
+    text = "word " * 1000
+    pieces = cut(text)
+    assert all(len(piece.text) <= MAX_CHARS for piece in pieces)
+    assert all(not piece.text.startswith("ord") for piece in pieces)
+
+
+@given(st.text(alphabet=st.sampled_from("ab \n.\t"), max_size=5_000))
+def test_pieces_cover_every_word_in_order_without_overlap(text):
+    pieces = cut(text)
+    assert [piece.start for piece in pieces] == sorted(piece.start for piece in pieces)
+    for before, after in zip(pieces, pieces[1:]):
+        assert before.end <= after.start
+    covered = "".join(piece.text for piece in pieces)
+    assert "".join(covered.split()) == "".join(text.split())
+
+
+def test_fusion_keeps_items_only_one_ranking_found():
+    fused = dict(fuse([[1, 2, 3], [4, 2]]))
+    assert set(fused) == {1, 2, 3, 4}
+    assert max(fused, key=fused.get) == 2  # found by both
+    assert fused[4] > fused[3]  # first of its ranking beats third of the other
