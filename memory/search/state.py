@@ -3,11 +3,25 @@
 from pydantic import BaseModel, Field
 
 
+class Citation(BaseModel):
+    node: str
+    start: int  # character offsets in the node's text
+    end: int
+
+
+MAX_CITATIONS = 10  # of one answer: the latest kept
+
+
 class QuestionAnswer(BaseModel):
     question: str
     answer: str = ""
     node_ids: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
     complete: bool = False
+
+    def cite(self, citations: list[Citation]) -> None:
+        fresh = [citation for citation in citations if citation not in self.citations]
+        self.citations = [*self.citations, *fresh][-MAX_CITATIONS:]
 
 
 class WalkState(BaseModel):
@@ -37,6 +51,8 @@ class WalkState(BaseModel):
     # What the walk learnt outside the nodes' own text: sub-search answers, user answers.
     notes: list[str] = Field(default_factory=list)
     found: list[str] = Field(default_factory=list)  # nodes that are themselves answers
+    # The router was offered the nodes of the best passages before routing from the start.
+    shortcut_done: bool = False
     child: int | None = None  # the running sub-search
 
     @property

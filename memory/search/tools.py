@@ -8,18 +8,16 @@ recorded result or node instead of running it again, so an interactive tool neve
 same node twice."""
 
 import fnmatch
-import functools
 import hashlib
 import json
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Case, Q, Value, When
 from pydantic import BaseModel, Field
 
 from memory import selectors
+from memory.index.retrieve import Hit, retrieve
 from memory.models import Node
 from memsite.llm.providers.offline import Reading, terms
 
@@ -84,29 +82,21 @@ class NoArguments(BaseModel):
     pass
 
 
-def _subtree(node: Node | None):
-    return selectors.node_subtree(node=node, include_self=False) if node is not None else Node.objects.all()
-
-
 def full_text_search(tool_input: ToolInput) -> ToolOutput:
-    """Nodes under the folder whose name or description holds the query's words, those holding
-    the most first (ranked by the database, so the best are not cut off by the limit)."""
-    words = list(dict.fromkeys(terms(tool_input.arguments.query)))[:8]
-    if not words:
+    """Nodes under the folder holding the query's words in their name, description or content,
+    ranked by the content index (full text and embeddings fused), each with its best passage."""
+    query = tool_input.arguments.query
+    if not terms(query):
         return ToolOutput(text="No words to search for.", found=False)
-    holds = [Q(name__icontains=word) | Q(description__icontains=word) for word in words]
-    hits = sum((Case(When(condition, then=1), default=0) for condition in holds), Value(0))
-    best = list(
-        _subtree(tool_input.node)
-        .filter(functools.reduce(operator.or_, holds))
-        .annotate(hits=hits)
-        .order_by("-hits", "path")
-        .only("id", "name", "description")[:MAX_RESULTS]
-    )
-    if not best:
-        return ToolOutput(text=f"No node matches {' '.join(words)!r}.", found=False)
-    lines = "\n".join(f"[{node.id}] {node.name}: {node.description}" for node in best)
-    return ToolOutput(text=lines, nodes=[node.id for node in best])
+    best: dict[str, Hit] = {}
+    for hit in retrieve(query=query, start=tool_input.node, k=MAX_RESULTS * 3):
+        if hit.node_id != getattr(tool_input.node, "pk", None):
+            best.setdefault(hit.node_id, hit)
+    hits = list(best.values())[:MAX_RESULTS]
+    if not hits:
+        return ToolOutput(text=f"No node matches {query!r}.", found=False)
+    lines = "\n".join(f"[{hit.node_id}] {hit.path}: {' '.join(hit.snippet.split())}" for hit in hits)
+    return ToolOutput(text=lines, nodes=[hit.node_id for hit in hits])
 
 
 def list_files(tool_input: ToolInput) -> ToolOutput:
@@ -147,7 +137,7 @@ def save_answer(tool_input: ToolInput) -> ToolOutput:
 
 FULL_TEXT = Tool(
     "full_text_search",
-    "Search the names and descriptions of every node under this folder for words.",
+    "Search the names, descriptions and contents of every node under this folder for words.",
     False,
     QueryArguments,
     full_text_search,

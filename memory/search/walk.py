@@ -21,9 +21,11 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from memory import selectors
+from memory.index.retrieve import Hit, retrieve
 from memory.models import Node, Search, SearchStep, ToolCall
 from memory.search import prompts
-from memory.search.state import WalkState
+from memory.index.citations import cite
+from memory.search.state import Citation, WalkState
 from memory.search.tools import NoArguments, Tool, ToolInput, tool_by_id, tools_for
 from memory.types import RenderInput, get_type
 from memsite.llm import complete
@@ -185,16 +187,17 @@ def _notes(state: WalkState) -> list[str]:
 
 
 def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome:
+    if not state.trail and not state.shortcut_done:
+        outcome = _shortcut(search, state, folder)
+        if outcome is not None:
+            return outcome
     key = folder.pk if folder is not None else ""
     marked = {*state.visited, *state.unviable, *state.passed.get(key, ())}
     children = selectors.node_children(node=folder) if folder is not None else selectors.node_roots()
-    candidates = [
-        prompts.Option(node_id, prompts.option_label(name, description))
-        for node_id, name, description in children.values_list("id", "name", "description")
-        if node_id not in marked
-    ]
-    if candidates:
-        return _route(search, state, key=key, candidates=candidates, where=_name(folder), node=folder)
+    rows = [row for row in children.values_list("id", "name", "description", "path") if row[0] not in marked]
+    if rows:
+        candidates, detail = _by_passages(state, folder, rows)
+        return _route(search, state, key=key, candidates=candidates, where=_name(folder), node=folder, detail=detail)
     if settings.MEMSITE_SEARCH_TOOLS and key not in state.tools_tried and _tools(state, folder):
         return _choose_tool(search, state, folder, key)
     if folder is not None:
@@ -206,16 +209,88 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome
     return _exhausted(search, state)
 
 
-def _route(search: Search, state: WalkState, *, key: str, candidates: list[prompts.Option], where: str, node: Node | None) -> Outcome:
-    """Show the router the best batch of `candidates` (the unmarked options at `key`: a folder,
-    or a tool's results) and follow its choice."""
+# The content index -----------------------------------------------------------------------------
+
+SHORTCUT_KEY = "hits"
+SNIPPET_CHARS = 200  # of an option's best passage, shown to the router
+MAX_CANDIDATES_SHOWN = 20  # in a step's trace
+
+
+def _hits(state: WalkState, start: Node | None, k: int) -> list[Hit]:
+    return retrieve(query=" ".join(state.remaining), start=start, k=k)
+
+
+def _snippet(hit: Hit) -> str:
+    text = " ".join(hit.snippet.split())
+    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+def _label(name: str, description: str, hit: Hit | None) -> str:
+    """`name: description`, and the best passage under the option when one is in its content."""
+    label = prompts.option_label(name, description)
+    if hit is None or hit.kind != "content":
+        return label
+    return f"{label}{' |' if description.strip() else ':'} matched: {_snippet(hit)}"
+
+
+def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str, Any]]:
+    """What the trace shows of the options a step ranked: each with its best passage's score."""
+    return [
+        {
+            "node": option.key,
+            "name": option.label.split(":", 1)[0].split(" | ", 1)[0],
+            "score": best[option.key].score if option.key in best else None,
+            "snippet": _snippet(best[option.key]) if option.key in best else "",
+        }
+        for option in options[:MAX_CANDIDATES_SHOWN]
+    ]
+
+
+def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome | None:
+    """Before routing from the start, the router may go straight to the nodes holding the best
+    passages for the questions. None once it has passed them all (or there are none)."""
+    marked = {*state.visited, *state.unviable, *state.passed.get(SHORTCUT_KEY, ())}
+    wanted = settings.MEMSITE_SEARCH_SHORTCUT_HITS
+    best: dict[str, Hit] = {}
+    for hit in _hits(state, start, settings.MEMSITE_INDEX_CANDIDATES) if wanted else ():
+        if hit.kind == "content" and hit.node_id not in marked and len(best) < wanted:
+            best.setdefault(hit.node_id, hit)
+    if not best:
+        state.shortcut_done = True
+        return None
+    options = [prompts.Option(node_id, f"{hit.path}: {_snippet(hit)}") for node_id, hit in best.items()]
+    where = "the passages that best match the questions"
+    return _route(search, state, key=SHORTCUT_KEY, candidates=options, where=where, node=start, detail={"candidates": _seen(options, best)})
+
+
+def _by_passages(state: WalkState, folder: Node | None, rows: list[tuple[str, str, str, str]]) -> tuple[list[prompts.Option], dict[str, Any]]:
+    """A folder's unmarked children, those holding the best passages under them first (with
+    the passage beside the description), the rest by lexical overlap with the questions."""
+    prefix = len(folder.path) + Node.steplen if folder is not None else Node.steplen
+    child_of = {path: node_id for node_id, _, _, path in rows}
+    best: dict[str, Hit] = {}
+    for hit in _hits(state, folder, settings.MEMSITE_INDEX_CANDIDATES):
+        child = child_of.get(hit.tree_path[:prefix])
+        if child is not None:
+            best.setdefault(child, hit)
+    options = {node_id: prompts.Option(node_id, _label(name, description, best.get(node_id))) for node_id, name, description, _ in rows}
+    rest = prompts.lexical_rank([option for key, option in options.items() if key not in best], state.remaining)
+    ranked = [options[node_id] for node_id in best] + rest
+    return ranked, {"candidates": _seen(ranked, best)}
+
+
+def _route(
+    search: Search, state: WalkState, *, key: str, candidates: list[prompts.Option], where: str, node: Node | None,
+    detail: dict[str, Any] | None = None,
+) -> Outcome:
+    """Show the router the first batch of `candidates` (the unmarked options at `key`, best
+    first: a folder, the best passages' nodes, or a tool's results) and follow its choice."""
     counter = offline_counter()
-    ranked = prompts.lexical_rank(candidates, state.remaining) if len(candidates) > 1 else candidates
-    shown = prompts.batch_by_tokens(ranked, budget=settings.MEMSITE_SEARCH_ROUTE_TOKENS, count_tokens=counter.count)
+    shown = prompts.batch_by_tokens(candidates, budget=settings.MEMSITE_SEARCH_ROUTE_TOKENS, count_tokens=counter.count)
     messages = prompts.route_messages(
         questions=state.remaining, context=search.context, notes=_notes(state), where=where, options=shown
     )
-    detail: dict[str, Any] = {"shown": [option.key for option in shown], "candidates": len(candidates)}
+    detail = {**(detail or {}), "shown": [option.key for option in shown], "options": len(candidates)}
     try:
         reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.route_reply(len(shown)))
     except _Rejected as exc:
@@ -239,8 +314,10 @@ def _route(search: Search, state: WalkState, *, key: str, candidates: list[promp
 # At a node with content ----------------------------------------------------------------------
 
 
-def _chunks(node: Node) -> list[str]:
-    """The node rendered by its type's handler, cut into chunks of the reading budget."""
+def _chunks(node: Node, questions: list[str]) -> list[str]:
+    """The node rendered by its type's handler, cut into chunks of the reading budget; for a
+    node longer than one chunk, its best passages for the questions come first, wherever they
+    are in it (the chunks cover only its first MEMSITE_SEARCH_MAX_CHUNKS)."""
     size = settings.MEMSITE_SEARCH_READ_TOKENS
     text = get_type(node.type).render(
         RenderInput(
@@ -254,11 +331,27 @@ def _chunks(node: Node) -> list[str]:
     )
     encoding = offline_counter().encoding
     tokens = encoding.encode(text, disallowed_special=())
-    return [encoding.decode(tokens[start : start + size]) for start in range(0, max(len(tokens), 1), size)]
+    chunks = [encoding.decode(tokens[start : start + size]) for start in range(0, max(len(tokens), 1), size)]
+    best = _best_passages(node, questions) if len(chunks) > 1 or len(tokens) >= size * settings.MEMSITE_SEARCH_MAX_CHUNKS else ""
+    return [best, *chunks] if best else chunks
+
+
+def _best_passages(node: Node, questions: list[str]) -> str:
+    """The node's passages that best match the questions, in the text's order, within one
+    reading budget, each headed by where it is."""
+    hits = [hit for hit in retrieve(query=" ".join(questions), start=node, k=8) if hit.kind == "content"]
+    counter, budget, kept = offline_counter(), settings.MEMSITE_SEARCH_READ_TOKENS, []
+    for hit in hits:
+        piece = f"[characters {hit.start}-{hit.end}]\n{hit.text}"
+        budget -= counter.count(piece)
+        if budget < 0:
+            break
+        kept.append((hit.start, piece))
+    return "\n\n".join(piece for _, piece in sorted(kept))
 
 
 def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
-    chunks = _chunks(node)
+    chunks = _chunks(node, state.remaining)
     part = min(state.chunk, len(chunks) - 1)
     node_line = f"[{node.pk}] {prompts.option_label(node.name, node.description)}"
     if len(chunks) > 1:
@@ -284,15 +377,7 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
         reply, call = _ask(search, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
     except _Rejected as exc:
         return Outcome(Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True})
-    answered = []
-    for finding in reply.findings:
-        entry = open_entries[finding.question - 1]
-        joined = f"{entry.answer} {finding.answer}".strip() if entry.answer and not finding.complete else finding.answer
-        entry.answer = joined[-MAX_ANSWER_CHARS:]  # the latest findings, when they pile up
-        if node is not None and node.pk not in entry.node_ids:
-            entry.node_ids.append(node.pk)
-        entry.complete = entry.complete or finding.complete
-        answered.append(entry.question)
+    answered = _apply_findings(open_entries, reply.findings, node)
     if reply.is_answer and node is not None and node.pk not in state.found:
         state.found.append(node.pk)
     known = {*state.arisen, *(entry.question for entry in state.answers)}
@@ -306,6 +391,23 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
         summary += f"; {len(spawn)} new question(s)"
     detail = {"answered": answered, "new_questions": new, "is_answer": reply.is_answer}
     return Outcome(Kind.READ, state, f"{summary}.", node=node, call=call, detail=detail, spawn=spawn)
+
+
+def _apply_findings(open_entries: list, findings: list, node: Node | None) -> list[str]:
+    """Each finding joined to its question's answer, with where in the node it came from;
+    returns the questions answered."""
+    answered = []
+    for finding in findings:
+        entry = open_entries[finding.question - 1]
+        joined = f"{entry.answer} {finding.answer}".strip() if entry.answer and not finding.complete else finding.answer
+        entry.answer = joined[-MAX_ANSWER_CHARS:]  # the latest findings, when they pile up
+        if node is not None:
+            if node.pk not in entry.node_ids:
+                entry.node_ids.append(node.pk)
+            entry.cite([Citation(node=c.node_id, start=c.start, end=c.end) for c in cite(node_id=node.pk, answer=finding.answer)])
+        entry.complete = entry.complete or finding.complete
+        answered.append(entry.question)
+    return answered
 
 
 # Tools ---------------------------------------------------------------------------------------
@@ -409,7 +511,8 @@ def _tool_results(search: Search, state: WalkState) -> Outcome | None:
         candidates = [prompts.Option(node_id, found[node_id]) for node_id in tool_call.nodes if node_id in found and node_id not in marked]
         if candidates:
             where = f"the results of {tool_call.tool} {tool_call.arguments}"
-            return _route(search, state, key=key, candidates=candidates, where=where, node=None)
+            ranked = prompts.lexical_rank(candidates, state.remaining)
+            return _route(search, state, key=key, candidates=ranked, where=where, node=None)
     del state.tool_results[here]
     if tool_call is None or tool_call.nodes:
         return None
@@ -424,7 +527,7 @@ def _exhausted(search: Search, state: WalkState) -> Outcome:
         state.restarts += 1
         state.known_at_start = state.known
         state.visited, state.unviable, state.passed, state.tools_tried, state.trail = [], [], {}, [], []
-        state.tool_results = {}
+        state.tool_results, state.shortcut_done = {}, False
         return Outcome(Kind.RESTART, state, f"Tree exhausted with {len(state.remaining)} question(s) open; restarting with what was learnt.")
     if search.fallback == Search.Fallback.ASK_USER and search.parent_id is None:
         return Outcome(Kind.ASK_USER, state, "Tree exhausted; asking the user.", ask_user=state.remaining)

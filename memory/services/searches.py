@@ -12,6 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memory import selectors
+from memory.index.citations import cited_passages
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memory.search import walk
 from memory.search.state import QuestionAnswer, WalkState
@@ -306,16 +307,34 @@ def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
     )
 
 
-def _finish(search: Search, state: WalkState, *, status: str, because: str, hand_back: bool = True) -> None:
+def _found_nodes(state: WalkState) -> list[dict]:
+    """output=node: the nodes that are answers, in the order the walk found them (its best
+    first), each with the passages its answers were cited from."""
     found = list(Node.objects.filter(pk__in=state.found).only("id", "name", "path"))
     paths = selectors.node_paths(nodes=found)
     order = {node_id: position for position, node_id in enumerate(state.found)}
+    cited: dict[str, list[tuple[int, int]]] = {}
+    for entry in state.answers:
+        for citation in entry.citations:
+            cited.setdefault(citation.node, []).append((citation.start, citation.end))
+    return [
+        {
+            "id": node.pk,
+            "name": node.name,
+            "path": paths.get(node.pk, node.name),
+            "passages": [
+                {"start": start, "end": end, "snippet": snippet}
+                for start, end, snippet in cited_passages(node_id=node.pk, ranges=cited.get(node.pk, []))
+            ],
+        }
+        for node in sorted(found, key=lambda node: order[node.pk])
+    ]
+
+
+def _finish(search: Search, state: WalkState, *, status: str, because: str, hand_back: bool = True) -> None:
     search.result = {
         "answers": [entry.model_dump(mode="json") for entry in state.answers],
-        "nodes": [
-            {"id": node.pk, "name": node.name, "path": paths.get(node.pk, node.name)}
-            for node in sorted(found, key=lambda node: order[node.pk])
-        ],
+        "nodes": _found_nodes(state) if search.output == Search.Output.NODE else [],
         "open_questions": state.remaining,
         "ended_because": because,
     }

@@ -296,6 +296,8 @@ MEMSITE_SEARCH_READ_TOKENS = env_int("MEMSITE_SEARCH_READ_TOKENS", 3_000)  # con
 MEMSITE_SEARCH_TOOLS = env_bool("MEMSITE_SEARCH_TOOLS", True)  # offer a folder's tool tree before leaving it
 MEMSITE_SEARCH_NOTES_TOKENS = env_int("MEMSITE_SEARCH_NOTES_TOKENS", 1_500)  # what was learnt, in each prompt
 MEMSITE_SEARCH_MAX_CHUNKS = env_int("MEMSITE_SEARCH_MAX_CHUNKS", 4)  # chunks of one node's content read
+# Nodes of the best passages offered to the router before it routes from the start (0: none).
+MEMSITE_SEARCH_SHORTCUT_HITS = env_int("MEMSITE_SEARCH_SHORTCUT_HITS", 5, minimum=0)
 # A running search whose worker has not written a step for this long is re-queued (or failed
 # after MEMSITE_SEARCH_MAX_REQUEUES) by the beat job.
 MEMSITE_SEARCH_STALE_S = env_int("MEMSITE_SEARCH_STALE_S", 180)

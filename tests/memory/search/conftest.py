@@ -7,7 +7,9 @@ from tests.fake_openai import FakeOpenAI
 
 @pytest.fixture(autouse=True)
 def search_settings(settings, internal):
-    """The offline provider, small budgets and no tool fallback unless a test asks for them."""
+    """The offline provider, small budgets, no tool fallback and no shortcut to the best
+    passages (the scripted walks follow the tree) unless a test asks for them; full text alone
+    ranks passages."""
     settings.MEMSITE_LLM_PROVIDER = "offline"
     settings.OPENAI_API_KEY = None
     settings.OPENAI_BASE_URL = None
@@ -15,6 +17,8 @@ def search_settings(settings, internal):
     settings.MEMSITE_LLM_MAX_RETRIES = 0
     settings.MEMSITE_SEARCH_TOOLS = False
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
+    settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0
+    settings.MEMSITE_EMBEDDINGS = "off"
     return settings
 
 

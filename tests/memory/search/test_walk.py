@@ -41,7 +41,10 @@ def test_routes_down_marks_unviable_options_and_answers(llm, tree):
 
     assert search.status == Search.Status.DONE and search.ended_because == "answered"
     [answer] = search.result["answers"]
-    assert answer == {"question": QUESTION, "answer": "A quarter of the RAM.", "node_ids": [tree["pg-tuning.md"].pk], "complete": True}
+    pg = tree["pg-tuning.md"].pk
+    # Not a quotation: cited as the passage sharing the most words with it, the whole text here.
+    citations = [{"node": pg, "start": 0, "end": len("Set shared_buffers to a quarter of the RAM.")}]
+    assert answer == {"question": QUESTION, "answer": "A quarter of the RAM.", "node_ids": [pg], "citations": citations, "complete": True}
     walked = state(search)
     assert set(walked.unviable) == {Node.objects.get(name="swarmstar").pk, tree["frontend"].pk}
     assert walked.visited == [tree["pg-tuning.md"].pk]  # kept apart from the unviable marks

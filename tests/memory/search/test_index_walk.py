@@ -1,0 +1,93 @@
+"""The walk uses the content index: memory whose descriptions say nothing about content."""
+
+import pytest
+
+from memory import selectors, services
+from memory.models import Search, SearchStep
+from tests.memory.search.conftest import run_search
+from tests.memory.search.tree import pick, shown
+
+FACT = "Ana: I finally adopted a greyhound, she is called Pixel."
+FILLER = [
+    "Bo: Morning! Did you sleep well?",
+    "Ana: Not really, the neighbours had a party.",
+    "Bo: The weather is supposed to turn tomorrow.",
+    "Ana: Then I will take the bus instead of cycling.",
+]
+
+
+@pytest.fixture
+def sessions(db, internal):
+    """Twelve sessions described only by who spoke and when; the fact is in session 7."""
+    folder = services.node_create(parent=internal["swarmstar"], type="folder", name="logs", description="Conversation logs")
+    nodes = {}
+    for number in range(1, 13):
+        turns = [*FILLER, f"Bo: Session {number} ends here."]
+        if number == 7:
+            turns.insert(2, FACT)
+        nodes[number] = services.node_create(
+            parent=folder, type="document", name=f"session-{number:02}",
+            description=f"Session {number}, Ana and Bo, 2026-03-{number:02}", content="\n".join(turns).encode(),
+        )
+    return folder, nodes
+
+
+@pytest.fixture
+def shortcut(search_settings):
+    search_settings.MEMSITE_SEARCH_SHORTCUT_HITS = 5
+
+
+def test_offline_the_best_passages_lead_to_the_planted_fact(sessions, shortcut):
+    _, nodes = sessions
+    search = run_search(["What is the greyhound called?"], output="node")
+    assert search.status == Search.Status.DONE and search.ended_because == "answered", search.ended_because
+    [node] = search.result["nodes"]
+    assert node["id"] == nodes[7].pk and node["path"] == "/swarmstar/logs/session-07"
+    text = selectors.node_content(node=nodes[7]).decode()
+    [passage] = node["passages"]
+    assert FACT in text[passage["start"] : passage["end"]]
+    assert search.llm_calls <= 3
+
+
+def test_output_answer_cites_offsets_and_lists_no_nodes(sessions, shortcut):
+    _, nodes = sessions
+    search = run_search(["What is the greyhound called?"], output="answer")
+    [answer] = search.result["answers"]
+    assert "Pixel" in answer["answer"] and search.result["nodes"] == []
+    text = selectors.node_content(node=nodes[7]).decode()
+    assert [citation["node"] for citation in answer["citations"]] == [nodes[7].pk]
+    citation = answer["citations"][0]
+    assert "Pixel" in text[citation["start"] : citation["end"]]
+
+
+def test_a_folder_s_options_come_best_passage_first_with_the_passage_shown(sessions, llm):
+    folder, nodes = sessions
+    llm.script(pick(None))
+    run_search(["What is the greyhound called?"], start_node=folder)
+    numbers = shown(llm.requests[0])
+    assert numbers["session-07"] == 1
+    listed = llm.requests[0].messages[-1]["content"]
+    assert "session-07: Session 7, Ana and Bo, 2026-03-07 | matched: " in listed and "Pixel" in listed
+    step = SearchStep.objects.get(kind=SearchStep.Kind.ROUTE)
+    first = step.detail["candidates"][0]
+    assert first["node"] == nodes[7].pk and first["score"] > 0 and "greyhound" in first["snippet"]
+    assert all(candidate["score"] is None for candidate in step.detail["candidates"][1:])
+
+
+def test_the_shortcut_is_offered_once_before_the_tree(sessions, llm, shortcut):
+    _, nodes = sessions
+    llm.script(pick(None), pick(None))
+    search = run_search(["What is the greyhound called?"])
+    first, second = llm.requests[0].messages[-1]["content"], llm.requests[1].messages[-1]["content"]
+    assert "/swarmstar/logs/session-07:" in first and "swarmstar" in shown(llm.requests[1])
+    assert "session-07" not in second
+    assert search.steps.first().detail["candidates"][0]["node"] == nodes[7].pk
+
+
+def test_the_full_text_tool_finds_content(sessions, llm, search_settings):
+    folder, nodes = sessions
+    search_settings.MEMSITE_SEARCH_TOOLS = True
+    from memory.search.tools import QueryArguments, ToolInput, full_text_search
+
+    found = full_text_search(ToolInput(node=folder, arguments=QueryArguments(query="greyhound"), questions=[], answers=[]))
+    assert found.nodes == [nodes[7].pk] and "greyhound" in found.text
