@@ -2,6 +2,7 @@
 
 from django import forms
 
+from memory.api.retrieve import MAX_QUERY_CHARS
 from memory.types import ContentKind, all_types
 
 # Created elsewhere: internal folders by memsite itself, project files by archive uploads.
@@ -55,3 +56,16 @@ def form_error_message(form: forms.Form) -> str:
         for error in errors:
             parts.append(f"{label}: {error}" if label else str(error))
     return " ".join(parts)
+
+
+class FindForm(forms.Form):
+    """The memory page's search box: the same bound on the query as `POST /api/retrieve/`."""
+
+    q = forms.CharField(
+        label="Query",
+        required=False,
+        max_length=MAX_QUERY_CHARS,
+        error_messages={
+            "max_length": f"%(show_value)d characters, over the limit of {MAX_QUERY_CHARS:,}. Shorten it.",
+        },
+    )

@@ -6,6 +6,8 @@ app_name = "memory"
 
 urlpatterns = [
     path("memory/", views.browser, name="browser"),
+    # Before the node's page, whose <node_id> would take "find".
+    path("memory/find/", views.find, name="find"),
     path("memory/<str:node_id>/", views.node_detail, name="node_detail"),
     path("memory/<str:node_id>/children/", views.node_children, name="node_children"),
     path("memory/<str:node_id>/create/", views.node_create, name="node_create"),

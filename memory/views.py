@@ -17,7 +17,9 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.http import content_disposition_header
+from django.utils.safestring import SafeString
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
@@ -27,11 +29,14 @@ from memory.api.http import MULTIPART_SLACK_BYTES
 from memory.forms import (
     ArchiveUploadForm,
     DocumentEditForm,
+    FindForm,
     MarkdownPreviewForm,
     NodeCreateForm,
     NodeUpdateForm,
     form_error_message,
 )
+from memory.index.fulltext import query_words
+from memory.index.retrieve import Hit, retrieve
 from memory.models import Node
 from memory.rendering import is_binary, markdown_to_html, text_preview
 from memory.types import ContentKind, MemoryType, get_type
@@ -40,12 +45,19 @@ from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import wait_slots
 
 BROWSER = "memory/browser.html"
+FIND = "memory/find.html"
 PREFERENCES = "memory/user_preferences.html"
 USER_FOLDER = "user"
 DEFAULT_USER_DOCUMENT = "user_preferences.md"
 # The user folder's documents are shown as tabs; more than this is not a tab bar any more.
 MAX_USER_DOCUMENTS = 50
 PATH_KEY = re.compile(r"^[0-9A-Z]{1,255}$")
+FIND_RESULTS = 20
+# A passage's character offsets in a node's text, as the search box links to it: "?at=120-480".
+AT = re.compile(r"^(\d{1,10})-(\d{1,10})$")
+# Endings cut from a query word before it is marked in a snippet, so that "move" also marks
+# "moving" and "moved" as the stemming full text found them.
+ENDINGS = ("ing", "ed", "es", "s", "e")
 # For answers that carry user text outside a template: never read as HTML.
 PLAIN_TEXT = "text/plain; charset=utf-8"
 
@@ -111,6 +123,44 @@ def _preview(node: Node, memory_type: MemoryType | None) -> Preview:
     return Preview(kind="text", size=len(data), text=text, truncated=truncated)
 
 
+@dataclass(frozen=True)
+class MatchedPassage:
+    """The passage a search result links to, shown in the node panel."""
+
+    start: int
+    end: int
+    text: str
+    # A plain-text preview holding the passage is shown with the passage marked in place:
+    # these are the preview's text before and after it.
+    before: str = ""
+    after: str = ""
+    in_place: bool = False
+
+
+def _indexed_text(node: Node) -> str:
+    """The node's text as the index cut it into passages (the offsets count its characters)."""
+    piece = selectors.node_content_slice(node_id=node.pk, start=0, length=settings.MEMSITE_INDEX_MAX_BYTES)
+    return bytes(piece.data).decode("utf-8", errors="replace") if piece is not None else ""
+
+
+def _matched_passage(node: Node, at: str | None, preview: Preview) -> MatchedPassage | None:
+    """The passage `at` ("start-end") points to; None when `at` is absent or malformed, or the
+    node's text (changed since, perhaps) ends before it."""
+    match = AT.match(at or "")
+    if match is None or preview.kind not in ("markdown", "text"):
+        return None
+    start, end = int(match[1]), int(match[2])
+    # The preview is the content's first bytes, decoded as the index decodes them: a passage
+    # within it needs no second read. (A cut preview's last character may be half of one.)
+    in_preview = end <= len(preview.text) - (1 if preview.truncated else 0)
+    text = preview.text if in_preview else _indexed_text(node)
+    if start >= end or end > len(text):
+        return None
+    if preview.kind == "text" and in_preview:
+        return MatchedPassage(start, end, text[start:end], before=text[:start], after=text[end:], in_place=True)
+    return MatchedPassage(start, end, text[start:end])
+
+
 def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
     memory_type = _memory_type(node)
     is_staff = request.user.is_staff
@@ -173,9 +223,74 @@ def browser(request: HttpRequest) -> HttpResponse:
 def node_detail(request: HttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(node_id)
     context = _detail_context(request, node)
+    context["passage"] = _matched_passage(node, request.GET.get("at"), context["preview"])
     if request.htmx and not request.htmx.history_restore_request:
         return render_page(request, f"{BROWSER}#detail", context)
     return render_page(request, BROWSER, {**context, "roots": selectors.node_roots()})
+
+
+# -- the search box ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    hit: Hit
+    snippet: SafeString  # escaped, with the query's words marked
+    url: str  # the node's panel, at the passage for a piece of its content
+
+
+@dataclass(frozen=True)
+class FindResults:
+    query: str = ""
+    error: str = ""
+    found: tuple[Found, ...] = ()
+
+
+def _stem(word: str) -> str:
+    for ending in ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def marked(text: str, query: str) -> SafeString:
+    """`text` escaped, with the words that start like the query's in <mark>. Each piece is
+    escaped on its own, so nothing of the text is ever read as HTML."""
+    stems = sorted({_stem(word) for word in query_words(query)}, key=len, reverse=True)
+    if not stems:
+        return escape(text)
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(stem) for stem in stems) + r")\w*", re.IGNORECASE)
+    pieces: list[SafeString] = []
+    last = 0
+    for match in pattern.finditer(text):
+        pieces += [escape(text[last : match.start()]), format_html("<mark>{}</mark>", match.group())]
+        last = match.end()
+    pieces.append(escape(text[last:]))
+    return format_html_join("", "{}", ((piece,) for piece in pieces))
+
+
+def _found(hit: Hit, query: str) -> Found:
+    url = reverse("memory:node_detail", args=[hit.node_id])
+    if hit.kind == "content":
+        url += f"?at={hit.start}-{hit.end}#passage"
+    return Found(hit=hit, snippet=marked(hit.snippet, query), url=url)
+
+
+@require_GET
+@login_required
+def find(request: HttpRequest) -> HttpResponse:
+    """The memory page's search box: the best passages for the query, by full text and
+    embeddings fused, as `POST /api/retrieve/` ranks them."""
+    form = FindForm(request.GET)
+    if not form.is_valid():
+        results, status = FindResults(query=request.GET.get("q", ""), error=form_error_message(form)), 400
+    else:
+        query = form.cleaned_data["q"]
+        hits = retrieve(query=query, k=FIND_RESULTS) if query else []
+        results, status = FindResults(query=query, found=tuple(_found(hit, query) for hit in hits)), 200
+    if request.htmx:
+        return render_page(request, f"{FIND}#results", {"find": results}, status=status)
+    return render_page(request, BROWSER, {"find": results, "roots": selectors.node_roots()}, status=status)
 
 
 @require_GET

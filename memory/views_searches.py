@@ -11,6 +11,7 @@ reader opens it: a search may make a thousand calls with long prompts, tens of m
 nobody reads all of."""
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,8 @@ TRACE = "memory/search_detail.html"
 QUESTIONS = "memory/questions.html"
 PAGE_SIZE = 50
 QUESTIONS_SHOWN = 100
+MAX_CANDIDATES = 20
+NODE_ID = re.compile(r"^[\w-]{1,64}$")
 
 
 # -- forms (they check the shape of the input; search_start checks the rules) ------------------
@@ -98,19 +101,60 @@ def _trail(search: Search) -> Trail:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """An option a routing step saw, as the walk recorded it in `detail["candidates"]`."""
+
+    node: str
+    name: str
+    score: float | None
+    snippet: str
+
+    @property
+    def linkable(self) -> bool:
+        return bool(NODE_ID.match(self.node))
+
+
+@dataclass(frozen=True)
 class TraceStep:
     step: SearchStep
     detail_json: str
     child_id: int | None  # the sub-search a `subsearch` or `handback` step is about
+    candidates: list[Candidate]
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _candidates(detail: dict) -> list[Candidate]:
+    """The step's candidates, best first; an entry of another shape is left out rather than
+    failing the trace (the detail is free-form JSON)."""
+    entries = detail.get("candidates")
+    if not isinstance(entries, list):
+        return []
+    return [
+        Candidate(
+            node=str(entry.get("node") or ""),
+            name=str(entry.get("name") or ""),
+            score=_number(entry.get("score")),
+            snippet=str(entry.get("snippet") or ""),
+        )
+        for entry in entries[:MAX_CANDIDATES]
+        if isinstance(entry, dict)
+    ]
 
 
 def _trace_step(step: SearchStep) -> TraceStep:
     detail = step.detail if isinstance(step.detail, dict) else {}
     child = detail.get("child")
+    candidates = _candidates(detail)
+    # Shown as a table, the candidates are left out of the raw detail below it.
+    shown = {key: value for key, value in detail.items() if key != "candidates"} if candidates else step.detail
     return TraceStep(
         step=step,
-        detail_json=json.dumps(step.detail, indent=2, ensure_ascii=False, sort_keys=True) if step.detail else "",
+        detail_json=json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True) if shown else "",
         child_id=child if isinstance(child, int) and not isinstance(child, bool) else None,
+        candidates=candidates,
     )
 
 
