@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from memory import services
-from memory.index.writes import index_embed_pending, index_embed_sweep
+from memory.index import writes
 
 
 # Retry policy: none by Celery. acks_late + reject_on_worker_lost redeliver the task if the worker
@@ -24,9 +24,9 @@ def searches_sweep_stale() -> dict[str, int]:
 # that was away) are found again by `index_embed_sweep`, which beat runs every minute.
 @shared_task(ignore_result=True)
 def index_embed() -> int:
-    return index_embed_pending()
+    return writes.index_embed_pending()
 
 
 @shared_task(ignore_result=True)
 def index_embed_sweep() -> None:
-    index_embed_sweep()
+    writes.index_embed_sweep()

@@ -14,16 +14,19 @@ from collections.abc import Collection, Iterator
 import numpy as np
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import BinaryField
+from django.db.models.functions import Substr
 from django.utils import timezone
 
 from memory.index.passages import cut, label
-from memory.models import Node, Passage
-from memory.selectors import node_content_slice
+from memory.models import Node, NodeContent, Passage
+from memory.rows import insert_rows
 from memory.types import ContentKind, get_type
 
 logger = logging.getLogger(__name__)
 NODES_PER_QUERY = 200
+BYTES_PER_READ = 8 * 1024 * 1024  # of contents read at once
 BINARY_SNIFF = 8_192
 
 
@@ -34,23 +37,38 @@ def _text_of(data: bytes) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _content(node_id: str, size: int | None) -> str | None:
-    if not size:
-        return None
+def _texts(sizes: dict[str, int]) -> Iterator[tuple[str, str]]:
+    """(node id, text) for these nodes' contents (each cut to MEMSITE_INDEX_MAX_BYTES by the
+    database), read a few MiB at a time; binary contents are left out."""
     limit = settings.MEMSITE_INDEX_MAX_BYTES
-    piece = node_content_slice(node_id=node_id, start=0, length=min(size, limit))
-    return _text_of(bytes(piece.data)) if piece is not None else None
+    group: list[str] = []
+    budget = 0
+    for node_id, size in [*sizes.items(), (None, 0)]:
+        if group and (node_id is None or budget + min(size, limit) > BYTES_PER_READ):
+            piece = Substr("data", 1, limit, output_field=BinaryField())
+            for content_id, data in NodeContent.objects.filter(node_id__in=group).values_list("node_id", piece):
+                text = _text_of(bytes(data))
+                if text is not None:
+                    yield content_id, text
+            group, budget = [], 0
+        if node_id is not None:
+            group.append(node_id)
+            budget += min(size, limit)
 
 
-def _rows(node_id: str, name: str, description: str, content: str | None) -> Iterator[Passage]:
-    yield Passage(node_id=node_id, seq=0, kind=Passage.Kind.LABEL, start=0, end=0, text=label(name, description))
+def _rows(node_id: str, name: str, description: str, content: str | None) -> Iterator[tuple]:
+    yield (node_id, 0, Passage.Kind.LABEL.value, 0, 0, label(name, description), None, None)
     for seq, piece in enumerate(cut(content or ""), start=1):
-        yield Passage(node_id=node_id, seq=seq, kind=Passage.Kind.CONTENT, start=piece.start, end=piece.end, text=piece.text)
+        yield (node_id, seq, Passage.Kind.CONTENT.value, piece.start, piece.end, piece.text, None, None)
 
 
 def _chunks(ids: list[str]) -> Iterator[list[str]]:
     for at in range(0, len(ids), NODES_PER_QUERY):
         yield ids[at : at + NODES_PER_QUERY]
+
+
+PASSAGE_COLUMNS = ("node", "seq", "kind", "start", "end", "text", "vector", "embedded_at")
+PASSAGE_TYPES = ("text", "int4", "text", "int4", "int4", "text", "bytea", "timestamptz")
 
 
 def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
@@ -65,24 +83,22 @@ def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
             stale = stale.filter(kind=Passage.Kind.LABEL)
         kept = dict(stale.filter(vector__isnull=False).values_list("text", "vector"))
         stale.delete()
-        nodes = Node.objects.filter(pk__in=chunk).values_list("id", "name", "description", "type", "content__size")
-        rows: list[Passage] = []
-        for node_id, name, description, type_name, size in nodes:
-            reads_content = not labels_only and get_type(type_name).content is not ContentKind.NONE
-            rows.extend(_rows(node_id, name, description, _content(node_id, size) if reads_content else None))
-        _keep_vectors(rows, kept)
-        Passage.objects.bulk_create(rows, batch_size=500)
+        nodes = list(Node.objects.filter(pk__in=chunk).values_list("id", "name", "description", "type", "content__size"))
+        sizes = {row[0]: row[4] for row in nodes if row[4] and get_type(row[3]).content is not ContentKind.NONE}
+        texts = {} if labels_only else dict(_texts(sizes))
+        rows = [row for node_id, name, description, _, _ in nodes for row in _rows(node_id, name, description, texts.get(node_id))]
+        insert_rows(Passage, PASSAGE_COLUMNS, _with_kept_vectors(rows, kept), types=PASSAGE_TYPES)
         written += len(rows)
     if written:
         transaction.on_commit(_queue_embedding)
     return written
 
 
-def _keep_vectors(rows: list[Passage], kept: dict[str, bytes]) -> None:
-    now = timezone.now()
-    for row in rows:
-        row.vector = kept.get(row.text)
-        row.embedded_at = now if row.vector is not None else None
+def _with_kept_vectors(rows: list[tuple], kept: dict[str, bytes]) -> list[tuple]:
+    if not kept:
+        return rows
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    return [(*row[:6], kept[row[5]], now) if row[5] in kept else row for row in rows]
 
 
 def _queue_embedding() -> None:

@@ -10,13 +10,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from treebeard.exceptions import PathOverflow
 
 from memory import selectors
 from memory.index.writes import index_nodes
+from memory.rows import insert_rows
 from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import validate_description, validate_name
@@ -285,35 +286,6 @@ NODE_COLUMNS = (
 )
 CONTENT_COLUMNS = ("node", "data", "size", "sha256")
 CONTENT_TYPES = ("text", "bytea", "int8", "text")  # for a binary COPY: a varchar travels as text
-
-
-def insert_rows(
-    model: type[models.Model], fields: Sequence[str], rows: list[tuple], *, types: Sequence[str] = ()
-) -> None:
-    """Insert prepared rows the fastest way the database offers: COPY on PostgreSQL, one
-    prepared INSERT elsewhere. Building model instances and SQL per batch, as bulk_create does,
-    costs several times more than the database's own work.
-
-    With `types`, the fields' PostgreSQL types, the COPY is binary: bytes go as they are, where
-    the text format spells them in escaped hex, several times their size in the driver at once."""
-    if not rows:
-        return
-    table = connection.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(model._meta.get_field(name).column) for name in fields)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # The COPY runs on the driver's own cursor, which Django does not watch: translated
-            # here, its errors are Django's (an IntegrityError is one), and a connection lost
-            # under it is marked so that Django drops it rather than hand it to the next request.
-            copy_sql = f"COPY {table} ({columns}) FROM STDIN" + (" (FORMAT BINARY)" if types else "")
-            with connection.wrap_database_errors, cursor.cursor.copy(copy_sql) as copy:
-                if types:
-                    copy.set_types(list(types))
-                for row in rows:
-                    copy.write_row(row)
-        else:
-            placeholders = ", ".join(["%s"] * len(fields))
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
 
 
 def _validate_specs(
