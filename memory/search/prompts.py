@@ -6,8 +6,10 @@ against that list by the schema itself: a reply naming an option it was not show
 validation, goes back to the model for repair (the gateway's loop), and if never repaired is
 rejected; it is never followed.
 
-Each schema says its own offline reply (`offline_reply`), so the offline provider routes by
-lexical overlap and reads extractively."""
+Each schema says its own offline reply (`offline_reply`): the offline provider routes and reads
+by the hybrid score of `memsite.llm.providers.offline.rank` (the questions' terms, stemmed and
+weighted, fused with local embeddings when memsite runs them), and answers with the text's own
+sentences, verbatim, so that they can be cited."""
 
 import functools
 import math
@@ -19,7 +21,7 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 
 from memory.validation import validate_name
 from memsite.errors import InvalidInput
-from memsite.llm.providers.offline import Reading, terms
+from memsite.llm.providers.offline import Reading, rank, roots, unit
 from memsite.llm.quoting import DATA_RULE, data_block
 
 ROUTE_SYSTEM = (
@@ -42,7 +44,7 @@ DESCRIBE_SYSTEM = (
 @dataclass(frozen=True)
 class Option:
     key: str  # a node id or a tool id
-    label: str  # name: description
+    label: str  # name: description, and what matched under it (`option_label`)
 
 
 def _questions_block(questions: Sequence[str]) -> str:
@@ -83,36 +85,43 @@ def describe_messages(content: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": DESCRIBE_SYSTEM}, {"role": "user", "content": data_block(content)}]
 
 
-def option_label(name: str, description: str) -> str:
+MATCHED = " | matched: "
+SNIPPET_CHARS = 240
+
+
+def option_label(name: str, description: str, snippet: str = "") -> str:
+    """`name: description`, and with a snippet (the option's best passage) ` | matched: ` and
+    the snippet on one line, cut to SNIPPET_CHARS."""
     description = " ".join(description.split())
-    return f"{name}: {description}" if description else name
+    label = f"{name}: {description}" if description else name
+    snippet = " ".join(snippet.split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "\u2026"
+    return f"{label}{MATCHED}{snippet}" if snippet else label
+
+
+def _label_parts(label: str) -> tuple[str, str]:
+    """(name, description with the matched snippet) of an option label."""
+    head, _, snippet = label.partition(MATCHED)
+    name, _, description = head.partition(": ")
+    return name, f"{description} {snippet}".strip()
 
 
 # Offline heuristics -------------------------------------------------------------------------
 
-
-def coverage(question: str, text_terms: frozenset[str]) -> float:
-    """The share of a question's terms found in a text."""
-    wanted = set(terms(question))
-    return len(wanted & text_terms) / len(wanted) if wanted else 0.0
-
-
-PARTIAL = 0.34  # offline: a text holding this share of a question's terms answers it in part
-
-
-def answers_fully(question: str, text_terms: frozenset[str]) -> bool:
-    """Offline: a text answers a question when it holds all of its terms, or all but one in
-    five for a long question (a sibling note usually differs by one word: its subject)."""
-    wanted = set(terms(question))
-    return bool(wanted) and len(wanted - text_terms) <= (len(wanted) - 1) // 5
+# Offline: thresholds on the best sentence's score (`offline.rank`, in [0, 1]; without
+# embeddings, the weighted share of the question's terms the sentence holds, its headings
+# included). A sentence holding a single term of a question of several scores under PARTIAL.
+PARTIAL = 0.34  # a sentence scoring this answers the question in part
+ANSWERED = 0.6  # and this, fully: most of the question's weight, not every word of it
 
 
 def option_score(label: str, wanted: frozenset[str]) -> float:
-    """Lexical match of a `name: description` option: a shared term in the name counts twice,
-    description terms are damped by the description's length, so a folder's own name beats a
-    sibling whose description lists many examples."""
-    name, _, description = label.partition(": ")
-    name_terms, description_terms = set(terms(name)), set(terms(description))
+    """Lexical match of an option label: a shared term in the name counts twice; description
+    terms (the matched snippet's among them) are damped by their number, so a folder's own name
+    beats a sibling whose description lists many examples."""
+    name, description = _label_parts(label)
+    name_terms, description_terms = set(roots(name)), set(roots(description))
     shared_description = len(description_terms & wanted) / math.sqrt(len(description_terms) or 1)
     return 2 * len(name_terms & wanted) + shared_description
 
@@ -130,14 +139,22 @@ class RouteReplyBase(BaseModel):
 
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
-        """The option sharing most terms with the questions, its name counting most; options
-        sharing none are unviable."""
-        wanted = reading.query_terms
-        scores = {option.index: option_score(option.text, wanted) for option in reading.options}
-        best = max(scores, key=lambda index: (scores[index], -index), default=None)
+        """The option whose label scores best for one of the questions (the reading's hybrid
+        score; equal scores go to the option whose name shares most); options scoring nothing
+        for every question are unviable."""
+        options = reading.options
+        units = [unit(f"{option.key or ''} {option.text}") for option in options]
+        scores = dict.fromkeys((option.index for option in options), 0.0)
+        for question in reading.query.split(" | "):
+            for scored in rank(question, units):
+                index = options[scored.position].index
+                scores[index] = max(scores[index], scored.score)
+        wanted = frozenset(roots(reading.query))
+        names = {option.index: option_score(option.text, wanted) for option in options}
+        best = max(scores, key=lambda index: (scores[index], names[index], -index), default=None)
         chosen = best if best is not None and scores[best] > 0 else None
         unviable = [index for index, score in scores.items() if score == 0]
-        return {"choice": chosen, "unviable": unviable, "reason": "lexical overlap with the questions"}
+        return {"choice": chosen, "unviable": unviable, "reason": "the best match with the questions"}
 
 
 @functools.cache
@@ -178,20 +195,17 @@ class ReadReplyBase(BaseModel):
 
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
-        """A question is answered when the text holds most of its terms; the answer is the
-        text's sentences that share the most terms with it."""
-        text_terms = frozenset(terms(reading.context))
-        # The text's own sentences: not the "Node: [id] ..." line that introduces it, nor titles.
-        sentences = [sentence for sentence in reading.sentences if not sentence.startswith(("Node: ", "Content:", "#"))]
+        """A question is answered in part when the text's best sentence for it scores PARTIAL,
+        fully at ANSWERED. The answer is that sentence and the next best if it scores PARTIAL
+        too, verbatim and in the text's order: they are the citations."""
         findings = []
         for option in reading.options:
-            share = coverage(option.text, text_terms)
-            if share < PARTIAL:
+            ranked = reading.rank(option.text)
+            if not ranked or ranked[0].score < PARTIAL:
                 continue
-            wanted = frozenset(terms(option.text))
-            ranked = sorted(sentences, key=lambda sentence: -len(wanted & set(terms(sentence))))
-            answer = " ".join(ranked[:2])[:4000] or option.text
-            findings.append({"question": option.index, "answer": answer, "complete": answers_fully(option.text, text_terms)})
+            chosen = sorted((scored for scored in ranked[:2] if scored.score >= PARTIAL), key=lambda scored: scored.position)
+            answer = " ".join(scored.text for scored in chosen)[:4000]
+            findings.append({"question": option.index, "answer": answer, "complete": ranked[0].score >= ANSWERED})
         return {
             "findings": findings,
             "new_questions": [],
@@ -243,5 +257,5 @@ def batch_by_tokens(options: Sequence[Option], *, budget: int, count_tokens) -> 
 def lexical_rank(options: Sequence[Option], questions: Sequence[str]) -> list[Option]:
     """Options sharing the most terms with the questions first (stable otherwise): the cheap
     pre-ranking that decides which options of a large folder go in the first batch."""
-    wanted = frozenset(term for question in questions for term in terms(question))
+    wanted = frozenset(term for question in questions for term in roots(question))
     return sorted(options, key=lambda option: -option_score(option.label, wanted))

@@ -1,7 +1,7 @@
 """The `offline` provider: deterministic heuristics, so the product runs with no key.
 
 It reads the messages once (`Reading`: the query, the options offered, the context, its
-sentences ranked by lexical overlap with the query, its keywords), writes the text a purpose
+sentences ranked by a hybrid score against the query, its keywords), writes the text a purpose
 calls for (a routing choice, an extractive answer, a template reflection or summary), and,
 when the caller passes a schema, fills that schema from the reading: fields are filled by what
 their names say (an `id` or `choice` gets the best option, an `answer` the extractive answer, a
@@ -9,17 +9,27 @@ their names say (an `id` or `choice` gets the best option, an `answer` the extra
 A schema with constraints no generic filler can meet can say its own offline reply with a
 classmethod `offline_reply(cls, *, purpose: str, reading: Reading) -> cls | dict`.
 
+Sentences, lines and option labels are scored by `rank`: the share of the question's terms a
+unit holds (Snowball stems, irregular forms mapped, rarer terms weighing more as in BM25),
+raised by the cosine of local sentence embeddings when memsite runs the model itself.
+
 The same messages always give the same reply. Nothing here pretends to be a model: the ledger
 records these calls under provider `offline`, model `offline`."""
 
 import datetime
+import functools
+import logging
 import math
 import re
+import threading
 import uuid
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import snowballstemmer
 from pydantic import BaseModel, ValidationError
 
 from memsite.llm.errors import LLMError, Reason
@@ -53,12 +63,50 @@ OPTION_LINE = re.compile(
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 WORD = re.compile(r"\w+", re.UNICODE)
 
+logger = logging.getLogger(__name__)
+
+# Forms no suffix rule reaches: a question asks whether she ran, the text says she runs. Only
+# words with one common reading: "left" or "found" would join unrelated words.
+IRREGULAR = {
+    "ran": "run", "went": "go", "gone": "go", "bought": "buy", "met": "meet", "ate": "eat",
+    "eaten": "eat", "saw": "see", "seen": "see", "took": "take", "taken": "take", "gave": "give",
+    "given": "give", "wrote": "write", "written": "write", "told": "tell", "said": "say",
+    "thought": "think", "brought": "bring", "came": "come", "began": "begin", "begun": "begin",
+    "sold": "sell", "paid": "pay", "spent": "spend", "sent": "send", "built": "build",
+    "felt": "feel", "kept": "keep", "lost": "lose", "won": "win", "held": "hold", "knew": "know",
+    "known": "know", "flew": "fly", "flown": "fly", "drove": "drive", "driven": "drive",
+    "spoke": "speak", "spoken": "speak", "taught": "teach", "caught": "catch", "chose": "choose",
+    "chosen": "choose", "broke": "break", "broken": "break", "grew": "grow", "grown": "grow",
+    "wore": "wear", "worn": "wear", "slept": "sleep", "swam": "swim", "sang": "sing",
+    "sung": "sing", "heard": "hear", "understood": "understand", "sat": "sit", "forgot": "forget",
+    "forgotten": "forget", "children": "child", "men": "man", "women": "woman", "people": "person",
+    "mice": "mouse", "feet": "foot", "teeth": "tooth",
+}
+_stemmers = threading.local()  # a Snowball stemmer holds the word it works on: one per thread
+
 
 def stem(word: str) -> str:
+    """A light suffix stripper. The concept keys agents' brains store are these stems, so it
+    stays as it is; ranking uses `root`."""
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+@functools.lru_cache(maxsize=65_536)
+def root(word: str) -> str:
+    """The Snowball (Porter 2) English stem of a lower-case word, its irregular forms mapped
+    first (ran, runs and running all give `run`)."""
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(IRREGULAR.get(word, word))
+
+
+def roots(text: str) -> list[str]:
+    """The roots of a text's content words, in order: what ranking compares."""
+    return [root(word) for word in WORD.findall(text.lower()) if word not in STOPWORDS and len(word) > 1]
 
 
 def words(text: str) -> list[tuple[str, str]]:
@@ -78,6 +126,157 @@ def overlap(query_terms: frozenset[str], text: str) -> float:
         return 0.0
     shared = sum(1 for term in dict.fromkeys(text_terms) if term in query_terms)
     return shared / math.sqrt(len(set(text_terms)))
+
+
+# Hybrid scores ------------------------------------------------------------------------------
+
+K1, B = 1.2, 0.75  # BM25's saturation and length normalisation: among equal shares, short units first
+ONE_TERM = 0.3  # a unit holding one term of a question of several: below any partial answer
+LEXICAL_WEIGHT = 0.4  # of the lexical share, in the blend with the embedding's score
+# all-MiniLM-L6-v2's cosines with a question: a sentence on another subject stays under the
+# floor, one on the question's subject is near 0.6 (not an answer for that), a paraphrase of it
+# 0.8 and up: alone, a cosine answers only at the top.
+COSINE_FLOOR, COSINE_FULL = 0.3, 0.9
+EMBEDDED_TEXTS = 4_096  # vectors kept between calls: a node read for several questions is embedded once
+HEADING = re.compile(r"^(?:(?P<hashes>#{1,6})\s+\S|Node:\s)")
+REPRESENTATIVE_TERMS = 4  # a sentence with fewer says too little to describe a text
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A text scored as a whole: a sentence, a line, an option's label."""
+
+    text: str
+    own: frozenset[str]  # its terms
+    under: frozenset[str] = frozenset()  # the terms of the headings it sits under
+    length: int = 0  # its terms, repeats counted
+    heading: bool = False
+
+    @property
+    def terms(self) -> frozenset[str]:
+        return self.own | self.under
+
+
+def unit(text: str, *, under: frozenset[str] = frozenset(), heading: bool = False) -> Unit:
+    own = roots(text)
+    return Unit(text=text, own=frozenset(own), under=under, length=len(own), heading=heading)
+
+
+@dataclass(frozen=True)
+class Scored:
+    score: float  # in [0, 1]
+    text: str
+    position: int  # in the units scored
+
+
+class Lexical:
+    """BM25's statistics over the units scored together: a term held by few of them weighs more."""
+
+    def __init__(self, units: Sequence[Unit]):
+        self.count = len(units)
+        # Counted over the units' own terms: a heading's terms, shared by all the lines under
+        # it, still count as rare when the question names them.
+        self.held_by = Counter(term for item in units for term in item.own)
+        self.average = max(1.0, sum(item.length for item in units) / max(len(units), 1))
+
+    def weight(self, term: str) -> float:
+        """BM25's idf; a term no unit holds weighs as the rarest held term, not more."""
+        held = max(self.held_by.get(term, 0), 1)
+        return math.log(1 + (self.count - held + 0.5) / (held + 0.5))
+
+    def share(self, wanted: frozenset[str], item: Unit) -> float:
+        """The weighted share of the question's terms the unit holds, itself or by its
+        headings; nothing unless it holds one itself, and at most ONE_TERM for a single term
+        of a question of several."""
+        held = wanted & item.terms
+        if not wanted or not wanted & item.own:
+            return 0.0
+        weights = {term: self.weight(term) for term in wanted}
+        share = sum(weights[term] for term in held) / sum(weights.values())
+        return min(share, ONE_TERM) if len(held) < min(2, len(wanted)) else share
+
+    def bm25(self, wanted: frozenset[str], item: Unit) -> float:
+        norm = K1 * (1 - B + B * item.length / self.average)
+        return sum(self.weight(term) * (K1 + 1) / (1 + norm) for term in wanted & item.own)
+
+
+def fuse(share: float, cosine: float) -> float:
+    """The lexical share, raised by a close embedding: a paraphrase sharing no word can answer;
+    a unit holding the question's terms is never demoted by a model that finds it far (tables
+    and code lines embed poorly)."""
+    semantic = min(1.0, max(0.0, (cosine - COSINE_FLOOR) / (COSINE_FULL - COSINE_FLOOR)))
+    return max(share, LEXICAL_WEIGHT * share + (1 - LEXICAL_WEIGHT) * semantic)
+
+
+def rank(query: str, units: Sequence[Unit]) -> list[Scored]:
+    """The units best first by hybrid score; equal scores by BM25, then in the text's order."""
+    wanted = frozenset(roots(query))
+    lexical = Lexical(units)
+    cosines = _cosines(query, [item.text for item in units]) if units else None
+    scored = []
+    for position, item in enumerate(units):
+        share = lexical.share(wanted, item)
+        score = share if cosines is None else fuse(share, cosines[position])
+        scored.append((round(score, 6), lexical.bm25(wanted, item), position, item.text))
+    scored.sort(key=lambda entry: (-entry[0], -entry[1], entry[2]))
+    return [Scored(score=score, text=text, position=position) for score, _, position, text in scored]
+
+
+def _embedder() -> Any:
+    """The local sentence model when memsite runs it (MEMSITE_EMBEDDINGS=local), else None. A
+    server's embeddings would make an offline call reach the network."""
+    from django.conf import settings
+
+    if getattr(settings, "MEMSITE_EMBEDDINGS", "off") != "local":
+        return None
+    try:
+        from memory.index.embeddings import embedder
+    except ImportError:
+        return None
+    return embedder()
+
+
+_embedded: dict[tuple[str, str], Any] = {}
+
+
+def _cosines(query: str, texts: Sequence[str]) -> list[float] | None:
+    """Each text's cosine with the query (the vectors are L2-normalised), or None with no model."""
+    model = _embedder()
+    if model is None:
+        return None
+    vectors = {text: _embedded.get((model.name, text)) for text in (query, *texts)}
+    missing = [text for text, vector in vectors.items() if vector is None]
+    if missing:
+        try:
+            vectors.update(zip(missing, model.embed(missing), strict=True))
+        except Exception:  # a broken model costs the fusion, not the reply
+            logger.warning("The offline reading could not embed; lexical scores alone.", exc_info=True)
+            return None
+        if len(_embedded) + len(missing) > EMBEDDED_TEXTS:
+            _embedded.clear()
+        _embedded.update({(model.name, text): vectors[text] for text in missing})
+    return [float(vectors[text] @ vectors[query]) for text in texts]
+
+
+def headed_units(text: str) -> tuple[Unit, ...]:
+    """The text's sentences in order, once each, every one with the terms of the headings above
+    it: a table row or a list item is read under its title (a markdown heading, or the `Node:`
+    line a prompt introduces a node's content with)."""
+    stack: list[tuple[int, frozenset[str]]] = []
+    units: dict[str, Unit] = {}
+    for line in text.splitlines():
+        match = HEADING.match(line.strip())
+        under = frozenset().union(*(heading_terms for _, heading_terms in stack))
+        if match:
+            level = len(match["hashes"] or "")
+            units.setdefault(line.strip(), unit(line.strip(), under=under, heading=True))
+            stack = [entry for entry in stack if entry[0] < level] + [(level, frozenset(roots(line)))]
+            continue
+        for part in SENTENCE_END.split(line):
+            part = part.strip()
+            if len(part) > 1:
+                units.setdefault(part, unit(part, under=under))
+    return tuple(units.values())
 
 
 @dataclass(frozen=True)
@@ -125,30 +324,50 @@ class Reading:
         return tuple(dict.fromkeys(part for part in parts if len(part) > 1))
 
     @cached_property
+    def units(self) -> tuple[Unit, ...]:
+        return headed_units(self.context)
+
+    @cached_property
+    def body(self) -> tuple[Unit, ...]:
+        """The text's own sentences and lines: not its headings, nor the line naming the node."""
+        return tuple(item for item in self.units if not item.heading)
+
+    @cached_property
     def ranked_sentences(self) -> tuple[tuple[float, str], ...]:
-        """(score, sentence), most relevant first; ties keep the text's order."""
-        scored = [(overlap(self.query_terms, sentence), position, sentence) for position, sentence in enumerate(self.sentences)]
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        return tuple((score, sentence) for score, _, sentence in scored)
+        """(score, sentence), most relevant to the query first; ties keep the text's order."""
+        return tuple((scored.score, scored.text) for scored in rank(self.query, self.units))
+
+    def rank(self, query: str) -> list[Scored]:
+        """The body's sentences best first for `query` (a question of several the prompt asks)."""
+        if query not in self._ranks:
+            self._ranks[query] = rank(query, self.body)
+        return self._ranks[query]
+
+    @cached_property
+    def _ranks(self) -> dict[str, list[Scored]]:
+        return {}
 
     @cached_property
     def keywords(self) -> tuple[str, ...]:
-        """The most frequent content words, as first written; ties keep the text's order."""
-        counts: dict[str, int] = {}
-        surface: dict[str, str] = {}
-        for term, word in words(self.context or self.query):
-            if len(word) > 2 and not word.isdigit():
-                counts[term] = counts.get(term, 0) + 1
-                surface.setdefault(term, word)
-        order = {term: position for position, term in enumerate(counts)}
-        ranked = sorted(counts, key=lambda term: (-counts[term], order[term]))
-        return tuple(surface[term] for term in ranked[:8])
+        return frequent_words(self.context or self.query)
+
+    def representative(self) -> str:
+        """The body's sentence closest to the whole: for each of its terms, how many of the
+        body's sentences hold it, summed, per square root of its own count (a cosine with the
+        text's term vector), among those of REPRESENTATIVE_TERMS terms or more when there are."""
+        counts = Counter(term for item in self.body for term in item.own)
+        candidates = [item for item in self.body if len(item.own) >= REPRESENTATIVE_TERMS] or list(self.body)
+        if not candidates:
+            return ""
+        closeness = [sum(counts[term] for term in item.own) / math.sqrt(len(item.own) or 1) for item in candidates]
+        return candidates[max(range(len(candidates)), key=lambda at: (closeness[at], -at))].text
 
     @property
     def confidence(self) -> float:
-        """The best overlap found, squashed into [0, 1]."""
-        best = self.best.score if self.best else (self.ranked_sentences[0][0] if self.ranked_sentences else 0.0)
-        return round(best / (1.0 + best), 3)
+        """The best option's overlap squashed into [0, 1], or the best sentence's score."""
+        if self.best:
+            return round(self.best.score / (1.0 + self.best.score), 3)
+        return round(self.ranked_sentences[0][0], 3) if self.ranked_sentences else 0.0
 
     def relevant(self, count: int) -> list[str]:
         """Up to `count` sentences sharing terms with the query, in the text's order."""
@@ -157,6 +376,19 @@ class Reading:
 
     def lead(self, count: int) -> list[str]:
         return list(self.sentences[:count])
+
+
+def frequent_words(text: str, count: int = 8) -> tuple[str, ...]:
+    """The most frequent content words, as first written; ties keep the text's order."""
+    counts: dict[str, int] = {}
+    surface: dict[str, str] = {}
+    for term, word in words(text):
+        if len(word) > 2 and not word.isdigit():
+            counts[term] = counts.get(term, 0) + 1
+            surface.setdefault(term, word)
+    order = {term: position for position, term in enumerate(counts)}
+    ranked = sorted(counts, key=lambda term: (-counts[term], order[term]))
+    return tuple(surface[term] for term in ranked[:count])
 
 
 def _text_of(message: dict[str, Any]) -> str:
@@ -220,6 +452,20 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
+DESCRIPTION_CHARS = 300
+
+
+def describe(reading: Reading) -> str:
+    """An extractive description: the body's key terms, then its most representative sentence,
+    cut at a word (so every word is the text's own), at most DESCRIPTION_CHARS."""
+    body = "\n".join(item.text for item in reading.body)
+    keys = ", ".join(frequent_words(body, 5))
+    text = " \u2014 ".join(part for part in (keys, " ".join(reading.representative().split())) if part)
+    if len(text) <= DESCRIPTION_CHARS:
+        return text
+    return text[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:\u2014 ") + "\u2026"
+
+
 def purpose_text(purpose: str, reading: Reading) -> str:
     """The text reply a purpose calls for."""
     keywords = ", ".join(reading.keywords[:5]) or "nothing in particular"
@@ -236,7 +482,7 @@ def purpose_text(purpose: str, reading: Reading) -> str:
             return _clip(" ".join(found), 800)
         return "The stored context does not say."
     if purpose == Purpose.DESCRIBE:
-        return _clip(" ".join(reading.lead(2)), 240)
+        return describe(reading)
     if purpose == Purpose.REFLECT:
         salient = reading.relevant(1) or reading.lead(1)
         return _clip(f"Recurring themes: {keywords}. Most salient: {' '.join(salient)}", 600)
