@@ -102,6 +102,19 @@ class Passage(models.Model):
         return f"Passage {self.seq} of {self.node_id}"
 
 
+class PendingDescription(models.Model):
+    """A node waiting for the description memsite writes (`memory.services.descriptions`):
+    written in the transaction of the write that left it without one, deleted once described
+    or found to have nothing to describe. Beat's sweep finds those whose task was lost."""
+
+    node = models.OneToOneField(Node, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    queued_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveSmallIntegerField(default=0)  # calls that failed
+
+    def __str__(self) -> str:
+        return f"Description pending for {self.node_id}"
+
+
 # How deep the tree can go: the path column holds this many levels of `steplen` characters.
 MAX_DEPTH = Node._meta.get_field("path").max_length // Node.steplen
 

@@ -4,6 +4,7 @@ from celery import shared_task
 
 from memory import services
 from memory.index import writes
+from memory.services import descriptions
 
 
 # Retry policy: none by Celery. acks_late + reject_on_worker_lost redeliver the task if the worker
@@ -30,3 +31,16 @@ def index_embed() -> int:
 @shared_task(ignore_result=True)
 def index_embed_sweep() -> None:
     writes.index_embed_sweep()
+
+
+# Retry policy: none by Celery. Nodes left waiting (a worker that died, a broker that was away)
+# are found again by `descriptions_sweep`, which beat runs every minute; a node whose calls keep
+# failing is given up on after a few (memory.services.descriptions.MAX_ATTEMPTS).
+@shared_task(ignore_result=True)
+def descriptions_write() -> int:
+    return descriptions.descriptions_write_pending()
+
+
+@shared_task(ignore_result=True)
+def descriptions_sweep() -> None:
+    descriptions.descriptions_sweep()

@@ -19,6 +19,7 @@ from memory import selectors
 from memory.index.writes import index_nodes
 from memory.rows import insert_rows
 from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
+from memory.services.descriptions import descriptions_queue
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
@@ -223,6 +224,7 @@ def node_create(
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
     index_nodes([node.pk])
+    descriptions_queue([node.pk])
     node.content_size = len(content or b"") if memory_type.content is not ContentKind.NONE else None
     return node
 
@@ -277,6 +279,7 @@ def node_bulk_create(
     insert_rows(NodeContent, CONTENT_COLUMNS, content_rows, types=CONTENT_TYPES)
     Node.objects.filter(pk=parent.pk).update(numchild=F("numchild") + len(specs))
     index_nodes([row[0] for row in node_rows])  # with deferred content, the caller indexes it
+    descriptions_queue([row[0] for row in node_rows])
     return len(node_rows)
 
 
@@ -362,7 +365,10 @@ def node_update(
             raise Conflict(f"'{name}' is already used by a sibling of this node.")
         node.name = name
     if description is not None:
-        node.description = validate_description(description)
+        description = validate_description(description)
+        if description != node.description:
+            # A description given by a person or a swarm node is theirs: memsite never rewrites it.
+            node.description, node.description_auto = description, False
     if context is not None or type is not None:
         node.context = memory_type.validate_context(context if context is not None else node.context)
         if memory_type.name == "project_file_bytes":
@@ -373,11 +379,15 @@ def node_update(
     node.version += 1
     try:
         with transaction.atomic():
-            node.save(update_fields=["name", "description", "type", "context", "version", "updated_at"])
+            node.save(
+                update_fields=["name", "description", "description_auto", "type", "context", "version", "updated_at"]
+            )
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
     if (node.name, node.description) != before[:2]:
         index_nodes([node.pk], labels_only=True)
+    if before[1] and not node.description:
+        descriptions_queue([node.pk])  # emptied: memsite describes it again
     return selectors.node_get(node_id=node.pk)
 
 
@@ -483,6 +493,7 @@ def node_content_set(*, node: Node, data: bytes, user: User, expected_version: i
     _content_row(node, data).save()
     Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
     index_nodes([node.pk])
+    descriptions_queue([node.pk])
     return selectors.node_get(node_id=node.pk)
 
 

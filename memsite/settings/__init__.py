@@ -258,6 +258,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     "ticks-sweep-stale": {"task": "agents.tasks.ticks_sweep_stale", "schedule": 60.0},
     "graphs-sweep-stale": {"task": "agents.tasks.graphs_sweep_stale", "schedule": 60.0},
     "index-embed-sweep": {"task": "memory.tasks.index_embed_sweep", "schedule": 60.0},
+    "descriptions-sweep": {"task": "memory.tasks.descriptions_sweep", "schedule": 60.0},
 }
 # Beat's jobs have a queue and a worker of their own (`upkeep` in the Procfiles and compose),
 # so due ticks start and stale work is swept while a backlog of searches waits on the work

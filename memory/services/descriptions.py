@@ -1,0 +1,205 @@
+"""Descriptions memsite writes (seed 000: the description is what an LLM routes by).
+
+A document or a text project file created or changed without a description of its own is
+queued (`descriptions_queue`, in the write's transaction, so a write that rolls back queues
+nothing). Once the write commits, a task describes it through the LLM gateway (purpose
+`describe`, charged to the node's creator); a broker that is away leaves it to beat's sweep.
+The offline provider's description is extractive: the content's key terms and its most
+representative sentence.
+
+A description a person or a swarm node gave is never overwritten: it clears `description_auto`
+(`node_update`), and the description is written under the node's row lock only if it is still
+empty or memsite's own, and the content still the one that was described. Folders are not
+described: they have no text of their own, and what is under them changes without them."""
+
+import logging
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.index.writes import index_nodes
+from memory.models import Node, NodeContent, PendingDescription
+from memory.selectors import node_content_slice
+from memory.validation import validate_description
+from memsite.llm import LLMError, Purpose, Reason, complete
+from memsite.llm.quoting import DATA_RULE, data_block
+
+logger = logging.getLogger(__name__)
+
+DESCRIBED_TYPES = ("document", "project_file_bytes")
+DESCRIPTION_CHARS = 300
+CONTENT_BYTES = 8_000  # shown to the model: a text's start says what it is; more costs tokens
+BINARY_SNIFF = 8_192  # a NUL this early makes the content binary, as for the content index
+IDS_PER_QUERY = 500
+TASK_NODES = 20  # one task's share (an LLM call each); it queues the next for the rest
+MAX_ATTEMPTS = 3  # failed calls before a node is given up on: a broken server is not called for ever
+LOCK = "memory:descriptions:writing"
+LOCK_S = 900  # longer than TASK_NODES calls take; a worker that died holding it frees it then
+DESCRIBE_SYSTEM = (
+    f"Describe a memory node in one line of at most {DESCRIPTION_CHARS} characters, so that it can "
+    "be found later: what it holds, with its key terms, names and dates. Reply with the "
+    f"description alone. {DATA_RULE}"
+)
+
+
+def descriptions_queue(node_ids: Collection[str]) -> int:
+    """In the write's transaction: queue these nodes for a description, those that can have one
+    and have none of their own. Returns how many were queued."""
+    ids = list(dict.fromkeys(node_ids))
+    queued = 0
+    for at in range(0, len(ids), IDS_PER_QUERY):
+        wanted = Node.objects.filter(pk__in=ids[at : at + IDS_PER_QUERY], type__in=DESCRIBED_TYPES).filter(
+            Q(description="") | Q(description_auto=True)
+        )
+        rows = [PendingDescription(node_id=node_id) for node_id in wanted.values_list("pk", flat=True)]
+        PendingDescription.objects.bulk_create(rows, ignore_conflicts=True)
+        queued += len(rows)
+    if queued:
+        transaction.on_commit(_publish)
+    return queued
+
+
+def _publish() -> None:
+    """Best effort, like the index's embedding task: the write that queued the nodes stands
+    when the broker is away, and beat's sweep publishes the task again."""
+    from memory.tasks import descriptions_write
+
+    try:
+        descriptions_write.delay()
+    except Exception:
+        logger.warning("Descriptions not queued (the broker did not take it); beat's sweep will.")
+
+
+def descriptions_sweep() -> None:
+    """Beat's way back for nodes whose task was lost."""
+    if PendingDescription.objects.exists():
+        _publish()
+
+
+def descriptions_write_pending(*, limit: int = TASK_NODES) -> int:
+    """A task's work: describe waiting nodes, oldest first, each once, one task at a time (the
+    others return at once: the running one takes what was queued meanwhile). Returns how many
+    nodes left the queue."""
+    if not cache.add(LOCK, True, timeout=LOCK_S):
+        return 0
+    done, tried = 0, set()
+    try:
+        while len(tried) < limit:
+            waiting = PendingDescription.objects.exclude(node_id__in=tried).order_by("queued_at", "node_id")
+            node_id = waiting.values_list("node_id", flat=True).first()
+            if node_id is None:
+                break
+            tried.add(node_id)
+            done += node_describe(node_id=node_id)
+    finally:
+        cache.delete(LOCK)
+    # More may wait. A run that moved nothing (budgets spent, a server down) leaves them to
+    # beat's sweep rather than run again at once.
+    if len(tried) == limit and done:
+        _publish()
+    return done
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What a describe read of a node, outside any transaction."""
+
+    name: str
+    creator_id: int | None
+    sha256: str | None  # of the content read; None for no content row
+    text: str | None  # None when there is nothing to describe
+
+
+def node_describe(*, node_id: str) -> bool:
+    """Describe one queued node (the LLM call runs outside any transaction, holding no lock).
+    Returns whether it left the queue: described, or found to have nothing to describe."""
+    seen = _read(node_id)
+    if seen is None:
+        return True  # deleted, its queue row with it
+    if seen.text is None:
+        return _settle(node_id, seen.sha256, None)
+    try:
+        completion = complete(purpose=Purpose.DESCRIBE, messages=describe_messages(seen.name, seen.text), user_id=seen.creator_id)
+    except LLMError as exc:
+        _failed(node_id, exc)
+        return False
+    return _settle(node_id, seen.sha256, one_line(str(completion.value)))
+
+
+def describe_messages(name: str, text: str) -> list[dict[str, str]]:
+    """The node's name and content, quoted as data; the task last, where nothing in the
+    content can pass for it."""
+    return [
+        {"role": "system", "content": DESCRIBE_SYSTEM},
+        {"role": "user", "content": data_block(f"Node: {name}\nContent:\n{text}")},
+        {"role": "user", "content": "Task: describe this node, so that it can be found later."},
+    ]
+
+
+def one_line(reply: str) -> str:
+    """A reply as a description: one line, no NUL, cut at a word to DESCRIPTION_CHARS."""
+    text = " ".join(reply.replace("\x00", "").split()).strip("\"'")
+    if len(text) <= DESCRIPTION_CHARS:
+        return text
+    return text[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0] + "\u2026"
+
+
+def _read(node_id: str) -> _Seen | None:
+    node = Node.objects.filter(pk=node_id).values_list("name", "type", "description", "description_auto", "created_by_id").first()
+    if node is None:
+        return None  # deleted: its queue row went with it
+    name, type_name, description, auto, creator_id = node
+    piece = node_content_slice(node_id=node_id, start=0, length=CONTENT_BYTES)
+    sha256 = piece.sha256 if piece is not None else None
+    own = bool(description) and not auto
+    if type_name not in DESCRIBED_TYPES or own or piece is None:
+        return _Seen(name, creator_id, sha256, None)
+    return _Seen(name, creator_id, sha256, _text_of(bytes(piece.data)))
+
+
+def _text_of(data: bytes) -> str | None:
+    """Content as text; None for binary content (a NUL early on) or blank text."""
+    if b"\x00" in data[:BINARY_SNIFF]:
+        return None
+    text = data.decode("utf-8", errors="ignore")  # the slice may end inside a character
+    return text if text.strip() else None
+
+
+@transaction.atomic
+def _settle(node_id: str, sha256: str | None, description: str | None) -> bool:
+    """Under the node's row lock: leave the queue, and write `description` if the node still
+    has none of its own. A node whose content changed since it was read stays queued for the
+    new content (False)."""
+    node = Node.objects.select_for_update().filter(pk=node_id).first()
+    if node is None:
+        return True  # deleted, its queue row with it
+    if NodeContent.objects.filter(node_id=node_id).values_list("sha256", flat=True).first() != sha256:
+        return False
+    PendingDescription.objects.filter(node_id=node_id).delete()
+    if not description or (node.description and not node.description_auto):
+        return True
+    # The version is not bumped, nor updated_at: a client holding If-Match on the node would
+    # get a 409 for a change it did not make, and the description follows from the content
+    # that version already has.
+    Node.objects.filter(pk=node_id).update(description=validate_description(description), description_auto=True)
+    index_nodes([node_id], labels_only=True)
+    return True
+
+
+def _failed(node_id: str, error: LLMError) -> None:
+    """A spent budget sends the node to the back of the queue (the day's budget comes back);
+    another failure counts, and the node is given up on after MAX_ATTEMPTS."""
+    pending = PendingDescription.objects.filter(node_id=node_id)
+    if error.reason is Reason.BUDGET_SPENT:
+        pending.update(queued_at=timezone.now())
+        return
+    attempts = (pending.values_list("attempts", flat=True).first() or 0) + 1
+    if attempts >= MAX_ATTEMPTS:
+        logger.warning("No description for %s after %d failed calls: %s", node_id, attempts, error.message)
+        pending.delete()
+    else:
+        pending.update(attempts=attempts, queued_at=timezone.now())
