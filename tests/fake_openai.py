@@ -1,5 +1,7 @@
 """A small OpenAI-compatible server for tests: POST /v1/chat/completions on 127.0.0.1, answering
-from a script of replies queued per test and recording every request it gets.
+from a script of replies queued per test and recording every request it gets. POST /v1/embeddings
+answers with `embedding` of each input; a scripted reply, when one is next, gives its status (a
+failure's error is sent instead) and its usage (None: no usage in the reply).
 
     def test_something(fake_openai):
         fake_openai.script(Reply.json({"answer": 42}), Reply.rate_limited(retry_after="0.1"))
@@ -9,8 +11,13 @@ from a script of replies queued per test and recording every request it gets.
 Use it from any test package with `from tests.fake_openai import fake_openai  # noqa: F401`
 in that package's conftest.py."""
 
+import base64
+import hashlib
 import itertools
 import json
+import random
+import re
+import struct
 import threading
 import time
 from collections import deque
@@ -105,6 +112,25 @@ def _words(value: Any) -> int:
     return len(json.dumps(value).split()) if value is not None else 0
 
 
+EMBEDDING_DIMENSIONS = 1536  # what text-embedding-3-small gives when not asked for fewer
+
+
+def _word_vector(word: str, dimensions: int) -> list[float]:
+    seed = int.from_bytes(hashlib.sha256(f"{dimensions}:{word}".encode()).digest()[:8], "big")
+    generator = random.Random(seed)
+    return [generator.gauss(0.0, 1.0) for _ in range(dimensions)]
+
+
+def embedding(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """The fake's embedding of `text`: the sum of a fixed random vector per lower-case word, so
+    texts that share words point the same way. Not normalised, as some servers send them."""
+    words = re.findall(r"\w+", text.lower()) or [text]
+    total = [0.0] * dimensions
+    for word in words:
+        total = [a + b for a, b in zip(total, _word_vector(word, dimensions), strict=True)]
+    return total
+
+
 class FakeOpenAI:
     """`default`, when given, answers every request the script does not (benchmarks, load runs)."""
 
@@ -117,6 +143,9 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self.responses: list[dict[str, Any]] = []
         self.unscripted = 0
+        # When set, every embedding has this many dimensions, whatever was asked for (a server
+        # that ignores `dimensions`).
+        self.embedding_dimensions: int | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -188,6 +217,28 @@ class FakeOpenAI:
             completion_body["usage"] = usage
         return completion_body
 
+    def _next_embedding(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            return self._script.popleft() if self._script else Reply()
+
+    def _embeddings(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        body = request.body if isinstance(request.body, dict) else {}
+        texts = body.get("input", [])
+        texts = [texts] if isinstance(texts, str) else texts
+        dimensions = self.embedding_dimensions or body.get("dimensions") or EMBEDDING_DIMENSIONS
+        data = []
+        for index, text in enumerate(texts):
+            vector: Any = embedding(str(text), dimensions)
+            if body.get("encoding_format") == "base64":
+                vector = base64.b64encode(struct.pack(f"<{dimensions}f", *vector)).decode()
+            data.append({"object": "embedding", "index": index, "embedding": vector})
+        response: dict[str, Any] = {"object": "list", "data": data, "model": body.get("model", "unknown")}
+        if reply.usage is not None:
+            tokens = sum(len(str(text).split()) for text in texts)
+            response["usage"] = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return response
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -221,6 +272,17 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
+            def _answer_embeddings(self, request: RecordedRequest) -> None:
+                reply = fake._next_embedding(request)
+                if reply.status == 200:
+                    response = fake._embeddings(request, reply)
+                    fake.responses.append(response)
+                    self._send(200, response, reply.headers)
+                    return
+                kind = "invalid_request_error" if reply.status < 500 else "server_error"
+                payload = {"error": {"message": reply.error, "type": kind, "param": None, "code": None}}
+                self._send(reply.status, payload, reply.headers)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -229,6 +291,9 @@ class FakeOpenAI:
                 except ValueError:
                     body = raw.decode(errors="replace")
                 request = RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                if self.path.rstrip("/") == "/v1/embeddings":
+                    self._answer_embeddings(request)
+                    return
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     fake.requests.append(request)
                     self._send(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})

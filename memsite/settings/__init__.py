@@ -374,6 +374,11 @@ if MEMSITE_LLM_PROVIDER not in ("openai", "offline"):
 if MEMSITE_LLM_PROVIDER == "openai" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
     raise ImproperlyConfigured("MEMSITE_LLM_PROVIDER=openai needs OPENAI_API_KEY or OPENAI_BASE_URL.")
 MEMSITE_LLM_MODEL = env_str("MEMSITE_LLM_MODEL", "gpt-4o-mini")
+# The model of /v1/embeddings when MEMSITE_EMBEDDINGS=server: asked for 384 dimensions, the
+# index's, and refused if it gives others.
+MEMSITE_EMBEDDING_MODEL = env_str("MEMSITE_EMBEDDING_MODEL", "text-embedding-3-small")
+if MEMSITE_EMBEDDINGS == "server" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
+    raise ImproperlyConfigured("MEMSITE_EMBEDDINGS=server needs OPENAI_API_KEY or OPENAI_BASE_URL.")
 # A model per purpose, e.g. MEMSITE_LLM_MODEL_DEEP_REFLECT=gpt-4.1; unset purposes use the default.
 MEMSITE_LLM_PURPOSE_MODELS = {
     purpose: model for purpose in PURPOSES if (model := env_str(f"MEMSITE_LLM_MODEL_{purpose.upper()}"))

@@ -1,0 +1,80 @@
+"""Sentence embeddings of passages and queries, as settings.MEMSITE_EMBEDDINGS says:
+
+- `local`: all-MiniLM-L6-v2 run in numpy in this process (memory/index/minilm.py);
+- `server`: the OpenAI-compatible server's /v1/embeddings, through the LLM gateway (one ledger
+  row per call, charged to `user_id`, within their daily budget), model MEMSITE_EMBEDDING_MODEL;
+- `off`: no embedder; retrieval ranks by full text alone.
+
+    model = embedder()
+    if model is not None:
+        vectors = model.embed(["a passage", "a query"])  # float32 (2, 384), unit rows
+
+Both give DIMENSIONS floats a text, each row L2-normalised, so a dot product is a cosine.
+`name` tells vectors of one embedder from another's."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+DIMENSIONS = 384  # the index stores float32 x 384 a passage
+MODES = ("local", "server", "off")
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
+        """float32 (len(texts), DIMENSIONS), rows L2-normalised, in the order of `texts`."""
+
+
+def normalized(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (a zero row stays zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, np.float32(1e-12))
+
+
+class LocalEmbedder:
+    name = "local:all-MiniLM-L6-v2"
+
+    def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
+        # Runs on our own CPU: no LLM budget to charge, so `user_id` is not needed.
+        from memory.index import minilm
+
+        return minilm.model().embed(texts)
+
+
+@dataclass(frozen=True)
+class ServerEmbedder:
+    model: str
+
+    @property
+    def name(self) -> str:
+        return f"server:{self.model}"
+
+    def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
+        """One gateway call for all of `texts`; LLMError when it fails (its ledger row on it)."""
+        from memsite.llm.embeddings import embed
+
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        result = embed(texts=list(texts), user_id=user_id, dimensions=DIMENSIONS, model=self.model)
+        return normalized(np.asarray(result.vectors, dtype=np.float32))
+
+
+_local = LocalEmbedder()
+
+
+def embedder() -> Embedder | None:
+    """The embedder MEMSITE_EMBEDDINGS names; None when it is `off`."""
+    mode = settings.MEMSITE_EMBEDDINGS
+    if mode == "local":
+        return _local
+    if mode == "server":
+        return ServerEmbedder(model=settings.MEMSITE_EMBEDDING_MODEL)
+    if mode == "off":
+        return None
+    raise ImproperlyConfigured(f"MEMSITE_EMBEDDINGS must be one of {', '.join(MODES)}, got {mode!r}.")
