@@ -26,7 +26,8 @@ from memory.types import ContentKind, get_type
 
 logger = logging.getLogger(__name__)
 NODES_PER_QUERY = 200
-BYTES_PER_READ = 8 * 1024 * 1024  # of contents read at once
+BYTES_PER_READ = 2 * 1024 * 1024  # of contents read and cut at once: some three times that in memory
+ROWS_PER_INSERT = 2_000
 BINARY_SNIFF = 8_192
 
 
@@ -56,9 +57,12 @@ def _texts(sizes: dict[str, int]) -> Iterator[tuple[str, str]]:
             budget += min(size, limit)
 
 
-def _rows(node_id: str, name: str, description: str, content: str | None) -> Iterator[tuple]:
-    yield (node_id, 0, Passage.Kind.LABEL.value, 0, 0, label(name, description), None, None)
-    for seq, piece in enumerate(cut(content or ""), start=1):
+def _label_row(node_id: str, name: str, description: str) -> tuple:
+    return (node_id, 0, Passage.Kind.LABEL.value, 0, 0, label(name, description), None, None)
+
+
+def _content_rows(node_id: str, text: str) -> Iterator[tuple]:
+    for seq, piece in enumerate(cut(text), start=1):
         yield (node_id, seq, Passage.Kind.CONTENT.value, piece.start, piece.end, piece.text, None, None)
 
 
@@ -73,9 +77,9 @@ PASSAGE_TYPES = ("text", "int4", "text", "int4", "int4", "text", "bytea", "times
 
 def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
     """Rewrite the passages of these nodes from their rows, in the caller's transaction (with
-    `labels_only`, just their name and description). A passage whose text is unchanged keeps
-    its vector, so appending to a long document embeds only what is new. Returns how many
-    passages were written."""
+    `labels_only`, just their name and description). Contents are read and cut a few MiB at a
+    time. A passage whose text is unchanged keeps its vector, so appending to a long document
+    embeds only what is new. Returns how many passages were written."""
     written = 0
     for chunk in _chunks(list(dict.fromkeys(node_ids))):
         stale = Passage.objects.filter(node_id__in=chunk)
@@ -84,14 +88,26 @@ def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
         kept = dict(stale.filter(vector__isnull=False).values_list("text", "vector"))
         stale.delete()
         nodes = list(Node.objects.filter(pk__in=chunk).values_list("id", "name", "description", "type", "content__size"))
+        labels = [_label_row(node_id, name, description) for node_id, name, description, _, _ in nodes]
+        written += _insert(labels, kept)
         sizes = {row[0]: row[4] for row in nodes if row[4] and get_type(row[3]).content is not ContentKind.NONE}
-        texts = {} if labels_only else dict(_texts(sizes))
-        rows = [row for node_id, name, description, _, _ in nodes for row in _rows(node_id, name, description, texts.get(node_id))]
-        insert_rows(Passage, PASSAGE_COLUMNS, _with_kept_vectors(rows, kept), types=PASSAGE_TYPES)
-        written += len(rows)
+        batch: list[tuple] = []
+        for node_id, text in () if labels_only else _texts(sizes):
+            batch.extend(_content_rows(node_id, text))
+            if len(batch) >= ROWS_PER_INSERT:
+                written += _insert(batch, kept)
+                batch = []
+        written += _insert(batch, kept)
     if written:
         transaction.on_commit(_queue_embedding)
     return written
+
+
+def _insert(rows: list[tuple], kept: dict[str, bytes]) -> int:
+    if not rows:
+        return 0
+    insert_rows(Passage, PASSAGE_COLUMNS, _with_kept_vectors(rows, kept), types=PASSAGE_TYPES)
+    return len(rows)
 
 
 def _with_kept_vectors(rows: list[tuple], kept: dict[str, bytes]) -> list[tuple]:

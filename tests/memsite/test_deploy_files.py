@@ -12,8 +12,12 @@ from tests.process_files import ROOT, compose_services, procfile_commands
 
 GUNICORN_CONFIG = "deploy/gunicorn.conf.py"
 BEAT_TASKS = sorted({entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()})
-# What beat's jobs queue in turn: searches, ticks, graphs' operations, summaries.
-WORK_TASKS = ["memory.tasks.search_run", "agents.tasks.tick_run", "agents.tasks.graph_work", "agents.tasks.summary_write"]
+# What beat's jobs queue in turn: searches, ticks, graphs' operations, summaries, embeddings
+# and descriptions.
+WORK_TASKS = [
+    "memory.tasks.search_run", "agents.tasks.tick_run", "agents.tasks.graph_work", "agents.tasks.summary_write",
+    "memory.tasks.index_embed", "memory.tasks.descriptions_write",
+]
 
 
 def compose_commands() -> dict[str, list[str]]:
@@ -40,6 +44,8 @@ def test_beat_jobs_are_routed_to_the_upkeep_queue_and_what_they_queue_to_the_wor
         "agents.tasks.graphs_sweep_stale",
         "agents.tasks.ticks_start_due",
         "agents.tasks.ticks_sweep_stale",
+        "memory.tasks.descriptions_sweep",
+        "memory.tasks.index_embed_sweep",
         "memory.tasks.searches_sweep_stale",
     ]
     assert settings.CELERY_TASK_ROUTES == {task: {"queue": "upkeep"} for task in BEAT_TASKS}

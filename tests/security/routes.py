@@ -181,6 +181,7 @@ ROUTES: dict[str, Route] = {
     "api/nodes/<str:node_id>/export/": api(node("project"), get=ok()),
     "api/nodes/<str:node_id>/import/": api(node("project"), post=ok(201, form=archive)),
     # -- the API: searches ----------------------------------------------------------------------
+    "api/retrieve/": api(post=ok(json=lambda w: {"query": "plan"})),
     "api/searches/": api(post=ok(202, json=lambda w: {"questions": ["Where is the plan?"]})),
     "api/searches/<int:search_id>/": api(search, get=ok()),
     "api/searches/<int:search_id>/steps/": api(search, get=ok()),
@@ -224,6 +225,7 @@ ROUTES: dict[str, Route] = {
         graph, post=ok(302, form=lambda w: {"role_0": "assistant", "content_0": "I look."})
     ),
     "memory/": page(get=ok()),
+    "memory/find/": page(get=ok(query="?q=plan", htmx=True)),
     "memory/<str:node_id>/": page(node("document"), get=ok()),
     "memory/<str:node_id>/children/": page(node("folder"), get=ok(htmx=True)),
     "memory/<str:node_id>/create/": page(node("folder"), post=ok(302, form=lambda w: {"type": "folder", "name": "new"})),
