@@ -227,10 +227,7 @@ def _snippet(hit: Hit) -> str:
 
 def _label(name: str, description: str, hit: Hit | None) -> str:
     """`name: description`, and the best passage under the option when one is in its content."""
-    label = prompts.option_label(name, description)
-    if hit is None or hit.kind != "content":
-        return label
-    return f"{label}{' |' if description.strip() else ':'} matched: {_snippet(hit)}"
+    return prompts.option_label(name, description, hit.snippet if hit is not None and hit.kind == "content" else "")
 
 
 def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str, Any]]:
