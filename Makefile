@@ -49,6 +49,7 @@ bench: install nginx
 	$(PY) benchmarks/tree.py
 	$(PY) benchmarks/llm.py
 	$(PY) benchmarks/search.py --sizes 1000,10000
+	$(PY) benchmarks/retrieval.py
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/brain.py
 	$(PY) benchmarks/graph.py
