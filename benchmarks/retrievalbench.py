@@ -260,7 +260,8 @@ class Oracle:
             return {"choice": None, "unviable": [], "reason": "The tree holds the answer."}
         paths = [path for q in asked for path in self.pending(q)]
         ways = [path.strip("/").split("/") for path in paths]
-        names = {number: label.split(": ", 1)[0] for number, label in options}
+        # `name: description | matched: passage`, the description or the passage left out at times
+        names = {number: label.split(" | matched: ", 1)[0].split(": ", 1)[0] for number, label in options}
         if any(name.startswith("/") for name in names.values()):  # nodes named by their paths
             wanted = set(paths)
             on_way = {name for name in names.values() if any(p == name or p.startswith(name + "/") for p in paths)}

@@ -120,6 +120,7 @@ def test_the_oracle_routes_to_each_piece_of_evidence_and_answers_once_all_are_re
     hits = route("the passages that best match the questions", ["/user/notes/todo.md: milk", f"{second}: a cat"])
     assert hits == {"choice": 2, "unviable": [1], "reason": "On the way to the evidence."}
     assert route("the top of the tree", ["user: the user", "swarmstar: data"])["choice"] == 2
+    assert route("logs", ["session-009 | matched: a dog", f"{second.rsplit('/')[-1]} | matched: a cat"])["choice"] == 2
     assert route("src", ["tern", "tests"]) == {"choice": None, "unviable": [1, 2], "reason": "Nothing here."}
 
     def read(path: str) -> dict:
