@@ -77,4 +77,6 @@ def embedder() -> Embedder | None:
         return ServerEmbedder(model=settings.MEMSITE_EMBEDDING_MODEL)
     if mode == "off":
         return None
-    raise ImproperlyConfigured(f"MEMSITE_EMBEDDINGS must be one of {', '.join(MODES)}, got {mode!r}.")
+    raise ImproperlyConfigured(
+        f"MEMSITE_EMBEDDINGS must be one of {', '.join(MODES)}, got {mode!r}."
+    )

@@ -23,7 +23,9 @@ from tokenizers import Tokenizer
 
 NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
-BATCH_TOKENS = 4096  # padded tokens of one forward pass: bounds its attention scores' memory
+# Padded tokens of one forward pass: few enough that a call's batches spread over the cores
+# (`embed`), and that a batch's activations stay small.
+BATCH_TOKENS = 1024
 MASKED = np.float32(-1e9)  # added to the scores of padding keys: exp() makes it exactly 0
 ATTENTION_SCORES = 1 << 20  # attention scores computed at once (4 MiB of float32)
 PADDING_SLACK = 64  # padded tokens a batch may always have
@@ -61,10 +63,14 @@ def _gelu_(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    centred = x - x.mean(axis=-1, keepdims=True)
-    variance = np.mean(centred * centred, axis=-1, keepdims=True)
-    return centred / np.sqrt(variance + np.float32(eps)) * weight + bias
+def _layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """x := LayerNorm(x) over its last axis, in place (x is always a temporary of the pass)."""
+    x -= x.mean(axis=-1, keepdims=True)
+    variance = np.einsum("...d,...d->...", x, x)[..., None] / np.float32(x.shape[-1])
+    x *= 1 / np.sqrt(variance + np.float32(eps))
+    x *= weight
+    x += bias
+    return x
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,10 @@ def _layer(weights: dict[str, np.ndarray], index: int, size: int) -> Layer:
         qkv_bias=np.concatenate([w(f"{part}.bias") for part in parts]) * scale,
         attention_out=dense("attention.output.dense"),
         attention_out_bias=w("attention.output.dense.bias"),
-        attention_norm=(w("attention.output.LayerNorm.weight"), w("attention.output.LayerNorm.bias")),
+        attention_norm=(
+            w("attention.output.LayerNorm.weight"),
+            w("attention.output.LayerNorm.bias"),
+        ),
         intermediate=dense("intermediate.dense"),
         intermediate_bias=w("intermediate.dense.bias"),
         output=dense("output.dense"),
@@ -125,7 +134,9 @@ class MiniLM:
         self.word = weights["embeddings.word_embeddings.weight"].astype(np.float32)
         # Every token is of type 0: its embedding is a constant, added to the positions once.
         token_type = weights["embeddings.token_type_embeddings.weight"][0]
-        self.position = (weights["embeddings.position_embeddings.weight"] + token_type).astype(np.float32)
+        self.position = (weights["embeddings.position_embeddings.weight"] + token_type).astype(
+            np.float32
+        )
         self.embedding_norm = (
             weights["embeddings.LayerNorm.weight"].astype(np.float32),
             weights["embeddings.LayerNorm.bias"].astype(np.float32),
@@ -159,8 +170,9 @@ class MiniLM:
         """Pooled, normalised vectors of a padded batch: tokens (n, width), mask 1 for real ones."""
         n, width = tokens.shape
         x = self.word[tokens] + self.position[:width]
-        x = _layer_norm(x, *self.embedding_norm, self.eps).reshape(n * width, DIMENSIONS)
-        key_mask = ((1 - mask) * MASKED)[:, None, None, :]  # (n, 1, 1, width): padding keys
+        x = _layer_norm_(x, *self.embedding_norm, self.eps).reshape(n * width, DIMENSIONS)
+        # (n, 1, 1, width): what the scores of padding keys get; None for a batch without any.
+        key_mask = None if mask.all() else ((1 - mask) * MASKED)[:, None, None, :]
         for layer in self.layers:
             x = self._layer(layer, x, key_mask, n, width)
         hidden = x.reshape(n, width, DIMENSIONS)
@@ -168,7 +180,9 @@ class MiniLM:
         pooled = np.einsum("nwd,nw->nd", hidden, mask) / counts
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
-    def _layer(self, layer: Layer, x: np.ndarray, key_mask: np.ndarray, n: int, width: int) -> np.ndarray:
+    def _layer(
+        self, layer: Layer, x: np.ndarray, key_mask: np.ndarray | None, n: int, width: int
+    ) -> np.ndarray:
         heads, size = self.heads, DIMENSIONS // self.heads
         qkv = x @ layer.qkv
         qkv += layer.qkv_bias
@@ -182,21 +196,25 @@ class MiniLM:
         for start in range(0, n, step):
             rows = slice(start, start + step)
             scores = query[rows] @ key[rows].transpose(0, 1, 3, 2)  # the query is scaled at load
-            scores += key_mask[rows]
+            if key_mask is not None:
+                scores += key_mask[rows]
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
+            # The softmax's division, done on the context (width x size) instead of the scores.
             np.matmul(scores, value[rows], out=context[rows])
-        attended = context.transpose(0, 2, 1, 3).reshape(n * width, DIMENSIONS) @ layer.attention_out
+            context[rows] /= scores.sum(axis=-1, keepdims=True)
+        attended = (
+            context.transpose(0, 2, 1, 3).reshape(n * width, DIMENSIONS) @ layer.attention_out
+        )
         attended += layer.attention_out_bias
         attended += x
-        x = _layer_norm(attended, *layer.attention_norm, self.eps)
+        x = _layer_norm_(attended, *layer.attention_norm, self.eps)
         inner = x @ layer.intermediate
         inner += layer.intermediate_bias
         out = _gelu_(inner) @ layer.output
         out += layer.output_bias
         out += x
-        return _layer_norm(out, *layer.output_norm, self.eps)
+        return _layer_norm_(out, *layer.output_norm, self.eps)
 
 
 def _padded(sequences: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -219,7 +237,11 @@ def _batches(lengths: list[int]) -> list[list[int]]:
     for row in sorted(range(len(lengths)), key=lengths.__getitem__):
         length = lengths[row]
         padded = (len(batches[-1]) + 1) * length if batches else 0
-        if batches and padded <= BATCH_TOKENS and padded - real - length <= max(real // 4, PADDING_SLACK):
+        if (
+            batches
+            and padded <= BATCH_TOKENS
+            and padded - real - length <= max(real // 4, PADDING_SLACK)
+        ):
             batches[-1].append(row)
             real += length
         else:

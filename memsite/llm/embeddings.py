@@ -72,11 +72,17 @@ def _vectors(response: Any, count: int, dimensions: int | None) -> list[list[flo
     """The response's vectors in the order of the inputs; LLMError when they are not usable."""
     data = getattr(response, "data", None)
     if not isinstance(data, list) or len(data) != count:
-        raise LLMError(Reason.SERVER_ERROR, f"The server's reply is not {count} embeddings: {str(response)[:200]!r}")
+        raise LLMError(
+            Reason.SERVER_ERROR,
+            f"The server's reply is not {count} embeddings: {str(response)[:200]!r}",
+        )
     ordered = sorted(data, key=lambda item: getattr(item, "index", 0))
     vectors = [getattr(item, "embedding", None) for item in ordered]
     if not all(isinstance(vector, list) and vector for vector in vectors):
-        raise LLMError(Reason.SERVER_ERROR, "The server's reply holds an embedding that is not a list of numbers.")
+        raise LLMError(
+            Reason.SERVER_ERROR,
+            "The server's reply holds an embedding that is not a list of numbers.",
+        )
     sizes = sorted({len(vector) for vector in vectors})
     if dimensions is not None and sizes != [dimensions]:
         raise LLMError(
@@ -91,7 +97,9 @@ def _send(request: LLMRequest, texts: list[str], dimensions: int | None, trace: 
     """The server's embeddings response, retried within the call's deadline."""
     config = request.config
     if not (config.base_url or config.api_key):
-        raise LLMError(Reason.CONFIGURATION, "Server embeddings need OPENAI_BASE_URL or OPENAI_API_KEY.")
+        raise LLMError(
+            Reason.CONFIGURATION, "Server embeddings need OPENAI_BASE_URL or OPENAI_API_KEY."
+        )
     client = client_for(config.base_url, config.api_key or PLACEHOLDER_KEY)
     options = {"dimensions": dimensions} if dimensions is not None else {}
     while True:
@@ -112,7 +120,10 @@ def _send(request: LLMRequest, texts: list[str], dimensions: int | None, trace: 
         except openai.APITimeoutError:
             reason, detail = Reason.TIMEOUT, "The request timed out."
         except openai.APIConnectionError as exc:
-            reason, detail = Reason.CONNECTION, f"Could not reach the server: {exc.__cause__ or exc}"
+            reason, detail = (
+                Reason.CONNECTION,
+                f"Could not reach the server: {exc.__cause__ or exc}",
+            )
         except openai.APIStatusError as exc:
             reason, detail, retry = _status_error(exc)
             if not retry:
@@ -122,8 +133,13 @@ def _send(request: LLMRequest, texts: list[str], dimensions: int | None, trace: 
             raise LLMError(reason, f"{detail} (after {trace.retries} retries)")
         delay = backoff_seconds(attempt=trace.retries, retry_after=retry_after, request=request)
         if delay >= request.remaining():
-            raise LLMError(reason, f"{detail} (after {trace.retries} retries; no time left before the deadline)")
-        logger.info("Embedding request failed (%s); retry %d in %.2fs.", detail, trace.retries + 1, delay)
+            raise LLMError(
+                reason,
+                f"{detail} (after {trace.retries} retries; no time left before the deadline)",
+            )
+        logger.info(
+            "Embedding request failed (%s); retry %d in %.2fs.", detail, trace.retries + 1, delay
+        )
         time.sleep(delay)
         trace.retries += 1
 
@@ -140,7 +156,9 @@ def _prompt_tokens(response: Any, texts: list[str], model: str, trace: CallTrace
     trace.tokens_approximate = counter.approximate
 
 
-def _run(request: LLMRequest, texts: list[str], dimensions: int | None, trace: CallTrace) -> tuple[list[list[float]], LLMError | None]:
+def _run(
+    request: LLMRequest, texts: list[str], dimensions: int | None, trace: CallTrace
+) -> tuple[list[list[float]], LLMError | None]:
     """The vectors, or the error that ended the call; the trace says how far it got."""
     try:
         response = _send(request, texts, dimensions, trace)
@@ -156,7 +174,14 @@ def _run(request: LLMRequest, texts: list[str], dimensions: int | None, trace: C
     return vectors, None
 
 
-def _record(request: LLMRequest, trace: CallTrace, error: LLMError | None, *, latency_ms: int, user_id: int | None) -> LLMCall:
+def _record(
+    request: LLMRequest,
+    trace: CallTrace,
+    error: LLMError | None,
+    *,
+    latency_ms: int,
+    user_id: int | None,
+) -> LLMCall:
     return llm_call_record(
         purpose=Purpose.EMBED,
         provider=PROVIDER,
@@ -169,7 +194,9 @@ def _record(request: LLMRequest, trace: CallTrace, error: LLMError | None, *, la
         tokens_reported=trace.tokens_reported,
         tokens_approximate=trace.tokens_approximate,
         latency_ms=latency_ms,
-        cost_usd=request.config.model_info(request.model).cost(prompt_tokens=trace.prompt_tokens, completion_tokens=0),
+        cost_usd=request.config.model_info(request.model).cost(
+            prompt_tokens=trace.prompt_tokens, completion_tokens=0
+        ),
         retries=trace.retries,
         repairs=0,
         response_mode=RESPONSE_MODE,
@@ -198,7 +225,12 @@ def embed(
     model = model or settings.MEMSITE_EMBEDDING_MODEL
     started = time.monotonic()
     request = LLMRequest(
-        purpose=Purpose.EMBED, messages=[], schema=None, model=model, config=config, deadline=started + config.deadline_s
+        purpose=Purpose.EMBED,
+        messages=[],
+        schema=None,
+        model=model,
+        config=config,
+        deadline=started + config.deadline_s,
     )
     trace = CallTrace(model=model, messages=[{"role": "input", "content": text} for text in texts])
     vectors, error = _run(request, texts, dimensions, trace)

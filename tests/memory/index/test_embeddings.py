@@ -72,13 +72,20 @@ def test_batches_are_sorted_by_length_and_bounded():
     batches = minilm._batches(lengths)
     assert sorted(row for batch in batches for row in batch) == list(range(len(lengths)))
     for batch in batches:
-        assert len(batch) * max(lengths[row] for row in batch) <= minilm.BATCH_TOKENS or len(batch) == 1
+        assert (
+            len(batch) * max(lengths[row] for row in batch) <= minilm.BATCH_TOKENS
+            or len(batch) == 1
+        )
     flat = [lengths[row] for batch in batches for row in batch]
     assert flat == sorted(lengths)
 
 
 def test_similar_sentences_are_closer_than_unrelated_ones(model):
-    texts = ["How do I reset my password?", "I forgot my password, how can I change it?", "Greyhounds are fast dogs."]
+    texts = [
+        "How do I reset my password?",
+        "I forgot my password, how can I change it?",
+        "Greyhounds are fast dogs.",
+    ]
     question, paraphrase, unrelated = model.embed(texts)
     assert question @ paraphrase > 0.6
     assert question @ unrelated < 0.2
@@ -97,13 +104,20 @@ def test_server_embeddings_are_one_ledger_row_per_call(settings, openai_gateway,
     assert vectors.dtype == np.float32 and vectors.shape == (3, DIMENSIONS)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-6)
     expected = np.array([embedding(text, DIMENSIONS) for text in texts])
-    assert np.allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6)
+    assert np.allclose(
+        vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6
+    )
     [request] = openai_gateway.requests
     assert request.path == "/v1/embeddings"
     assert request.body["input"] == texts and request.body["dimensions"] == DIMENSIONS
     assert request.body["model"] == "embedder-small"
     [call] = LLMCall.objects.all()
-    assert (call.purpose, call.provider, call.model, call.status) == ("embed", "openai", "embedder-small", "ok")
+    assert (call.purpose, call.provider, call.model, call.status) == (
+        "embed",
+        "openai",
+        "embedder-small",
+        "ok",
+    )
     assert call.user_id == user.pk and call.prompt_tokens == 8 and call.completion_tokens == 0
     assert call.tokens_reported and call.response_mode == "embedding"
     assert [message["content"] for message in call.messages] == texts
@@ -153,7 +167,12 @@ def test_a_refused_request_is_one_error_row_and_not_retried(settings, openai_gat
     assert "does not support specifying dimensions" in raised.value.message
     [call] = LLMCall.objects.all()
     assert call == raised.value.call and call.user_id == user.pk
-    assert (call.purpose, call.status, call.error_reason, call.retries) == ("embed", "error", "bad_request", 0)
+    assert (call.purpose, call.status, call.error_reason, call.retries) == (
+        "embed",
+        "error",
+        "bad_request",
+        0,
+    )
     assert len(openai_gateway.requests) == 1
 
 
@@ -200,8 +219,14 @@ def test_an_unknown_setting_is_refused(settings):
 @pytest.mark.parametrize(
     ("env", "refusal"),
     [
-        ({"MEMSITE_EMBEDDINGS": "gpu"}, "MEMSITE_EMBEDDINGS must be local, server or off, got 'gpu'."),
-        ({"MEMSITE_EMBEDDINGS": "server"}, "MEMSITE_EMBEDDINGS=server needs OPENAI_API_KEY or OPENAI_BASE_URL."),
+        (
+            {"MEMSITE_EMBEDDINGS": "gpu"},
+            "MEMSITE_EMBEDDINGS must be local, server or off, got 'gpu'.",
+        ),
+        (
+            {"MEMSITE_EMBEDDINGS": "server"},
+            "MEMSITE_EMBEDDINGS=server needs OPENAI_API_KEY or OPENAI_BASE_URL.",
+        ),
     ],
 )
 def test_a_bad_setting_stops_memsite_at_startup(tmp_path, env, refusal):
