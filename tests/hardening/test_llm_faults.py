@@ -74,6 +74,7 @@ def llm(settings, openai_gateway: FakeOpenAI) -> FakeOpenAI:
     settings.MEMSITE_LLM_REQUEST_TIMEOUT_MS = REQUEST_TIMEOUT_MS
     settings.MEMSITE_LLM_TIMEOUT_MS = 5_000
     settings.MEMSITE_SEARCH_TOOLS = False
+    settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0  # scripted walks follow the tree
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
     settings.MEMSITE_TICK_DEEP_REFLECT_EVERY = 1_000
     return openai_gateway

@@ -177,6 +177,8 @@ def workers(shared_db, broker_prefix, fake_openai: FakeOpenAI, tmp_path) -> Iter
         "MEMSITE_LLM_TIMEOUT_MS": str((SLOW_S + 10) * 1000),
         "MEMSITE_LLM_REQUEST_TIMEOUT_MS": str((SLOW_S + 10) * 1000),
         "MEMSITE_SEARCH_TOOLS": "false",
+        "MEMSITE_SEARCH_SHORTCUT_HITS": "0",  # the scripted walks follow the tree
+        "MEMSITE_EMBEDDINGS": "off",
         "MEMSITE_SEARCH_MAX_RESTARTS": "0",
         "MEMSITE_SEARCH_STALE_S": "2",
         "MEMSITE_TICK_LEASE_S": str(LEASE_S),

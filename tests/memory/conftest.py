@@ -18,6 +18,7 @@ def worker(transactional_db, settings, fake_openai: FakeOpenAI):
     settings.OPENAI_API_KEY = "sk-test"
     settings.OPENAI_BASE_URL = fake_openai.url
     settings.MEMSITE_SEARCH_TOOLS = False
+    settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0  # scripted walks follow the tree
     forget_working_modes()
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
         yield fake_openai
