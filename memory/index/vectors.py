@@ -64,7 +64,9 @@ def _read_all() -> _Matrix:
 
 def _merge(matrix: _Matrix) -> _Matrix:
     now = timezone.now()
-    ids, vectors = _rows(Passage.objects.filter(embedded_at__gte=matrix.seen_until - LATE_COMMIT).order_by("id"))
+    # In no order: sorting by id would lead SQLite to scan the whole table by its key rather
+    # than the few rows the embedded_at index finds.
+    ids, vectors = _rows(Passage.objects.filter(embedded_at__gte=matrix.seen_until - LATE_COMMIT).order_by())
     if len(ids) and (matrix.vectors.size == 0 or vectors.shape[1] == matrix.vectors.shape[1]):
         known = np.isin(ids, matrix.ids)
         positions = np.searchsorted(matrix.ids, ids[known])
