@@ -62,6 +62,9 @@ DEFAULT_MODELS: dict[str, ModelInfo] = {
         _entry("o3", 200_000, 100_000, "2.00", "8.00"),
         _entry("o3-mini", 200_000, 100_000, "1.10", "4.40"),
         _entry("o4-mini", 200_000, 100_000, "1.10", "4.40"),
+        # Embedding models: input only, 8,191 tokens a text.
+        _entry("text-embedding-3-small", 8_191, 1, "0.02", "0"),
+        _entry("text-embedding-3-large", 8_191, 1, "0.13", "0"),
         # The offline heuristics: free, and generous so budgets do not shrink without a model.
         _entry(OFFLINE_MODEL, 128_000, 4_096, "0", "0"),
     )

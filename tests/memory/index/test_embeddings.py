@@ -4,6 +4,7 @@ the server's come through the LLM gateway's ledger; the setting picks one or non
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +125,15 @@ def test_server_embeddings_are_one_ledger_row_per_call(settings, openai_gateway,
 
     model.embed(["one more"], user_id=user.pk)
     assert LLMCall.objects.filter(purpose="embed", user=user).count() == 2
+
+
+@pytest.mark.django_db
+def test_server_embeddings_cost_the_embedding_model_s_price(settings, openai_gateway):
+    settings.MEMSITE_EMBEDDINGS = "server"
+    settings.MEMSITE_EMBEDDING_MODEL = "text-embedding-3-small"
+    embedder().embed(["memory of a greyhound", "weather"])
+    [call] = LLMCall.objects.all()
+    assert call.prompt_tokens > 0 and call.cost_usd == Decimal("0.02") * call.prompt_tokens / 1_000_000
 
 
 @pytest.mark.django_db
