@@ -10,14 +10,12 @@ LLMError with its row on `exc.call`. The server is the one `OPENAI_BASE_URL`/`OP
 name, whichever provider chat calls use; the model is `MEMSITE_EMBEDDING_MODEL`. Failures are
 retried as the openai provider retries them (429, 5xx, timeouts, connection errors)."""
 
-import json
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import openai
 from django.conf import settings
 
 from memsite.errors import InvalidInput
@@ -26,12 +24,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import Usage, _budget_require
 from memsite.llm.models import LLMCall
 from memsite.llm.providers.base import CallTrace, LLMRequest
-from memsite.llm.providers.openai import (
-    PLACEHOLDER_KEY,
-    backoff_seconds,
-    client_for,
-    retry_after_seconds,
-)
+from memsite.llm.providers.openai import PLACEHOLDER_KEY, client_for, with_retries
 from memsite.llm.purposes import Purpose
 from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
@@ -48,24 +41,6 @@ class Embedding:
     vectors: list[list[float]]
     usage: Usage
     call: LLMCall
-
-
-def _status_error(exc: openai.APIStatusError) -> tuple[Reason, str, bool]:
-    """(reason, detail, worth a retry) of an HTTP error from the server."""
-    body = exc.body
-    error = body.get("error", body) if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else error
-    detail = f"HTTP {exc.status_code}: {message or exc.message}"
-    status = exc.status_code
-    if status == 429:
-        return Reason.RATE_LIMITED, detail, True
-    if status == 408:
-        return Reason.TIMEOUT, detail, True
-    if status >= 500 or status == 409:
-        return Reason.SERVER_ERROR, detail, True
-    if status in (401, 403):
-        return Reason.AUTHENTICATION, detail, False
-    return Reason.BAD_REQUEST, detail, False
 
 
 def _vectors(response: Any, count: int, dimensions: int | None) -> list[list[float]]:
@@ -102,46 +77,13 @@ def _send(request: LLMRequest, texts: list[str], dimensions: int | None, trace: 
         )
     client = client_for(config.base_url, config.api_key or PLACEHOLDER_KEY)
     options = {"dimensions": dimensions} if dimensions is not None else {}
-    while True:
-        remaining = request.remaining()
-        if remaining <= 0:
-            raise LLMError(Reason.TIMEOUT, f"The call's {config.deadline_s:g}s deadline passed.")
-        retry_after = None
-        try:
-            return client.embeddings.create(
-                model=request.model,
-                input=texts,
-                encoding_format="float",
-                timeout=min(config.request_timeout_s, remaining),
-                **options,
-            )
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a body that is not JSON
-            reason, detail = Reason.SERVER_ERROR, f"The server's reply is not JSON: {exc}"
-        except openai.APITimeoutError:
-            reason, detail = Reason.TIMEOUT, "The request timed out."
-        except openai.APIConnectionError as exc:
-            reason, detail = (
-                Reason.CONNECTION,
-                f"Could not reach the server: {exc.__cause__ or exc}",
-            )
-        except openai.APIStatusError as exc:
-            reason, detail, retry = _status_error(exc)
-            if not retry:
-                raise LLMError(reason, detail) from None
-            retry_after = retry_after_seconds(exc.response.headers)
-        if trace.retries >= config.max_retries:
-            raise LLMError(reason, f"{detail} (after {trace.retries} retries)")
-        delay = backoff_seconds(attempt=trace.retries, retry_after=retry_after, request=request)
-        if delay >= request.remaining():
-            raise LLMError(
-                reason,
-                f"{detail} (after {trace.retries} retries; no time left before the deadline)",
-            )
-        logger.info(
-            "Embedding request failed (%s); retry %d in %.2fs.", detail, trace.retries + 1, delay
+
+    def send(timeout: float) -> Any:
+        return client.embeddings.create(
+            model=request.model, input=texts, encoding_format="float", timeout=timeout, **options
         )
-        time.sleep(delay)
-        trace.retries += 1
+
+    return with_retries(request, trace, send)
 
 
 def _prompt_tokens(response: Any, texts: list[str], model: str, trace: CallTrace) -> None:

@@ -17,9 +17,10 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 from pydantic import BaseModel
@@ -29,6 +30,7 @@ from memsite.llm.providers.base import CallTrace, LLMRequest
 from memsite.llm.replies import ReplyInvalid, parse_reply, storable
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 JSON_SCHEMA, JSON_OBJECT, PROMPT, TEXT = "json_schema", "json_object", "prompt", "text"
 # Where each structured mode falls back to when the server refuses it with a 400.
@@ -195,6 +197,74 @@ def remember_working_mode(key: tuple[str | None, str], mode: str) -> None:
             _working_modes[key] = mode
 
 
+class Retry(Exception):
+    """Raised by a `send` of `with_retries`: the server answered, but not usably; try again."""
+
+    def __init__(self, reason: Reason, detail: str):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
+def status_error(exc: openai.APIStatusError) -> tuple[Reason, str, bool]:
+    """The reason for an HTTP error status, what to say of it, and whether to try again."""
+    status, detail = exc.status_code, _describe(exc)
+    if status == 429:
+        return Reason.RATE_LIMITED, detail, True
+    if status == 408:
+        return Reason.TIMEOUT, detail, True
+    if status >= 500 or status == 409:
+        return Reason.SERVER_ERROR, detail, True
+    if status in (401, 403):
+        return Reason.AUTHENTICATION, detail, False
+    return Reason.BAD_REQUEST, detail, False
+
+
+def with_retries(
+    request: LLMRequest, trace: CallTrace, send: Callable[[float], T], *, passthrough: tuple[type[Exception], ...] = ()
+) -> T:
+    """`send(timeout)`'s result, tried again with backoff while what failed may pass next time
+    (a timeout, a lost connection, 408, 409, 429, 5xx, a body that is not JSON, a `Retry`),
+    within the call's deadline and MEMSITE_LLM_MAX_RETRIES; LLMError for the rest. Errors of
+    the `passthrough` types reach the caller as they are."""
+    config = request.config
+    while True:
+        remaining = request.remaining()
+        if remaining <= 0:
+            raise LLMError(Reason.TIMEOUT, f"The call's {config.deadline_s:g}s deadline passed.")
+        retry_after = None
+        try:
+            return send(min(config.request_timeout_s, remaining))
+        except passthrough:
+            raise
+        except Retry as exc:
+            reason, detail = exc.reason, exc.detail
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a body that is not JSON
+            reason, detail = Reason.SERVER_ERROR, f"The server's reply is not JSON: {exc}"
+        except openai.APITimeoutError:
+            reason, detail = Reason.TIMEOUT, "The request timed out."
+        except openai.APIConnectionError as exc:
+            reason, detail = Reason.CONNECTION, f"Could not reach the server: {exc.__cause__ or exc}"
+        except openai.APIStatusError as exc:
+            reason, detail, again = status_error(exc)
+            if not again:
+                raise LLMError(reason, detail) from None
+            retry_after = retry_after_seconds(exc.response.headers)
+        except openai.OpenAIError as exc:
+            raise LLMError(Reason.SERVER_ERROR, f"Unusable reply from the server: {exc}") from None
+        _wait_to_retry(request, trace, reason, detail, retry_after)
+
+
+def _wait_to_retry(request: LLMRequest, trace: CallTrace, reason: Reason, detail: str, retry_after: float | None) -> None:
+    if trace.retries >= request.config.max_retries:
+        raise LLMError(reason, f"{detail} (after {trace.retries} retries)")
+    delay = backoff_seconds(attempt=trace.retries, retry_after=retry_after, request=request)
+    if delay >= request.remaining():
+        raise LLMError(reason, f"{detail} (after {trace.retries} retries; no time left before the deadline)")
+    logger.info("LLM request failed (%s); retry %d in %.2fs.", detail, trace.retries + 1, delay)
+    time.sleep(delay)
+    trace.retries += 1
+
+
 class OpenAIProvider:
     name = "openai"
 
@@ -254,7 +324,6 @@ class OpenAIProvider:
         trace: CallTrace,
     ) -> tuple[str, Any]:
         """The reply's text and its usage, once the server answers with a chat completion."""
-        config = request.config
         options: dict[str, Any] = {}
         if mode == JSON_SCHEMA:
             options["response_format"] = response_format_for(request.schema)
@@ -267,56 +336,12 @@ class OpenAIProvider:
         if request.temperature is not None:
             options["temperature"] = request.temperature
 
-        while True:
-            remaining = request.remaining()
-            if remaining <= 0:
-                raise LLMError(Reason.TIMEOUT, f"The call's {config.deadline_s:g}s deadline passed.")
-            retry_after = None
-            try:
-                completion = client.chat.completions.create(
-                    model=request.model,
-                    messages=messages,
-                    timeout=min(config.request_timeout_s, remaining),
-                    **options,
-                )
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a body that is not JSON
-                reason, detail = Reason.SERVER_ERROR, f"The server's reply is not JSON: {exc}"
-            except openai.APITimeoutError:
-                reason, detail = Reason.TIMEOUT, "The request timed out."
-            except openai.APIConnectionError as exc:
-                reason, detail = Reason.CONNECTION, f"Could not reach the server: {exc.__cause__ or exc}"
-            except openai.BadRequestError:
-                raise
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                detail = _describe(exc)
-                retry_after = retry_after_seconds(exc.response.headers)
-                if status == 429:
-                    reason = Reason.RATE_LIMITED
-                elif status == 408:
-                    reason = Reason.TIMEOUT
-                elif status >= 500 or status == 409:
-                    reason = Reason.SERVER_ERROR
-                elif status in (401, 403):
-                    raise LLMError(Reason.AUTHENTICATION, detail) from None
-                else:
-                    raise LLMError(Reason.BAD_REQUEST, detail) from None
-            except openai.OpenAIError as exc:
-                raise LLMError(Reason.SERVER_ERROR, f"Unusable reply from the server: {exc}") from None
-            else:
-                text = completion_text(completion)
-                if text is not None:
-                    return text, getattr(completion, "usage", None)
-                reason = Reason.SERVER_ERROR
-                detail = f"The server's reply is not a chat completion: {str(completion)[:200]!r}"
+        def send(timeout: float) -> tuple[str, Any]:
+            completion = client.chat.completions.create(model=request.model, messages=messages, timeout=timeout, **options)
+            text = completion_text(completion)
+            if text is None:
+                raise Retry(Reason.SERVER_ERROR, f"The server's reply is not a chat completion: {str(completion)[:200]!r}")
+            return text, getattr(completion, "usage", None)
 
-            if trace.retries >= config.max_retries:
-                raise LLMError(reason, f"{detail} (after {trace.retries} retries)")
-            delay = backoff_seconds(attempt=trace.retries, retry_after=retry_after, request=request)
-            if delay >= request.remaining():
-                raise LLMError(
-                    reason, f"{detail} (after {trace.retries} retries; no time left before the deadline)"
-                )
-            logger.info("LLM request failed (%s); retry %d in %.2fs.", detail, trace.retries + 1, delay)
-            time.sleep(delay)
-            trace.retries += 1
+        # A 400 goes back to the caller as it is: it may be a refused response format.
+        return with_retries(request, trace, send, passthrough=(openai.BadRequestError,))
