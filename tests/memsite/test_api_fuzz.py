@@ -89,7 +89,9 @@ def world_keys(operation, path_parameters: dict[str, Any]) -> dict[str, str] | N
 def existing_ids_half_of_the_time(context, path_parameters: dict[str, Any]):
     """The fuzzing phase's path ids, or ids of rows that exist: past the 404, into the operation."""
     keys = world_keys(context.operation, path_parameters) if path_parameters else None
-    if keys is None:
+    # An id of the wrong type is the invalid part of a negative case: left as it is, or the case
+    # would be sent with a valid path and the rest of it judged as if it were invalid.
+    if keys is None or not all(type(path_parameters[name]) is type(WORLD[key][0]) for name, key in keys.items()):
         return st.just(path_parameters)
     existing = st.fixed_dictionaries({name: st.sampled_from(WORLD[key]) for name, key in keys.items()})
     return st.one_of(st.just(path_parameters), existing)
