@@ -28,8 +28,10 @@ def query_words(query: str) -> list[str]:
 def scope_sql(scope: Scope) -> tuple[str, list[object]]:
     clauses, params = [], []
     if scope.path is not None:
-        clauses.append("n.path LIKE %s")
-        params.append(scope.path + "%")  # base-36 paths hold no LIKE wildcards
+        # A range the path index serves (LIKE is not indexed on SQLite): base-36 paths sort
+        # below "~" byte by byte, and PostgreSQL's path column has the "C" collation.
+        clauses.append("n.path >= %s AND n.path < %s")
+        params.extend([scope.path, scope.path + "~"])
     if scope.types:
         clauses.append(f"n.type IN ({', '.join(['%s'] * len(scope.types))})")
         params.extend(scope.types)

@@ -89,19 +89,18 @@ def current() -> _Matrix:
 
 
 def _in_scope(scope: Scope, ids: list[int] | None = None) -> np.ndarray:
-    """Ids of embedded passages in the scope (among `ids` if given), at most SCOPE_SCAN_MAX + 1."""
+    """Ids of passages in the scope (among `ids` if given), at most SCOPE_SCAN_MAX + 1, sorted."""
     where, params = scope_sql(scope)
     among = ""
     if ids is not None:
         among = f" AND p.id IN ({', '.join(['%s'] * len(ids))})"
         params = [*params, *ids]
-    sql = (
-        "SELECT p.id FROM memory_passage p JOIN memory_node n ON n.id = p.node_id "
-        f"WHERE p.vector IS NOT NULL{where}{among} ORDER BY p.id LIMIT %s"
-    )
+    # Neither the vector nor an order is asked of the table: the matrix knows which passages
+    # have vectors, and reading the vector column would read every row's blob.
+    sql = f"SELECT p.id FROM memory_passage p JOIN memory_node n ON n.id = p.node_id WHERE 1 = 1{where}{among} LIMIT %s"
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, SCOPE_SCAN_MAX + 1])
-        return np.asarray([row[0] for row in cursor.fetchall()], dtype=np.int64)
+        return np.sort(np.asarray([row[0] for row in cursor.fetchall()], dtype=np.int64))
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:

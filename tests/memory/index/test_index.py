@@ -7,7 +7,7 @@ from django.db import transaction
 
 from memory import services
 from memory.index.retrieve import retrieve
-from memory.index.writes import index_rebuild
+from memory.index.writes import embed_pending, index_rebuild
 from memory.models import Node, Passage
 from memsite.errors import InvalidInput
 from tests.archives import tar_gz
@@ -118,3 +118,21 @@ def test_types_filter():
     DocumentFactory(parent=folder, content=b"mango")
     assert {hit.type for hit in retrieve(query="mango", types=["document"])} == {"document"}
     assert {hit.type for hit in retrieve(query="mango", types=["folder"])} == {"folder"}
+
+
+@pytest.mark.parametrize("scoped", [False, True], ids=["whole tree", "in a scope"])
+def test_embeddings_find_what_full_text_cannot_and_keep_to_the_scope(settings, scoped):
+    settings.MEMSITE_EMBEDDINGS = "local"
+    pets, weather = NodeFactory(name="pets"), NodeFactory(name="weather")
+    dog = DocumentFactory(parent=pets, content=b"Bo: we finally adopted a greyhound from the shelter.")
+    DocumentFactory(parent=weather, content=b"Ana: it rained all week and the trains were late.")
+    elsewhere = DocumentFactory(parent=weather, content=b"Ana: my sister adopted a puppy last spring.")
+    assert embed_pending() == Passage.objects.count()
+    hits = retrieve(query="Which dog did they get?", start=pets if scoped else None, k=5)
+    best = next(hit for hit in hits if hit.kind == "content")
+    assert best.node_id == dog.pk
+    assert best.fulltext is None and best.vector > 0.3  # no shared word: found by meaning alone
+    if scoped:
+        assert {hit.node_id for hit in hits} <= {pets.pk, dog.pk}
+    else:
+        assert elsewhere.pk in {hit.node_id for hit in hits}
