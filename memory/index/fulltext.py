@@ -38,26 +38,59 @@ def scope_sql(scope: Scope) -> tuple[str, list[object]]:
     return "".join(f" AND {clause}" for clause in clauses), params
 
 
+# A word found in more passages than this says little about any of them (its weight in the
+# ranking is near nothing), yet ranking costs a row a match: such words are left out of a query
+# that has rarer ones, and a query of common words alone ranks only this many of its matches.
+COMMON = 5_000
+
+
+def _match(words: list[str]) -> str:
+    if connection.vendor == "postgresql":
+        return " or ".join(words)  # websearch_to_tsquery's OR
+    return " OR ".join(f'"{word}"' for word in words)  # each word quoted: FTS5 syntax is inert
+
+
+def _matching_sql() -> str:
+    """The ids of passages matching a query (its one parameter)."""
+    if connection.vendor == "postgresql":
+        return "SELECT id FROM memory_passage WHERE search @@ websearch_to_tsquery('english', %s)"
+    return "SELECT rowid FROM memory_passage_fts WHERE memory_passage_fts MATCH %s"
+
+
+def _matches(word: str) -> int:
+    """How many passages hold the word, counted up to COMMON."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched", [_match([word]), COMMON])
+        return cursor.fetchone()[0]
+
+
+def _ranking_sql(where: str) -> str:
+    if connection.vendor == "postgresql":
+        return (
+            "SELECT p.id, ts_rank_cd(p.search, q, 1) AS score FROM memory_passage p "
+            "JOIN memory_node n ON n.id = p.node_id, websearch_to_tsquery('english', %s) q "
+            f"WHERE p.search @@ q{where} ORDER BY score DESC, p.id LIMIT %s"
+        )
+    return (
+        "SELECT f.rowid, -bm25(memory_passage_fts) AS score FROM memory_passage_fts f "
+        "JOIN memory_passage p ON p.id = f.rowid JOIN memory_node n ON n.id = p.node_id "
+        f"WHERE memory_passage_fts MATCH %s{where} ORDER BY bm25(memory_passage_fts), f.rowid LIMIT %s"
+    )
+
+
 def rank(query: str, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
     """(passage id, score) best first, higher scores better."""
     words = query_words(query)
     if not words:
         return []
+    counts = {word: _matches(word) for word in words}
+    if not any(counts.values()):
+        return []
+    rarer = [word for word in words if 0 < counts[word] < COMMON]
     where, params = scope_sql(scope)
-    if connection.vendor == "postgresql":
-        sql = (
-            "SELECT p.id, ts_rank_cd(p.search, q, 1) AS score FROM memory_passage p "
-            "JOIN memory_node n ON n.id = p.node_id, websearch_to_tsquery('english', %s) q "
-            f"WHERE p.search @@ q{where} ORDER BY score DESC, p.id LIMIT %s"
-        )
-        arguments = [" or ".join(words), *params, limit]
-    else:
-        sql = (
-            "SELECT f.rowid, -bm25(memory_passage_fts) AS score FROM memory_passage_fts f "
-            "JOIN memory_passage p ON p.id = f.rowid JOIN memory_node n ON n.id = p.node_id "
-            f"WHERE memory_passage_fts MATCH %s{where} ORDER BY bm25(memory_passage_fts), f.rowid LIMIT %s"
-        )
-        arguments = [" OR ".join(f'"{word}"' for word in words), *params, limit]
+    if not rarer:  # common words alone: a bounded share of their matches
+        where = f" AND p.id IN ({_matching_sql()} LIMIT %s){where}"
+        params = [_match(words), COMMON, *params]
     with connection.cursor() as cursor:
-        cursor.execute(sql, arguments)
+        cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
         return [(pk, float(score)) for pk, score in cursor.fetchall()]
