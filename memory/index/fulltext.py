@@ -50,11 +50,21 @@ def _match(words: list[str]) -> str:
     return " OR ".join(f'"{word}"' for word in words)  # each word quoted: FTS5 syntax is inert
 
 
-def _matching_sql() -> str:
-    """The ids of passages matching a query (its one parameter)."""
+def _matching_sql(where: str = "") -> str:
+    """The ids of passages matching a query (its first parameter) and `where`."""
+    if not where:  # no join: counting a word's passages reads the full-text index alone
+        if connection.vendor == "postgresql":
+            return "SELECT id FROM memory_passage WHERE search @@ websearch_to_tsquery('english', %s)"
+        return "SELECT rowid FROM memory_passage_fts WHERE memory_passage_fts MATCH %s"
     if connection.vendor == "postgresql":
-        return "SELECT id FROM memory_passage WHERE search @@ websearch_to_tsquery('english', %s)"
-    return "SELECT rowid FROM memory_passage_fts WHERE memory_passage_fts MATCH %s"
+        return (
+            "SELECT p.id FROM memory_passage p JOIN memory_node n ON n.id = p.node_id "
+            f"WHERE p.search @@ websearch_to_tsquery('english', %s){where}"
+        )
+    return (
+        "SELECT f.rowid FROM memory_passage_fts f JOIN memory_passage p ON p.id = f.rowid "
+        f"JOIN memory_node n ON n.id = p.node_id WHERE memory_passage_fts MATCH %s{where}"
+    )
 
 
 def _matches(word: str) -> int:
@@ -88,9 +98,8 @@ def rank(query: str, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
         return []
     rarer = [word for word in words if 0 < counts[word] < COMMON]
     where, params = scope_sql(scope)
-    if not rarer:  # common words alone: a bounded share of their matches
-        where = f" AND p.id IN ({_matching_sql()} LIMIT %s){where}"
-        params = [_match(words), COMMON, *params]
+    if not rarer:  # common words alone: a bounded share of their matches in the scope
+        where, params = f" AND p.id IN ({_matching_sql(where)} LIMIT %s){where}", [_match(words), *params, COMMON, *params]
     with connection.cursor() as cursor:
         cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
         return [(pk, float(score)) for pk, score in cursor.fetchall()]
