@@ -116,6 +116,11 @@ class Oracle:
         where = _labelled(prompt, "Location") or ""
         options = _numbered_after(_last_user(messages), "Options:")
         target = self._target((_labelled(prompt, "Query") or "").split(" | "))
+        if target is not None and all(label.startswith("/") for _, label in options):
+            # The best passages' nodes, named by their paths: the answer if it is among them.
+            ends = "/" + "/".join(target.names)
+            chosen = next((number for number, label in options if label.split(": ", 1)[0].endswith(ends)), None)
+            return {"choice": chosen, "unviable": [], "reason": "The answer's passage." if chosen else "Not among these."}
         if where.startswith("the tools of") or target is None or where not in target.names[:-1]:
             # A tool, or a place off the answer's path (never reached by a right walk).
             self.unparsed += not where.startswith("the tools of")

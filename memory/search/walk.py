@@ -244,16 +244,16 @@ def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str,
 
 
 def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome | None:
-    """Before routing from the start, the router may go straight to the nodes holding the best
-    passages for the questions. None once it has passed them all (or there are none)."""
+    """Before routing from the start, the router may go straight to one of the nodes holding
+    the best passages for the questions, once. None when there are none."""
     marked = {*state.visited, *state.unviable, *state.passed.get(SHORTCUT_KEY, ())}
     wanted = settings.MEMSITE_SEARCH_SHORTCUT_HITS
     best: dict[str, Hit] = {}
     for hit in _hits(state, start, settings.MEMSITE_INDEX_CANDIDATES) if wanted else ():
         if hit.kind == "content" and hit.node_id not in marked and len(best) < wanted:
             best.setdefault(hit.node_id, hit)
+    state.shortcut_done = True  # offered once: the walk then ranks the tree by the same passages
     if not best:
-        state.shortcut_done = True
         return None
     options = [prompts.Option(node_id, f"{hit.path}: {_snippet(hit)}") for node_id, hit in best.items()]
     where = "the passages that best match the questions"
