@@ -180,7 +180,10 @@ def node_content_slice(*, node_id: str, start: int, length: int, sha256: str | N
     # SUBSTRING counts bytes on PostgreSQL's bytea and SQLite's blob alike, from 1.
     piece = Substr("data", start + 1, length, output_field=BinaryField())
     row = rows.values_list(piece, "size", "sha256").first()
-    return None if row is None else ContentSlice(*row)
+    if row is None:
+        return None
+    data, size, sha256 = row
+    return ContentSlice(b"" if data is None else data, size, sha256)  # SQLite: a slice of nothing is NULL
 
 
 def project_files(*, project: Node) -> QuerySet[Node]:

@@ -221,3 +221,12 @@ def test_with_the_broker_down_the_write_stands_and_the_sweep_queues_it_later(mon
     monkeypatch.setattr(tasks.descriptions_write, "delay", lambda: published.append(True))
     descriptions_sweep()
     assert published == [True]
+
+
+def test_an_empty_document_is_left_undescribed_without_error(user):
+    from memory.services.descriptions import node_describe
+
+    empty = DocumentFactory(description="", content=b"", user=user)
+    node_describe(node_id=empty.pk)
+    empty.refresh_from_db()
+    assert empty.description == "" and not empty.description_auto

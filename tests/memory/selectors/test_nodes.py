@@ -113,3 +113,10 @@ def test_readable_paths_of_only_roots_or_nothing_need_no_query(django_assert_num
     with django_assert_num_queries(0):
         assert selectors.node_paths(nodes=[]) == {}
         assert selectors.node_paths(nodes=roots)[roots[0].pk] == f"/{roots[0].name}"
+
+
+def test_a_slice_of_empty_content_is_empty_bytes():
+    empty = DocumentFactory(content=b"")
+    piece = selectors.node_content_slice(node_id=empty.pk, start=0, length=100)
+    assert bytes(piece.data) == b"" and piece.size == 0
+    assert bytes(selectors.node_content_slice(node_id=DocumentFactory(content=b"abc").pk, start=1, length=5).data) == b"bc"
