@@ -116,7 +116,7 @@ class Oracle:
         where = _labelled(prompt, "Location") or ""
         options = _numbered_after(_last_user(messages), "Options:")
         target = self._target((_labelled(prompt, "Query") or "").split(" | "))
-        if target is not None and all(label.startswith("/") for _, label in options):
+        if target is not None and options and all(label.startswith("/") for _, label in options):
             # The best passages' nodes, named by their paths: the answer if it is among them.
             ends = "/" + "/".join(target.names)
             chosen = next((number for number, label in options if label.split(": ", 1)[0].endswith(ends)), None)

@@ -14,7 +14,12 @@ from memory.index.retrieve import retrieve
 from memory.types import get_type
 from memsite.errors import InvalidInput
 from memsite.schema import refusals
-from memsite.serializers import BoundedListField, StrictCharField, StrictInputSerializer, StrictIntegerField
+from memsite.serializers import (
+    BoundedListField,
+    StrictCharField,
+    StrictInputSerializer,
+    StrictIntegerField,
+)
 
 MAX_QUERY_CHARS = 2_000
 MAX_K = 100

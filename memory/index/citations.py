@@ -3,6 +3,9 @@
 import re
 from dataclasses import dataclass
 
+from django.db.models import Q
+from django.db.models.functions import Substr
+
 from memory.index.fulltext import query_words
 from memory.models import Passage
 
@@ -46,14 +49,21 @@ def cite(*, node_id: str, answer: str) -> list[Citation]:
     return [Citation(node_id, start, end) for start, end in locate(answer, passages)]
 
 
-def cited_passages(*, node_id: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-    """The node's passages that hold a cited range: (start, end, the passage's first
-    SNIPPET_CHARS characters), in the text's order."""
-    if not ranges:
-        return []
-    rows = Passage.objects.filter(node_id=node_id, kind=Passage.Kind.CONTENT).order_by("seq").values_list("start", "end", "text")
-    return [
-        (start, end, text[:SNIPPET_CHARS])
-        for start, end, text in rows
-        if any(cited_start < end and start < cited_end for cited_start, cited_end in ranges)
-    ]
+def cited_passages(*, cited: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[int, int, str]]]:
+    """Per node, its passages that hold one of its cited ranges: (start, end, the passage's
+    first SNIPPET_CHARS characters), in the text's order; one query for every node."""
+    overlapping = Q()
+    for node_id, ranges in cited.items():
+        for start, end in ranges:
+            overlapping |= Q(node_id=node_id, start__lt=end, end__gt=start)
+    if not overlapping:
+        return {}
+    rows = (
+        Passage.objects.filter(overlapping, kind=Passage.Kind.CONTENT)
+        .order_by("node_id", "seq")
+        .values_list("node_id", "start", "end", Substr("text", 1, SNIPPET_CHARS))
+    )
+    passages: dict[str, list[tuple[int, int, str]]] = {}
+    for node_id, start, end, snippet in rows:
+        passages.setdefault(node_id, []).append((start, end, snippet))
+    return passages

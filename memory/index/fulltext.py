@@ -67,11 +67,12 @@ def _matching_sql(where: str = "") -> str:
     )
 
 
-def _matches(word: str) -> int:
-    """How many passages hold the word, counted up to COMMON."""
+def _matches(words: list[str]) -> dict[str, int]:
+    """How many passages hold each word, counted up to COMMON, in one query."""
+    counts = ", ".join(f"(SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched_{n})" for n in range(len(words)))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched", [_match([word]), COMMON])
-        return cursor.fetchone()[0]
+        cursor.execute(f"SELECT {counts}", [value for word in words for value in (_match([word]), COMMON)])
+        return dict(zip(words, cursor.fetchone(), strict=True))
 
 
 def _ranking_sql(where: str) -> str:
@@ -93,7 +94,7 @@ def rank(query: str, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
     words = query_words(query)
     if not words:
         return []
-    counts = {word: _matches(word) for word in words}
+    counts = _matches(words)
     if not any(counts.values()):
         return []
     rarer = [word for word in words if 0 < counts[word] < COMMON]

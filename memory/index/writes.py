@@ -31,8 +31,9 @@ ROWS_PER_INSERT = 2_000
 BINARY_SNIFF = 8_192
 
 
-def _text_of(data: bytes) -> str | None:
-    """Content as text; None for binary content (a NUL early on, as git decides)."""
+def content_text(data: bytes) -> str | None:
+    """Content as text; None for binary content (a NUL early on, as git decides). Read the same
+    way wherever offsets into it are given or taken."""
     if b"\x00" in data[:BINARY_SNIFF]:
         return None
     return data.decode("utf-8", errors="replace")
@@ -48,7 +49,7 @@ def _texts(sizes: dict[str, int]) -> Iterator[tuple[str, str]]:
         if group and (node_id is None or budget + min(size, limit) > BYTES_PER_READ):
             piece = Substr("data", 1, limit, output_field=BinaryField())
             for content_id, data in NodeContent.objects.filter(node_id__in=group).values_list("node_id", piece):
-                text = _text_of(bytes(data))
+                text = content_text(bytes(data))
                 if text is not None:
                     yield content_id, text
             group, budget = [], 0

@@ -94,10 +94,14 @@ def option_label(name: str, description: str, snippet: str = "") -> str:
     the snippet on one line, cut to SNIPPET_CHARS."""
     description = " ".join(description.split())
     label = f"{name}: {description}" if description else name
-    snippet = " ".join(snippet.split())
-    if len(snippet) > SNIPPET_CHARS:
-        snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "\u2026"
+    snippet = one_line(snippet)
     return f"{label}{MATCHED}{snippet}" if snippet else label
+
+
+def one_line(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """A passage as the router is shown it: on one line, cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
 def _label_parts(label: str) -> tuple[str, str]:

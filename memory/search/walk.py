@@ -21,10 +21,10 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from memory import selectors
+from memory.index.citations import cite
 from memory.index.retrieve import Hit, retrieve
 from memory.models import Node, Search, SearchStep, ToolCall
 from memory.search import prompts
-from memory.index.citations import cite
 from memory.search.state import Citation, WalkState
 from memory.search.tools import NoArguments, Tool, ToolInput, tool_by_id, tools_for
 from memory.types import RenderInput, get_type
@@ -212,17 +212,11 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome
 # The content index -----------------------------------------------------------------------------
 
 SHORTCUT_KEY = "hits"
-SNIPPET_CHARS = 200  # of an option's best passage, shown to the router
 MAX_CANDIDATES_SHOWN = 20  # in a step's trace
 
 
 def _hits(state: WalkState, start: Node | None, k: int) -> list[Hit]:
     return retrieve(query=" ".join(state.remaining), start=start, k=k)
-
-
-def _snippet(hit: Hit) -> str:
-    text = " ".join(hit.snippet.split())
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
 
 
 def _label(name: str, description: str, hit: Hit | None) -> str:
@@ -237,7 +231,7 @@ def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str,
             "node": option.key,
             "name": option.label.split(":", 1)[0].split(" | ", 1)[0],
             "score": best[option.key].score if option.key in best else None,
-            "snippet": _snippet(best[option.key]) if option.key in best else "",
+            "snippet": prompts.one_line(best[option.key].snippet) if option.key in best else "",
         }
         for option in options[:MAX_CANDIDATES_SHOWN]
     ]
@@ -255,7 +249,7 @@ def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome |
     state.shortcut_done = True  # offered once: the walk then ranks the tree by the same passages
     if not best:
         return None
-    options = [prompts.Option(node_id, f"{hit.path}: {_snippet(hit)}") for node_id, hit in best.items()]
+    options = [prompts.Option(node_id, f"{hit.path}: {prompts.one_line(hit.snippet)}") for node_id, hit in best.items()]
     where = "the passages that best match the questions"
     return _route(search, state, key=SHORTCUT_KEY, candidates=options, where=where, node=start, detail={"candidates": _seen(options, best)})
 

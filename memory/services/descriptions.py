@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.index.writes import index_nodes
+from memory.index.writes import content_text, index_nodes
 from memory.models import Node, NodeContent, PendingDescription
 from memory.selectors import node_content_slice
 from memory.validation import validate_description
@@ -33,7 +33,6 @@ logger = logging.getLogger(__name__)
 DESCRIBED_TYPES = ("document", "project_file_bytes")
 DESCRIPTION_CHARS = 300
 CONTENT_BYTES = 8_000  # shown to the model: a text's start says what it is; more costs tokens
-BINARY_SNIFF = 8_192  # a NUL this early makes the content binary, as for the content index
 IDS_PER_QUERY = 500
 TASK_NODES = 20  # one task's share (an LLM call each); it queues the next for the rest
 MAX_ATTEMPTS = 3  # failed calls before a node is given up on: a broken server is not called for ever
@@ -162,11 +161,9 @@ def _read(node_id: str) -> _Seen | None:
 
 
 def _text_of(data: bytes) -> str | None:
-    """Content as text; None for binary content (a NUL early on) or blank text."""
-    if b"\x00" in data[:BINARY_SNIFF]:
-        return None
-    text = data.decode("utf-8", errors="ignore")  # the slice may end inside a character
-    return text if text.strip() else None
+    """Content as text, as the content index reads it; None for binary or blank content."""
+    text = content_text(data)
+    return text if text and text.strip() else None
 
 
 @transaction.atomic

@@ -17,8 +17,8 @@ from treebeard.exceptions import PathOverflow
 
 from memory import selectors
 from memory.index.writes import index_nodes
-from memory.rows import insert_rows
 from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
+from memory.rows import insert_rows
 from memory.services.descriptions import descriptions_queue
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import validate_description, validate_name

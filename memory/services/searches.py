@@ -317,14 +317,14 @@ def _found_nodes(state: WalkState) -> list[dict]:
     for entry in state.answers:
         for citation in entry.citations:
             cited.setdefault(citation.node, []).append((citation.start, citation.end))
+    passages = cited_passages(cited={node_id: ranges for node_id, ranges in cited.items() if node_id in order})
     return [
         {
             "id": node.pk,
             "name": node.name,
             "path": paths.get(node.pk, node.name),
             "passages": [
-                {"start": start, "end": end, "snippet": snippet}
-                for start, end, snippet in cited_passages(node_id=node.pk, ranges=cited.get(node.pk, []))
+                {"start": start, "end": end, "snippet": snippet} for start, end, snippet in passages.get(node.pk, [])
             ],
         }
         for node in sorted(found, key=lambda node: order[node.pk])

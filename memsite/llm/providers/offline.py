@@ -30,6 +30,7 @@ from functools import cached_property
 from typing import Any
 
 import snowballstemmer
+from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
 from memsite.llm.errors import LLMError, Reason
@@ -225,14 +226,10 @@ def rank(query: str, units: Sequence[Unit]) -> list[Scored]:
 def _embedder() -> Any:
     """The local sentence model when memsite runs it (MEMSITE_EMBEDDINGS=local), else None. A
     server's embeddings would make an offline call reach the network."""
-    from django.conf import settings
+    if settings.MEMSITE_EMBEDDINGS != "local":
+        return None
+    from memory.index.embeddings import embedder  # memsite's own app, loaded once used
 
-    if getattr(settings, "MEMSITE_EMBEDDINGS", "off") != "local":
-        return None
-    try:
-        from memory.index.embeddings import embedder
-    except ImportError:
-        return None
     return embedder()
 
 

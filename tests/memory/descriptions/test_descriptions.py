@@ -224,9 +224,8 @@ def test_with_the_broker_down_the_write_stands_and_the_sweep_queues_it_later(mon
 
 
 def test_an_empty_document_is_left_undescribed_without_error(user):
-    from memory.services.descriptions import node_describe
-
     empty = DocumentFactory(description="", content=b"", user=user)
     node_describe(node_id=empty.pk)
     empty.refresh_from_db()
     assert empty.description == "" and not empty.description_auto
+    assert not PendingDescription.objects.filter(node=empty).exists()  # taken off the queue, not retried
