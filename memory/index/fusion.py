@@ -1,15 +1,18 @@
-"""Reciprocal-rank fusion (pure): each ranking adds 1 / (K + rank) to the items it ranked, so
-an item found by one ranking alone stays a candidate, behind those found by both."""
+"""Reciprocal-rank fusion (pure): each ranking adds weight / (K + rank) to the items it ranked,
+so an item found by one ranking alone stays a candidate, behind those found by both."""
 
 from collections.abc import Hashable, Sequence
 
-K = 60  # the usual constant: it damps the gap between the first few ranks
+# Below the usual 60: at 60 the gap between a ranking's first and its fiftieth item is small,
+# and a passage that full text ranked first for a common word outranked the best match by
+# meaning (docs/retrieval.md has the figures).
+K = 10
 
 
-def fuse(rankings: Sequence[Sequence[Hashable]]) -> list[tuple[Hashable, float]]:
+def fuse(rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None) -> list[tuple[Hashable, float]]:
     """Items of every ranking by fused score, best first; ties keep the first ranking's order."""
     scores: dict[Hashable, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (K + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (K + rank)
     return sorted(scores.items(), key=lambda pair: -pair[1])

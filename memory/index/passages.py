@@ -1,17 +1,17 @@
-"""Cutting a node's text into passages (pure): a few hundred tokens each, cut at paragraph
-boundaries, else at line boundaries, else between words, with character offsets into the text,
-so a hit can be shown and cited where it is."""
+"""Cutting a node's text into passages (pure): a line each, short lines joined and long ones cut
+between words, with character offsets into the text, so a hit can be shown and cited where it
+is."""
 
 import re
 from dataclasses import dataclass
 
-# About 80 tokens of English. Measured on conversation logs (docs/retrieval.md): at 700
-# characters a planted fact drowned among the small talk around it, and the vector ranking's
-# top five passages held it for 46% of the questions; at 300, 66%; at 150 (54%) a passage lost
-# its context.
-TARGET_CHARS = 320
+# A fact is usually said in one line (a turn, a note, a setting), and a sentence embedding is
+# the mean of its tokens: lines joined into a passage of 320 characters drowned the fact among
+# its neighbours, and the evidence's document was in the top five 57% of the time against 72%
+# at a line each (benchmarks/retrieval.py; docs/retrieval.md). Lines shorter than this are
+# joined to the next ("}", "import os"), so code does not become a passage a token.
+TARGET_CHARS = 60
 MAX_CHARS = 1_200
-PARAGRAPH = re.compile(r"\n[ \t]*\n")
 LINE = re.compile(r"\n")
 SPACE = re.compile(r"\s")
 
@@ -34,12 +34,7 @@ def _spans(text: str, start: int, end: int, boundary: re.Pattern[str]) -> list[t
 
 
 def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """A span longer than MAX_CHARS, cut at lines, then between words, then hard."""
-    if end - start <= MAX_CHARS:
-        return [(start, end)]
-    lines = _spans(text, start, end, LINE)
-    if len(lines) > 1:
-        return [span for a, b in lines for span in _split_long(text, a, b)]
+    """A line longer than MAX_CHARS, cut between words (hard where there are none)."""
     spans, at = [], start
     while end - at > MAX_CHARS:
         cut = max((m.start() for m in SPACE.finditer(text, at + MAX_CHARS // 2, at + MAX_CHARS)), default=at + MAX_CHARS)
@@ -58,8 +53,8 @@ def _trimmed(text: str, start: int, end: int) -> Piece:
 
 
 def cut(text: str) -> list[Piece]:
-    """Paragraphs (and the lines or words of any too long) joined up to TARGET_CHARS."""
-    units = [span for a, b in _spans(text, 0, len(text), PARAGRAPH) for span in _split_long(text, a, b)]
+    """Lines (those too long cut between words) joined up to TARGET_CHARS."""
+    units = [span for a, b in _spans(text, 0, len(text), LINE) for span in _split_long(text, a, b)]
     pieces: list[Piece] = []
     first = last = None
     for a, b in units:

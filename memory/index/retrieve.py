@@ -70,7 +70,7 @@ def snippet(text: str, query: str) -> str:
     return ("…" if start else "") + piece + ("…" if start + len(piece) < len(text) else "")
 
 
-def rankings(query: str, *, scope: Scope, limit: int) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+def rankings(query: str, *, scope: Scope, limit: int) -> tuple[fulltext.Ranking, list[tuple[int, float]]]:
     """The full-text ranking and the vector ranking, each `limit` long at most."""
     words = fulltext.rank(query, scope=scope, limit=limit)
     vector = query_vector(query)
@@ -82,8 +82,8 @@ def retrieve(*, query: str, start: Node | None = None, k: int = 10, types: Seque
     """The `k` best passages for `query` in `start`'s subtree (the whole tree when None)."""
     scope = Scope(path=start.path if start is not None else None, types=tuple(types))
     words, nearest = rankings(query, scope=scope, limit=max(k, settings.MEMSITE_INDEX_CANDIDATES))
-    fused = fuse([[pk for pk, _ in words], [pk for pk, _ in nearest]])
-    return _hits(fused[: k * 2], query, dict(words), dict(nearest))[:k]
+    fused = fuse([[pk for pk, _ in words.hits], [pk for pk, _ in nearest]], weights=[words.share, 1.0])
+    return _hits(fused[: k * 2], query, dict(words.hits), dict(nearest))[:k]
 
 
 def _hits(fused: list[tuple[int, float]], query: str, words: dict[int, float], nearest: dict[int, float]) -> list[Hit]:

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from memory import selectors
 from memory.index.citations import cited_passages
-from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
+from memory.index.retrieve import Hit, retrieve
+from memory.models import Node, Passage, Search, SearchQuestion, SearchStep, ToolCall
 from memory.search import walk
 from memory.search.state import QuestionAnswer, WalkState
 from memory.services.nodes import node_create
@@ -307,8 +308,23 @@ def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
     )
 
 
-def _found_nodes(state: WalkState) -> list[dict]:
-    """output=node: the nodes that are answers, in the order the walk found them (its best
+# output=node when the reading confirmed no node: the nodes of the index's best passages for
+# the questions, at most this many, marked as found by the index.
+INDEX_NODES = 3
+
+
+def _node_entry(node_id: str, name: str, path: str, found_by: str, passages: list[tuple[int, int, str]]) -> dict:
+    return {
+        "id": node_id,
+        "name": name,
+        "path": path,
+        "found_by": found_by,
+        "passages": [{"start": start, "end": end, "snippet": snippet} for start, end, snippet in passages],
+    }
+
+
+def _read_nodes(state: WalkState) -> list[dict]:
+    """The nodes the reading found to be answers, in the order the walk found them (its best
     first), each with the passages its answers were cited from."""
     found = list(Node.objects.filter(pk__in=state.found).only("id", "name", "path"))
     paths = selectors.node_paths(nodes=found)
@@ -319,22 +335,36 @@ def _found_nodes(state: WalkState) -> list[dict]:
             cited.setdefault(citation.node, []).append((citation.start, citation.end))
     passages = cited_passages(cited={node_id: ranges for node_id, ranges in cited.items() if node_id in order})
     return [
-        {
-            "id": node.pk,
-            "name": node.name,
-            "path": paths.get(node.pk, node.name),
-            "passages": [
-                {"start": start, "end": end, "snippet": snippet} for start, end, snippet in passages.get(node.pk, [])
-            ],
-        }
+        _node_entry(node.pk, node.name, paths.get(node.pk, node.name), "reading", passages.get(node.pk, []))
         for node in sorted(found, key=lambda node: order[node.pk])
     ]
+
+
+def _index_nodes(search: Search, state: WalkState) -> list[dict]:
+    """The nodes holding the index's best passages for the search's questions, in its scope."""
+    start = Node.objects.filter(pk=state.start).first() if state.start else None
+    if state.start and start is None:  # the start node was deleted: no scope to search in
+        return []
+    best: dict[str, list[Hit]] = {}
+    for hit in retrieve(query=" ".join(search.questions), start=start, k=settings.MEMSITE_INDEX_CANDIDATES):
+        if hit.kind == Passage.Kind.CONTENT and (hit.node_id in best or len(best) < INDEX_NODES):
+            best.setdefault(hit.node_id, []).append(hit)
+    return [
+        _node_entry(node_id, hits[0].name, hits[0].path, "index", sorted((hit.start, hit.end, hit.snippet) for hit in hits))
+        for node_id, hits in best.items()
+    ]
+
+
+def _found_nodes(search: Search, state: WalkState, status: str) -> list[dict]:
+    """output=node: the nodes the reading confirmed or, when a search that ran to its end
+    confirmed none (an offline reader does not recognise a paraphrase), the index's best nodes."""
+    return _read_nodes(state) or (_index_nodes(search, state) if status == Search.Status.DONE else [])
 
 
 def _finish(search: Search, state: WalkState, *, status: str, because: str, hand_back: bool = True) -> None:
     search.result = {
         "answers": [entry.model_dump(mode="json") for entry in state.answers],
-        "nodes": _found_nodes(state) if search.output == Search.Output.NODE else [],
+        "nodes": _found_nodes(search, state, status) if search.output == Search.Output.NODE else [],
         "open_questions": state.remaining,
         "ended_because": because,
     }

@@ -4,26 +4,32 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.index.fusion import fuse
-from memory.index.passages import MAX_CHARS, TARGET_CHARS, cut
+from memory.index.passages import MAX_CHARS, cut
 
 
-def test_short_paragraphs_are_joined_and_offsets_point_into_the_text():
-    text = "Ana: hello there.\nBo: hi!\n\nAna: I adopted a cat named Miso.\n\nBo: nice."
+def test_short_lines_are_joined_and_offsets_point_into_the_text():
+    text = "import os\nimport re\n\ndef main():\n    pass\n"
     pieces = cut(text)
-    assert len(pieces) == 1
+    assert [piece.text for piece in pieces] == ["import os\nimport re\n\ndef main():\n    pass"]
     assert text[pieces[0].start : pieces[0].end] == pieces[0].text
-    assert "Miso" in pieces[0].text
 
 
-def test_a_long_conversation_is_cut_at_line_boundaries():
+def test_a_conversation_is_cut_a_turn_each():
     lines = [f"Speaker {n % 2}: turn number {n} says something ordinary about the weather." for n in range(200)]
-    text = "\n".join(lines)
+    text = "\n\n".join(lines)
     pieces = cut(text)
-    assert len(pieces) > 5
+    assert [piece.text for piece in pieces] == lines
     for piece in pieces:
         assert text[piece.start : piece.end] == piece.text
-        assert len(piece.text) <= TARGET_CHARS + MAX_CHARS
-        assert piece.text.startswith("Speaker") and piece.text.endswith(".")  # whole lines only
+
+
+def test_lines_are_joined_only_while_the_passage_stays_short():
+    text = "Bo: hi!\nAna: yes?\nAna: I adopted a cat named Miso, a tabby, on Saturday morning.\nBo: nice."
+    assert [piece.text for piece in cut(text)] == [
+        "Bo: hi!\nAna: yes?",
+        "Ana: I adopted a cat named Miso, a tabby, on Saturday morning.",
+        "Bo: nice.",
+    ]
 
 
 def test_a_line_without_breaks_is_cut_between_words():
@@ -48,3 +54,9 @@ def test_fusion_keeps_items_only_one_ranking_found():
     assert set(fused) == {1, 2, 3, 4}
     assert max(fused, key=fused.get) == 2  # found by both
     assert fused[4] > fused[3]  # first of its ranking beats third of the other
+
+
+def test_a_ranking_of_less_weight_counts_for_less_but_keeps_its_items():
+    fused = dict(fuse([[1, 2], [3, 4]], weights=[0.25, 1.0]))
+    assert set(fused) == {1, 2, 3, 4}
+    assert fused[3] > fused[4] > fused[1] > fused[2]

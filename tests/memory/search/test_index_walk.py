@@ -43,10 +43,31 @@ def test_offline_the_best_passages_lead_to_the_planted_fact(sessions, shortcut):
     assert search.status == Search.Status.DONE and search.ended_because == "answered", search.ended_because
     [node] = search.result["nodes"]
     assert node["id"] == nodes[7].pk and node["path"] == "/swarmstar/logs/session-07"
+    assert node["found_by"] == "reading"
     text = selectors.node_content(node=nodes[7]).decode()
     [passage] = node["passages"]
     assert FACT in text[passage["start"] : passage["end"]]
     assert search.llm_calls <= 3
+
+
+def test_a_node_search_that_confirms_nothing_lists_the_index_s_best_nodes(sessions, llm):
+    folder, nodes = sessions
+    llm.script(pick(None))  # the router gives up at once: nothing read, nothing confirmed
+    search = run_search(["What is the greyhound called?"], output="node", start_node=folder)
+    assert search.status == Search.Status.DONE and search.result["answers"][0]["answer"] == ""
+    first, *rest = search.result["nodes"]
+    assert first["id"] == nodes[7].pk and first["found_by"] == "index"
+    assert len(rest) <= 2 and all(node["found_by"] == "index" for node in rest)
+    text = selectors.node_content(node=nodes[7]).decode()
+    assert any(FACT in text[passage["start"] : passage["end"]] for passage in first["passages"])
+
+
+def test_a_cancelled_node_search_lists_no_index_nodes(sessions, llm):
+    folder, _ = sessions
+    search = services.search_start(user=None, questions=["What is the greyhound called?"], start_node=folder, output="node")
+    services.search_cancel(search=search, user=None)
+    search.refresh_from_db()
+    assert search.status == Search.Status.CANCELLED and search.result["nodes"] == []
 
 
 def test_output_answer_cites_offsets_and_lists_no_nodes(sessions, shortcut):
