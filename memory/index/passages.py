@@ -3,6 +3,7 @@ between words, with character offsets into the text, so a hit can be shown and c
 is."""
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # A fact is usually said in one line (a turn, a note, a setting), and a sentence embedding is
@@ -23,14 +24,15 @@ class Piece:
     text: str
 
 
-def _spans(text: str, start: int, end: int, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
-    """The spans of text[start:end] between `boundary` matches, empty ones left out."""
-    spans, at = [], start
-    for match in boundary.finditer(text, start, end):
-        spans.append((at, match.start()))
+def _lines(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of the text's lines, blank ones left out, one at a time."""
+    at = 0
+    for match in LINE.finditer(text):
+        if text[at : match.start()].strip():
+            yield at, match.start()
         at = match.end()
-    spans.append((at, end))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
+    if text[at:].strip():
+        yield at, len(text)
 
 
 def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -52,21 +54,19 @@ def _trimmed(text: str, start: int, end: int) -> Piece:
     return Piece(start, end, text[start:end])
 
 
-def cut(text: str) -> list[Piece]:
-    """Lines (those too long cut between words) joined up to TARGET_CHARS."""
-    units = [span for a, b in _spans(text, 0, len(text), LINE) for span in _split_long(text, a, b)]
-    pieces: list[Piece] = []
+def cut(text: str) -> Iterator[Piece]:
+    """Lines (those too long cut between words) joined up to TARGET_CHARS, one at a time: a
+    long text of short lines is many pieces."""
     first = last = None
-    for a, b in units:
+    for a, b in (span for line in _lines(text) for span in _split_long(text, *line)):
         if first is not None and b - first > TARGET_CHARS:
-            pieces.append(_trimmed(text, first, last))
+            yield _trimmed(text, first, last)
             first = None
         if first is None:
             first = a
         last = b
     if first is not None:
-        pieces.append(_trimmed(text, first, last))
-    return [piece for piece in pieces if piece.text]
+        yield _trimmed(text, first, last)
 
 
 def label(name: str, description: str) -> str:

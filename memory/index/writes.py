@@ -94,10 +94,11 @@ def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
         sizes = {row[0]: row[4] for row in nodes if row[4] and get_type(row[3]).content is not ContentKind.NONE}
         batch: list[tuple] = []
         for node_id, text in () if labels_only else _texts(sizes):
-            batch.extend(_content_rows(node_id, text))
-            if len(batch) >= ROWS_PER_INSERT:
-                written += _insert(batch, kept)
-                batch = []
+            for row in _content_rows(node_id, text):  # a long text of short lines is many rows
+                batch.append(row)
+                if len(batch) >= ROWS_PER_INSERT:
+                    written += _insert(batch, kept)
+                    batch = []
         written += _insert(batch, kept)
     if written:
         transaction.on_commit(_queue_embedding)

@@ -9,7 +9,7 @@ from memory.index.passages import MAX_CHARS, cut
 
 def test_short_lines_are_joined_and_offsets_point_into_the_text():
     text = "import os\nimport re\n\ndef main():\n    pass\n"
-    pieces = cut(text)
+    pieces = list(cut(text))
     assert [piece.text for piece in pieces] == ["import os\nimport re\n\ndef main():\n    pass"]
     assert text[pieces[0].start : pieces[0].end] == pieces[0].text
 
@@ -17,7 +17,7 @@ def test_short_lines_are_joined_and_offsets_point_into_the_text():
 def test_a_conversation_is_cut_a_turn_each():
     lines = [f"Speaker {n % 2}: turn number {n} says something ordinary about the weather." for n in range(200)]
     text = "\n\n".join(lines)
-    pieces = cut(text)
+    pieces = list(cut(text))
     assert [piece.text for piece in pieces] == lines
     for piece in pieces:
         assert text[piece.start : piece.end] == piece.text
@@ -34,14 +34,14 @@ def test_lines_are_joined_only_while_the_passage_stays_short():
 
 def test_a_line_without_breaks_is_cut_between_words():
     text = "word " * 1000
-    pieces = cut(text)
+    pieces = list(cut(text))
     assert all(len(piece.text) <= MAX_CHARS for piece in pieces)
     assert all(not piece.text.startswith("ord") for piece in pieces)
 
 
 @given(st.text(alphabet=st.sampled_from("ab \n.\t"), max_size=5_000))
 def test_pieces_cover_every_word_in_order_without_overlap(text):
-    pieces = cut(text)
+    pieces = list(cut(text))
     assert [piece.start for piece in pieces] == sorted(piece.start for piece in pieces)
     for before, after in zip(pieces, pieces[1:]):
         assert before.end <= after.start
