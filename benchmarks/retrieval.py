@@ -3,12 +3,13 @@ corpus nobody tuned for memsite (conversation sessions, notes, project files, an
 benchmark's tree; benchmarks/retrievalcorpus.py) with questions whose evidence is known, and
 measures, per kind of question:
 
-- baselines in the same run: BM25 over whole documents at k=1 and k=5, and the tokens of one
+- baselines in the same run: BM25 over whole documents at k=1, 3 and 5, and the tokens of one
   prompt holding every document;
 - `POST /api/retrieve/`: evidence recall@1 and @5;
 - the search (output=node and output=answer), on the offline provider and on a scripted oracle:
-  evidence recall of the nodes it returns, nodes returned, answers against the gold answer
-  (containment, token F1), LLM calls and tokens per question;
+  evidence recall of the nodes it returns, nodes returned and the share of them the reading
+  found (the rest the index), answers against the gold answer (containment, token F1), LLM
+  calls and tokens per question;
 - indexing throughput with the configured embeddings, and the retrieve latency over an index
   grown to --passages passages.
 

@@ -1,4 +1,5 @@
-"""The retrieval benchmark's corpus and questions, generated from a seed (pure: no Django).
+"""The retrieval benchmark's corpus and questions, generated from a seed (no database reads
+or writes: the search benchmark's tree comes as NodeSpec chunks, to be built later).
 
 Nothing in it was written with memsite's ranking in mind, and no description says what a node
 holds:
@@ -44,10 +45,6 @@ class Doc:
     description: str
     text: str
     file_path: str = ""  # a project file's path inside its project
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[1]
 
 
 @dataclass(frozen=True)
@@ -307,11 +304,6 @@ def _say(person: Person, session: int, text: str, says: str) -> Said:
     return said
 
 
-def _two_sessions(person: Person, rng: random.Random) -> tuple[int, int]:
-    first, second = sorted(rng.sample(person.sessions, 2))
-    return first, second
-
-
 def _changing(person: Person, rng: random.Random, *, values: Sequence[str], said: tuple[str, ...], changed: tuple[str, ...],
               single: tuple[str, ...], latest: str, both: str, org: bool) -> None:
     """A job or a home: said once, or said and changed in a later session."""
@@ -321,7 +313,7 @@ def _changing(person: Person, rng: random.Random, *, values: Sequence[str], said
         fact = _say(person, rng.choice(person.sessions), rng.choice(said).format(v=first, **where), first)
         person.asks.append(("single", rng.choice(single).format(p=person.name), first, (first,), (fact,)))
         return
-    early, late = _two_sessions(person, rng)
+    early, late = sorted(rng.sample(person.sessions, 2))
     old = _say(person, early, rng.choice(said).format(v=first, **where), first)
     moved = {"org": rng.choice(EMPLOYERS)} if org else {}
     new = _say(person, late, rng.choice(changed).format(v=second, **moved), second)
@@ -329,43 +321,48 @@ def _changing(person: Person, rng: random.Random, *, values: Sequence[str], said
     person.asks.append(("multi", both.format(p=person.name), f"{first} and {second}", (first, second), (old, new)))
 
 
+def _how_many(person: Person, rng: random.Random) -> int:
+    """How many facts of a kind a person states: none, one or two (two only if in two sessions)."""
+    return rng.choices((0, 1, 2), weights=(3, 4, 3))[0] if len(person.sessions) >= 2 else rng.choice((0, 1))
+
+
+def _asked_about(person: Person, rng: random.Random, facts: Sequence[Said], *, unanswerable: str, single: tuple[str, ...],
+                 multi: tuple[str, ...], **words: str) -> None:
+    """The question on facts of a kind: unanswerable with none, `single` with one, `multi`
+    (both the answer) with two; `words` fill the question's other slots."""
+    if not facts:
+        person.unanswerable.append(unanswerable)
+    elif len(facts) == 1:
+        question = rng.choice(single)
+        person.asks.append(("single", question.format(p=person.name, **words), facts[0].says, (facts[0].says,), tuple(facts)))
+    else:
+        both = " and ".join(fact.says for fact in facts)
+        question = rng.choice(multi)
+        person.asks.append(("multi", question.format(p=person.name), both, tuple(f.says for f in facts), tuple(facts)))
+
+
 def _pets(person: Person, rng: random.Random, names: Pool) -> None:
-    count = rng.choices((0, 1, 2), weights=(3, 4, 3))[0] if len(person.sessions) >= 2 else rng.choice((0, 1))
+    count = _how_many(person, rng)
     species = rng.sample(sorted(BREEDS), 2)
-    if count == 0:
-        person.unanswerable.append(f"What is the name of {person.name}'s {species[0]}?")
-        return
     facts = []
     for kind, session in zip(species[:count], rng.sample(person.sessions, count)):
         name = names.take()
         facts.append(_say(person, session, rng.choice(PET_SAID).format(breed=rng.choice(BREEDS[kind]), v=name), name))
-    if count == 1:
-        question = rng.choice(("What is the name of {p}'s {s}?", "What did {p} call the {s} they adopted?"))
-        person.asks.append(("single", question.format(p=person.name, s=species[0]), facts[0].says, (facts[0].says,), tuple(facts)))
-        return
-    both = " and ".join(fact.says for fact in facts)
-    question = rng.choice(("What are the names of {p}'s two pets?", "What are {p}'s two animals called?"))
-    person.asks.append(("multi", question.format(p=person.name), both, tuple(f.says for f in facts), tuple(facts)))
+    _asked_about(person, rng, facts, unanswerable=f"What is the name of {person.name}'s {species[0]}?",
+                 single=("What is the name of {p}'s {s}?", "What did {p} call the {s} they adopted?"),
+                 multi=("What are the names of {p}'s two pets?", "What are {p}'s two animals called?"), s=species[0])
 
 
 def _trips(person: Person, rng: random.Random, places: Pool) -> None:
-    count = rng.choices((0, 1, 2), weights=(3, 4, 3))[0] if len(person.sessions) >= 2 else rng.choice((0, 1))
-    if count == 0:
-        person.unanswerable.append(f"Which city is {person.name} visiting on holiday?")
-        return
     facts = []
-    for session in sorted(rng.sample(person.sessions, count)):
+    for session in sorted(rng.sample(person.sessions, _how_many(person, rng))):
         city, month = places.take(), rng.choice(MONTHS)
         facts.append(_say(person, session, rng.choice(TRIP_SAID).format(v=city, month=month), city))
         when = rng.choice(("In which month is {p}'s holiday in {c}?", "When does {p} travel to {c}?"))
         person.asks.append(("temporal", when.format(p=person.name, c=city), month, (month,), (facts[-1],)))
-    if count == 1:
-        question = rng.choice(("Which city is {p} visiting on holiday?", "Where is {p} going for the vacation?"))
-        person.asks.append(("single", question.format(p=person.name), facts[0].says, (facts[0].says,), tuple(facts)))
-        return
-    both = " and ".join(fact.says for fact in facts)
-    question = rng.choice(("Which two cities is {p} travelling to this year?", "Where are {p}'s two holidays this year?"))
-    person.asks.append(("multi", question.format(p=person.name), both, tuple(f.says for f in facts), tuple(facts)))
+    _asked_about(person, rng, facts, unanswerable=f"Which city is {person.name} visiting on holiday?",
+                 single=("Which city is {p} visiting on holiday?", "Where is {p} going for the vacation?"),
+                 multi=("Which two cities is {p} travelling to this year?", "Where are {p}'s two holidays this year?"))
 
 
 def _facts_of(person: Person, kinds: dict[str, FactKind], chosen: int, category: str, rng: random.Random) -> None:
@@ -592,10 +589,10 @@ CODE_WORDS = {
 }
 
 
-def _lines_with(lines: list[str], fact_line: str, rng: random.Random) -> tuple[list[str], int]:
-    """The lines with `fact_line` put in at a random place past the first; where it went."""
+def _lines_with(lines: list[str], fact_line: str, rng: random.Random) -> list[str]:
+    """The lines with `fact_line` put in at a random place past the first."""
     at = rng.randint(1, len(lines))
-    return [*lines[:at], fact_line, *lines[at:]], at
+    return [*lines[:at], fact_line, *lines[at:]]
 
 
 def _line_evidence(path: str, text: str, fact_line: str, says: str) -> Evidence:
@@ -613,15 +610,15 @@ def notes(rng: random.Random, count: int) -> tuple[list[Doc], list[Question]]:
         name = f"{stem}.md" if index < len(NOTE_STEMS) else f"{stem}-{index // len(NOTE_STEMS) + 1}.md"
         lines = [fill(line, rng) for line in rng.sample(NOTE_LINES, rng.randint(6, 14))]
         path = f"{NOTES_FOLDER}/{name}"
-        if index < len(facts):
-            fact, value = facts[index], rng.choice(facts[index].values)
+        fact = facts[index] if index < len(facts) else None
+        if fact is not None:
+            value = rng.choice(fact.values)
             line = fact.line.format(v=value)
-            lines, _ = _lines_with(lines, line, rng)
-            text = f"# {stem.replace('-', ' ')}\n\n" + "\n".join(lines) + "\n"
+            lines = _lines_with(lines, line, rng)
+        text = f"# {stem.replace('-', ' ')}\n\n" + "\n".join(lines) + "\n"
+        if fact is not None:
             evidence = _line_evidence(path, text, line, value)
             questions.append(Question(fact.asked, "files", value + fact.unit, (value,), (evidence,)))
-        else:
-            text = f"# {stem.replace('-', ' ')}\n\n" + "\n".join(lines) + "\n"
         docs.append(Doc(path, "document", "", text))
     return docs, questions
 
@@ -670,7 +667,7 @@ def projects(rng: random.Random, count: int) -> tuple[list[Doc], list[Question],
             file_path = next(path for path in files if path.endswith(key.split("#")[0]))
             value = rng.choice(fact.values)
             line = fact.line.format(v=value)
-            files[file_path], _ = _lines_with(files[file_path], line, rng)
+            files[file_path] = _lines_with(files[file_path], line, rng)
             placed.append((file_path, line, value, fact))
         texts = {file_path: "\n".join(lines) + "\n" for file_path, lines in files.items()}
         for file_path, text in texts.items():

@@ -74,6 +74,42 @@ def _numbered_after(text: str, header: str) -> list[tuple[int, str]]:
     return [(int(m[1]), m[2]) for m in map(NUMBERED.match, lines[start:]) if m]
 
 
+def option_name(label: str) -> str:
+    """The name an option label starts with (`name: description | matched: passage`, the
+    description or the passage left out at times); in the shortcut, the node's path."""
+    return label.partition(prompts.MATCHED)[0].partition(": ")[0]
+
+
+@dataclass(frozen=True)
+class RoutePrompt:
+    """What a route prompt shows: where the walk is, the questions, the options' names."""
+
+    where: str
+    asked: list[str]
+    names: dict[int, str]  # by option number
+
+    @property
+    def shortcut(self) -> bool:
+        """Whether the options are the nodes of the best passages, named by their paths."""
+        return bool(self.names) and all(name.startswith("/") for name in self.names.values())
+
+
+def route_prompt(messages: Sequence[dict]) -> RoutePrompt:
+    prompt = "\n".join(str(message["content"]) for message in messages if message["role"] == "user")
+    options = _numbered_after(_last_user(messages), "Options:")
+    return RoutePrompt(
+        where=_labelled(prompt, "Location") or "",
+        asked=(_labelled(prompt, "Query") or "").split(" | "),
+        names={number: option_name(label) for number, label in options},
+    )
+
+
+def read_prompt(messages: Sequence[dict]) -> tuple[str | None, list[tuple[int, str]]]:
+    """The id of the node a read prompt shows, and its numbered questions."""
+    node = next((m[1] for msg in messages for m in [NODE_LINE.search(str(msg["content"]))] if m), None)
+    return node, _numbered_after(_last_user(messages), "Questions:")
+
+
 class Oracle:
     """An in-process provider that always routes right: it knows, per question, the document
     that answers it. It parses the engine's prompts (memory/search/prompts.py) the way a model
@@ -83,7 +119,7 @@ class Oracle:
 
     name = "oracle"
 
-    def __init__(self, targets: Sequence[Target]):
+    def __init__(self, targets: Sequence[Target] = ()):
         self.targets = {target.question.text: target for target in targets}
         self.seconds = 0.0
         self.unparsed = 0  # prompts the oracle could not place on a target's path
@@ -94,7 +130,7 @@ class Oracle:
             if request.purpose == "route":
                 data = self.route(request.messages)
             elif request.purpose == "read":
-                data = self.read(request.messages)
+                data = self.read_node(request.messages)
             else:  # tool arguments, descriptions: not part of a right walk
                 self.unparsed += 1
                 return OfflineProvider().complete(request, trace)
@@ -112,28 +148,26 @@ class Oracle:
         return next((self.targets[q] for q in questions if q in self.targets), None)
 
     def route(self, messages: Sequence[dict]) -> dict:
-        prompt = "\n".join(str(message["content"]) for message in messages if message["role"] == "user")
-        where = _labelled(prompt, "Location") or ""
-        options = _numbered_after(_last_user(messages), "Options:")
-        target = self._target((_labelled(prompt, "Query") or "").split(" | "))
-        if target is not None and options and all(label.startswith("/") for _, label in options):
+        prompt = route_prompt(messages)
+        where, target = prompt.where, self._target(prompt.asked)
+        if target is not None and prompt.shortcut:
             # The best passages' nodes, named by their paths: the answer if it is among them.
             ends = "/" + "/".join(target.names)
-            chosen = next((number for number, label in options if label.split(": ", 1)[0].endswith(ends)), None)
+            chosen = next((number for number, path in prompt.names.items() if path.endswith(ends)), None)
             return {"choice": chosen, "unviable": [], "reason": "The answer's passage." if chosen else "Not among these."}
         if where.startswith("the tools of") or target is None or where not in target.names[:-1]:
             # A tool, or a place off the answer's path (never reached by a right walk).
             self.unparsed += not where.startswith("the tools of")
             return {"choice": None, "unviable": [], "reason": "Not on the way to the answer."}
         wanted = target.names[target.names.index(where) + 1]
-        chosen = next((number for number, label in options if label.split(": ", 1)[0] == wanted), None)
-        others = [number for number, _ in options if number != chosen]
+        chosen = next((number for number, name in prompt.names.items() if name == wanted), None)
+        others = [number for number in prompt.names if number != chosen]
         return {"choice": chosen, "unviable": others, "reason": f"{wanted} leads to the answer."}
 
-    def read(self, messages: Sequence[dict]) -> dict:
-        node = next((m[1] for msg in messages for m in [NODE_LINE.search(str(msg["content"]))] if m), None)
+    def read_node(self, messages: Sequence[dict]) -> dict:
+        node, questions = read_prompt(messages)
         findings = []
-        for number, question in _numbered_after(_last_user(messages), "Questions:"):
+        for number, question in questions:
             target = self.targets.get(question)
             if target is not None and target.node_id == node:
                 findings.append({"question": number, "answer": target.question.answer, "complete": True})

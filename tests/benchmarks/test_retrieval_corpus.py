@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from benchmarks import retrievalcorpus
+from benchmarks import retrievalcorpus, searchbench, searchbench_tree
 from benchmarks.retrievalbench import Oracle
 from benchmarks.retrievalcorpus import Evidence, Question, Sizes, generate
 from benchmarks.retrievalmetrics import BM25, contains, recall, token_f1, tokens
@@ -128,3 +128,38 @@ def test_the_oracle_routes_to_each_piece_of_evidence_and_answers_once_all_are_re
 
     assert read(second)["findings"] == [{"question": 1, "answer": "Miso", "complete": False}]
     assert read(first)["findings"] == [{"question": 1, "answer": "Pickle and Miso", "complete": True}]
+
+
+def _route_messages(where: str, labels: list[str], questions: list[str]) -> list[dict]:
+    options = [prompts.Option(str(number), label) for number, label in enumerate(labels)]
+    return prompts.route_messages(questions=questions, context="", notes=[], where=where, options=options)
+
+
+def test_a_route_prompt_names_its_options_and_the_shortcut_names_them_by_path():
+    folder = searchbench.route_prompt(_route_messages("logs", ["session-001: Session 1 | matched: Ana: hi", "session-002 | matched: Bo: a: b", "notes"], ["a?", "b?"]))
+    assert (folder.where, folder.asked, folder.names) == ("logs", ["a?", "b?"], {1: "session-001", 2: "session-002", 3: "notes"})
+    assert not folder.shortcut
+    best = "the passages that best match the questions"
+    shortcut = searchbench.route_prompt(_route_messages(best, ["/user/notes/todo.md: milk: 2", "/projects/tern/README.md: x | matched: y"], ["a?"]))
+    assert shortcut.names == {1: "/user/notes/todo.md", 2: "/projects/tern/README.md"} and shortcut.shortcut
+    assert not searchbench.route_prompt(_route_messages(best, [], ["a?"])).shortcut
+
+
+def test_the_search_oracle_walks_the_answers_path_and_reads_only_the_answer():
+    path = "/references/search-bench-60/storage/atlas-weight.md"
+    question = searchbench_tree.Question("What was the weight of atlas?", "The weight of atlas was 12 kg.", path, 2)
+    node_id = "memory_" + "3" * 32
+    oracle = searchbench.Oracle([searchbench.Target(question, node_id, ("search-bench-60", "storage", "atlas-weight.md"))])
+
+    def route(where: str, labels: list[str]) -> dict:
+        return oracle.route(_route_messages(where, labels, [question.text]))
+
+    shortcut = route("the passages that best match the questions", ["/references/x/y.md: a", f"{path}: the weight"])
+    assert shortcut == {"choice": 2, "unviable": [], "reason": "The answer's passage."}
+    folder = route("search-bench-60", ["network: Notes on network.", "storage: Notes on storage. | matched: weight"])
+    assert folder == {"choice": 2, "unviable": [1], "reason": "storage leads to the answer."}
+    assert route("network", ["other.md: Other."])["choice"] is None and oracle.unparsed == 1
+    read = prompts.read_messages(questions=[question.text], context="", notes=[], node_line=f"[{node_id}] {path}", text="x")
+    assert oracle.read_node(read)["findings"] == [{"question": 1, "answer": question.answer, "complete": True}]
+    elsewhere = prompts.read_messages(questions=[question.text], context="", notes=[], node_line=f"[memory_{'4' * 32}] /x", text="x")
+    assert oracle.read_node(elsewhere)["findings"] == []
