@@ -1,25 +1,17 @@
 """Where in a node an answer came from: character ranges of its text, for citations."""
 
 import re
-from dataclasses import dataclass
 
 from django.db.models import Q
 from django.db.models.functions import Substr
 
 from memory.index.fulltext import query_words
+from memory.index.retrieve import SNIPPET_CHARS
 from memory.models import Passage
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 MIN_QUOTE = 12  # characters: a shorter piece of an answer says too little to be looked for
 MAX_CITATIONS = 3
-SNIPPET_CHARS = 300
-
-
-@dataclass(frozen=True)
-class Citation:
-    node_id: str
-    start: int
-    end: int
 
 
 def locate(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
@@ -42,11 +34,12 @@ def locate(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int,
     return [(best[1], best[2])] if best[0] else []
 
 
-def cite(*, node_id: str, answer: str) -> list[Citation]:
-    passages = list(
+def content_passages(*, node_id: str) -> list[tuple[int, int, str]]:
+    """The node's content passages, (start, end, text) in the text's order: what `locate`
+    looks in."""
+    return list(
         Passage.objects.filter(node_id=node_id, kind=Passage.Kind.CONTENT).order_by("seq").values_list("start", "end", "text")
     )
-    return [Citation(node_id, start, end) for start, end in locate(answer, passages)]
 
 
 def cited_passages(*, cited: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[int, int, str]]]:

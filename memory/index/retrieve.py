@@ -2,7 +2,7 @@
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,11 +45,11 @@ def _embedded(name: str, query: str) -> np.ndarray:
 
 def query_vector(query: str) -> np.ndarray | None:
     """The query's embedding, or None when embeddings are off or fail (full text alone then)."""
-    if settings.MEMSITE_EMBEDDINGS == "off":
-        return None
     from memory.index.embeddings import embedder
 
     model = embedder()
+    if model is None:
+        return None
     try:
         return _embedded(model.name, query)
     except Exception as exc:  # a server that is down must not take retrieval with it
@@ -83,22 +83,33 @@ def retrieve(*, query: str, start: Node | None = None, k: int = 10, types: Seque
     scope = Scope(path=start.path if start is not None else None, types=tuple(types))
     words, nearest = rankings(query, scope=scope, limit=max(k, settings.MEMSITE_INDEX_CANDIDATES))
     fused = fuse([[pk for pk, _ in words.hits], [pk for pk, _ in nearest]], weights=[words.share, 1.0])
-    return _hits(fused[: k * 2], query, dict(words.hits), dict(nearest))[:k]
+    return _hits(fused, query, dict(words.hits), dict(nearest), k)
 
 
-def _hits(fused: list[tuple[int, float]], query: str, words: dict[int, float], nearest: dict[int, float]) -> list[Hit]:
-    """The fused passages read back from the table (those deleted since are gone), best first."""
+def _hits(fused: list[tuple[int, float]], query: str, words: dict[int, float], nearest: dict[int, float], k: int) -> list[Hit]:
+    """The `k` best fused passages still in the table, best first. Every candidate is read back:
+    the vector matrix keeps passages deleted since its last reload, and they are gone here."""
     rows = Passage.objects.filter(pk__in=[pk for pk, _ in fused]).select_related("node").only(
         "id", "kind", "start", "end", "text", "node__id", "node__path", "node__name", "node__type", "node__depth"
     )
     by_id = {row.pk: row for row in rows}
-    paths = selectors.node_paths(nodes={row.node_id: row.node for row in rows}.values())
+    live = [(pk, score, by_id[pk]) for pk, score in fused if pk in by_id][:k]
+    paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in live}.values())
     return [
         Hit(
             passage_id=pk, node_id=row.node_id, path=paths[row.node_id], tree_path=row.node.path,
             type=row.node.type, name=row.node.name, kind=row.kind, start=row.start, end=row.end, text=row.text,
             snippet=snippet(row.text, query), score=round(score, 6), fulltext=words.get(pk), vector=nearest.get(pk),
         )
-        for pk, score in fused
-        if (row := by_id.get(pk)) is not None
+        for pk, score, row in live
     ]
+
+
+def best_by_node(hits: Iterable[Hit], *, limit: int, kind: str | None = None) -> dict[str, list[Hit]]:
+    """The hits (of `kind` alone, when given) of the first `limit` nodes hit, by node in the order
+    of each node's best hit; a node's hits best first."""
+    nodes: dict[str, list[Hit]] = {}
+    for hit in hits:
+        if (kind is None or hit.kind == kind) and (hit.node_id in nodes or len(nodes) < limit):
+            nodes.setdefault(hit.node_id, []).append(hit)
+    return nodes

@@ -111,6 +111,12 @@ def _label_parts(label: str) -> tuple[str, str]:
     return name, f"{description} {snippet}".strip()
 
 
+def option_name(label: str) -> str:
+    """The name an option label (`option_label`) starts with, whether or not a description or
+    a matched snippet follows it."""
+    return _label_parts(label)[0]
+
+
 # Offline heuristics -------------------------------------------------------------------------
 
 # Offline: thresholds on the best sentence's score (`offline.rank`, in [0, 1]; without
@@ -259,7 +265,7 @@ def batch_by_tokens(options: Sequence[Option], *, budget: int, count_tokens) -> 
 
 
 def lexical_rank(options: Sequence[Option], questions: Sequence[str]) -> list[Option]:
-    """Options sharing the most terms with the questions first (stable otherwise): the cheap
-    pre-ranking that decides which options of a large folder go in the first batch."""
+    """Options sharing the most terms with the questions first (stable otherwise): the order of
+    a folder's children that hold none of the index's best passages, after those that do."""
     wanted = frozenset(term for question in questions for term in roots(question))
     return sorted(options, key=lambda option: -option_score(option.label, wanted))

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memory import selectors
-from memory.index.retrieve import Hit, retrieve
+from memory.index.retrieve import best_by_node, retrieve
 from memory.models import Node
 from memsite.llm.providers.offline import Reading, terms
 
@@ -88,11 +88,9 @@ def full_text_search(tool_input: ToolInput) -> ToolOutput:
     query = tool_input.arguments.query
     if not terms(query):
         return ToolOutput(text="No words to search for.", found=False)
-    best: dict[str, Hit] = {}
-    for hit in retrieve(query=query, start=tool_input.node, k=MAX_RESULTS * 3):
-        if hit.node_id != getattr(tool_input.node, "pk", None):
-            best.setdefault(hit.node_id, hit)
-    hits = list(best.values())[:MAX_RESULTS]
+    here = getattr(tool_input.node, "pk", None)
+    found = (hit for hit in retrieve(query=query, start=tool_input.node, k=MAX_RESULTS * 3) if hit.node_id != here)
+    hits = [node_hits[0] for node_hits in best_by_node(found, limit=MAX_RESULTS).values()]
     if not hits:
         return ToolOutput(text=f"No node matches {query!r}.", found=False)
     lines = "\n".join(f"[{hit.node_id}] {hit.path}: {' '.join(hit.snippet.split())}" for hit in hits)

@@ -4,9 +4,12 @@ call or sub-search) in one transaction, so a step is either fully recorded or no
 search resumes from its last recorded step.
 
 The walk, from the start node (or the top of the tree):
+- before its first routing from the start, and again after a restart, the router is offered the
+  nodes holding the content index's best passages for the questions;
 - at a folder, the router is shown the children not yet marked (a large folder in token-budgeted
-  batches, pre-ranked lexically); it names the best one, which the walk enters, and those that
-  cannot help, which are marked unviable;
+  batches), those holding the best passages first with the passage shown, the rest by lexical
+  overlap; it names the best one, which the walk enters, and those that cannot help, which are
+  marked unviable;
 - at a node with content, the reader is shown it (long content in chunks) and says what it
   answers and which new questions arose; the node is marked visited;
 - a folder with nothing left to try is offered its type's tools once, then marked visited and
@@ -21,8 +24,8 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from memory import selectors
-from memory.index.citations import cite
-from memory.index.retrieve import Hit, retrieve
+from memory.index.citations import content_passages, locate
+from memory.index.retrieve import Hit, best_by_node, retrieve
 from memory.models import Node, Search, SearchStep, ToolCall
 from memory.search import prompts
 from memory.search.state import Citation, WalkState
@@ -229,7 +232,7 @@ def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str,
     return [
         {
             "node": option.key,
-            "name": option.label.split(":", 1)[0].split(" | ", 1)[0],
+            "name": prompts.option_name(option.label),
             "score": best[option.key].score if option.key in best else None,
             "snippet": prompts.one_line(best[option.key].snippet) if option.key in best else "",
         }
@@ -239,13 +242,11 @@ def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str,
 
 def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome | None:
     """Before routing from the start, the router may go straight to one of the nodes holding
-    the best passages for the questions, once. None when there are none."""
-    marked = {*state.visited, *state.unviable, *state.passed.get(SHORTCUT_KEY, ())}
+    the best passages for the questions, once. None when there are none. It runs at the start of
+    a walk, when nothing is marked yet."""
     wanted = settings.MEMSITE_SEARCH_SHORTCUT_HITS
-    best: dict[str, Hit] = {}
-    for hit in _hits(state, start, settings.MEMSITE_INDEX_CANDIDATES) if wanted else ():
-        if hit.kind == "content" and hit.node_id not in marked and len(best) < wanted:
-            best.setdefault(hit.node_id, hit)
+    hits = _hits(state, start, settings.MEMSITE_INDEX_CANDIDATES) if wanted else []
+    best = {node_id: node_hits[0] for node_id, node_hits in best_by_node(hits, limit=wanted, kind="content").items()}
     state.shortcut_done = True  # offered once: the walk then ranks the tree by the same passages
     if not best:
         return None
@@ -299,7 +300,7 @@ def _route(
     state.trail.append(chosen.key)
     state.chunk = 0
     detail["chosen"] = chosen.key
-    return Outcome(Kind.ROUTE, state, f"Entered {chosen.label.split(':', 1)[0]}.", node=node, call=call, detail=detail)
+    return Outcome(Kind.ROUTE, state, f"Entered {prompts.option_name(chosen.label)}.", node=node, call=call, detail=detail)
 
 
 # At a node with content ----------------------------------------------------------------------
@@ -328,13 +329,14 @@ def _chunks(node: Node, questions: list[str]) -> list[str]:
 
 
 def _best_passages(node: Node, questions: list[str]) -> str:
-    """The node's passages that best match the questions, in the text's order, within one
-    reading budget, each headed by where it is."""
-    hits = [hit for hit in retrieve(query=" ".join(questions), start=node, k=8) if hit.kind == "content"]
+    """The node's passages that best match the questions, taken best first until one reading
+    budget is full (a passage is a line: many fit), then put in the text's order, each headed
+    by where it is."""
+    hits = [hit for hit in retrieve(query=" ".join(questions), start=node, k=settings.MEMSITE_INDEX_CANDIDATES) if hit.kind == "content"]
     counter, budget, kept = offline_counter(), settings.MEMSITE_SEARCH_READ_TOKENS, []
     for hit in hits:
         piece = f"[characters {hit.start}-{hit.end}]\n{hit.text}"
-        budget -= counter.count(piece)
+        budget -= counter.count(piece) + 1  # and the blank line that parts it from the next
         if budget < 0:
             break
         kept.append((hit.start, piece))
@@ -342,7 +344,9 @@ def _best_passages(node: Node, questions: list[str]) -> str:
 
 
 def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
-    chunks = _chunks(node, state.remaining)
+    # The best passages for all the search's questions, not for those still open: `state.chunk`
+    # indexes these chunks, which must stay the same from one step to the next.
+    chunks = _chunks(node, search.questions)
     part = min(state.chunk, len(chunks) - 1)
     node_line = f"[{node.pk}] {prompts.option_label(node.name, node.description)}"
     if len(chunks) > 1:
@@ -388,17 +392,25 @@ def _apply_findings(open_entries: list, findings: list, node: Node | None) -> li
     """Each finding joined to its question's answer, with where in the node it came from;
     returns the questions answered."""
     answered = []
+    passages = content_passages(node_id=node.pk) if node is not None and findings else []
     for finding in findings:
         entry = open_entries[finding.question - 1]
-        joined = f"{entry.answer} {finding.answer}".strip() if entry.answer and not finding.complete else finding.answer
-        entry.answer = joined[-MAX_ANSWER_CHARS:]  # the latest findings, when they pile up
+        entry.answer = _joined(entry.answer, finding)[-MAX_ANSWER_CHARS:]  # the latest findings, when they pile up
         if node is not None:
             if node.pk not in entry.node_ids:
                 entry.node_ids.append(node.pk)
-            entry.cite([Citation(node=c.node_id, start=c.start, end=c.end) for c in cite(node_id=node.pk, answer=finding.answer)])
+            entry.cite([Citation(node=node.pk, start=start, end=end) for start, end in locate(finding.answer, passages)])
         entry.complete = entry.complete or finding.complete
         answered.append(entry.question)
     return answered
+
+
+def _joined(answer: str, finding: prompts.Finding) -> str:
+    """The answer with a finding: a complete one replaces it; a partial one is added unless the
+    answer holds it already (a long node's best passages are read again in their own chunk)."""
+    if finding.complete or not answer:
+        return finding.answer
+    return answer if finding.answer in answer else f"{answer} {finding.answer}".strip()
 
 
 # Tools ---------------------------------------------------------------------------------------
@@ -499,11 +511,11 @@ def _tool_results(search: Search, state: WalkState) -> Outcome | None:
             node_id: prompts.option_label(name, description)
             for node_id, name, description in Node.objects.filter(pk__in=tool_call.nodes).values_list("id", "name", "description")
         }
+        # In the tool's own order: full_text_search ranks its nodes by the content index.
         candidates = [prompts.Option(node_id, found[node_id]) for node_id in tool_call.nodes if node_id in found and node_id not in marked]
         if candidates:
             where = f"the results of {tool_call.tool} {tool_call.arguments}"
-            ranked = prompts.lexical_rank(candidates, state.remaining)
-            return _route(search, state, key=key, candidates=ranked, where=where, node=None)
+            return _route(search, state, key=key, candidates=candidates, where=where, node=None)
     del state.tool_results[here]
     if tool_call is None or tool_call.nodes:
         return None

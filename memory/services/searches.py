@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from memory import selectors
 from memory.index.citations import cited_passages
-from memory.index.retrieve import Hit, retrieve
+from memory.index.retrieve import best_by_node, retrieve
 from memory.models import Node, Passage, Search, SearchQuestion, SearchStep, ToolCall
 from memory.search import walk
 from memory.search.state import QuestionAnswer, WalkState
@@ -345,10 +345,8 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
     start = Node.objects.filter(pk=state.start).first() if state.start else None
     if state.start and start is None:  # the start node was deleted: no scope to search in
         return []
-    best: dict[str, list[Hit]] = {}
-    for hit in retrieve(query=" ".join(search.questions), start=start, k=settings.MEMSITE_INDEX_CANDIDATES):
-        if hit.kind == Passage.Kind.CONTENT and (hit.node_id in best or len(best) < INDEX_NODES):
-            best.setdefault(hit.node_id, []).append(hit)
+    found = retrieve(query=" ".join(search.questions), start=start, k=settings.MEMSITE_INDEX_CANDIDATES)
+    best = best_by_node(found, limit=INDEX_NODES, kind=Passage.Kind.CONTENT)
     return [
         _node_entry(node_id, hits[0].name, hits[0].path, "index", sorted((hit.start, hit.end, hit.snippet) for hit in hits))
         for node_id, hits in best.items()

@@ -1,11 +1,17 @@
 """The walk uses the content index: memory whose descriptions say nothing about content."""
 
+import re
+
 import pytest
 
 from memory import selectors, services
 from memory.models import Search, SearchStep
+from memory.search import walk
+from memory.search.prompts import Finding
+from memory.search.state import QuestionAnswer
+from memsite.llm.tokens import offline_counter
 from tests.memory.search.conftest import run_search
-from tests.memory.search.tree import pick, shown
+from tests.memory.search.tree import NOTHING, found, pick, shown
 
 FACT = "Ana: I finally adopted a greyhound, she is called Pixel."
 FILLER = [
@@ -112,3 +118,75 @@ def test_the_full_text_tool_finds_content(sessions, llm, search_settings):
 
     found = full_text_search(ToolInput(node=folder, arguments=QueryArguments(query="greyhound"), questions=[], answers=[]))
     assert found.nodes == [nodes[7].pk] and "greyhound" in found.text
+
+
+def test_the_findings_of_one_reading_are_cited_from_one_read_of_the_node(sessions, django_assert_num_queries):
+    _, nodes = sessions
+    entries = [QuestionAnswer(question="Who adopted a greyhound?"), QuestionAnswer(question="What is it called?")]
+    findings = [Finding(question=1, answer="Ana adopted a greyhound."), Finding(question=2, answer="She is called Pixel.", complete=True)]
+    with django_assert_num_queries(1):
+        walk._apply_findings(entries, findings, nodes[7])
+    text = selectors.node_content(node=nodes[7]).decode()
+    for entry in entries:
+        [citation] = entry.citations
+        assert citation.node == nodes[7].pk and text[citation.start : citation.end] in FACT
+
+
+def test_an_option_with_no_description_is_entered_by_its_name(sessions, llm):
+    folder, nodes = sessions
+    services.node_update(node=nodes[7], user=None, description="")
+    llm.script(pick("session-07"))
+    search = run_search(["What is the greyhound called?"], start_node=folder, max_llm_calls=1)
+    step = search.steps.get(number=1)
+    assert step.detail["chosen"] == nodes[7].pk and step.detail["candidates"][0]["name"] == "session-07"
+    assert step.summary == "Entered session-07."
+
+
+PART = re.compile(r"\(part (\d+) of (\d+)\)")
+
+
+@pytest.fixture
+def diary(db, internal, search_settings):
+    """A document of many short lines, read in chunks of 40 tokens; the fact is its first line."""
+    search_settings.MEMSITE_SEARCH_READ_TOKENS = 40
+    lines = [f"Bo: Note {number}: the kettle whistled at {number} past seven." for number in range(40)]
+    lines.insert(0, FACT)
+    return services.node_create(
+        parent=internal["swarmstar"], type="document", name="diary.md", description="Bo's notes", content="\n".join(lines).encode()
+    )
+
+
+def read_text(request) -> str:
+    """What a reading request shows of the node, without the data block's closing line."""
+    return request.messages[1]["content"].rsplit("\n</data", 1)[0]
+
+
+def test_a_long_node_is_read_best_passages_first_then_every_chunk_in_turn(diary, llm):
+    # The second question's words are nowhere in the node: once the first is answered, the
+    # open questions alone would find no best passages, and the chunks would shift by one.
+    llm.script(found("She is called Pixel.", question=1), NOTHING)
+    run_search(["What is the greyhound called?", "Which museum opens on Sundays?"], start_node=diary, max_llm_calls=2)
+    first, second = (read_text(request) for request in llm.requests)
+    (part, total), (next_part, next_total) = PART.search(first).groups(), PART.search(second).groups()
+    assert (part, next_part) == ("1", "2") and total == next_total
+    assert FACT in first and "Content:\n# diary.md" not in first
+    assert "Content:\n# diary.md" in second  # the text's own first chunk, none skipped
+
+
+def test_a_partial_finding_read_again_in_its_own_chunk_is_kept_once(diary, llm):
+    llm.script(found("She is called Pixel.", complete=False), found("She is called Pixel.", complete=False))
+    search = run_search(["What is the greyhound called?"], start_node=diary, max_llm_calls=2)
+    assert FACT in read_text(llm.requests[0]) and FACT in read_text(llm.requests[1])
+    assert search.result["answers"][0]["answer"] == "She is called Pixel."
+
+
+def test_the_best_passages_fill_one_reading_budget(db, internal, llm, search_settings):
+    search_settings.MEMSITE_SEARCH_READ_TOKENS = 300
+    lines = [f"Bo: Walk {number}: the greyhound ran round the {number}th tree." for number in range(60)]
+    walks = services.node_create(
+        parent=internal["swarmstar"], type="document", name="walks.md", description="", content="\n".join(lines).encode()
+    )
+    llm.script(NOTHING)
+    run_search(["Where did the greyhound run?"], start_node=walks, max_llm_calls=1)
+    best = read_text(llm.requests[0]).split("Content:\n", 1)[1]
+    assert best.count("[characters ") > 8 and offline_counter().count(best) <= 300

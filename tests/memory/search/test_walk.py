@@ -239,6 +239,21 @@ def test_full_text_results_are_offered_to_the_router_like_children(llm, tree, se
     assert search.result["answers"][0]["node_ids"] == [tree["pg-tuning.md"].pk]
 
 
+def test_full_text_results_keep_the_tool_s_order(llm, tree, settings, monkeypatch):
+    from memory.search import tools
+
+    settings.MEMSITE_SEARCH_TOOLS = True
+    ranked = tools.retrieve
+    # The index's order, turned round so that it is not the questions' lexical order.
+    monkeypatch.setattr(tools, "retrieve", lambda **options: ranked(**options)[::-1])
+    llm.script(pick(None), pick("full_text_search"), Reply.json({"query": "PostgreSQL memory"}), pick(None))
+    run_search(["How should PostgreSQL memory be tuned?"], start_node=tree["references"], max_llm_calls=4)
+
+    offered = [Node.objects.get(pk=node_id).name for node_id in ToolCall.objects.get().nodes]
+    assert offered == ["databases", "pg-tuning.md"]
+    assert list(shown(llm.requests[3])) == offered
+
+
 def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
     folder = notes_with_a_partial_answer(tree)

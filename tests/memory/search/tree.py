@@ -4,6 +4,7 @@ import re
 
 from memory import selectors, services
 from memory.models import Node
+from memory.search.prompts import option_name
 from tests.fake_openai import RecordedRequest, Reply
 
 OPTION = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
@@ -34,7 +35,7 @@ def build_tree() -> dict[str, Node]:
 def shown(request: RecordedRequest) -> dict[str, int]:
     """Option name -> its number, as listed in a routing request (before any repair turns)."""
     listed = next(message["content"] for message in reversed(request.messages) if OPTION.search(message["content"]))
-    return {label.split(":", 1)[0]: int(number) for number, label in OPTION.findall(listed)}
+    return {option_name(label): int(number) for number, label in OPTION.findall(listed)}
 
 
 def pick(name: str | None, *, unviable: tuple[str, ...] = ()) -> Reply:
