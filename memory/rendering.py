@@ -9,7 +9,9 @@ rendered only while its shape stays within bounds: at most `RENDER_LIMIT_CHARS` 
 bounded number of markup characters and of lines in, and a bounded size, entity count and
 nesting depth of HTML out (html5ever, under nh3, is quadratic in nesting depth). A document
 outside them, or one that fails to render for any other reason, is shown as escaped text in a
-`<pre>`."""
+`<pre>`.
+
+A search result's snippet is shown escaped, with the words sharing a root with the query's marked."""
 
 import html
 import logging
@@ -18,7 +20,11 @@ import re
 import cmarkgfm
 import nh3
 from cmarkgfm.cmark import Options
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+
+from memory.index.fulltext import WORD, query_words
+from memsite.llm.providers.offline import root
 
 logger = logging.getLogger(__name__)
 
@@ -149,3 +155,19 @@ def text_preview(data: bytes) -> tuple[str, bool]:
     """The start of the content as text, and whether it was cut."""
     truncated = len(data) > PREVIEW_LIMIT_BYTES
     return data[:PREVIEW_LIMIT_BYTES].decode("utf-8", errors="replace"), truncated
+
+
+def marked(text: str, query: str) -> SafeString:
+    """`text` escaped, with each word that shares its Snowball root with one of the query's in
+    <mark> ("moved", "moving" for "move"): the stemming of PostgreSQL's full text, which SQLite's
+    Porter stemmer mostly agrees with. Each piece is escaped on its own, so nothing of the text
+    is ever read as HTML."""
+    roots = {root(word) for word in query_words(query)}
+    pieces: list[SafeString] = []
+    last = 0
+    for match in WORD.finditer(text):
+        if root(match.group().lower()) in roots:
+            pieces += [escape(text[last : match.start()]), format_html("<mark>{}</mark>", match.group())]
+            last = match.end()
+    pieces.append(escape(text[last:]))
+    return format_html_join("", "{}", ((piece,) for piece in pieces))

@@ -17,7 +17,6 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.utils.html import escape, format_html, format_html_join
 from django.utils.http import content_disposition_header
 from django.utils.safestring import SafeString
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -35,10 +34,9 @@ from memory.forms import (
     NodeUpdateForm,
     form_error_message,
 )
-from memory.index.fulltext import query_words
 from memory.index.retrieve import Hit, retrieve
 from memory.models import Node
-from memory.rendering import is_binary, markdown_to_html, text_preview
+from memory.rendering import is_binary, markdown_to_html, marked, text_preview
 from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
@@ -55,9 +53,6 @@ PATH_KEY = re.compile(r"^[0-9A-Z]{1,255}$")
 FIND_RESULTS = 20
 # A passage's character offsets in a node's text, as the search box links to it: "?at=120-480".
 AT = re.compile(r"^(\d{1,10})-(\d{1,10})$")
-# Endings cut from a query word before it is marked in a snippet, so that "move" also marks
-# "moving" and "moved" as the stemming full text found them.
-ENDINGS = ("ing", "ed", "es", "s", "e")
 # For answers that carry user text outside a template: never read as HTML.
 PLAIN_TEXT = "text/plain; charset=utf-8"
 
@@ -137,28 +132,25 @@ class MatchedPassage:
     in_place: bool = False
 
 
-def _indexed_text(node: Node) -> str:
-    """The node's text as the index cut it into passages (the offsets count its characters)."""
-    piece = selectors.node_content_slice(node_id=node.pk, start=0, length=settings.MEMSITE_INDEX_MAX_BYTES)
-    return bytes(piece.data).decode("utf-8", errors="replace") if piece is not None else ""
-
-
 def _matched_passage(node: Node, at: str | None, preview: Preview) -> MatchedPassage | None:
-    """The passage `at` ("start-end") points to; None when `at` is absent or malformed, or the
-    node's text (changed since, perhaps) ends before it."""
+    """The passage `at` ("start-end") points to; None when `at` is absent or malformed, or
+    points past the node's text or at no passage of it (the content changed since, perhaps)."""
     match = AT.match(at or "")
     if match is None or preview.kind not in ("markdown", "text"):
         return None
     start, end = int(match[1]), int(match[2])
-    # The preview is the content's first bytes, decoded as the index decodes them: a passage
-    # within it needs no second read. (A cut preview's last character may be half of one.)
-    in_preview = end <= len(preview.text) - (1 if preview.truncated else 0)
-    text = preview.text if in_preview else _indexed_text(node)
-    if start >= end or end > len(text):
+    if start >= end:
         return None
-    if preview.kind == "text" and in_preview:
-        return MatchedPassage(start, end, text[start:end], before=text[:start], after=text[end:], in_place=True)
-    return MatchedPassage(start, end, text[start:end])
+    # The preview is the content's first bytes, decoded as the index decodes them: a passage
+    # within it needs no read. (A cut preview's last character may be half of one.)
+    if end <= len(preview.text) - (1 if preview.truncated else 0):
+        text = preview.text
+        if preview.kind == "text":
+            return MatchedPassage(start, end, text[start:end], before=text[:start], after=text[end:], in_place=True)
+        return MatchedPassage(start, end, text[start:end])
+    # Past the preview, the index holds the passage's text as it cut it.
+    text = selectors.passage_text(node_id=node.pk, start=start, end=end)
+    return MatchedPassage(start, end, text) if text is not None else None
 
 
 def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
@@ -244,29 +236,6 @@ class FindResults:
     query: str = ""
     error: str = ""
     found: tuple[Found, ...] = ()
-
-
-def _stem(word: str) -> str:
-    for ending in ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 3:
-            return word[: -len(ending)]
-    return word
-
-
-def marked(text: str, query: str) -> SafeString:
-    """`text` escaped, with the words that start like the query's in <mark>. Each piece is
-    escaped on its own, so nothing of the text is ever read as HTML."""
-    stems = sorted({_stem(word) for word in query_words(query)}, key=len, reverse=True)
-    if not stems:
-        return escape(text)
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(stem) for stem in stems) + r")\w*", re.IGNORECASE)
-    pieces: list[SafeString] = []
-    last = 0
-    for match in pattern.finditer(text):
-        pieces += [escape(text[last : match.start()]), format_html("<mark>{}</mark>", match.group())]
-        last = match.end()
-    pieces.append(escape(text[last:]))
-    return format_html_join("", "{}", ((piece,) for piece in pieces))
 
 
 def _found(hit: Hit, query: str) -> Found:

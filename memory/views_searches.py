@@ -26,6 +26,7 @@ from django_htmx.http import HTMX_STOP_POLLING
 
 from memory import selectors, services
 from memory.models import Node, Search, SearchStep
+from memory.search.walk import MAX_CANDIDATES_SHOWN
 from memory.views import render_page
 from memsite.errors import ServiceError
 
@@ -34,7 +35,6 @@ TRACE = "memory/search_detail.html"
 QUESTIONS = "memory/questions.html"
 PAGE_SIZE = 50
 QUESTIONS_SHOWN = 100
-MAX_CANDIDATES = 20
 NODE_ID = re.compile(r"^[\w-]{1,64}$")
 
 
@@ -139,7 +139,7 @@ def _candidates(detail: dict) -> list[Candidate]:
             score=_number(entry.get("score")),
             snippet=str(entry.get("snippet") or ""),
         )
-        for entry in entries[:MAX_CANDIDATES]
+        for entry in entries[:MAX_CANDIDATES_SHOWN]
         if isinstance(entry, dict)
     ]
 

@@ -272,6 +272,12 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
+            def _send_failure(self, reply: Reply) -> None:
+                """A failing reply's error, in the shape OpenAI sends one."""
+                kind = "invalid_request_error" if reply.status < 500 else "server_error"
+                payload = {"error": {"message": reply.error, "type": kind, "param": None, "code": None}}
+                self._send(reply.status, payload, reply.headers)
+
             def _answer_embeddings(self, request: RecordedRequest) -> None:
                 reply = fake._next_embedding(request)
                 if reply.status == 200:
@@ -279,9 +285,7 @@ class FakeOpenAI:
                     fake.responses.append(response)
                     self._send(200, response, reply.headers)
                     return
-                kind = "invalid_request_error" if reply.status < 500 else "server_error"
-                payload = {"error": {"message": reply.error, "type": kind, "param": None, "code": None}}
-                self._send(reply.status, payload, reply.headers)
+                self._send_failure(reply)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -308,8 +312,7 @@ class FakeOpenAI:
                     self._send_raw(reply.status, reply.raw, reply.content_type)
                     return
                 if reply.status != 200:
-                    payload = {"error": {"message": reply.error, "type": "invalid_request_error" if reply.status < 500 else "server_error", "param": None, "code": None}}
-                    self._send(reply.status, payload, reply.headers)
+                    self._send_failure(reply)
                     return
                 completion = fake._completion(request, reply)
                 fake.responses.append(completion)

@@ -72,11 +72,6 @@ class RetrieveApi(APIView):
         class Meta:
             ref_name = "RetrieveInput"
 
-        def validate_query(self, query: str) -> str:
-            if not query.strip():
-                raise serializers.ValidationError("The query is empty.")
-            return query
-
         def validate_types(self, types: list[str]) -> list[str]:
             for name in types:
                 try:

@@ -18,6 +18,7 @@ from memory.selectors.nodes import (
     node_subtree,
     project_files,
 )
+from memory.selectors.passages import passage_text
 from memory.selectors.searches import (
     search_children,
     search_get,
@@ -46,6 +47,7 @@ __all__ = [
     "node_resolve",
     "node_roots",
     "node_subtree",
+    "passage_text",
     "project_files",
     "search_children",
     "search_get",

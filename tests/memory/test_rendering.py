@@ -1,5 +1,6 @@
 """Markdown rendering: the features documents use, sanitizing, and hostile shapes that once took
-seconds per preview or raised RecursionError (each now renders or shows as escaped text)."""
+seconds per preview or raised RecursionError (each now renders or shows as escaped text); and a
+search result's snippet, escaped with the query's words marked."""
 
 import html
 import re
@@ -7,7 +8,7 @@ import re
 import pytest
 
 from memory import rendering
-from memory.rendering import markdown_to_html
+from memory.rendering import markdown_to_html, marked
 
 SIZE = 200_000
 PLAIN_TEXT_NOTE = '<p class="muted">Shown as plain text:'
@@ -174,3 +175,19 @@ def test_only_the_start_of_a_long_document_is_rendered():
 )
 def test_html_depth(fragment, depth):
     assert rendering.html_depth(fragment) == depth
+
+
+def test_marked_escapes_each_piece_and_marks_word_forms():
+    html = marked("She moved; moving <b>& MOVES</b> a removed box", "Where did she move?")
+    assert html == (
+        "She <mark>moved</mark>; <mark>moving</mark> &lt;b&gt;&amp; <mark>MOVES</mark>&lt;/b&gt; a removed box"
+    )
+    assert marked("<i>x</i>", "the") == "&lt;i&gt;x&lt;/i&gt;"  # no word to mark: escaped only
+
+
+def test_marked_marks_the_words_sharing_a_root_and_no_others():
+    html = marked("We <i>adopted</i> a dog after the movie; adoption & moves", "adoption move")
+    assert html == (
+        "We &lt;i&gt;<mark>adopted</mark>&lt;/i&gt; a dog after the movie; "
+        "<mark>adoption</mark> &amp; <mark>moves</mark>"
+    )

@@ -8,7 +8,6 @@ import pytest
 from django.urls import reverse
 
 from memory import selectors, services
-from memory.views import marked
 from tests.archives import tar_gz
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, SearchFactory, SearchStepFactory
 from tests.memory.views.conftest import HTMX
@@ -89,7 +88,10 @@ def test_find_escapes_the_text_and_marks_only_the_words(user_client):
     assert ESCAPED in html and "&lt;b&gt;bold.md" in html
     assert not has_live_script(html)
     assert "<mark>pelican</mark>" in html and "<mark>pelicans</mark>" in html
-    assert "<i>" not in html and "<b>" not in html
+    # The whole page (not htmx's partial) echoes the query in the search box.
+    page = find(user_client, "<i>pelican</i>").content.decode()
+    assert 'value="&lt;i&gt;pelican&lt;/i&gt;"' in page and ESCAPED in page
+    assert "<i>" not in page and "<b>" not in page
 
 
 def test_an_empty_query_shows_the_hint_and_no_results(user_client):
@@ -110,14 +112,6 @@ def test_without_htmx_the_memory_page_shows_the_results_and_the_query(user_clien
     html = find(user_client, "Lisbon").content.decode()
     assert 'id="tree-roots"' in html and 'value="Lisbon"' in html
     assert links(html)[0].startswith(detail_url(document))
-
-
-def test_marked_escapes_each_piece_and_marks_word_forms():
-    html = marked("She moved; moving <b>& MOVES</b> a removed box", "Where did she move?")
-    assert html == (
-        "She <mark>moved</mark>; <mark>moving</mark> &lt;b&gt;&amp; <mark>MOVES</mark>&lt;/b&gt; a removed box"
-    )
-    assert marked("<i>x</i>", "the") == "&lt;i&gt;x&lt;/i&gt;"  # no word to mark: escaped only
 
 
 # -- the node panel at a passage ---------------------------------------------------------------
@@ -154,7 +148,16 @@ def test_a_passage_past_the_preview_is_read_from_the_content(user_client, settin
     assert "Ana: I moved to Lisbon last spring for the new job.</pre>" in html
 
 
-@pytest.mark.parametrize("at", ["", "5", "5-5", "9-3", "0-100000", "-1-4", "a-b", "1-2-3"])
+def test_a_link_past_the_preview_to_no_passage_shows_none(user_client, monkeypatch):
+    monkeypatch.setattr("memory.rendering.PREVIEW_LIMIT_BYTES", 20)
+    document = DocumentFactory(content=LOGS.encode())
+    start = LOGS.index("Ana:")
+    html = user_client.get(detail_url(document, f"{start}-{start + 10}"), **HTMX).content.decode()
+    assert "The preview shows the start of the content only." in html
+    assert 'id="passage"' not in html
+
+
+@pytest.mark.parametrize("at", ["", "5", "5-5", "9-3", "0-100000", "0-9999999999", "-1-4", "a-b", "1-2-3"])
 def test_a_missing_or_bad_passage_shows_the_node_without_one(user_client, at):
     document = DocumentFactory(content=LOGS.encode())
     response = user_client.get(detail_url(document, at), **HTMX)
