@@ -13,7 +13,7 @@ network call should not hold one, and a rollback would take the failed call's ro
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
@@ -25,7 +25,7 @@ from memsite.llm.config import LLMConfig, llm_config
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
 from memsite.llm.providers import CallTrace, LLMRequest, get_provider
-from memsite.llm.purposes import PURPOSES
+from memsite.llm.purposes import COMPLETION_PURPOSES, Purpose
 from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
 from memsite.llm.services.calls import served_key
@@ -34,6 +34,7 @@ from memsite.quotas.selectors import llm_spend_today
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 ROLES = ("system", "user", "assistant", "developer", "tool")
 
 
@@ -131,63 +132,71 @@ def complete(
     """Run one LLM call for `purpose` and record it. Raises LLMError (the call is recorded
     first) or, for a malformed request, InvalidInput (nothing is sent or recorded)."""
     purpose = str(purpose)
-    if purpose not in PURPOSES:
-        raise InvalidInput(f"Unknown LLM purpose {purpose!r}; expected one of {', '.join(PURPOSES)}.")
+    if purpose == Purpose.EMBED:
+        raise InvalidInput("Embeddings are not completions: call memsite.llm.embeddings.embed.")
+    if purpose not in COMPLETION_PURPOSES:
+        raise InvalidInput(
+            f"Unknown LLM purpose {purpose!r}; expected one of {', '.join(COMPLETION_PURPOSES)}."
+        )
     if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise InvalidInput("An LLM reply schema must be a pydantic model class.")
     normalized = _normalized(messages)
     served_key(served)  # refuse a bad link before spending a request on it
-    _budget_require(user_id)
     config = config or llm_config()
     served_model = config.served_model_for(purpose) if model is None or config.is_offline else model
-
-    started = time.monotonic()
     request = LLMRequest(
         purpose=purpose,
         messages=normalized,
         schema=schema,
         model=served_model,
         config=config,
-        deadline=started + config.deadline_s,
+        deadline=time.monotonic() + config.deadline_s,
         max_tokens=max_tokens,
         temperature=temperature,
     )
     trace = CallTrace(model=served_model, messages=normalized)
-    value: BaseModel | str | None = None
+    value, usage, call = recorded_call(
+        request,
+        trace,
+        lambda: get_provider(config.provider).complete(request, trace),
+        provider=config.provider,
+        served=served,
+        user_id=user_id,
+    )
+    return Completion(value=value, text=trace.reply, usage=usage, call=call)
+
+
+def recorded_call(
+    request: LLMRequest,
+    trace: CallTrace,
+    send: Callable[[], R],
+    *,
+    provider: str,
+    user_id: int | None,
+    served: models.Model | None = None,
+) -> tuple[R, Usage, LLMCall]:
+    """Run `send` (it fills `trace` as it goes) as one ledger row, charged to `user_id` when
+    given: a spent budget raises LLMError(BUDGET_SPENT) with nothing sent or recorded. Returns
+    the result, its usage and the row; a failure raises LLMError with the row on `exc.call`."""
+    _budget_require(user_id)
+    started = time.monotonic()
     error: LLMError | None = None
     try:
-        value = get_provider(config.provider).complete(request, trace)
+        value = send()
     except LLMError as exc:
         error = exc
     except Exception as exc:  # a bug below must still end as one LLMError and a ledger row
-        logger.exception("LLM call for %s failed unexpectedly.", purpose)
+        logger.exception("LLM call for %s failed unexpectedly.", request.purpose)
         error = LLMError(Reason.INTERNAL, f"{type(exc).__name__}: {exc}")
     if error is not None:
         error.message = storable(error.message)  # it may quote the server, and callers store it
     latency_ms = round((time.monotonic() - started) * 1000)
-
-    cost = config.model_info(served_model).cost(
-        prompt_tokens=trace.prompt_tokens, completion_tokens=trace.completion_tokens
-    )
-    call = llm_call_record(
-        purpose=purpose,
-        provider=config.provider,
-        model=served_model,
-        ok=error is None,
-        messages=trace.messages,
-        reply=trace.reply,
-        prompt_tokens=trace.prompt_tokens,
-        completion_tokens=trace.completion_tokens,
-        tokens_reported=trace.tokens_reported,
-        tokens_approximate=trace.tokens_approximate,
+    call = _ledger_row(
+        request,
+        trace,
+        error,
+        provider=provider,
         latency_ms=latency_ms,
-        cost_usd=cost,
-        retries=trace.retries,
-        repairs=trace.repairs,
-        response_mode=trace.response_mode,
-        schema_name=schema.__name__ if schema is not None else "",
-        error_reason=error.reason.value if error else "",
-        error=error.message if error else "",
         served=served,
         user_id=user_id,
     )
@@ -200,4 +209,41 @@ def complete(
         reported=trace.tokens_reported,
         approximate=trace.tokens_approximate,
     )
-    return Completion(value=value, text=trace.reply, usage=usage, call=call)
+    return value, usage, call
+
+
+def _ledger_row(
+    request: LLMRequest,
+    trace: CallTrace,
+    error: LLMError | None,
+    *,
+    provider: str,
+    latency_ms: int,
+    served: models.Model | None,
+    user_id: int | None,
+) -> LLMCall:
+    cost = request.config.model_info(request.model).cost(
+        prompt_tokens=trace.prompt_tokens, completion_tokens=trace.completion_tokens
+    )
+    return llm_call_record(
+        purpose=request.purpose,
+        provider=provider,
+        model=request.model,
+        ok=error is None,
+        messages=trace.messages,
+        reply=trace.reply,
+        prompt_tokens=trace.prompt_tokens,
+        completion_tokens=trace.completion_tokens,
+        tokens_reported=trace.tokens_reported,
+        tokens_approximate=trace.tokens_approximate,
+        latency_ms=latency_ms,
+        cost_usd=cost,
+        retries=trace.retries,
+        repairs=trace.repairs,
+        response_mode=trace.response_mode,
+        schema_name=request.schema.__name__ if request.schema is not None else "",
+        error_reason=error.reason.value if error else "",
+        error=error.message if error else "",
+        served=served,
+        user_id=user_id,
+    )

@@ -8,7 +8,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from memsite.llm.catalog import parse_model_table
-from memsite.llm.purposes import PURPOSES
+from memsite.llm.purposes import COMPLETION_PURPOSES
 from memsite.settings.env import env_bool, env_int, env_int_map, env_list, env_str
 from memsite.settings.security import content_security_policy, production_secret_key
 
@@ -380,8 +380,11 @@ MEMSITE_EMBEDDING_MODEL = env_str("MEMSITE_EMBEDDING_MODEL", "text-embedding-3-s
 if MEMSITE_EMBEDDINGS == "server" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
     raise ImproperlyConfigured("MEMSITE_EMBEDDINGS=server needs OPENAI_API_KEY or OPENAI_BASE_URL.")
 # A model per purpose, e.g. MEMSITE_LLM_MODEL_DEEP_REFLECT=gpt-4.1; unset purposes use the default.
+# `embed` is not one of them: its one setting is MEMSITE_EMBEDDING_MODEL.
 MEMSITE_LLM_PURPOSE_MODELS = {
-    purpose: model for purpose in PURPOSES if (model := env_str(f"MEMSITE_LLM_MODEL_{purpose.upper()}"))
+    purpose: model
+    for purpose in COMPLETION_PURPOSES
+    if (model := env_str(f"MEMSITE_LLM_MODEL_{purpose.upper()}"))
 }
 # Additions to and overrides of the model table, as JSON: {"name": {"context_window": 32768,
 # "max_output_tokens": 4096, "input_price_per_million": 0.2, "output_price_per_million": 0.6}}.

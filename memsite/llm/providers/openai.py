@@ -9,7 +9,7 @@ an invalid reply is sent back with the validation error for a bounded number of 
 connection errors, timeouts and bodies that are not a chat completion (`completion_text`) are
 retried here, with exponential backoff and jitter honouring Retry-After, within the call's
 deadline: the client's own retries are off (max_retries=0) so that one policy, and one count in
-the ledger, covers them."""
+the ledger, covers them. `embed` asks /v1/embeddings for vectors under the same retries."""
 
 import json
 import logging
@@ -28,11 +28,13 @@ from pydantic import BaseModel
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.providers.base import CallTrace, LLMRequest
 from memsite.llm.replies import ReplyInvalid, parse_reply, storable
+from memsite.llm.tokens import counter_for_model
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 JSON_SCHEMA, JSON_OBJECT, PROMPT, TEXT = "json_schema", "json_object", "prompt", "text"
+EMBEDDING = "embedding"  # the ledger's response mode of an embeddings request
 # Where each structured mode falls back to when the server refuses it with a 400.
 FALLBACK = {JSON_SCHEMA: JSON_OBJECT, JSON_OBJECT: PROMPT}
 # How strongly each structured mode holds the reply to the schema: a remembered mode is only
@@ -172,6 +174,46 @@ def completion_text(completion: Any) -> str | None:
 def _token_count(value: Any) -> int | None:
     """A usage figure as the server reported it; None (count it here) when it is not a count."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _embedding_vectors(response: Any, count: int, dimensions: int | None) -> list[list[float]]:
+    """An embeddings response's vectors in the order of the inputs; LLMError when they are not
+    usable, or not of `dimensions` (when given) floats."""
+    data = getattr(response, "data", None)
+    if not isinstance(data, list) or len(data) != count:
+        raise LLMError(
+            Reason.SERVER_ERROR,
+            f"The server's reply is not {count} embeddings: {str(response)[:200]!r}",
+        )
+    ordered = sorted(data, key=lambda item: getattr(item, "index", 0))
+    vectors = [getattr(item, "embedding", None) for item in ordered]
+    if not all(isinstance(vector, list) and vector for vector in vectors):
+        raise LLMError(
+            Reason.SERVER_ERROR,
+            "The server's reply holds an embedding that is not a list of numbers.",
+        )
+    sizes = sorted({len(vector) for vector in vectors})
+    if dimensions is not None and sizes != [dimensions]:
+        raise LLMError(
+            Reason.INVALID_REPLY,
+            f"The server's embeddings have {', '.join(map(str, sizes))} dimensions; {dimensions} are needed. "
+            f"Set MEMSITE_EMBEDDING_MODEL to a model that gives {dimensions} (or accepts `dimensions`).",
+        )
+    return vectors
+
+
+def _add_embedding_usage(trace: CallTrace, texts: list[str], response: Any) -> None:
+    """The inputs' tokens, as the server reported them or counted here: an embeddings request
+    is billed for its texts alone, without the chat framing `CallTrace.add_usage` counts."""
+    prompt_tokens = _token_count(getattr(getattr(response, "usage", None), "prompt_tokens", None))
+    if prompt_tokens is None:
+        counter = counter_for_model(trace.model)
+        prompt_tokens = sum(counter.count(text) for text in texts)
+        trace.tokens_reported = False
+        trace.tokens_approximate = trace.tokens_approximate or counter.approximate
+    trace.add_usage(
+        messages=trace.messages, reply="", prompt_tokens=prompt_tokens, completion_tokens=0
+    )
 
 
 def refuses_response_format(exc: openai.BadRequestError) -> bool:
@@ -345,3 +387,32 @@ class OpenAIProvider:
 
         # A 400 goes back to the caller as it is: it may be a refused response format.
         return with_retries(request, trace, send, passthrough=(openai.BadRequestError,))
+
+    def embed(
+        self, request: LLMRequest, trace: CallTrace, texts: list[str], dimensions: int | None
+    ) -> list[list[float]]:
+        """One vector a text from /v1/embeddings (`dimensions`, when given, asked for and
+        required of the reply), retried as chat requests are; raises LLMError."""
+        config = request.config
+        trace.response_mode = EMBEDDING
+        if not (config.base_url or config.api_key):
+            raise LLMError(
+                Reason.CONFIGURATION, "Server embeddings need OPENAI_BASE_URL or OPENAI_API_KEY."
+            )
+        client = client_for(config.base_url, config.api_key or PLACEHOLDER_KEY)
+        options = {"dimensions": dimensions} if dimensions is not None else {}
+
+        def send(timeout: float) -> Any:
+            return client.embeddings.create(
+                model=request.model,
+                input=texts,
+                encoding_format="float",
+                timeout=timeout,
+                **options,
+            )
+
+        response = with_retries(request, trace, send)
+        _add_embedding_usage(trace, texts, response)
+        vectors = _embedding_vectors(response, len(texts), dimensions)
+        trace.reply = f"{len(vectors)} vectors of {len(vectors[0])} dimensions"
+        return vectors

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, field_validator
 from memsite.errors import InvalidInput
 from memsite.llm import LLMError, Purpose, Reason, complete
 from memsite.llm.models import LLMCall
+from memsite.llm.purposes import COMPLETION_PURPOSES
 
 pytestmark = pytest.mark.django_db
 
@@ -126,12 +127,12 @@ SCHEMAS = {
 }
 
 
-# Every purpose but `embed`, whose calls go to the embeddings endpoint (memsite.llm.embeddings).
-COMPLETIONS = [purpose for purpose in Purpose if purpose is not Purpose.EMBED]
+COMPLETIONS = [Purpose(purpose) for purpose in COMPLETION_PURPOSES]
 
 
 def test_every_purpose_has_a_schema_case():
     assert set(SCHEMAS) == set(COMPLETIONS)
+    assert set(COMPLETIONS) == set(Purpose) - {Purpose.EMBED}
 
 
 @pytest.mark.parametrize("purpose", COMPLETIONS, ids=str)
@@ -251,14 +252,20 @@ def test_offline_is_used_even_for_an_explicit_model():
     "kwargs",
     [
         {"purpose": "dance", "messages": CONTEXT_MESSAGES},
+        {"purpose": "embed", "messages": CONTEXT_MESSAGES},
         {"purpose": "chat", "messages": []},
         {"purpose": "chat", "messages": [{"role": "wizard", "content": "hi"}]},
         {"purpose": "chat", "messages": CONTEXT_MESSAGES, "schema": dict},
     ],
-    ids=["purpose", "no-messages", "role", "schema"],
+    ids=["purpose", "embed", "no-messages", "role", "schema"],
 )
 def test_malformed_requests_are_refused_before_anything_is_sent(kwargs):
     with pytest.raises(InvalidInput):
         complete(**kwargs)
 
     assert not LLMCall.objects.exists()
+
+
+def test_embed_is_no_completion_purpose():
+    with pytest.raises(InvalidInput, match="memsite.llm.embeddings.embed"):
+        complete(purpose=Purpose.EMBED, messages=CONTEXT_MESSAGES)
