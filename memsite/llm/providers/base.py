@@ -47,12 +47,15 @@ class CallTrace:
         reply: str,
         prompt_tokens: int | None,
         completion_tokens: int | None,
+        inputs: list[str] | None = None,
     ) -> None:
-        """Usage of one request: as the server reported it, or counted when it did not."""
+        """Usage of one request: as the server reported it, or counted when it did not (the
+        `inputs` alone when given: an embeddings request is billed for its texts, without the
+        chat framing of messages)."""
         counter = None
         if prompt_tokens is None:
             counter = counter_for_model(self.model)
-            prompt_tokens = counter.count_messages(messages)
+            prompt_tokens = sum(map(counter.count, inputs)) if inputs is not None else counter.count_messages(messages)
         if completion_tokens is None:
             counter = counter or counter_for_model(self.model)
             completion_tokens = counter.count(reply)

@@ -28,7 +28,6 @@ from pydantic import BaseModel
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.providers.base import CallTrace, LLMRequest
 from memsite.llm.replies import ReplyInvalid, parse_reply, storable
-from memsite.llm.tokens import counter_for_model
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -200,20 +199,6 @@ def _embedding_vectors(response: Any, count: int, dimensions: int | None) -> lis
             f"Set MEMSITE_EMBEDDING_MODEL to a model that gives {dimensions} (or accepts `dimensions`).",
         )
     return vectors
-
-
-def _add_embedding_usage(trace: CallTrace, texts: list[str], response: Any) -> None:
-    """The inputs' tokens, as the server reported them or counted here: an embeddings request
-    is billed for its texts alone, without the chat framing `CallTrace.add_usage` counts."""
-    prompt_tokens = _token_count(getattr(getattr(response, "usage", None), "prompt_tokens", None))
-    if prompt_tokens is None:
-        counter = counter_for_model(trace.model)
-        prompt_tokens = sum(counter.count(text) for text in texts)
-        trace.tokens_reported = False
-        trace.tokens_approximate = trace.tokens_approximate or counter.approximate
-    trace.add_usage(
-        messages=trace.messages, reply="", prompt_tokens=prompt_tokens, completion_tokens=0
-    )
 
 
 def refuses_response_format(exc: openai.BadRequestError) -> bool:
@@ -412,7 +397,11 @@ class OpenAIProvider:
             )
 
         response = with_retries(request, trace, send)
-        _add_embedding_usage(trace, texts, response)
+        usage = getattr(response, "usage", None)
+        trace.add_usage(
+            messages=trace.messages, reply="", prompt_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
+            completion_tokens=0, inputs=texts,
+        )
         vectors = _embedding_vectors(response, len(texts), dimensions)
         trace.reply = f"{len(vectors)} vectors of {len(vectors[0])} dimensions"
         return vectors
