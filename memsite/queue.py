@@ -23,6 +23,11 @@ way back: beat's sweeps re-queue the search and the graph's queued operations, t
 assembly that wants the summary queues it again after MEMSITE_SUMMARY_RETRY_S, and beat starts
 the agent's next tick.
 
+Work that a sweep of its own finds again (the content index's embeddings, descriptions) is
+published best effort instead, with nothing checked before (`publish_on_commit`): the write
+stands when the broker is away, and beat's sweep (`sweep`) publishes the task again. Such a
+task takes a share of what waits, one task at a time (`run_alone`).
+
 Reads never come here: with the broker down, everything but starting work goes on."""
 
 import logging
@@ -32,7 +37,9 @@ from contextvars import ContextVar
 
 from celery import Task
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
+from django.db.models import QuerySet
 
 from memsite.celery import app
 from memsite.errors import ServiceUnavailable
@@ -92,11 +99,40 @@ def broker_checked() -> Iterator[None]:
         _batch_checked.reset(token)
 
 
+def publish_on_commit(task: Task, **kwargs: object) -> None:
+    """Best effort: publish `task(**kwargs)` once the current transaction commits (at once
+    outside one), nothing checked before. For work that a sweep finds again: a broker that does
+    not take it is logged, and the write stands."""
+    transaction.on_commit(_publisher(task, kwargs))
+
+
+def sweep(waiting: QuerySet, task: Task) -> None:
+    """Beat's way back for work whose task was lost: publish `task` if anything waits."""
+    if waiting.exists():
+        _publisher(task, {})()
+
+
+def run_alone(*, lock: str, task: Task, share: Callable[[], tuple[int, bool]]) -> int:
+    """A task's `share` of the work that waits, one task at a time: the others return 0 at
+    once, while the running one goes on until nothing is left. `share` returns what it did and
+    whether more may wait, in which case `task` is published again for the rest. A worker that
+    dies holding the lock frees it after MEMSITE_INDEX_EMBED_LOCK_S, longer than a share takes."""
+    if not cache.add(lock, True, timeout=settings.MEMSITE_INDEX_EMBED_LOCK_S):
+        return 0
+    try:
+        done, more = share()
+    finally:
+        cache.delete(lock)
+    if more:
+        _publisher(task, {})()
+    return done
+
+
 def _publisher(task: Task, kwargs: dict[str, object]) -> Callable[[], None]:
     def publish() -> None:
         try:
             task.delay(**kwargs)
         except Exception:
-            logger.exception("%s(%s) was not queued: the broker went away after the check.", task.name, kwargs)
+            logger.exception("%s(%s) was not queued: the broker did not take it.", task.name, kwargs)
 
     return publish

@@ -1,8 +1,10 @@
 """Sentence embeddings of passages and queries, as settings.MEMSITE_EMBEDDINGS says:
 
 - `local`: all-MiniLM-L6-v2 run in numpy in this process (memory/index/minilm.py);
-- `server`: the OpenAI-compatible server's /v1/embeddings, through the LLM gateway (one ledger
-  row per call, charged to `user_id`, within their daily budget), model MEMSITE_EMBEDDING_MODEL;
+- `server`: the OpenAI-compatible server's /v1/embeddings, through the LLM gateway, model
+  MEMSITE_EMBEDDING_MODEL. Each call is a ledger row, charged to a user (within their daily
+  budget) only when the caller passes `user_id`: passages are embedded as background work and
+  queries pass none, so their calls are recorded and charged to no one;
 - `off`: no embedder; retrieval ranks by full text alone.
 
     model = embedder()
@@ -18,10 +20,10 @@ from typing import Protocol
 
 import numpy as np
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+
+from memory.index import minilm
 
 DIMENSIONS = 384  # the index stores float32 x 384 a passage
-MODES = ("local", "server", "off")
 
 
 class Embedder(Protocol):
@@ -38,12 +40,10 @@ def normalized(vectors: np.ndarray) -> np.ndarray:
 
 
 class LocalEmbedder:
-    name = "local:all-MiniLM-L6-v2"
+    name = f"local:{minilm.NAME}"
 
     def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
         # Runs on our own CPU: no LLM budget to charge, so `user_id` is not needed.
-        from memory.index import minilm
-
         return minilm.model().embed(texts)
 
 
@@ -69,14 +69,9 @@ _local = LocalEmbedder()
 
 
 def embedder() -> Embedder | None:
-    """The embedder MEMSITE_EMBEDDINGS names; None when it is `off`."""
+    """The embedder MEMSITE_EMBEDDINGS names (settings refuse any other value); None when it
+    is `off`."""
     mode = settings.MEMSITE_EMBEDDINGS
-    if mode == "local":
-        return _local
     if mode == "server":
         return ServerEmbedder(model=settings.MEMSITE_EMBEDDING_MODEL)
-    if mode == "off":
-        return None
-    raise ImproperlyConfigured(
-        f"MEMSITE_EMBEDDINGS must be one of {', '.join(MODES)}, got {mode!r}."
-    )
+    return _local if mode == "local" else None

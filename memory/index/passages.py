@@ -9,8 +9,8 @@ from dataclasses import dataclass
 # A fact is usually said in one line (a turn, a note, a setting), and a sentence embedding is
 # the mean of its tokens: lines joined into a passage of 320 characters drowned the fact among
 # its neighbours, and the evidence's document was in the top five 53% of the time against 66%
-# at a line each (benchmarks/retrieval.py; docs/retrieval.md). Lines shorter than this are
-# joined to the next ("}", "import os"), so code does not become a passage a token.
+# at a line each (benchmarks/retrieval.py; docs/retrieval.md). Lines are joined while the passage
+# they make stays within this ("}", "import os"), so code does not become a passage a token.
 TARGET_CHARS = 60
 MAX_CHARS = 1_200
 LINE = re.compile(r"\n")

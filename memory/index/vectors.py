@@ -24,6 +24,7 @@ from memory.models import Passage
 
 LATE_COMMIT = timedelta(seconds=60)
 SCOPE_SCAN_MAX = 50_000  # a scope this small is scored alone; a larger one is filtered after
+IDS_PER_READ = 500
 
 
 @dataclass
@@ -50,10 +51,17 @@ def _rows(queryset) -> tuple[np.ndarray, np.ndarray]:
     for pk, blob in queryset.values_list("id", "vector").iterator(chunk_size=2_000):
         ids.append(pk)
         blobs.append(bytes(blob))
-    # A copy: frombuffer's array is read-only, and a merge writes re-embedded rows into it.
-    vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).copy()
+    vectors = np.frombuffer(b"".join(blobs), dtype=np.float32)
     width = vectors.size // len(ids) if ids else 0
     return np.asarray(ids, dtype=np.int64), vectors.reshape(len(ids), width)
+
+
+def _rows_of(ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """These passages' ids and vectors, read a few hundred at a time."""
+    read = []
+    for at in range(0, len(ids), IDS_PER_READ):
+        read.append(_rows(Passage.objects.filter(pk__in=ids[at : at + IDS_PER_READ])))
+    return np.concatenate([part[0] for part in read]), np.vstack([part[1] for part in read])
 
 
 def _read_all() -> _Matrix:
@@ -63,18 +71,20 @@ def _read_all() -> _Matrix:
 
 
 def _merge(matrix: _Matrix) -> _Matrix:
+    """The rows embedded since the last look added. A passage's vector is written once (new text
+    is a new row), so only ids the matrix lacks are read with their vectors."""
     now = timezone.now()
     # In no order: sorting by id would lead SQLite to scan the whole table by its key rather
     # than the few rows the embedded_at index finds.
-    ids, vectors = _rows(Passage.objects.filter(embedded_at__gte=matrix.seen_until - LATE_COMMIT).order_by())
-    if len(ids) and (matrix.vectors.size == 0 or vectors.shape[1] == matrix.vectors.shape[1]):
-        known = np.isin(ids, matrix.ids)
-        positions = np.searchsorted(matrix.ids, ids[known])
-        matrix.vectors[positions] = vectors[known]
-        if (~known).any():
-            all_ids = np.concatenate([matrix.ids, ids[~known]])
+    recent = Passage.objects.filter(embedded_at__gte=matrix.seen_until - LATE_COMMIT).order_by()
+    seen = np.fromiter(recent.values_list("id", flat=True), dtype=np.int64)
+    new = seen[~np.isin(seen, matrix.ids)].tolist()
+    if new:
+        ids, vectors = _rows_of(new)
+        if matrix.vectors.size == 0 or vectors.shape[1] == matrix.vectors.shape[1]:
+            all_ids = np.concatenate([matrix.ids, ids])
             order = np.argsort(all_ids, kind="stable")
-            stacked = np.vstack([matrix.vectors.reshape(len(matrix.ids), -1), vectors[~known]])
+            stacked = np.vstack([matrix.vectors.reshape(len(matrix.ids), -1), vectors])
             matrix.ids, matrix.vectors = all_ids[order], stacked[order]
     matrix.seen_until = now
     return matrix

@@ -8,26 +8,28 @@ ten thousand files would wait minutes), so they are filled by `embed_pending`, a
 once the write commits, with beat's sweep as the way back when the broker was away. Until then
 a passage is found by full text alone."""
 
-import logging
+from collections import deque
 from collections.abc import Collection, Iterator
 
 import numpy as np
 from django.conf import settings
-from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import BinaryField
-from django.db.models.functions import Substr
+from django.db.models import BinaryField, F, Sum
+from django.db.models.functions import Length, Substr
 from django.utils import timezone
 
 from memory.index.passages import cut, label
 from memory.models import Node, NodeContent, Passage
 from memory.rows import insert_rows
 from memory.types import ContentKind, get_type
+from memsite.queue import publish_on_commit, run_alone, sweep
 
-logger = logging.getLogger(__name__)
 NODES_PER_QUERY = 200
-BYTES_PER_READ = 2 * 1024 * 1024  # of contents read and cut at once: some three times that in memory
-ROWS_PER_INSERT = 2_000
+IDS_PER_QUERY = 500
+# Of text read and cut at once, a node's contents and its passages before: some three times
+# that in memory.
+BYTES_PER_READ = 2 * 1024 * 1024
+ROWS_PER_WRITE = 2_000
 BINARY_SNIFF = 8_192
 
 
@@ -39,121 +41,205 @@ def content_text(data: bytes) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _texts(sizes: dict[str, int]) -> Iterator[tuple[str, str]]:
-    """(node id, text) for these nodes' contents (each cut to MEMSITE_INDEX_MAX_BYTES by the
-    database), read a few MiB at a time; binary contents are left out."""
-    limit = settings.MEMSITE_INDEX_MAX_BYTES
+def _groups(sizes: dict[str, int]) -> Iterator[list[str]]:
+    """These nodes' ids, a few MiB of their text at a time (a larger node alone)."""
     group: list[str] = []
     budget = 0
-    for node_id, size in [*sizes.items(), (None, 0)]:
-        if group and (node_id is None or budget + min(size, limit) > BYTES_PER_READ):
-            piece = Substr("data", 1, limit, output_field=BinaryField())
-            for content_id, data in NodeContent.objects.filter(node_id__in=group).values_list("node_id", piece):
-                text = content_text(bytes(data))
-                if text is not None:
-                    yield content_id, text
+    for node_id, size in sizes.items():
+        if group and budget + size > BYTES_PER_READ:
+            yield group
             group, budget = [], 0
-        if node_id is not None:
-            group.append(node_id)
-            budget += min(size, limit)
+        group.append(node_id)
+        budget += size
+    if group:
+        yield group
 
 
-def _label_row(node_id: str, name: str, description: str) -> tuple:
-    return (node_id, 0, Passage.Kind.LABEL.value, 0, 0, label(name, description), None, None)
+def _texts(node_ids: list[str]) -> dict[str, str]:
+    """These nodes' contents as text, each cut to MEMSITE_INDEX_MAX_BYTES by the database;
+    binary contents are left out."""
+    piece = Substr("data", 1, settings.MEMSITE_INDEX_MAX_BYTES, output_field=BinaryField())
+    texts = {}
+    for node_id, data in NodeContent.objects.filter(node_id__in=node_ids).values_list("node_id", piece):
+        text = content_text(bytes(data))
+        if text is not None:
+            texts[node_id] = text
+    return texts
 
 
-def _content_rows(node_id: str, text: str) -> Iterator[tuple]:
-    for seq, piece in enumerate(cut(text), start=1):
-        yield (node_id, seq, Passage.Kind.CONTENT.value, piece.start, piece.end, piece.text, None, None)
+def _old_passages(node_ids: list[str]) -> dict[str, list[tuple]]:
+    """(id, seq, start, end, text) of these nodes' content passages, by node; no vectors."""
+    old: dict[str, list[tuple]] = {}
+    rows = Passage.objects.filter(node_id__in=node_ids, kind=Passage.Kind.CONTENT).order_by("node_id", "seq")
+    for node_id, *row in rows.values_list("node_id", "id", "seq", "start", "end", "text"):
+        old.setdefault(node_id, []).append(tuple(row))
+    return old
 
 
-def _chunks(ids: list[str]) -> Iterator[list[str]]:
-    for at in range(0, len(ids), NODES_PER_QUERY):
-        yield ids[at : at + NODES_PER_QUERY]
+def chunks(ids: list, size: int = IDS_PER_QUERY) -> Iterator[list]:
+    """`ids` a query's worth at a time."""
+    for at in range(0, len(ids), size):
+        yield ids[at : at + size]
 
 
 PASSAGE_COLUMNS = ("node", "seq", "kind", "start", "end", "text", "vector", "embedded_at")
 PASSAGE_TYPES = ("text", "int4", "text", "int4", "int4", "text", "bytea", "timestamptz")
+# Above any passage's place (a node's text is at most a few million characters). The passages of
+# a node that move or come new are written here first and brought down once its others are
+# gone, so that no two of them ever hold one place, as the unique (node, seq) forbids.
+SEQ_SHIFT = 1 << 30
+CONTENT = Passage.Kind.CONTENT.value
 
 
 def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
-    """Rewrite the passages of these nodes from their rows, in the caller's transaction (with
-    `labels_only`, just their name and description). Contents are read and cut a few MiB at a
-    time. A passage whose text is unchanged keeps its vector, so appending to a long document
-    embeds only what is new. Returns how many passages were written."""
+    """Bring the passages of these nodes in step with their rows, in the caller's transaction
+    (with `labels_only`, just their name and description). A passage whose text is unchanged
+    stays, its id and vector with it (moved if its place changed): appending to a long document
+    writes only what is new, and nothing is embedded again. Contents are read and cut a few MiB
+    at a time. Returns how many passages were written anew."""
     written = 0
-    for chunk in _chunks(list(dict.fromkeys(node_ids))):
-        stale = Passage.objects.filter(node_id__in=chunk)
-        if labels_only:
-            stale = stale.filter(kind=Passage.Kind.LABEL)
-        kept = dict(stale.filter(vector__isnull=False).values_list("text", "vector"))
-        stale.delete()
+    for chunk in chunks(list(dict.fromkeys(node_ids)), NODES_PER_QUERY):
         nodes = list(Node.objects.filter(pk__in=chunk).values_list("id", "name", "description", "type", "content__size"))
-        labels = [_label_row(node_id, name, description) for node_id, name, description, _, _ in nodes]
-        written += _insert(labels, kept)
-        sizes = {row[0]: row[4] for row in nodes if row[4] and get_type(row[3]).content is not ContentKind.NONE}
-        batch: list[tuple] = []
-        for node_id, text in () if labels_only else _texts(sizes):
-            for row in _content_rows(node_id, text):  # a long text of short lines is many rows
-                batch.append(row)
-                if len(batch) >= ROWS_PER_INSERT:
-                    written += _insert(batch, kept)
-                    batch = []
-        written += _insert(batch, kept)
-    if written:
-        transaction.on_commit(_queue_embedding)
+        written += _index_labels(nodes)
+        if not labels_only:
+            written += _index_contents(nodes)
+    if written and settings.MEMSITE_EMBEDDINGS != "off":
+        from memory.tasks import index_embed
+
+        publish_on_commit(index_embed)
     return written
 
 
-def _insert(rows: list[tuple], kept: dict[str, bytes]) -> int:
-    if not rows:
-        return 0
-    insert_rows(Passage, PASSAGE_COLUMNS, _with_kept_vectors(rows, kept), types=PASSAGE_TYPES)
+def _index_labels(nodes: list[tuple]) -> int:
+    """Each node's name and description as its passage 0, written anew only where it changed."""
+    old = {
+        node_id: (pk, text)
+        for node_id, pk, text in Passage.objects.filter(
+            node_id__in=[row[0] for row in nodes], kind=Passage.Kind.LABEL
+        ).values_list("node_id", "id", "text")
+    }
+    labels = ((node_id, label(name, description)) for node_id, name, description, _, _ in nodes)
+    rows = [
+        (node_id, 0, Passage.Kind.LABEL.value, 0, 0, text, None, None)
+        for node_id, text in labels
+        if old.get(node_id, (None, None))[1] != text
+    ]
+    Passage.objects.filter(pk__in=[old[row[0]][0] for row in rows if row[0] in old]).delete()
+    insert_rows(Passage, PASSAGE_COLUMNS, rows, types=PASSAGE_TYPES)
     return len(rows)
 
 
-def _with_kept_vectors(rows: list[tuple], kept: dict[str, bytes]) -> list[tuple]:
-    if not kept:
-        return rows
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    return [(*row[:6], kept[row[5]], now) if row[5] in kept else row for row in rows]
+def _index_contents(nodes: list[tuple]) -> int:
+    """The content passages of these nodes, those of a few MiB of text at a time: each node's
+    text now, and the text of its passages before."""
+    limit = settings.MEMSITE_INDEX_MAX_BYTES
+    readable = {
+        node_id: min(size, limit)
+        for node_id, _, _, type_name, size in nodes
+        if size and get_type(type_name).content is not ContentKind.NONE
+    }
+    indexed = (
+        Passage.objects.filter(node_id__in=[row[0] for row in nodes], kind=Passage.Kind.CONTENT)
+        .values("node_id")
+        .annotate(chars=Sum(Length("text")))
+        .values_list("node_id", "chars")
+    )
+    sizes = dict.fromkeys(readable, 0)
+    for node_id, chars in indexed:
+        sizes[node_id] = chars
+    writer = _ContentWriter()
+    for group in _groups({node_id: size + readable.get(node_id, 0) for node_id, size in sizes.items()}):
+        texts = _texts([node_id for node_id in group if node_id in readable])
+        old = _old_passages(group) if any(sizes[node_id] for node_id in group) else {}
+        for node_id in group:
+            writer.node(node_id, texts.get(node_id), old.get(node_id, []))
+    writer.flush()
+    return writer.written
 
 
-def _queue_embedding() -> None:
-    """Best effort: a broker that is away leaves the passages to beat's sweep, and the write
-    that made them stands."""
-    if settings.MEMSITE_EMBEDDINGS == "off":
+class _ContentWriter:
+    """One pass's writes of content passages, batched across nodes: rows new, rows moved."""
+
+    def __init__(self) -> None:
+        self.new: list[tuple] = []
+        self.moved: list[tuple] = []
+        self.written = 0
+
+    def node(self, node_id: str, text: str | None, old: list[tuple]) -> None:
+        """Passages for `text` (None: none), keeping those of `old` whose text is in it."""
+        kept: dict[str, deque[tuple]] = {}
+        for pk, seq, start, end, passage_text in old:
+            kept.setdefault(passage_text, deque()).append((pk, seq, start, end))
+        shift = SEQ_SHIFT if old else 0
+        shifted = False
+        for seq, piece in enumerate(cut(text) if text is not None else (), start=1):
+            same = kept.get(piece.text)
+            match = same.popleft() if same else None
+            if match is None:
+                self.new.append((node_id, seq + shift, CONTENT, piece.start, piece.end, piece.text, None, None))
+            elif match[1:] != (seq, piece.start, piece.end):
+                self.moved.append((seq + shift, piece.start, piece.end, match[0]))
+            else:
+                continue
+            shifted = bool(shift)
+            # A long text of short lines is many rows: written a batch at a time.
+            if len(self.new) + len(self.moved) >= ROWS_PER_WRITE:
+                self.flush()
+        gone = [row[0] for rows in kept.values() for row in rows]
+        for ids in chunks(gone):
+            Passage.objects.filter(pk__in=ids).delete()
+        if shifted:
+            self.flush()
+            Passage.objects.filter(node_id=node_id, seq__gte=SEQ_SHIFT).update(seq=F("seq") - SEQ_SHIFT)
+
+    def flush(self) -> None:
+        insert_rows(Passage, PASSAGE_COLUMNS, self.new, types=PASSAGE_TYPES)
+        _move(self.moved)
+        self.written += len(self.new)
+        self.new, self.moved = [], []
+
+
+def _move(rows: list[tuple]) -> None:
+    """Kept passages to their new places: (seq, start, end, id) each."""
+    if not rows:
         return
-    from memory.tasks import index_embed
-
-    try:
-        index_embed.delay()
-    except Exception:
-        logger.warning("Embedding not queued (the broker did not take it); beat's sweep will.")
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # One statement: executemany would be a round trip of the pipeline a row.
+            cursor.execute(
+                'UPDATE memory_passage AS p SET seq = v.seq, start = v.start, "end" = v.end '
+                "FROM unnest(%s::int4[], %s::int4[], %s::int4[], %s::int8[]) AS v(seq, start, \"end\", id) "
+                "WHERE p.id = v.id",
+                [list(column) for column in zip(*rows, strict=True)],
+            )
+        else:
+            sql = 'UPDATE memory_passage SET seq = %s, start = %s, "end" = %s WHERE id = %s'
+            cursor.executemany(sql, rows)
 
 
 EMBED_TASK_PASSAGES = 5_000  # one task's share; it queues the next for the rest
 EMBED_LOCK = "memory:index:embedding"
 
 
-def index_embed_pending() -> int:
-    """A task's work: embed what is pending, one task at a time (the others return at once:
-    the running one goes on until nothing is pending)."""
-    if not cache.add(EMBED_LOCK, True, timeout=settings.MEMSITE_INDEX_EMBED_LOCK_S):
-        return 0
-    try:
-        done = embed_pending(limit=EMBED_TASK_PASSAGES)
-    finally:
-        cache.delete(EMBED_LOCK)
-    if done == EMBED_TASK_PASSAGES:
-        _queue_embedding()
-    return done
+def index_embed_pending(*, limit: int | None = EMBED_TASK_PASSAGES) -> int:
+    """Embed what is pending, at most `limit` (None: all), one embedder at a time: a task, or
+    `index_rebuild --embed` (the others return at once: the running one goes on until nothing
+    is pending). Returns how many passages were embedded."""
+    from memory.tasks import index_embed
+
+    def share() -> tuple[int, bool]:
+        done = embed_pending(limit=limit)
+        return done, done == limit
+
+    return run_alone(lock=EMBED_LOCK, task=index_embed, share=share)
 
 
 def index_embed_sweep() -> None:
     """Beat's way back for passages whose task was lost."""
-    if Passage.objects.filter(vector__isnull=True).exists():
-        _queue_embedding()
+    from memory.tasks import index_embed
+
+    if settings.MEMSITE_EMBEDDINGS != "off":
+        sweep(Passage.objects.filter(vector__isnull=True), index_embed)
 
 
 def embed_pending(*, batch: int = 64, limit: int | None = None) -> int:
@@ -187,11 +273,11 @@ def _save_vectors(ids: list[int], vectors: np.ndarray) -> None:
 
 
 def index_rebuild() -> int:
-    """Every node's passages written anew, a transaction per chunk of nodes (vectors kept where
-    a passage's text is unchanged). Returns the passages written."""
+    """Every node's passages brought in step with its rows, a transaction per chunk of nodes
+    (passages whose text is unchanged kept, vectors and all). Returns the passages written anew."""
     written = 0
     ids = list(Node.objects.order_by("path").values_list("id", flat=True))
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids, NODES_PER_QUERY):
         with transaction.atomic():
             written += index_nodes(chunk)
     return written

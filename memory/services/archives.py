@@ -31,13 +31,13 @@ from django.db import transaction
 from memory import selectors
 from memory.index.writes import index_nodes
 from memory.models import Node, NodeContent
+from memory.rows import insert_rows
 from memory.services.nodes import (
     CONTENT_COLUMNS,
     CONTENT_TYPES,
     NodeSpec,
     User,
     content_values,
-    insert_rows,
     node_bulk_create,
     validate_content,
 )

@@ -16,28 +16,26 @@ import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.index.writes import content_text, index_nodes
+from memory.index.writes import chunks, content_text, index_nodes
 from memory.models import Node, NodeContent, PendingDescription
 from memory.selectors import node_content_slice
 from memory.validation import validate_description
 from memsite.llm import LLMError, Purpose, Reason, complete
 from memsite.llm.quoting import DATA_RULE, data_block
+from memsite.queue import publish_on_commit, run_alone, sweep
 
 logger = logging.getLogger(__name__)
 
 DESCRIBED_TYPES = ("document", "project_file_bytes")
 DESCRIPTION_CHARS = 300
 CONTENT_BYTES = 8_000  # shown to the model: a text's start says what it is; more costs tokens
-IDS_PER_QUERY = 500
 TASK_NODES = 20  # one task's share (an LLM call each); it queues the next for the rest
 MAX_ATTEMPTS = 3  # failed calls before a node is given up on: a broken server is not called for ever
 LOCK = "memory:descriptions:writing"
-LOCK_S = 900  # longer than TASK_NODES calls take; a worker that died holding it frees it then
 DESCRIBE_SYSTEM = (
     f"Describe a memory node in one line of at most {DESCRIPTION_CHARS} characters, so that it can "
     "be found later: what it holds, with its key terms, names and dates. Reply with the "
@@ -48,45 +46,36 @@ DESCRIBE_SYSTEM = (
 def descriptions_queue(node_ids: Collection[str]) -> int:
     """In the write's transaction: queue these nodes for a description, those that can have one
     and have none of their own. Returns how many were queued."""
-    ids = list(dict.fromkeys(node_ids))
+    from memory.tasks import descriptions_write
+
     queued = 0
-    for at in range(0, len(ids), IDS_PER_QUERY):
-        wanted = Node.objects.filter(pk__in=ids[at : at + IDS_PER_QUERY], type__in=DESCRIBED_TYPES).filter(
+    for chunk in chunks(list(dict.fromkeys(node_ids))):
+        wanted = Node.objects.filter(pk__in=chunk, type__in=DESCRIBED_TYPES).filter(
             Q(description="") | Q(description_auto=True)
         )
         rows = [PendingDescription(node_id=node_id) for node_id in wanted.values_list("pk", flat=True)]
         PendingDescription.objects.bulk_create(rows, ignore_conflicts=True)
         queued += len(rows)
     if queued:
-        transaction.on_commit(_publish)
+        publish_on_commit(descriptions_write)
     return queued
-
-
-def _publish() -> None:
-    """Best effort, like the index's embedding task: the write that queued the nodes stands
-    when the broker is away, and beat's sweep publishes the task again."""
-    from memory.tasks import descriptions_write
-
-    try:
-        descriptions_write.delay()
-    except Exception:
-        logger.warning("Descriptions not queued (the broker did not take it); beat's sweep will.")
 
 
 def descriptions_sweep() -> None:
     """Beat's way back for nodes whose task was lost."""
-    if PendingDescription.objects.exists():
-        _publish()
+    from memory.tasks import descriptions_write
+
+    sweep(PendingDescription.objects.all(), descriptions_write)
 
 
 def descriptions_write_pending(*, limit: int = TASK_NODES) -> int:
     """A task's work: describe waiting nodes, oldest first, each once, one task at a time (the
     others return at once: the running one takes what was queued meanwhile). Returns how many
     nodes left the queue."""
-    if not cache.add(LOCK, True, timeout=LOCK_S):
-        return 0
-    done, tried = 0, set()
-    try:
+    from memory.tasks import descriptions_write
+
+    def share() -> tuple[int, bool]:
+        done, tried = 0, set()
         while len(tried) < limit:
             waiting = PendingDescription.objects.exclude(node_id__in=tried).order_by("queued_at", "node_id")
             node_id = waiting.values_list("node_id", flat=True).first()
@@ -94,13 +83,11 @@ def descriptions_write_pending(*, limit: int = TASK_NODES) -> int:
                 break
             tried.add(node_id)
             done += node_describe(node_id=node_id)
-    finally:
-        cache.delete(LOCK)
-    # More may wait. A run that moved nothing (budgets spent, a server down) leaves them to
-    # beat's sweep rather than run again at once.
-    if len(tried) == limit and done:
-        _publish()
-    return done
+        # More may wait. A run that moved nothing (budgets spent, a server down) leaves them to
+        # beat's sweep rather than run again at once.
+        return done, len(tried) == limit and done > 0
+
+    return run_alone(lock=LOCK, task=descriptions_write, share=share)
 
 
 @dataclass(frozen=True)

@@ -238,8 +238,9 @@ def node_bulk_create(
     many nodes were created, and sets each spec's `node_id`.
 
     With `defer_content`, no content row is written: the caller writes one (`content_values`,
-    `insert_rows`) for each node whose type holds content, in the same transaction. An archive
-    import does, reading the files' data only once the whole tree is known to fit."""
+    `insert_rows`) for each node whose type holds content, in the same transaction, and indexes
+    those nodes (`index_nodes`). An archive import does, reading the files' data only once the
+    whole tree is known to fit."""
     parent = _lock(parent)
     project = selectors.node_project_root(node=parent)
     taken = set(Node.objects.filter(parent=parent).values_list("name", flat=True))
@@ -278,7 +279,8 @@ def node_bulk_create(
         raise Conflict(f"A name is already taken in '{parent.name}'.") from None
     insert_rows(NodeContent, CONTENT_COLUMNS, content_rows, types=CONTENT_TYPES)
     Node.objects.filter(pk=parent.pk).update(numchild=F("numchild") + len(specs))
-    index_nodes([row[0] for row in node_rows])  # with deferred content, the caller indexes it
+    # With deferred content, the nodes that hold it are indexed by the caller once it is written.
+    index_nodes([row[0] for row in node_rows if not defer_content or get_type(row[5]).content is ContentKind.NONE])
     descriptions_queue([row[0] for row in node_rows])
     return len(node_rows)
 

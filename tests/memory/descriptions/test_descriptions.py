@@ -186,16 +186,34 @@ def test_failed_calls_give_up_after_a_few_and_a_spent_budget_waits(monkeypatch):
     assert fresh(broken).description == fresh(broke).description == ""
 
 
-def test_a_run_that_moves_nothing_does_not_queue_itself_again(monkeypatch):
+def test_a_run_that_moves_nothing_does_not_queue_itself_again(monkeypatch, django_capture_on_commit_callbacks):
+    from memory import tasks
+
     for _ in range(2):
         DocumentFactory(description="", content=SESSION)
     published = []
-    monkeypatch.setattr(descriptions, "_publish", lambda: published.append(True))
+    monkeypatch.setattr(tasks.descriptions_write, "delay", lambda: published.append(True))
     monkeypatch.setattr(descriptions, "complete", failing(Reason.BUDGET_SPENT))
 
-    assert descriptions_write_pending(limit=2) == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        assert descriptions_write_pending(limit=2) == 0
 
     assert published == [] and len(pending()) == 2
+
+
+def test_a_run_that_takes_its_whole_share_queues_itself_for_the_rest(monkeypatch, django_capture_on_commit_callbacks):
+    from memory import tasks
+
+    for _ in range(3):
+        DocumentFactory(description="", content=SESSION)
+    published = []
+    monkeypatch.setattr(tasks.descriptions_write, "delay", lambda: published.append(True))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert descriptions_write_pending(limit=2) == 2
+
+    assert published == [True] and len(pending()) == 1
+    assert cache.add(descriptions.LOCK, True)  # the lock is free again
 
 
 def test_one_task_at_a_time():

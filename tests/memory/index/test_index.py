@@ -2,10 +2,14 @@
 
 import io
 
+import numpy as np
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from memory import services
+from memory.index import vectors
+from memory.index.passages import cut
 from memory.index.retrieve import retrieve
 from memory.index.writes import embed_pending, index_rebuild
 from memory.models import Node, Passage
@@ -48,11 +52,16 @@ def test_a_content_put_replaces_the_old_words():
 
 def test_rename_and_description_change_the_label_passage_only():
     doc = DocumentFactory(name="draft.md", description="", content=b"body text")
-    content_before = passages(doc)[1:]
+
+    def content_ids() -> list[int]:  # a row written again gets a new id, even with the same text
+        return list(Passage.objects.filter(node=doc, kind="content").order_by("seq").values_list("id", flat=True))
+
+    content_before, ids_before = passages(doc)[1:], content_ids()
     services.node_update(node=doc, user=None, name="quarterly.md", description="revenue figures")
     assert found("quarterly revenue") == [doc.pk]
     assert found("draft") == []
     assert passages(doc)[1:] == content_before
+    assert ids_before and content_ids() == ids_before
 
 
 def test_moving_a_node_moves_it_out_of_a_scope():
@@ -149,3 +158,128 @@ def test_words_too_common_to_tell_passages_apart_are_left_out(monkeypatch):
     assert found("weather hailstorm", start=folder) == [storm.pk]  # "weather" is in six passages
     assert len(found("weather report", start=folder, k=100)) == 3  # common words alone: a bounded share
     assert found("weather nonexistentword", start=folder, k=100) != []  # a word found nowhere is no help
+
+
+def give_vectors() -> dict[int, bytes]:
+    """A vector for every passage waiting for one, as the embedding task writes it; every
+    passage's vector by id."""
+    for pk in Passage.objects.filter(vector__isnull=True).values_list("id", flat=True):
+        vector = np.full(4, pk, dtype=np.float32).tobytes()
+        Passage.objects.filter(pk=pk).update(vector=vector, embedded_at=timezone.now())
+    return {pk: bytes(vector) for pk, vector in Passage.objects.values_list("id", "vector")}
+
+
+def content_passages(node) -> list[tuple]:
+    rows = Passage.objects.filter(node=node, kind="content").order_by("seq")
+    return list(rows.values_list("seq", "start", "end", "text"))
+
+
+def cut_afresh(text: str) -> list[tuple]:
+    return [(seq, piece.start, piece.end, piece.text) for seq, piece in enumerate(cut(text), start=1)]
+
+
+LINES = [f"line {n:02d} holds a fact of its own, said just once" for n in range(30)]  # a passage each
+
+
+def test_an_append_writes_only_the_new_passage_and_keeps_the_others_with_their_vectors():
+    doc = DocumentFactory(content="\n".join(LINES).encode())
+    before = give_vectors()
+    text = "\n".join([*LINES, "an appended line, long enough to be a passage alone"])
+    services.node_content_set(node=doc, data=text.encode(), user=None)
+    after = give_vectors()
+    assert content_passages(doc) == cut_afresh(text)
+    assert {pk: after[pk] for pk in before} == before  # every passage kept, its vector with it
+    assert [Passage.objects.get(pk=pk).text for pk in after.keys() - before.keys()] == [
+        "an appended line, long enough to be a passage alone"
+    ]
+
+
+def test_lines_moved_changed_and_repeated_keep_their_rows_in_their_new_places():
+    repeated = "this line is said twice in the document, word for word"
+    doc = DocumentFactory(content="\n".join([*LINES, repeated, repeated]).encode())
+    old = list(Passage.objects.filter(node=doc, kind="content").values_list("id", "text"))
+    edited = [line.replace("fact", "changed fact") if line.startswith("line 20") else line for line in LINES]
+    text = "\n".join(["a new first line, long enough to stand alone", *edited[:10], *edited[11:], repeated, repeated])
+    services.node_content_set(node=doc, data=text.encode(), user=None)
+    assert content_passages(doc) == cut_afresh(text)
+    new = list(Passage.objects.filter(node=doc, kind="content").values_list("id", "text"))
+    kept = [(pk, line) for pk, line in old if line not in (LINES[10], LINES[20])]
+    assert set(kept) <= set(new)  # moved a line down, or two for the repeated one: same rows
+    assert len(set(new) - set(kept)) == 2  # the new first line and the changed one
+    index_rebuild()
+    assert list(Passage.objects.filter(node=doc, kind="content").values_list("id", "text")) == new
+
+
+def test_content_that_turns_binary_or_empty_leaves_the_label_alone():
+    doc = DocumentFactory(name="notes.md", content="\n".join(LINES).encode())
+    label_id = Passage.objects.get(node=doc, kind="label").pk
+    services.node_content_set(node=doc, data=b"\x00 read as binary, as git would", user=None)
+    assert content_passages(doc) == [] and Passage.objects.get(node=doc).pk == label_id
+    services.node_content_set(node=doc, data=LINES[0].encode(), user=None)
+    services.node_content_set(node=doc, data=b"", user=None)
+    assert content_passages(doc) == [] and Passage.objects.get(node=doc).pk == label_id
+
+
+def test_an_archive_import_indexes_each_node_once(user, monkeypatch):
+    from memory.index import writes
+    from memory.services import archives
+    from memory.services import nodes as node_services
+
+    project = ProjectFactory()
+    indexed, inserted = [], []
+
+    def counted(node_ids, **kwargs):
+        indexed.extend(node_ids)
+        return writes.index_nodes(node_ids, **kwargs)
+
+    def insert_rows(model, fields, rows, **kwargs):
+        inserted.extend(rows)
+        return writes_insert(model, fields, rows, **kwargs)
+
+    writes_insert = writes.insert_rows
+    monkeypatch.setattr(node_services, "index_nodes", counted)
+    monkeypatch.setattr(archives, "index_nodes", counted)
+    monkeypatch.setattr(writes, "insert_rows", insert_rows)
+    files = {f"src/module_{n}.py": f"def compute_{n}():\n    return {n}\n".encode() for n in range(3)}
+    services.project_import(project=project, archive=io.BytesIO(tar_gz(files)), user=user)
+    created = set(Node.objects.filter(path__startswith=project.path).exclude(pk=project.pk).values_list("pk", flat=True))
+    assert sorted(indexed) == sorted(created)  # the folder by node_bulk_create, the files by the import
+    assert len(inserted) == Passage.objects.filter(node_id__in=created).count()  # each passage written once
+    assert [hit.name for hit in retrieve(query="compute_1")] == ["module_1.py"]
+
+
+def test_each_process_s_vectors_follow_an_append_without_stale_rows():
+    vectors.forget()
+    doc = DocumentFactory(content="\n".join(LINES).encode())
+    give_vectors()
+    assert len(vectors.current().ids) == Passage.objects.count()
+    first = Passage.objects.get(node=doc, text=LINES[0]).pk
+    text = "\n".join([*LINES[1:], "a line that is new, and long enough"])
+    services.node_content_set(node=doc, data=text.encode(), user=None)
+    stored = give_vectors()
+    matrix = vectors.current()  # the rows embedded since merged in, the table not read again
+    assert set(matrix.ids.tolist()) == {*stored, first}  # a deleted row stays until the next whole read
+    for pk, vector in zip(matrix.ids.tolist(), matrix.vectors, strict=True):
+        assert pk == first or vector.tobytes() == stored[pk]
+
+
+def test_rebuild_embeds_under_the_embedding_task_s_lock(monkeypatch):
+    from django.core.cache import cache
+    from django.core.management import call_command
+
+    from memory.index import writes
+
+    DocumentFactory(content=b"a document with passages to embed")
+    limits = []
+    monkeypatch.setattr(writes, "embed_pending", lambda *, limit: limits.append(limit) or 7)
+    out = io.StringIO()
+    assert cache.add(writes.EMBED_LOCK, True)  # a task is embedding
+    try:
+        call_command("index_rebuild", "--embed", stdout=out)
+    finally:
+        cache.delete(writes.EMBED_LOCK)
+    assert limits == [] and "0 passages embedded." in out.getvalue()
+    call_command("index_rebuild", "--embed", stdout=out)
+    assert limits == [None] and "7 passages embedded." in out.getvalue()
+    assert cache.add(writes.EMBED_LOCK, True)  # let go once done
+    cache.delete(writes.EMBED_LOCK)
