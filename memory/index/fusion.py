@@ -5,7 +5,7 @@ from collections.abc import Hashable, Sequence
 
 # Below the usual 60: at 60 the gap between a ranking's first and its fiftieth item is small,
 # and a passage that full text ranked first for a common word outranked the best match by
-# meaning (docs/retrieval.md has the figures).
+# meaning (benchmarks/retrieval.py compares the two).
 K = 10
 
 
