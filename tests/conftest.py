@@ -1,4 +1,9 @@
+import time
+
 import pytest
+from django.db import OperationalError
+from django.db import connection as db_connection
+from django.db.backends.signals import connection_created
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -77,3 +82,33 @@ def staff_api(staff) -> APIClient:
 def internal(db):
     """The internal folders by name."""
     return {name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")}
+
+
+def _wait_while_locked(execute, sql, params, many, context):
+    """Retries a statement that found a table locked, for up to 20 s: the in-memory test
+    database shares one cache between connections and reports a lock at once, where the file
+    database memsite runs on waits (its `timeout`). A failed statement had no effect."""
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return execute(sql, params, many, context)
+        except OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.002)
+
+
+@pytest.fixture
+def sqlite_waits_for_locks():
+    """Every SQLite connection opened during the test (in any thread) waits for locks."""
+
+    def install(sender, connection, **kwargs):
+        if connection.vendor == "sqlite" and _wait_while_locked not in connection.execute_wrappers:
+            connection.execute_wrappers.append(_wait_while_locked)
+
+    connection_created.connect(install)
+    install(None, db_connection)
+    yield
+    connection_created.disconnect(install)
+    if _wait_while_locked in db_connection.execute_wrappers:
+        db_connection.execute_wrappers.remove(_wait_while_locked)

@@ -42,7 +42,6 @@ from agents.services.brains import brain_create, goal_create
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
-from tests.agents.conftest import sqlite_waits_for_locks  # noqa: F401 - a fixture, used by name below
 from tests.factories import AgentFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sqlite_waits_for_locks")]

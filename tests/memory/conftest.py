@@ -12,7 +12,7 @@ from tests.fake_openai import FakeOpenAI
 
 
 @pytest.fixture
-def worker(transactional_db, settings, fake_openai: FakeOpenAI):
+def worker(transactional_db, settings, fake_openai: FakeOpenAI, sqlite_waits_for_locks):
     importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
     settings.MEMSITE_LLM_PROVIDER = "openai"
     settings.OPENAI_API_KEY = "sk-test"
