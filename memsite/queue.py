@@ -112,12 +112,12 @@ def sweep(waiting: QuerySet, task: Task) -> None:
         _publisher(task, {})()
 
 
-def run_alone(*, lock: str, task: Task, share: Callable[[], tuple[int, bool]]) -> int:
+def run_alone(*, lock: str, timeout_s: int, task: Task, share: Callable[[], tuple[int, bool]]) -> int:
     """A task's `share` of the work that waits, one task at a time: the others return 0 at
     once, while the running one goes on until nothing is left. `share` returns what it did and
     whether more may wait, in which case `task` is published again for the rest. A worker that
-    dies holding the lock frees it after MEMSITE_INDEX_EMBED_LOCK_S, longer than a share takes."""
-    if not cache.add(lock, True, timeout=settings.MEMSITE_INDEX_EMBED_LOCK_S):
+    dies holding the lock frees it after `timeout_s`."""
+    if not cache.add(lock, True, timeout=timeout_s):
         return 0
     try:
         done, more = share()

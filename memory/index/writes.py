@@ -231,7 +231,7 @@ def index_embed_pending(*, limit: int | None = EMBED_TASK_PASSAGES) -> int:
         done = embed_pending(limit=limit)
         return done, done == limit
 
-    return run_alone(lock=EMBED_LOCK, task=index_embed, share=share)
+    return run_alone(lock=EMBED_LOCK, timeout_s=settings.MEMSITE_UPKEEP_LOCK_S, task=index_embed, share=share)
 
 
 def index_embed_sweep() -> None:

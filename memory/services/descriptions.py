@@ -16,6 +16,7 @@ import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -87,7 +88,7 @@ def descriptions_write_pending(*, limit: int = TASK_NODES) -> int:
         # beat's sweep rather than run again at once.
         return done, len(tried) == limit and done > 0
 
-    return run_alone(lock=LOCK, task=descriptions_write, share=share)
+    return run_alone(lock=LOCK, timeout_s=settings.MEMSITE_UPKEEP_LOCK_S, task=descriptions_write, share=share)
 
 
 @dataclass(frozen=True)

@@ -309,7 +309,9 @@ MEMSITE_SEARCH_MAX_REQUEUES = env_int("MEMSITE_SEARCH_MAX_REQUEUES", 3)
 MEMSITE_INDEX_MAX_BYTES = env_int("MEMSITE_INDEX_MAX_BYTES", 2_000_000)
 MEMSITE_INDEX_CANDIDATES = env_int("MEMSITE_INDEX_CANDIDATES", 100)
 MEMSITE_INDEX_RELOAD_S = env_int("MEMSITE_INDEX_RELOAD_S", 600)  # each process rereads every vector
-MEMSITE_INDEX_EMBED_LOCK_S = env_int("MEMSITE_INDEX_EMBED_LOCK_S", 900)  # one embedding task at a time
+# How long one upkeep task (embedding passages, describing nodes) may hold its lock: longer
+# than a task's share of the work takes, so a worker that dies holding it frees it.
+MEMSITE_UPKEEP_LOCK_S = env_int("MEMSITE_UPKEEP_LOCK_S", 900)
 # Sentence embeddings of passages: `local` (all-MiniLM-L6-v2 on the CPU), `server` (the
 # OpenAI-compatible server's /v1/embeddings, through the LLM gateway) or `off` (full text alone).
 MEMSITE_EMBEDDINGS = env_str("MEMSITE_EMBEDDINGS", "local")
