@@ -34,20 +34,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.harness import above
 from benchmarks.load import run_on_services, services_parser
 
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_abusebench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
-
-
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 < value <= 600:
-        raise argparse.ArgumentTypeError("must be above 0 and at most 600")
-    return value
 
 
 def parse_args() -> argparse.Namespace:
@@ -55,9 +46,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--only", type=lambda text: [key.strip() for key in text.split(",") if key.strip()],
                         default=[], help="the attacks to run, by number or row (1,4b); default all")
     parser.add_argument("--skip-render", action="store_true", help="leave out the in-process rendering table")
-    parser.add_argument("--render-timeout", type=seconds, default=10,
+    parser.add_argument("--render-timeout", type=above(0, at_most=600, unit="seconds"), default=10,
                         help="seconds the renders of one document may take before they are stopped (default 10)")
-    parser.add_argument("--idle-seconds", type=seconds, default=3,
+    parser.add_argument("--idle-seconds", type=above(0, at_most=600, unit="seconds"), default=3,
                         help="seconds each fresh server is watched idle before its attack (default 3)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     return parser.parse_args()

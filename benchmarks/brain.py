@@ -28,19 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import RESULTS_DIR, at_least, scratch_database, scratch_url  # noqa: E402
+from benchmarks.harness import RESULTS_DIR, above, at_least, scratch_database, scratch_url  # noqa: E402
 
 SCRATCH_DATABASE = "memsite_brainbench"
 
 
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError("must be above 0 and at most 1")
-    return value
+fraction = above(0, at_most=1)
 
 
 def fraction_or_zero(text: str) -> float:

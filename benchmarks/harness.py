@@ -58,6 +58,21 @@ def at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+def above(low: float, *, at_most: float, unit: str = "a number") -> Callable[[str], float]:
+    """An argparse type: a number above `low` and at most `at_most`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {unit}, got {text!r}") from None
+        if not low < value <= at_most:
+            raise argparse.ArgumentTypeError(f"must be above {low:g} and at most {at_most:g}")
+        return value
+
+    return parse
+
+
 
 @dataclass(frozen=True)
 class Scratch:

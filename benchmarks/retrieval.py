@@ -33,24 +33,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import REPO, RESULTS_DIR, at_least, scratch_database, scratch_url  # noqa: E402
+from benchmarks.harness import REPO, RESULTS_DIR, above, at_least, scratch_database, scratch_url  # noqa: E402
 
 SCRATCH_DATABASE = "memsite_retrieval_bench"
 
 
-def scale(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.1 <= value <= 100:
-        raise argparse.ArgumentTypeError("the scale must be between 0.1 and 100")
-    return value
-
-
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=scale, default=1.0,
+    parser.add_argument("--scale", type=above(0, at_most=100), default=1.0,
                         help="corpus size: 1 is ~60 sessions, ~40 notes and files, a 1,000-node tree, ~120 questions")
     parser.add_argument("--passages", type=at_least(0), default=100_000,
                         help="grow the index to this many passages for the latency (default 100,000; 0: skip)")
