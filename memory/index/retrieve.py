@@ -87,13 +87,16 @@ def retrieve(*, query: str, start: Node | None = None, k: int = 10, types: Seque
 
 
 def _hits(fused: list[tuple[int, float]], query: str, words: dict[int, float], nearest: dict[int, float], k: int) -> list[Hit]:
-    """The `k` best fused passages still in the table, best first. Every candidate is read back:
-    the vector matrix keeps passages deleted since its last reload, and they are gone here."""
-    rows = Passage.objects.filter(pk__in=[pk for pk, _ in fused]).select_related("node").only(
-        "id", "kind", "start", "end", "text", "node__id", "node__path", "node__name", "node__type", "node__depth"
-    )
-    by_id = {row.pk: row for row in rows}
-    live = [(pk, score, by_id[pk]) for pk, score in fused if pk in by_id][:k]
+    """The `k` best fused passages still in the table, best first. The first 2k candidates are
+    read back, the rest only if too few of those are left: the vector matrix keeps passages
+    deleted since its last reload, and they are gone here."""
+    live: list[tuple[int, float, Passage]] = []
+    for window in (fused[: k * 2], fused[k * 2 :]):
+        if len(live) >= k or not window:
+            break
+        rows = _passages([pk for pk, _ in window])
+        live += [(pk, score, rows[pk]) for pk, score in window if pk in rows]
+    live = live[:k]
     paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in live}.values())
     return [
         Hit(
@@ -103,6 +106,13 @@ def _hits(fused: list[tuple[int, float]], query: str, words: dict[int, float], n
         )
         for pk, score, row in live
     ]
+
+
+def _passages(ids: list[int]) -> dict[int, Passage]:
+    rows = Passage.objects.filter(pk__in=ids).select_related("node").only(
+        "id", "kind", "start", "end", "text", "node__id", "node__path", "node__name", "node__type", "node__depth"
+    )
+    return {row.pk: row for row in rows}
 
 
 def best_by_node(hits: Iterable[Hit], *, limit: int, kind: str | None = None) -> dict[str, list[Hit]]:
