@@ -204,21 +204,25 @@ def retrieve_all(api: Api, questions: Sequence[Question]) -> dict[str, list[dict
 TEXTBOOK_K = 60  # reciprocal-rank fusion as usually given, both rankings weighing the same
 
 
+FUSIONS = ("textbook", "memsite, two", "memsite, three")
+
+
 def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dict[str, list[str]]]:
-    """Per fusion, per question, the paths of the top RETRIEVE_K passages' nodes: memsite's and
-    the textbook's, over the very same two rankings (so only the fusion differs)."""
+    """Per fusion, per question, the paths of the top RETRIEVE_K passages' nodes, all over the
+    very same rankings: full text and meaning fused by the textbook and by memsite, then with
+    the named ranking too (retrieve's fusion, before repeated texts are put behind)."""
     from memory.index import fusion
     from memory.index.fulltext import Scope
     from memory.index.retrieve import rankings
 
     paths = {node_id: path for path, node_id in built.ids.items()}
-    ranked: dict[str, dict[str, list[str]]] = {"memsite": {}, "textbook": {}}
+    ranked: dict[str, dict[str, list[str]]] = {name: {} for name in FUSIONS}
     for question in questions:
-        words, nearest = rankings(question.text, scope=Scope(), limit=settings.MEMSITE_INDEX_CANDIDATES)
-        both = [[pk for pk, _ in words.hits], [pk for pk, _ in nearest]]
+        found = rankings(question.text, scope=Scope(), limit=settings.MEMSITE_INDEX_CANDIDATES)
+        both = [[pk for pk, _ in found.words.hits], [pk for pk, _ in found.nearest]]
         with mock.patch.object(fusion, "K", TEXTBOOK_K):
             textbook = fusion.fuse(both)
-        chosen = {"memsite": fusion.fuse(both, weights=[words.share, 1.0]), "textbook": textbook}
+        chosen = dict(zip(FUSIONS, (textbook, fusion.fuse(both, weights=[found.words.share, 1.0]), found.fused()), strict=True))
         for name, fused in chosen.items():
             top = [pk for pk, _ in fused[:RETRIEVE_K]]
             nodes = dict(Passage.objects.filter(pk__in=top).values_list("id", "node_id"))
@@ -542,9 +546,10 @@ def recall_table(results: Results) -> Table:
 
 def fusion_table(results: Results) -> Table:
     table = Table(
-        f"Fusion: the same two rankings, fused by memsite (K = 10, full text weighted by the share of the question's words "
-        f"it finds) and by the textbook (K = {TEXTBOOK_K}, equal weights); evidence recall of the top passages",
-        ("category", "questions", "memsite @1", "memsite @5", "textbook @1", "textbook @5"),
+        f"Fusion, over the same rankings: full text and meaning fused by the textbook (K = {TEXTBOOK_K}, equal weights) "
+        "and by memsite (K = 10, full text weighted by the share of the question's words it finds), then memsite's with "
+        "the named ranking too; evidence recall of the top passages",
+        ("category", "questions", *(f"{name} @{k}" for name in FUSIONS for k in (1, RETRIEVE_K))),
     )
     for name, questions in results.groups()[:-1]:
         cells = [name, str(len(questions))]

@@ -29,6 +29,11 @@ class HitSerializer(serializers.Serializer):
     class ScoresSerializer(serializers.Serializer):
         fulltext = serializers.FloatField(allow_null=True, help_text="Its full-text score, if that ranking found it.")
         vector = serializers.FloatField(allow_null=True, help_text="Its cosine to the query, if that ranking found it.")
+        named = serializers.FloatField(
+            allow_null=True,
+            help_text="Its cosine to the query less the names it says, if the passage is about what the query "
+            "names (holds a capitalised word of it, or lies under a node it names).",
+        )
 
         class Meta:
             ref_name = "RetrieveScores"
@@ -41,7 +46,7 @@ class HitSerializer(serializers.Serializer):
     start = serializers.IntegerField(help_text="Character offset of the passage in the node's text.")
     end = serializers.IntegerField()
     snippet = serializers.CharField()
-    score = serializers.FloatField(help_text="Reciprocal-rank fusion of the two rankings.")
+    score = serializers.FloatField(help_text="Reciprocal-rank fusion of the three rankings.")
     scores = ScoresSerializer(source="*")
 
     class Meta:

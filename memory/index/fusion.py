@@ -1,12 +1,15 @@
 """Reciprocal-rank fusion (pure): each ranking adds weight / (K + rank) to the items it ranked,
-so an item found by one ranking alone stays a candidate, behind those found by both."""
+so an item found by one ranking alone stays a candidate, behind those found by more; and the
+repeats of an item put behind the distinct ones."""
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
 # Below the usual 60: at 60 the gap between a ranking's first and its fiftieth item is small,
 # and a passage that full text ranked first for a common word outranked the best match by
 # meaning (benchmarks/retrieval.py compares the two).
 K = 10
+T = TypeVar("T")
 
 
 def fuse(rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None) -> list[tuple[Hashable, float]]:
@@ -16,3 +19,13 @@ def fuse(rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (K + rank)
     return sorted(scores.items(), key=lambda pair: -pair[1])
+
+
+def distinct_first(items: Sequence[T], *, key: Callable[[T], Hashable]) -> list[T]:
+    """The items whose key is new, in order, then those repeating an earlier key, in order."""
+    seen: set[Hashable] = set()
+    first, repeats = [], []
+    for item in items:
+        (repeats if key(item) in seen else first).append(item)
+        seen.add(key(item))
+    return first + repeats

@@ -2,6 +2,7 @@
 
 import functools
 import logging
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -9,9 +10,9 @@ import numpy as np
 from django.conf import settings
 
 from memory import selectors
-from memory.index import fulltext, vectors
+from memory.index import fulltext, naming, vectors
 from memory.index.fulltext import Scope, query_words
-from memory.index.fusion import fuse
+from memory.index.fusion import distinct_first, fuse
 from memory.models import Node, Passage
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ class Hit:
     score: float  # fused
     fulltext: float | None  # its full-text score, if that ranking found it
     vector: float | None  # its cosine to the query, if that ranking found it
+    named: float | None  # its cosine to the query less its names, if it is about what the query names
 
 
 @functools.lru_cache(maxsize=512)
@@ -70,39 +72,85 @@ def snippet(text: str, query: str) -> str:
     return ("…" if start else "") + piece + ("…" if start + len(piece) < len(text) else "")
 
 
-def rankings(query: str, *, scope: Scope, limit: int) -> tuple[fulltext.Ranking, list[tuple[int, float]]]:
-    """The full-text ranking and the vector ranking, each `limit` long at most."""
+# The named ranking counts twice: where a question names someone or something, the passages
+# about it are the likeliest answers, and meaning alone ranks them below any short line of the
+# same name (naming.py; benchmarks/retrieval.py measures it).
+NAMED_WEIGHT = 2.0
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """A query's three rankings, each (passage id, score) best first."""
+
+    words: fulltext.Ranking
+    nearest: list[tuple[int, float]]
+    named: list[tuple[int, float]]
+
+    def fused(self) -> list[tuple[int, float]]:
+        ranked = [[pk for pk, _ in ranking] for ranking in (self.words.hits, self.nearest, self.named)]
+        return fuse(ranked, weights=[self.words.share, 1.0, NAMED_WEIGHT])
+
+
+def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
+    """Full text, nearest vectors and what the query names, each `limit` long at most."""
     words = fulltext.rank(query, scope=scope, limit=limit)
     vector = query_vector(query)
     nearest = vectors.rank(vector, scope=scope, limit=limit) if vector is not None else []
-    return words, nearest
+    return Rankings(words, nearest, named_ranking(query, scope=scope, limit=limit))
+
+
+def named_ranking(query: str, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
+    """The passages about what the query names, best first: those holding more of the names it
+    says (or lying under more of the nodes it names) first, then by cosine to the rest of the
+    query. Empty when it names nothing or embeddings are off."""
+    said = naming.names(query)
+    nodes = fulltext.named_nodes(query_words(query), scope=scope)
+    words = list(dict.fromkeys([*said, *nodes]))
+    vector = query_vector(naming.without(query, words)) if words else None
+    if vector is None:
+        return []
+    held: Counter[int] = Counter()
+    cosine: dict[int, float] = {}
+    for word in words:
+        found = {pk for pk, _ in fulltext.rank(word, scope=scope, limit=fulltext.COMMON).hits} if word in said else set()
+        for path in nodes.get(word, ()):
+            under = vectors.rank(vector, scope=Scope(path=path, types=scope.types), limit=limit)
+            cosine.update(under)
+            found.update(pk for pk, _ in under)
+        held.update(found)
+    cosine.update(vectors.cosines(vector, [pk for pk in held if pk not in cosine]))
+    ordered = sorted(held, key=lambda pk: (-held[pk], -cosine.get(pk, -2.0), pk))
+    return [(pk, cosine.get(pk, 0.0)) for pk in ordered[:limit]]
 
 
 def retrieve(*, query: str, start: Node | None = None, k: int = 10, types: Sequence[str] = ()) -> list[Hit]:
     """The `k` best passages for `query` in `start`'s subtree (the whole tree when None)."""
     scope = Scope(path=start.path if start is not None else None, types=tuple(types))
-    words, nearest = rankings(query, scope=scope, limit=max(k, settings.MEMSITE_INDEX_CANDIDATES))
-    fused = fuse([[pk for pk, _ in words.hits], [pk for pk, _ in nearest]], weights=[words.share, 1.0])
-    return _hits(fused, query, dict(words.hits), dict(nearest), k)
+    return _hits(rankings(query, scope=scope, limit=max(k, settings.MEMSITE_INDEX_CANDIDATES)), query, k)
 
 
-def _hits(fused: list[tuple[int, float]], query: str, words: dict[int, float], nearest: dict[int, float], k: int) -> list[Hit]:
-    """The `k` best fused passages still in the table, best first. The first 2k candidates are
-    read back, the rest only if too few of those are left: the vector matrix keeps passages
-    deleted since its last reload, and they are gone here."""
+def _hits(ranked: Rankings, query: str, k: int) -> list[Hit]:
+    """The `k` best fused passages still in the table, best first, a text said word for word in
+    several places once before its repeats ("Elif: Tell me more!" in thirty sessions tells none
+    of them apart). The first 2k candidates are read back, the rest only if too few of those
+    are left: the vector matrix keeps passages deleted since its last reload, and they are gone
+    here."""
+    fused = ranked.fused()
     live: list[tuple[int, float, Passage]] = []
     for window in (fused[: k * 2], fused[k * 2 :]):
-        if len(live) >= k or not window:
+        if len({row.text for _, _, row in live}) >= k or not window:
             break
         rows = _passages([pk for pk, _ in window])
         live += [(pk, score, rows[pk]) for pk, score in window if pk in rows]
-    live = live[:k]
+    live = distinct_first(live, key=lambda item: item[2].text)[:k]
     paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in live}.values())
+    words, nearest, named = dict(ranked.words.hits), dict(ranked.nearest), dict(ranked.named)
     return [
         Hit(
             passage_id=pk, node_id=row.node_id, path=paths[row.node_id], tree_path=row.node.path,
             type=row.node.type, name=row.node.name, kind=row.kind, start=row.start, end=row.end, text=row.text,
             snippet=snippet(row.text, query), score=round(score, 6), fulltext=words.get(pk), vector=nearest.get(pk),
+            named=named.get(pk),
         )
         for pk, score, row in live
     ]

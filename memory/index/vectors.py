@@ -123,6 +123,21 @@ def _top(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, flo
     return [(int(ids[i]), float(scores[i])) for i in order]
 
 
+def _rows_for(matrix: _Matrix, ids: np.ndarray) -> np.ndarray:
+    """The matrix rows of these passages (sorted ids), those without a vector left out."""
+    rows = np.searchsorted(matrix.ids, ids).clip(max=len(matrix.ids) - 1)
+    return rows[matrix.ids[rows] == ids]
+
+
+def cosines(query_vector: np.ndarray, ids: list[int]) -> dict[int, float]:
+    """The cosine to the query of each of these passages that has a vector."""
+    matrix = current()
+    if not len(matrix.ids) or not ids or matrix.vectors.shape[1] != query_vector.shape[0]:
+        return {}
+    rows = _rows_for(matrix, np.unique(np.asarray(ids, dtype=np.int64)))
+    return dict(zip(matrix.ids[rows].tolist(), (matrix.vectors[rows] @ query_vector).tolist(), strict=True))
+
+
 def rank(query_vector: np.ndarray, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
     """(passage id, cosine) best first."""
     matrix = current()
@@ -132,8 +147,7 @@ def rank(query_vector: np.ndarray, *, scope: Scope, limit: int) -> list[tuple[in
         return _top(matrix.ids, matrix.vectors @ query_vector, limit)
     scoped = _in_scope(scope)
     if len(scoped) <= SCOPE_SCAN_MAX:
-        rows = np.searchsorted(matrix.ids, scoped).clip(max=len(matrix.ids) - 1)
-        rows = rows[matrix.ids[rows] == scoped]
+        rows = _rows_for(matrix, scoped)
         return _top(matrix.ids[rows], matrix.vectors[rows] @ query_vector, limit)
     wide = _top(matrix.ids, matrix.vectors @ query_vector, limit * 20)
     inside = set(_in_scope(scope, [pk for pk, _ in wide]).tolist())

@@ -1,0 +1,40 @@
+"""What a question names (pure): the names it says, which pick the passages it is about, and
+the rest of the question, which ranks those passages by meaning.
+
+"What is Elif's occupation?" is about Elif, and asks for an occupation. A sentence embedding of
+the whole question sits nearest to anything short Elif said ("Elif: Tell me more!"), whose
+vector is mostly her name; full text finds every line of hers and cannot tell the one that
+answers. Elif's lines ranked by "What is occupation?" put her job first (docs/retrieval.md)."""
+
+import re
+from collections.abc import Collection
+
+from memsite.llm.providers.offline import STOPWORDS
+
+WORD = re.compile(r"[^\W\d_][\w-]*")
+SENTENCE_END = ".?!:;\n"
+
+
+def _begins_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip(" \t\"'“‘(*-")
+    return not before or before[-1] in SENTENCE_END
+
+
+def names(query: str) -> list[str]:
+    """The capitalised words that do not begin a sentence ("Elif", "Porto", "API"), lower-cased,
+    in order, once each. A capitalised word at a sentence's start ("What", "Describe") names
+    nothing for sure, so it is left to the other rankings."""
+    found = [
+        match[0].lower()
+        for match in WORD.finditer(query)
+        if match[0][0].isupper() and not _begins_sentence(query, match.start())
+    ]
+    return list(dict.fromkeys(word for word in found if len(word) > 1 and word not in STOPWORDS))
+
+
+def without(query: str, words: Collection[str]) -> str:
+    """The query with these words (any case, with a possessive 's) taken out."""
+    if not words:
+        return query
+    pattern = re.compile(r"\b(?:%s)(?:['’]s)?\b" % "|".join(map(re.escape, words)), re.IGNORECASE)
+    return " ".join(pattern.sub(" ", query).split())
