@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.index.fusion import fuse
+from memory.index.fusion import distinct_first, fuse
 from memory.index.passages import MAX_CHARS, cut
 
 
@@ -60,3 +60,10 @@ def test_a_ranking_of_less_weight_counts_for_less_but_keeps_its_items():
     fused = dict(fuse([[1, 2], [3, 4]], weights=[0.25, 1.0]))
     assert set(fused) == {1, 2, 3, 4}
     assert fused[3] > fused[4] > fused[1] > fused[2]
+
+
+def test_repeated_items_come_after_the_distinct_ones_in_their_order():
+    items = ["tell me more", "nurse", "tell me more", "fine", "nurse", "tell me more"]
+    assert distinct_first(list(enumerate(items)), key=lambda item: item[1]) == [
+        (0, "tell me more"), (1, "nurse"), (3, "fine"), (2, "tell me more"), (4, "nurse"), (5, "tell me more"),
+    ]
