@@ -463,7 +463,7 @@ def measure_latency(api: Api, questions: Sequence[Question], *, target: int, see
         # Every question was asked before: each call embeds it again, as a new query would be.
         from memory.index import retrieve
 
-        retrieve._embedded.cache_clear()
+        retrieve.query_cache.clear()
         return api.retrieve(text, start=start)
 
     whole = time_each(fresh, texts, warmup=WARMUP)

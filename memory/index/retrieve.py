@@ -1,6 +1,5 @@
 """Ranked passages for a query, with no LLM: full text and nearest vectors, fused."""
 
-import functools
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -38,25 +37,32 @@ class Hit:
     named: float | None  # its cosine to the query less its names, if it is about what the query names
 
 
-@functools.lru_cache(maxsize=512)
-def _embedded(name: str, query: str) -> np.ndarray:
-    from memory.index.embeddings import embedder
+# Query vectors this process has computed, by (model, text): a question asked again, or by the
+# walk at every folder, is not embedded again. Emptied when full.
+query_cache: dict[tuple[str, str], np.ndarray] = {}
+QUERIES_KEPT = 512
 
-    return embedder().embed([query])[0]
 
-
-def query_vector(query: str) -> np.ndarray | None:
-    """The query's embedding, or None when embeddings are off or fail (full text alone then)."""
+def query_vectors(queries: Sequence[str]) -> list[np.ndarray] | None:
+    """The queries' embeddings, those not cached computed in one batch; None when embeddings
+    are off or fail (full text alone ranks then)."""
     from memory.index.embeddings import embedder
 
     model = embedder()
     if model is None:
         return None
-    try:
-        return _embedded(model.name, query)
-    except Exception as exc:  # a server that is down must not take retrieval with it
-        logger.warning("The query was not embedded, so only full text ranks it: %s", exc)
-        return None
+    known = {text: query_cache.get((model.name, text)) for text in queries}
+    missing = [text for text, vector in known.items() if vector is None]
+    if missing:
+        try:
+            known.update(zip(missing, model.embed(missing), strict=True))
+        except Exception as exc:  # a server that is down must not take retrieval with it
+            logger.warning("The query was not embedded, so only full text ranks it: %s", exc)
+            return None
+        if len(query_cache) + len(missing) > QUERIES_KEPT:
+            query_cache.clear()
+        query_cache.update({(model.name, text): known[text] for text in missing})
+    return [known[text] for text in queries]
 
 
 def snippet(text: str, query: str) -> str:
@@ -92,33 +98,36 @@ class Rankings:
 
 
 def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
-    """Full text, nearest vectors and what the query names, each `limit` long at most."""
-    words = fulltext.rank(query, scope=scope, limit=limit)
-    vector = query_vector(query)
-    nearest = vectors.rank(vector, scope=scope, limit=limit) if vector is not None else []
-    return Rankings(words, nearest, named_ranking(query, scope=scope, limit=limit))
-
-
-def named_ranking(query: str, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
-    """The passages about what the query names, best first: those holding more of the names it
-    says (or lying under more of the nodes it names) first, then by cosine to the rest of the
-    query. Empty when it names nothing or embeddings are off."""
+    """Full text, nearest vectors and what the query names, each `limit` long at most. The query
+    and the rest of it once its names are out are embedded together."""
     said = naming.names(query)
     nodes = fulltext.named_nodes(query_words(query), scope=scope)
-    words = list(dict.fromkeys([*said, *nodes]))
-    vector = query_vector(naming.without(query, words)) if words else None
-    if vector is None:
-        return []
+    named = list(dict.fromkeys([*said, *nodes]))
+    words = fulltext.rank(query, scope=scope, limit=limit)
+    embedded = query_vectors([query, naming.without(query, named)] if named else [query])
+    if embedded is None:
+        return Rankings(words, [], [])
+    nearest = vectors.rank(embedded[0], scope=scope, limit=limit)
+    about = named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit) if named else []
+    return Rankings(words, nearest, about)
+
+
+def named_ranking(
+    rest: np.ndarray, *, said: list[str], nodes: dict[str, list[str]], scope: Scope, limit: int
+) -> list[tuple[int, float]]:
+    """The passages about what the query names, best first: those holding more of the names
+    `said` (or lying under more of the named `nodes`) first, then by their cosine to `rest`, the
+    query's vector once its names are out."""
     held: Counter[int] = Counter()
     cosine: dict[int, float] = {}
-    for word in words:
+    for word in dict.fromkeys([*said, *nodes]):
         found = {pk for pk, _ in fulltext.rank(word, scope=scope, limit=fulltext.COMMON).hits} if word in said else set()
         for path in nodes.get(word, ()):
-            under = vectors.rank(vector, scope=Scope(path=path, types=scope.types), limit=limit)
+            under = vectors.rank(rest, scope=Scope(path=path, types=scope.types), limit=limit)
             cosine.update(under)
             found.update(pk for pk, _ in under)
         held.update(found)
-    cosine.update(vectors.cosines(vector, [pk for pk in held if pk not in cosine]))
+    cosine.update(vectors.cosines(rest, [pk for pk in held if pk not in cosine]))
     ordered = sorted(held, key=lambda pk: (-held[pk], -cosine.get(pk, -2.0), pk))
     return [(pk, cosine.get(pk, 0.0)) for pk in ordered[:limit]]
 
