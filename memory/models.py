@@ -4,6 +4,7 @@ import time
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 from treebeard.mp_tree import MP_Node
 
 NODE_ID_PREFIX = "memory_"
@@ -47,7 +48,11 @@ class Node(MP_Node):
     version = models.PositiveIntegerField(default=1)
 
     class Meta:
-        indexes = [models.Index(fields=["depth", "path"], name="memory_node_depth_path")]
+        indexes = [
+            models.Index(fields=["depth", "path"], name="memory_node_depth_path"),
+            # A question naming a node ("tern") finds it by this (memory.index.retrieve).
+            models.Index(Lower("name"), name="memory_node_lower_name"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["parent", "name"], name="memory_node_unique_sibling_name"),
             models.UniqueConstraint(

@@ -50,20 +50,19 @@ def _match(words: list[str]) -> str:
     return " OR ".join(f'"{word}"' for word in words)  # each word quoted: FTS5 syntax is inert
 
 
-def _matching_sql(where: str = "", columns: str = "p.id") -> str:
-    """The ids (or `columns`, given `where`) of passages matching a query (its first parameter)
-    and `where`."""
+def _matching_sql(where: str = "") -> str:
+    """The ids of passages matching a query (its first parameter) and `where`."""
     if not where:  # no join: counting a word's passages reads the full-text index alone
         if connection.vendor == "postgresql":
             return "SELECT id FROM memory_passage WHERE search @@ websearch_to_tsquery('english', %s)"
         return "SELECT rowid FROM memory_passage_fts WHERE memory_passage_fts MATCH %s"
     if connection.vendor == "postgresql":
         return (
-            f"SELECT {columns} FROM memory_passage p JOIN memory_node n ON n.id = p.node_id "
+            "SELECT p.id FROM memory_passage p JOIN memory_node n ON n.id = p.node_id "
             f"WHERE p.search @@ websearch_to_tsquery('english', %s){where}"
         )
     return (
-        f"SELECT {columns} FROM memory_passage_fts f JOIN memory_passage p ON p.id = f.rowid "
+        "SELECT f.rowid FROM memory_passage_fts f JOIN memory_passage p ON p.id = f.rowid "
         f"JOIN memory_node n ON n.id = p.node_id WHERE memory_passage_fts MATCH %s{where}"
     )
 
@@ -115,24 +114,3 @@ def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
     with connection.cursor() as cursor:
         cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
         return Ranking([(pk, float(score)) for pk, score in cursor.fetchall()], share)
-
-
-NAMED_NODES_MAX = 50
-
-
-def named_nodes(words: list[str], *, scope: Scope) -> dict[str, list[str]]:
-    """Of these words, those that are a whole node's name in the scope's subtree ("tern" for
-    /projects/tern), each with the tree paths of the outermost such nodes."""
-    if not words:
-        return {}
-    where, params = scope_sql(Scope(path=scope.path))  # the node's type may be any: its passages are filtered
-    names = f" AND p.kind = 'label' AND lower(n.name) IN ({', '.join(['%s'] * len(words))}){where}"
-    with connection.cursor() as cursor:
-        cursor.execute(f"{_matching_sql(names, 'lower(n.name), n.path')} LIMIT %s", [_match(words), *words, *params, NAMED_NODES_MAX])
-        found = sorted(cursor.fetchall(), key=lambda row: row[1])
-    outermost: dict[str, list[str]] = {}
-    for word, path in found:
-        paths = outermost.setdefault(word, [])
-        if not any(path.startswith(kept) for kept in paths):
-            paths.append(path)
-    return outermost

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
+from django.db import connection
 
 from memory import selectors
 from memory.index import fulltext, naming, vectors
-from memory.index.fulltext import Scope, query_words
+from memory.index.fulltext import Scope, query_words, scope_sql
 from memory.index.fusion import distinct_first, fuse
 from memory.models import Node, Passage
 
@@ -101,7 +102,7 @@ def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
     """Full text, nearest vectors and what the query names, each `limit` long at most. The query
     and the rest of it once its names are out are embedded together."""
     said = naming.names(query)
-    nodes = fulltext.named_nodes(query_words(query), scope=scope)
+    nodes = named_nodes(query_words(query), scope=scope)
     named = list(dict.fromkeys([*said, *nodes]))
     words = fulltext.rank(query, scope=scope, limit=limit)
     embedded = query_vectors([query, naming.without(query, named)] if named else [query])
@@ -110,6 +111,30 @@ def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
     nearest = vectors.rank(embedded[0], scope=scope, limit=limit)
     about = named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit) if named else []
     return Rankings(words, nearest, about)
+
+
+NAMED_NODES_MAX = 50
+
+
+def named_nodes(words: list[str], *, scope: Scope) -> dict[str, list[str]]:
+    """Of these words, those that are a node's whole name in the scope's subtree ("tern" for
+    /projects/tern), any case, each with the tree paths of the outermost such nodes."""
+    if not words:
+        return {}
+    where, params = scope_sql(Scope(path=scope.path))  # a node of any type: its passages are filtered
+    sql = (
+        f"SELECT lower(n.name), n.path FROM memory_node n WHERE lower(n.name) IN ({', '.join(['%s'] * len(words))})"
+        f"{where} ORDER BY n.path LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*words, *params, NAMED_NODES_MAX])
+        found = cursor.fetchall()
+    outermost: dict[str, list[str]] = {}
+    for word, path in found:
+        paths = outermost.setdefault(word, [])
+        if not any(path.startswith(kept) for kept in paths):
+            paths.append(path)
+    return outermost
 
 
 def named_ranking(
