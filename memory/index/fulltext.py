@@ -41,7 +41,7 @@ def scope_sql(scope: Scope) -> tuple[str, list[object]]:
 # A word found in more passages than this says little about any of them (its weight in the
 # ranking is near nothing), yet ranking costs a row a match: such words are left out of a query
 # that has rarer ones, and a query of common words alone ranks only this many of its matches.
-COMMON = 5_000
+COMMON = 1_000
 
 
 def _match(words: list[str]) -> str:
@@ -114,3 +114,11 @@ def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
     with connection.cursor() as cursor:
         cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
         return Ranking([(pk, float(score)) for pk, score in cursor.fetchall()], share)
+
+
+def holding(word: str, *, scope: Scope, limit: int) -> list[int]:
+    """Ids of passages in the scope that hold the word, at most `limit`, in no order."""
+    where, params = scope_sql(scope)
+    with connection.cursor() as cursor:
+        cursor.execute(f"{_matching_sql(where)} LIMIT %s", [_match([word]), *params, limit])
+        return [row[0] for row in cursor.fetchall()]

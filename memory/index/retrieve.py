@@ -114,6 +114,7 @@ def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
 
 
 NAMED_NODES_MAX = 50
+NAME_PASSAGES_MAX = 5_000  # of the passages holding a name, at most these are ranked
 
 
 def named_nodes(words: list[str], *, scope: Scope) -> dict[str, list[str]]:
@@ -146,7 +147,7 @@ def named_ranking(
     held: Counter[int] = Counter()
     cosine: dict[int, float] = {}
     for word in dict.fromkeys([*said, *nodes]):
-        found = {pk for pk, _ in fulltext.rank(word, scope=scope, limit=fulltext.COMMON).hits} if word in said else set()
+        found = set(fulltext.holding(word, scope=scope, limit=NAME_PASSAGES_MAX)) if word in said else set()
         for path in nodes.get(word, ()):
             under = vectors.rank(rest, scope=Scope(path=path, types=scope.types), limit=limit)
             cosine.update(under)
