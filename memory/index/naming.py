@@ -38,3 +38,12 @@ def without(query: str, words: Collection[str]) -> str:
         return query
     pattern = re.compile(r"\b(?:%s)(?:['’]s)?\b" % "|".join(map(re.escape, words)), re.IGNORECASE)
     return " ".join(pattern.sub(" ", query).split())
+
+
+def outermost(paths: list[str]) -> list[str]:
+    """Of these sorted tree paths, those with no ancestor among them."""
+    kept: list[str] = []
+    for path in paths:
+        if not kept or not path.startswith(kept[-1]):
+            kept.append(path)
+    return kept

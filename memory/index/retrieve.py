@@ -113,29 +113,26 @@ def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
     return Rankings(words, nearest, about)
 
 
-NAMED_NODES_MAX = 50
 NAME_PASSAGES_MAX = 5_000  # of the passages holding a name, at most these are ranked
+# A word that names more nodes than this ("docs", "src") names none in particular; and a query
+# ranks at most NAMED_SUBTREES subtrees, a vector scan each.
+NODES_A_NAME_MAX = 3
+NAMED_SUBTREES = 6
 
 
 def named_nodes(words: list[str], *, scope: Scope) -> dict[str, list[str]]:
     """Of these words, those that are a node's whole name in the scope's subtree ("tern" for
     /projects/tern), any case, each with the tree paths of the outermost such nodes."""
-    if not words:
-        return {}
     where, params = scope_sql(Scope(path=scope.path))  # a node of any type: its passages are filtered
-    sql = (
-        f"SELECT lower(n.name), n.path FROM memory_node n WHERE lower(n.name) IN ({', '.join(['%s'] * len(words))})"
-        f"{where} ORDER BY n.path LIMIT %s"
-    )
+    sql = f"SELECT n.path FROM memory_node n WHERE lower(n.name) = %s{where} ORDER BY n.path LIMIT %s"
+    named: dict[str, list[str]] = {}
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*words, *params, NAMED_NODES_MAX])
-        found = cursor.fetchall()
-    outermost: dict[str, list[str]] = {}
-    for word, path in found:
-        paths = outermost.setdefault(word, [])
-        if not any(path.startswith(kept) for kept in paths):
-            paths.append(path)
-    return outermost
+        for word in words:
+            cursor.execute(sql, [word, *params, 10 * NODES_A_NAME_MAX])
+            paths = naming.outermost([row[0] for row in cursor.fetchall()])
+            if paths and len(paths) <= NODES_A_NAME_MAX and sum(map(len, named.values())) + len(paths) <= NAMED_SUBTREES:
+                named[word] = paths
+    return named
 
 
 def named_ranking(

@@ -2,7 +2,8 @@
 
 import pytest
 
-from memory.index.retrieve import retrieve
+from memory.index.fulltext import Scope
+from memory.index.retrieve import named_nodes, retrieve
 from memory.index.writes import embed_pending
 from tests.factories import DocumentFactory, NodeFactory
 
@@ -80,3 +81,12 @@ def test_without_embeddings_full_text_alone_ranks_a_named_question(settings, ses
     settings.MEMSITE_EMBEDDINGS = "off"
     hits = retrieve(query="What is Elif's occupation?", k=5)
     assert hits and all(hit.named is None and hit.vector is None for hit in hits)
+
+
+def test_a_word_naming_many_nodes_names_none_in_particular():
+    projects = [NodeFactory(name=name, description="") for name in ("tern", "quarry", "brook", "gable")]
+    docs = [NodeFactory(parent=project, name="docs", description="") for project in projects]
+    tern = NodeFactory(parent=projects[0], name="Tern", description="")  # inside the other: one subtree
+    named = named_nodes(["docs", "tern", "ferry"], scope=Scope())
+    assert named == {"tern": [projects[0].path]} and tern.path.startswith(projects[0].path)
+    assert named_nodes(["docs"], scope=Scope(path=projects[1].path)) == {"docs": [docs[1].path]}

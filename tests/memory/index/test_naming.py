@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory.index.naming import names, without
+from memory.index.naming import names, outermost, without
 
 
 @pytest.mark.parametrize(
@@ -26,3 +26,8 @@ def test_without_takes_the_names_out_with_their_possessive():
     assert without("When does CARLA travel to Seoul’s old town?", ["carla", "seoul"]) == "When does travel to old town?"
     assert without("Who is Bob?", ["bo"]) == "Who is Bob?"  # whole words only
     assert without("Who is Bo?", []) == "Who is Bo?"
+
+
+def test_outermost_keeps_the_paths_with_no_ancestor_among_them():
+    assert outermost(["0001", "00010001", "000100010002", "0002", "00020003", "0003"]) == ["0001", "0002", "0003"]
+    assert outermost([]) == []
