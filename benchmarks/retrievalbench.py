@@ -52,6 +52,9 @@ RETRIEVE_RECALL_TARGET = 0.95
 TOKENS_SHARE_TARGET = 0.25  # of one prompt holding every document
 P95_TARGET_MS = 50.0
 TARGET_PASSAGES = 100_000
+# The second latency target: a million passages, on PostgreSQL.
+P95_MILLION_TARGET_MS = 300.0
+MILLION = 1_000_000
 BULK_ROOT = "retrieval-bulk"
 BULK_PER_NODE = 20  # passages of a bulk node, its own two included
 BULK_FOLDER_SIZE = 1_000
@@ -648,8 +651,9 @@ def verdicts(results: Results) -> list[str]:
         why = f"its measure raised {results.latency_failed}" if results.latency_failed else "--passages 0"
         lines.append(f"Retrieve p95 ≤ {P95_TARGET_MS:.0f} ms at {TARGET_PASSAGES:,} passages: not measured ({why}).")
     else:
+        target = P95_MILLION_TARGET_MS if lat.passages >= MILLION else P95_TARGET_MS
         where = f"at {lat.passages:,} passages" + ("" if lat.passages >= TARGET_PASSAGES else f" (fewer than {TARGET_PASSAGES:,}: indicative only)")
-        lines.append(f"Retrieve p95 ≤ {P95_TARGET_MS:.0f} ms {where}: {lat.whole.p95:.1f} ms → {mark(lat.whole.p95 <= P95_TARGET_MS)}.")
+        lines.append(f"Retrieve p95 ≤ {target:.0f} ms {where}: {lat.whole.p95:.1f} ms → {mark(lat.whole.p95 <= target)}.")
     return lines
 
 
