@@ -40,8 +40,12 @@ def scope_sql(scope: Scope) -> tuple[str, list[object]]:
 
 # A word found in more passages than this says little about any of them (its weight in the
 # ranking is near nothing), yet ranking costs a row a match: such words are left out of a query
-# that has rarer ones, and a query of common words alone ranks only this many of its matches.
-COMMON = 1_000
+# that has rarer ones. (At 1,000, "latency" in a tree of 10,000 notes, a thousand of them on
+# latency, was left out of "What was the latency of falcon?", and the search benchmark lost 4%.)
+COMMON = 5_000
+# A query of common words alone ranks only this many of its matches: on PostgreSQL ts_rank_cd
+# reads each row's vector, and 5,000 cost 34-76 ms at 100,000 passages.
+COMMON_RANKED = 1_000
 
 
 def _match(words: list[str]) -> str:
@@ -110,7 +114,7 @@ def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
     rarer = [word for word in words if 0 < counts[word] < COMMON]
     where, params = scope_sql(scope)
     if not rarer:  # common words alone: a bounded share of their matches in the scope
-        where, params = f" AND p.id IN ({_matching_sql(where)} LIMIT %s){where}", [_match(words), *params, COMMON, *params]
+        where, params = f" AND p.id IN ({_matching_sql(where)} LIMIT %s){where}", [_match(words), *params, COMMON_RANKED, *params]
     with connection.cursor() as cursor:
         cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
         return Ranking([(pk, float(score)) for pk, score in cursor.fetchall()], share)
