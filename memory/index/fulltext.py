@@ -5,7 +5,9 @@ candidate, and the more and rarer it holds, the better it ranks."""
 
 import re
 from dataclasses import dataclass
+from time import monotonic
 
+import snowballstemmer
 from django.db import connection
 
 from memsite.llm.providers.offline import STOPWORDS
@@ -72,11 +74,48 @@ def _matching_sql(where: str = "") -> str:
 
 
 def _matches(words: list[str]) -> dict[str, int]:
-    """How many passages hold each word, counted up to COMMON, in one query."""
-    counts = ", ".join(f"(SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched_{n})" for n in range(len(words)))
+    """How many passages hold each word, counted up to COMMON, in one query; a word PostgreSQL's
+    statistics already know as common is not counted."""
+    known = _common_stems()
+    stems = snowballstemmer.stemmer("english").stemWords(words) if known else words
+    common = {word for word, stem in zip(words, stems, strict=True) if stem in known}
+    counted = [word for word in words if word not in common]
+    found = dict.fromkeys(common, COMMON)
+    if not counted:
+        return found
+    counts = ", ".join(f"(SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched_{n})" for n in range(len(counted)))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {counts}", [value for word in words for value in (_match([word]), COMMON)])
-        return dict(zip(words, cursor.fetchone(), strict=True))
+        cursor.execute(f"SELECT {counts}", [value for word in counted for value in (_match([word]), COMMON)])
+        return found | dict(zip(counted, cursor.fetchone(), strict=True))
+
+
+# On PostgreSQL, counting a common word's passages fetches COMMON rows (5-14 ms a query at
+# 100,000 passages); ANALYZE's statistics of the tsvector column already estimate how many
+# passages hold each of the most common stems. Read again every STATS_TTL_S; until the table has
+# been analysed there are none, and every word is counted.
+STATS_TTL_S = 300.0
+_stats: tuple[float, int, frozenset[str]] = (float("-inf"), COMMON, frozenset())  # read at, for COMMON, stems
+
+
+def _common_stems() -> frozenset[str]:
+    """The stems PostgreSQL estimates held by COMMON passages or more (none on SQLite)."""
+    global _stats
+    if connection.vendor != "postgresql":
+        return frozenset()
+    read_at, common, stems = _stats
+    if monotonic() - read_at < STATS_TTL_S and common == COMMON:
+        return stems
+    sql = (
+        "SELECT x.stem FROM pg_stats s JOIN pg_class c ON c.oid = 'memory_passage'::regclass, "
+        "unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS x(stem, share) "
+        "WHERE s.schemaname = current_schema() AND s.tablename = 'memory_passage' AND s.attname = 'search' "
+        "AND x.stem IS NOT NULL AND x.share * c.reltuples >= %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [COMMON])
+        stems = frozenset(row[0] for row in cursor.fetchall())
+    _stats = (monotonic(), COMMON, stems)
+    return stems
 
 
 def _ranking_sql(where: str) -> str:

@@ -284,3 +284,26 @@ def test_rebuild_embeds_under_the_embedding_task_s_lock(monkeypatch):
     assert limits == [None] and "7 passages embedded." in out.getvalue()
     assert cache.add(writes.EMBED_LOCK, True)  # let go once done
     cache.delete(writes.EMBED_LOCK)
+
+
+def test_postgresql_statistics_spare_counting_a_word_they_know_common(monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.index import fulltext
+
+    if connection.vendor != "postgresql":
+        pytest.skip("ANALYZE's lexeme statistics are PostgreSQL's; SQLite counts every word")
+    monkeypatch.setattr(fulltext, "COMMON", 3)
+    monkeypatch.setattr(fulltext, "_stats", (float("-inf"), 3, frozenset()))
+    folder = NodeFactory()
+    for n in range(8):
+        DocumentFactory(parent=folder, content=f"weather report number {n}".encode())
+    storm = DocumentFactory(parent=folder, content=b"weather report: a hailstorm")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory_passage")
+    assert "weather" in fulltext._common_stems()
+    with CaptureQueriesContext(connection) as queries:
+        assert fulltext._matches(["weather", "hailstorm"]) == {"weather": 3, "hailstorm": 1}
+    assert queries.captured_queries[-1]["sql"].count("count(*)") == 1  # hailstorm's alone
+    assert found("weather hailstorm", start=folder) == [storm.pk]
