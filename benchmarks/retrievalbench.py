@@ -452,13 +452,14 @@ def time_parts(texts: Sequence[str]) -> dict[str, Stats]:
 
 
 def measure_latency(api: Api, questions: Sequence[Question], *, target: int, seed: int, width: int) -> Latency:
-    from memory.index import vectors
+    from memory.index import fulltext, vectors
 
     fill = bulk_fill(target, seed=seed, width=width)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE memory_passage")
     vectors.forget()  # the matrix is read again, the bulk included
+    fulltext.forget()  # and the statistics of the analysed table
     texts = [q.text for q in questions]
     logs = selectors.node_resolve(path=retrievalcorpus.LOGS).pk
 

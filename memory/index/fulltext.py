@@ -97,6 +97,13 @@ STATS_TTL_S = 300.0
 _stats: tuple[float, int, frozenset[str]] = (float("-inf"), COMMON, frozenset())  # read at, for COMMON, stems
 
 
+def forget() -> None:
+    """Drop this process's statistics, to be read again at the next query (a benchmark that has
+    just analysed the table)."""
+    global _stats
+    _stats = (float("-inf"), COMMON, frozenset())
+
+
 def _common_stems() -> frozenset[str]:
     """The stems PostgreSQL estimates held by COMMON passages or more (none on SQLite)."""
     global _stats
