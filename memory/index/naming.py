@@ -36,7 +36,8 @@ def without(query: str, words: Collection[str]) -> str:
     """The query with these words (any case, with a possessive 's) taken out."""
     if not words:
         return query
-    pattern = re.compile(r"\b(?:%s)(?:['’]s)?\b" % "|".join(map(re.escape, words)), re.IGNORECASE)
+    alternatives = "|".join(map(re.escape, words))
+    pattern = re.compile(rf"\b(?:{alternatives})(?:['’]s)?\b", re.IGNORECASE)
     return " ".join(pattern.sub(" ", query).split())
 
 
