@@ -50,8 +50,9 @@ class Node(MP_Node):
     class Meta:
         indexes = [
             models.Index(fields=["depth", "path"], name="memory_node_depth_path"),
-            # A question naming a node ("tern") finds it by this (memory.index.retrieve).
-            models.Index(Lower("name"), name="memory_node_lower_name"),
+            # A question naming a node ("tern") finds it by this, in path order, reading no more
+            # rows than it keeps however many nodes share the name (memory.index.retrieve).
+            models.Index(Lower("name"), "path", name="memory_node_lower_name_path"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["parent", "name"], name="memory_node_unique_sibling_name"),

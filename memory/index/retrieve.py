@@ -1,4 +1,5 @@
-"""Ranked passages for a query, with no LLM: full text and nearest vectors, fused."""
+"""Ranked passages for a query, with no LLM: full text, nearest vectors and the passages about
+what the query names (naming.py), fused."""
 
 import logging
 from collections import Counter
@@ -108,8 +109,9 @@ def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
     embedded = query_vectors([query, naming.without(query, named)] if named else [query])
     if embedded is None:
         return Rankings(words, [], [])
-    nearest = vectors.rank(embedded[0], scope=scope, limit=limit)
-    about = named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit) if named else []
+    matrix = vectors.current()
+    nearest = vectors.rank(embedded[0], scope=scope, limit=limit, matrix=matrix)
+    about = named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit, matrix=matrix) if named else []
     return Rankings(words, nearest, about)
 
 
@@ -123,20 +125,30 @@ NAMED_SUBTREES = 6
 def named_nodes(words: list[str], *, scope: Scope) -> dict[str, list[str]]:
     """Of these words, those that are a node's whole name in the scope's subtree ("tern" for
     /projects/tern), any case, each with the tree paths of the outermost such nodes."""
+    if not words:
+        return {}
     where, params = scope_sql(Scope(path=scope.path))  # a node of any type: its passages are filtered
-    sql = f"SELECT n.path FROM memory_node n WHERE lower(n.name) = %s{where} ORDER BY n.path LIMIT %s"
-    named: dict[str, list[str]] = {}
+    # One query, a few rows a word: a name as common as "docs" costs no more than a rare one.
+    sql = " UNION ALL ".join(
+        f"SELECT * FROM (SELECT lower(n.name), n.path FROM memory_node n WHERE lower(n.name) = %s{where} "
+        f"ORDER BY n.path LIMIT %s) AS named_{number}"
+        for number in range(len(words))
+    )
     with connection.cursor() as cursor:
-        for word in words:
-            cursor.execute(sql, [word, *params, 10 * NODES_A_NAME_MAX])
-            paths = naming.outermost([row[0] for row in cursor.fetchall()])
-            if paths and len(paths) <= NODES_A_NAME_MAX and sum(map(len, named.values())) + len(paths) <= NAMED_SUBTREES:
-                named[word] = paths
+        cursor.execute(sql, [value for word in words for value in (word, *params, 10 * NODES_A_NAME_MAX)])
+        found: dict[str, list[str]] = {}
+        for word, path in cursor.fetchall():
+            found.setdefault(word, []).append(path)
+    named: dict[str, list[str]] = {}
+    for word in words:
+        paths = naming.outermost(sorted(found.get(word, ())))
+        if paths and len(paths) <= NODES_A_NAME_MAX and sum(map(len, named.values())) + len(paths) <= NAMED_SUBTREES:
+            named[word] = paths
     return named
 
 
 def named_ranking(
-    rest: np.ndarray, *, said: list[str], nodes: dict[str, list[str]], scope: Scope, limit: int
+    rest: np.ndarray, *, said: list[str], nodes: dict[str, list[str]], scope: Scope, limit: int, matrix: vectors.Matrix
 ) -> list[tuple[int, float]]:
     """The passages about what the query names, best first: those holding more of the names
     `said` (or lying under more of the named `nodes`) first, then by their cosine to `rest`, the
@@ -146,11 +158,11 @@ def named_ranking(
     for word in dict.fromkeys([*said, *nodes]):
         found = set(fulltext.holding(word, scope=scope, limit=NAME_PASSAGES_MAX)) if word in said else set()
         for path in nodes.get(word, ()):
-            under = vectors.rank(rest, scope=Scope(path=path, types=scope.types), limit=limit)
+            under = vectors.rank(rest, scope=Scope(path=path, types=scope.types), limit=limit, matrix=matrix)
             cosine.update(under)
             found.update(pk for pk, _ in under)
         held.update(found)
-    cosine.update(vectors.cosines(rest, [pk for pk in held if pk not in cosine]))
+    cosine.update(vectors.cosines(rest, [pk for pk in held if pk not in cosine], matrix=matrix))
     ordered = sorted(held, key=lambda pk: (-held[pk], -cosine.get(pk, -2.0), pk))
     return [(pk, cosine.get(pk, 0.0)) for pk in ordered[:limit]]
 

@@ -28,7 +28,7 @@ IDS_PER_READ = 500
 
 
 @dataclass
-class _Matrix:
+class Matrix:
     ids: np.ndarray  # int64, ascending
     vectors: np.ndarray  # float32, one row an id
     seen_until: datetime  # rows embedded before this are in
@@ -36,7 +36,7 @@ class _Matrix:
 
 
 _lock = threading.Lock()
-_matrix: _Matrix | None = None
+_matrix: Matrix | None = None
 
 
 def forget() -> None:
@@ -66,13 +66,13 @@ def _rows_of(ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([part[0] for part in read]), np.vstack([part[1] for part in read])
 
 
-def _read_all() -> _Matrix:
+def _read_all() -> Matrix:
     now = timezone.now()
     ids, vectors = _rows(Passage.objects.filter(vector__isnull=False).order_by("id"))
-    return _Matrix(ids, vectors, now, monotonic())
+    return Matrix(ids, vectors, now, monotonic())
 
 
-def _merge(matrix: _Matrix) -> _Matrix:
+def _merge(matrix: Matrix) -> Matrix:
     """The rows embedded since the last look added. A passage's vector is written once (new text
     is a new row), so only ids the matrix lacks are read with their vectors."""
     now = timezone.now()
@@ -92,7 +92,7 @@ def _merge(matrix: _Matrix) -> _Matrix:
     return matrix
 
 
-def current() -> _Matrix:
+def current() -> Matrix:
     global _matrix
     with _lock:
         stale = _matrix is None or monotonic() - _matrix.loaded_at > settings.MEMSITE_INDEX_RELOAD_S
@@ -123,24 +123,26 @@ def _top(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, flo
     return [(int(ids[i]), float(scores[i])) for i in order]
 
 
-def _rows_for(matrix: _Matrix, ids: np.ndarray) -> np.ndarray:
+def _rows_for(matrix: Matrix, ids: np.ndarray) -> np.ndarray:
     """The matrix rows of these passages (sorted ids), those without a vector left out."""
     rows = np.searchsorted(matrix.ids, ids).clip(max=len(matrix.ids) - 1)
     return rows[matrix.ids[rows] == ids]
 
 
-def cosines(query_vector: np.ndarray, ids: list[int]) -> dict[int, float]:
-    """The cosine to the query of each of these passages that has a vector."""
-    matrix = current()
+def cosines(query_vector: np.ndarray, ids: list[int], *, matrix: Matrix | None = None) -> dict[int, float]:
+    """The cosine to the query of each of these passages that has a vector (in `matrix`, else the
+    current one)."""
+    matrix = matrix if matrix is not None else current()
     if not len(matrix.ids) or not ids or matrix.vectors.shape[1] != query_vector.shape[0]:
         return {}
     rows = _rows_for(matrix, np.unique(np.asarray(ids, dtype=np.int64)))
     return dict(zip(matrix.ids[rows].tolist(), (matrix.vectors[rows] @ query_vector).tolist(), strict=True))
 
 
-def rank(query_vector: np.ndarray, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
-    """(passage id, cosine) best first."""
-    matrix = current()
+def rank(query_vector: np.ndarray, *, scope: Scope, limit: int, matrix: Matrix | None = None) -> list[tuple[int, float]]:
+    """(passage id, cosine) best first, from `matrix` (else the current one: one look at the
+    table for rows embedded since, so a caller ranking several times passes it)."""
+    matrix = matrix if matrix is not None else current()
     if not len(matrix.ids) or matrix.vectors.shape[1] != query_vector.shape[0]:
         return []
     if scope.path is None and not scope.types:
