@@ -2,6 +2,7 @@
 
 import hashlib
 import posixpath
+import re
 import unicodedata
 
 from memsite.errors import InvalidInput
@@ -12,6 +13,10 @@ from memsite.names import has_invisible_characters
 MAX_NAME_BYTES = 255
 MAX_DESCRIPTION_LENGTH = 10_000
 MAX_FILE_PATH_LENGTH = 1024
+# memsite's own ids (`memory.models.new_node_id`) and seed 000's `memory_<uuid4>`, dashes or not.
+CLIENT_NODE_ID = re.compile(
+    r"memory_([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})"
+)
 
 
 def validate_name(name: str) -> str:
@@ -84,3 +89,14 @@ def normalize_relative_path(value: str) -> str:
         if clean != part:
             raise ValueError(f"has a part with surrounding spaces or unnormalized text: {part!r}")
     return normalized
+
+
+def client_node_id(value: str) -> str:
+    """A node id chosen by a client, in the one form memsite stores: `memory_` and 32 lower-case
+    hex digits. Seed 000's `memory_<uuid4>` loses its dashes."""
+    match = CLIENT_NODE_ID.fullmatch(value.lower())
+    if match is None:
+        raise InvalidInput(
+            f"A node id must be `memory_` and 32 hex digits, or `memory_` and a UUID: {value[:80]!r}."
+        )
+    return "memory_" + "".join(match.groups())

@@ -44,10 +44,18 @@ from memory.api.serializers import (
     node_id_field,
     type_field,
 )
+from memory.types import get_type
 from memsite.api import refuse_longer_than
+from memsite.errors import InvalidInput
 from memsite.limits import wait_slots
 from memsite.schema import page_size_type, refusals
-from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
+from memsite.serializers import (
+    BoundedListField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictInputSerializer,
+    StrictIntegerField,
+)
 
 TAG = "nodes"
 NODE_ID = OpenApiParameter(
@@ -95,6 +103,22 @@ class NodeRootsApi(APIView):
         return Response(self.OutputSerializer(roots, many=True, context={"ancestors": []}).data)
 
 
+def _checked_folder_flag(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 000's `is_folder` says again what the type says; a contradiction is refused."""
+    is_folder = attrs.pop("is_folder", None)
+    attrs.pop("children_ids", None)
+    try:
+        memory_type = get_type(attrs["type"])
+    except InvalidInput:
+        return attrs  # the service names the unknown type
+    if is_folder is not None and is_folder != memory_type.is_folder:
+        kind = "a folder" if memory_type.is_folder else "not a folder"
+        raise serializers.ValidationError(
+            {"is_folder": [f"The type {memory_type.name!r} is {kind}; is_folder says otherwise."]}
+        )
+    return attrs
+
+
 class NodeCreateApi(APIView):
     parser_classes = [BoundedJSONParser]
 
@@ -116,6 +140,30 @@ class NodeCreateApi(APIView):
             help_text="Binary content in standard base64, for project_file_bytes; "
             "not together with `content`.",
         )
+        # Seed 000's node shape (swarmstar's MemoryMetadata) carries these three too.
+        id = StrictCharField(
+            required=False,
+            allow_null=True,
+            max_length=64,
+            help_text="The node's id, chosen by the client: `memory_` and 32 hex digits or a "
+            "UUID. A taken id is 409. Null or absent: memsite picks one.",
+        )
+        is_folder = StrictBooleanField(
+            required=False,
+            allow_null=True,
+            help_text="Must agree with the type when given.",
+        )
+        children_ids = BoundedListField(
+            child=StrictCharField(),
+            max_length=0,
+            required=False,
+            allow_null=True,
+            error_messages={
+                "max_length": "A node is created without children: create each child "
+                "with this node as its parent."
+            },
+            help_text="Null or empty: a node is created without children.",
+        )
 
         class Meta:
             ref_name = "NodeCreate"
@@ -135,7 +183,7 @@ class NodeCreateApi(APIView):
                 attrs["content"] = attrs["content"].encode("utf-8")
             elif "content_base64" in attrs:
                 attrs["content"] = attrs.pop("content_base64")
-            return attrs
+            return _checked_folder_flag(attrs)
 
     OutputSerializer = NodeDetailSerializer
 
@@ -158,6 +206,7 @@ class NodeCreateApi(APIView):
             context=data["context"],
             content=data.get("content"),
             user=request.user,
+            node_id=data.get("id"),
         )
         response = Response(self.OutputSerializer(node).data, status=status.HTTP_201_CREATED)
         response["Location"] = reverse("memory-api:node-detail", kwargs={"node_id": node.pk})

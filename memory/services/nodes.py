@@ -21,7 +21,7 @@ from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
 from memory.rows import insert_rows
 from memory.services.descriptions import descriptions_queue
 from memory.types import ContentKind, MemoryType, get_type
-from memory.validation import validate_description, validate_name
+from memory.validation import client_node_id, validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -189,7 +189,10 @@ def node_create(
     context: dict[str, Any] | None = None,
     content: bytes | None = None,
     user: User = None,
+    node_id: str | None = None,
 ) -> Node:
+    """Create one node. `node_id` is a client's own id for it (seed 000's clients name their
+    nodes); a taken id is a conflict, so that a retried create never makes a second node."""
     memory_type = get_type(type)
     name = validate_name(name)
     description = validate_description(description)
@@ -206,8 +209,10 @@ def node_create(
         raise Conflict(_name_taken_message(name, parent))
     if memory_type.name == "project_file_bytes":
         _check_file_path_free(project, context["file_path"])
+    node_id = _free_id(node_id)
 
     node = Node(
+        id=node_id,
         type=memory_type.name,
         is_folder=memory_type.is_folder,
         name=name,
@@ -220,6 +225,7 @@ def node_create(
         with transaction.atomic():
             Node.objects.add_child(parent, instance=node)
     except IntegrityError:
+        _free_id(node_id)
         raise Conflict(_name_taken_message(name, parent)) from None
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
@@ -227,6 +233,13 @@ def node_create(
     descriptions_queue([node.pk])
     node.content_size = len(content or b"") if memory_type.content is not ContentKind.NONE else None
     return node
+
+
+def _free_id(node_id: str | None) -> str:
+    node_id = new_node_id() if node_id is None else client_node_id(node_id)
+    if Node.objects.filter(pk=node_id).exists():
+        raise Conflict(f"A node with the id {node_id} exists.")
+    return node_id
 
 
 @transaction.atomic

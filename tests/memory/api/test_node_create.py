@@ -296,3 +296,64 @@ def test_deeply_nested_json_is_a_clear_400(api, internal):
     response = api.generic("POST", url("node-create"), body, content_type="application/json")
     assert response.status_code == 400 and "nested too deeply" in response.json()["detail"]
     assert tree_state() == before
+
+
+def seed_shaped(parent, **fields):
+    """A node as seed 000's MemoryMetadata dumps it."""
+    return {
+        "id": "memory_1b4e28ba-2fa1-41d2-883f-0016d3cca427",
+        "is_folder": False,
+        "type": "document",
+        "name": "plan.md",
+        "description": "The plan",
+        "parent": parent.id,
+        "children_ids": None,
+        "context": {},
+        **fields,
+    }
+
+
+def test_takes_seed_000s_node_shape_and_keeps_its_id(api, internal):
+    response = api.post(url("node-create"), seed_shaped(internal["swarmstar"]), format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["id"] == "memory_1b4e28ba2fa141d2883f0016d3cca427"
+    assert body["is_folder"] is False and body["children_ids"] == []
+    node = Node.objects.get(pk=body["id"])
+    assert (node.name, node.parent_id, node.type) == ("plan.md", internal["swarmstar"].id, "document")
+
+
+def test_a_folder_in_seed_000s_shape_with_empty_children(api, internal):
+    shaped = seed_shaped(internal["swarmstar"], type="folder", name="logs", is_folder=True, children_ids=[])
+    response = api.post(url("node-create"), shaped, format="json")
+    assert response.status_code == 201, response.content
+    assert Node.objects.get(pk=response.json()["id"]).is_folder
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"is_folder": True}, "is_folder", "is not a folder"),
+        ({"type": "folder", "is_folder": False}, "is_folder", "is a folder"),
+        ({"children_ids": ["memory_x"]}, "children_ids", "created without children"),
+        ({"id": "n1_m3"}, "id", "32 hex digits"),
+        ({"is_folder": "yes"}, "is_folder", "true or false"),
+    ],
+)
+def test_refuses_a_seed_000_shape_that_contradicts_itself(api, internal, fields, field, message):
+    before = tree_state()
+    response = api.post(url("node-create"), seed_shaped(internal["swarmstar"], **fields), format="json")
+    assert response.status_code == 400, response.content
+    assert message in str(response.json()), response.json()
+    assert field in str(response.json())
+    assert tree_state() == before
+
+
+def test_a_taken_id_is_a_conflict_and_a_retry_makes_no_second_node(api, internal):
+    shaped = seed_shaped(internal["swarmstar"])
+    assert api.post(url("node-create"), shaped, format="json").status_code == 201
+    before = tree_state()
+    retried = api.post(url("node-create"), {**shaped, "name": "other.md"}, format="json")
+    assert retried.status_code == 409, retried.content
+    assert "memory_1b4e28ba2fa141d2883f0016d3cca427" in retried.json()["detail"]
+    assert tree_state() == before
