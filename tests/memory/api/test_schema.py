@@ -49,7 +49,8 @@ def test_bodies_are_described_as_they_are_sent(schema):
     paths = schema["paths"]
     create = resolve(schema, paths["/api/nodes/"]["post"]["requestBody"]["content"]["application/json"]["schema"])
     assert set(create["properties"]) == {
-        "parent", "type", "name", "description", "context", "content", "content_base64"
+        "parent", "type", "name", "description", "context", "content", "content_base64",
+        "id", "is_folder", "children_ids",
     }
     assert set(create["required"]) == {"parent", "type", "name"}
 
