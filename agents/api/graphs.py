@@ -374,9 +374,12 @@ class GraphSnapshotApi(APIView):
         tags=[TAG],
         operation_id="graph_snapshot_import",
         summary="Replace the graph's nodes and edges with a snapshot's",
-        description="Seed 004's format; node ids may be numbers or numeric strings, thoughts strings or notes. "
-        "The snapshot is checked whole first (one task node, edges between its nodes, no cycle); a "
-        "refused one changes nothing. The graph's turns stay. At most MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES (20 MiB by default).",
+        description="Seed 004's format, as MemoBrain's save_memory writes it; node ids may be numbers "
+        "or numeric strings, thoughts strings or notes (their other keys kept). Edges keep their "
+        "order, repeats, null rationales, cycles and self-loops, so the export loads in MemoBrain "
+        "as the same graph. The snapshot is checked whole first (one task node, every edge between "
+        "its nodes); a refused one changes nothing. The graph's turns stay. At most "
+        "MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES (20 MiB by default).",
         parameters=[GRAPH_ID],
         request=OpenApiTypes.OBJECT,
         responses={200: GraphOpSerializer, **errors(400, 404, 411, 413)},

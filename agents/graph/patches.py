@@ -7,7 +7,7 @@ loop sends the errors back to the model; one never repaired is rejected. The sam
 again under the graph's lock before anything is applied, so a patch made against an older
 graph cannot slip in."""
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -63,25 +63,26 @@ class GraphView:
         return {node for node, state in self.states.items() if state == NodeState.ACTIVE}
 
 
-def has_cycle(nodes: Iterable[str], edges: Iterable[tuple[str, str]]) -> bool:
-    """Kahn's algorithm: a cycle leaves nodes that never reach in-degree zero."""
-    nodes = set(nodes)
-    edges = list(edges)
-    incoming = {node: 0 for node in nodes}
-    outgoing: dict[str, list[str]] = {node: [] for node in nodes}
+def on_a_cycle(
+    edges: Iterable[tuple[Hashable, Hashable]], new: Iterable[tuple[Hashable, Hashable]]
+) -> bool:
+    """Whether one of the `new` edges (among `edges`) lies on a cycle: its dst leads back to its
+    src. Cycles of the other edges do not count: an imported graph may hold them, and a step
+    must still be added to it."""
+    outgoing: dict[Hashable, list[Hashable]] = {}
     for src, dst in edges:
-        outgoing[src].append(dst)
-        incoming[dst] += 1
-    ready = [node for node, count in incoming.items() if count == 0]
-    seen = 0
-    while ready:
-        node = ready.pop()
-        seen += 1
-        for nxt in outgoing[node]:
-            incoming[nxt] -= 1
-            if incoming[nxt] == 0:
-                ready.append(nxt)
-    return seen < len(nodes)
+        outgoing.setdefault(src, []).append(dst)
+    for src, dst in new:
+        seen, frontier = {dst}, [dst]
+        while frontier:
+            node = frontier.pop()
+            if node == src:
+                return True
+            for nxt in outgoing.get(node, ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+    return False
 
 
 def _unlinked(tmp_ids: list[str], ends: list[tuple[str, str]]) -> list[str]:
@@ -141,7 +142,7 @@ class MemoryPatch(BaseModel):
 def patch_errors(graph: GraphView, patch: MemoryPatch) -> list[str]:
     """Every rule the patch breaks, against `graph`: temporary ids unique, every reference
     resolved, edges only between existing active nodes or the patch's own, no self-loops, no
-    cycles."""
+    repeated pairs, no new cycles."""
     errors = []
     tmp_ids = [node.tmp_id for node in patch.add_nodes]
     duplicates = sorted({tmp for tmp in tmp_ids if tmp_ids.count(tmp) > 1})
@@ -151,6 +152,7 @@ def patch_errors(graph: GraphView, patch: MemoryPatch) -> list[str]:
     if clashing:
         errors.append(f"temporary ids must not be numbers, which name existing nodes: {', '.join(clashing)}")
     active = graph.active
+    existing = graph.edges
     ends: list[tuple[str, str]] = []
     for number, edge in enumerate(patch.add_edges):
         for end in (edge.src, edge.dst):
@@ -162,6 +164,8 @@ def patch_errors(graph: GraphView, patch: MemoryPatch) -> list[str]:
                 errors.append(f"edge {number}: node {end} is {graph.states[int(end)]}, not active")
         if edge.src == edge.dst:
             errors.append(f"edge {number} links {edge.src} to itself")
+        elif edge.src.isdigit() and edge.dst.isdigit() and (int(edge.src), int(edge.dst)) in existing:
+            errors.append(f"edge {number}: {edge.src} -> {edge.dst} is already in the graph")
         ends.append((edge.src, edge.dst))
     pairs = [(src, dst) for src, dst in ends]
     if len(set(pairs)) != len(pairs):
@@ -169,11 +173,8 @@ def patch_errors(graph: GraphView, patch: MemoryPatch) -> list[str]:
     unlinked = _unlinked(tmp_ids, ends)
     if unlinked:
         errors.append(f"new nodes {', '.join(unlinked)} are not linked to the graph's nodes")
-    if not errors:
-        existing = [(str(src), str(dst)) for src, dst in graph.edges]
-        nodes = {str(node) for node in graph.kinds} | set(tmp_ids)
-        if has_cycle(nodes, existing + ends):
-            errors.append("the edges would make a cycle")
+    if not errors and on_a_cycle([(str(src), str(dst)) for src, dst in existing] + ends, ends):
+        errors.append("the edges would make a cycle")
     return errors
 
 

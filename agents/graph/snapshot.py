@@ -1,19 +1,24 @@
-"""Snapshots in seed 004's JSON format:
+"""Snapshots in seed 004's JSON format, which is MemoBrain's `save_memory`:
 
     {"nodes": {"<id>": {"node_id", "kind", "thought", "related_turn_ids", "active"}},
      "edges": [{"src", "dst", "rationale"}]}
 
-`active` is true, false (folded) or "Flushed". A snapshot written by another tool imports: node
-ids as numbers or numeric strings, `thought` as a string or a list of notes. The format does not
-say which summary folded a node, so an import takes the first summary whose turns include all
-of the node's."""
+`active` is true, false (folded) or "Flushed". What MemoBrain's own code writes imports and
+exports unchanged: `thought` a string (the task; a summary's notes as MemoBrain's JSON text) or
+a list of notes with any keys besides role and content; edges in their order, a pair repeated
+when a fold of siblings moved both of their edges to the summary; a rationale null; cycles,
+self-loops, a flushed or folded task; texts of any length within the upload's size. Refused:
+what memsite cannot keep as a graph (not exactly one task node, an edge to a node the snapshot
+lacks, a key that is not its node's id, a note that is not {role, content} strings). Node ids
+may also be numeric strings. The format does not say which summary folded a node, so an
+import takes the first summary whose turns include all of the node's."""
 
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
-from agents.graph.patches import MAX_TEXT, Notes, has_cycle
 from agents.models.graphs import NodeKind, NodeState
 from memsite.errors import InvalidInput, cut
 from memsite.storable import unstorable
@@ -29,11 +34,26 @@ ACTIVE_BY_STATE = {NodeState.ACTIVE: True, NodeState.FOLDED: False, NodeState.FL
 MAX_NODE_ID = 2**31 - 2
 
 
+class SnapshotNote(TypedDict):
+    """A note as MemoBrain's schema has it; other keys are kept as they are."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")
+
+    role: str
+    content: str
+
+
+# Lists stop at their first bad item (fail_fast): a refusal costs no more for a long list.
+NOTES = TypeAdapter(Annotated[list[SnapshotNote], Field(max_length=MAX_NOTES, fail_fast=True)])
+
+
 class SnapshotNode(BaseModel):
+    """A node; a thought that is a list is checked note by note after (`NOTES`), so that a
+    refusal names the note and not the string the thought might have been."""
+
     node_id: int = Field(ge=1, le=MAX_NODE_ID)
     kind: Literal["task", "subtask", "evidence", "summary"]
-    # Lists stop at their first bad item (fail_fast): a refusal costs no more for a long list.
-    thought: str | Annotated[list[Notes], Field(max_length=MAX_NOTES, fail_fast=True)]
+    thought: Any
     related_turn_ids: list[int] = Field(default_factory=list, max_length=100_000, fail_fast=True)
     active: bool | Literal["Flushed"] = True
 
@@ -47,9 +67,10 @@ class SnapshotNode(BaseModel):
 
     @field_validator("thought")
     @classmethod
-    def _bounded(cls, thought: str | list[Notes]) -> str | list[Notes]:
-        if isinstance(thought, str) and len(thought) > MAX_TEXT:
-            raise ValueError(f"at most {MAX_TEXT} characters")
+    def _text_or_notes(cls, thought: Any) -> Any:
+        if not isinstance(thought, str | list):
+            # ValueError: what pydantic reports as the field's error (a TypeError it would not)
+            raise ValueError("must be a string or a list of notes {role, content}")  # noqa: TRY004
         return thought
 
     @field_validator("related_turn_ids")
@@ -63,7 +84,7 @@ class SnapshotNode(BaseModel):
 class SnapshotEdge(BaseModel):
     src: int
     dst: int
-    rationale: str = Field(default="", max_length=1_000)
+    rationale: str | None = ""  # MemoBrain writes null when the model gave none
 
 
 class _Outline(BaseModel):
@@ -110,34 +131,25 @@ def _parsed(document: Any) -> tuple[dict[int, SnapshotNode], list[SnapshotEdge]]
         # The place of a bad key as pydantic names it: nodes.<key>.[key]
         number = _checked(NODE_KEY.validate_python, key, ("nodes", key, "[key]"))
         nodes[number] = _checked(SnapshotNode.model_validate, node, ("nodes", key))
+        if isinstance(nodes[number].thought, list):
+            _checked(NOTES.validate_python, nodes[number].thought, ("nodes", key, "thought"))
     return nodes, outline.edges
 
 
 def _problems(nodes: dict[int, SnapshotNode], edges: list[SnapshotEdge]) -> list[str]:
-    """What makes the snapshot no graph, up to MAX_PROBLEMS of it."""
-    problems = []
-    for key, node in nodes.items():
-        if key != node.node_id:
-            problems.append(f"node {key} says its node_id is {node.node_id}")
-        if node.kind == NodeKind.TASK and node.active is not True:
-            problems.append(f"task node {key} must be active")
+    """What makes the snapshot no graph memsite can keep, up to MAX_PROBLEMS of it."""
+    problems = [
+        f"node {key} says its node_id is {node.node_id}" for key, node in nodes.items() if key != node.node_id
+    ]
     tasks = [key for key, node in nodes.items() if node.kind == NodeKind.TASK]
     if len(tasks) != 1:
         problems.append(f"a graph has one task node, this snapshot has {len(tasks)}")
-    pairs = set()
     for number, edge in enumerate(edges):
         if len(problems) >= MAX_PROBLEMS:
-            return problems
-        for end in (edge.src, edge.dst):
+            break
+        for end in dict.fromkeys((edge.src, edge.dst)):
             if end not in nodes:
                 problems.append(f"edge {number} names node {end}, which is not in the snapshot")
-        if edge.src == edge.dst:
-            problems.append(f"edge {number} links node {edge.src} to itself")
-        if (edge.src, edge.dst) in pairs:
-            problems.append(f"edge {number} repeats {edge.src} -> {edge.dst}")
-        pairs.add((edge.src, edge.dst))
-    if not problems and has_cycle([str(key) for key in nodes], [(str(a), str(b)) for a, b in pairs]):
-        problems.append("the edges make a cycle")
     return problems
 
 
@@ -152,10 +164,6 @@ def _folded_into(node: SnapshotNode, summaries: list[SnapshotNode]) -> int | Non
         ),
         None,
     )
-
-
-def _thought(node: SnapshotNode) -> str | list[dict[str, Any]]:
-    return node.thought if isinstance(node.thought, str) else [note.model_dump() for note in node.thought]
 
 
 def snapshot_read(document: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -178,7 +186,7 @@ def snapshot_read(document: Any) -> tuple[list[dict[str, Any]], list[dict[str, A
             {
                 "node_id": node.node_id,
                 "kind": node.kind,
-                "thought": _thought(node),
+                "thought": node.thought,  # as it came: a note's keys beyond role and content too
                 "related_turn_ids": node.related_turn_ids,
                 "state": state,
                 "folded_into": _folded_into(node, summaries) if state == NodeState.FOLDED else None,
@@ -188,14 +196,15 @@ def snapshot_read(document: Any) -> tuple[list[dict[str, Any]], list[dict[str, A
 
 
 def snapshot_document(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
-    """The seed's format, nodes keyed by their id in order."""
+    """The seed's format, nodes keyed by their id in order, edges in theirs: what MemoBrain's
+    `load_memory` reads back to the same graph."""
     return {
         "nodes": {
             str(node["node_id"]): {
                 "node_id": node["node_id"],
                 "kind": node["kind"],
+                "related_turn_ids": node["related_turn_ids"],  # the keys in save_memory's order
                 "thought": node["thought"],
-                "related_turn_ids": node["related_turn_ids"],
                 "active": ACTIVE_BY_STATE[node["state"]],
             }
             for node in sorted(nodes, key=lambda node: node["node_id"])

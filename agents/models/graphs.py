@@ -4,7 +4,10 @@ row for every operation.
 
 Unlike the reference code, turns are rows with ids that never shift, nodes keep their state
 (active, folded or flushed) rather than a boolean-or-string, and every change is one
-transaction validated whole before it is applied."""
+transaction validated whole before it is applied. Edges are a list, as the reference keeps
+them: a fold of siblings moves both of their edges to the summary, so a pair can repeat (with
+its own rationale each time), and an imported graph may hold cycles, self-loops and a task
+that was flushed or folded."""
 
 from django.conf import settings
 from django.db import models
@@ -74,9 +77,6 @@ class GraphNode(models.Model):
             models.UniqueConstraint(fields=["graph", "node_id"], name="agents_graphnode_id_unique"),
             models.CheckConstraint(condition=Q(kind__in=NodeKind.values), name="agents_graphnode_kind_valid"),
             models.CheckConstraint(condition=Q(state__in=NodeState.values), name="agents_graphnode_state_valid"),
-            models.CheckConstraint(
-                condition=~Q(kind=NodeKind.TASK) | Q(state=NodeState.ACTIVE), name="agents_graphnode_task_active"
-            ),
         ]
 
     def __str__(self) -> str:
@@ -87,14 +87,12 @@ class GraphEdge(models.Model):
     graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="edges")
     src = models.PositiveIntegerField()  # node ids within the graph
     dst = models.PositiveIntegerField()
-    rationale = models.TextField(blank=True)
+    # null as a snapshot says it (MemoBrain writes an edge's missing rationale as null, and shows it
+    # as "None"), apart from the empty string.
+    rationale = models.TextField(blank=True, null=True)
 
     class Meta:
-        ordering = ["graph", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["graph", "src", "dst"], name="agents_graphedge_pair_unique"),
-            models.CheckConstraint(condition=~Q(src=models.F("dst")), name="agents_graphedge_not_a_loop"),
-        ]
+        ordering = ["graph", "id"]  # the order of the list: a snapshot's, then each new edge's
 
     def __str__(self) -> str:
         return f"{self.src} -> {self.dst}"

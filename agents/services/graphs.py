@@ -42,7 +42,7 @@ from agents.graph.patches import (
     FlushAndFoldOp,
     GraphView,
     MemoryPatch,
-    has_cycle,
+    on_a_cycle,
     patch_errors,
     recall_errors,
     schema_for,
@@ -463,21 +463,28 @@ def _foldable(graph: Graph) -> list[tuple[int, str]]:
 
 
 def _folded_edges(
-    edges: dict[tuple[int, int], str], folded: set[int], summary_id: int, nodes: set[int]
-) -> tuple[dict[tuple[int, int], str], list[list[int]]]:
-    """The edges once `folded` is folded into `summary_id`: those that crossed into the folded
-    set meet the summary instead; those inside stay with the folded nodes. One that would repeat
-    an edge or close a cycle is left out, and listed."""
-    crossing = {pair: why for pair, why in edges.items() if (pair[0] in folded) != (pair[1] in folded)}
-    kept = {pair: why for pair, why in edges.items() if pair not in crossing}
-    left_out = []
-    names = [str(node) for node in nodes | {summary_id}]
-    for (src, dst), why in sorted(crossing.items()):
+    edges: list[tuple[int, int, str | None]], folded: set[int], summary_id: int
+) -> tuple[list[tuple[int, int, str | None]], list[list[int]]]:
+    """The edges, in their order, once `folded` is folded into `summary_id`: those that crossed
+    into the folded set meet the summary instead; those inside stay with the folded nodes. One
+    that would repeat a pair or lie on a cycle is left out, and listed: memsite's own folds make
+    neither, though an imported graph may hold both."""
+
+    def crosses(src: int, dst: int) -> bool:
+        return (src in folded) != (dst in folded)
+
+    pairs = {(src, dst) for src, dst, _ in edges if not crosses(src, dst)}
+    kept, left_out = [], []
+    for src, dst, why in edges:
+        if not crosses(src, dst):
+            kept.append((src, dst, why))
+            continue
         moved = (summary_id if src in folded else src, summary_id if dst in folded else dst)
-        if moved in kept or has_cycle(names, [(str(a), str(b)) for a, b in [*kept, moved]]):
+        if moved in pairs or on_a_cycle([*pairs, moved], [moved]):
             left_out.append([src, dst])
         else:
-            kept[moved] = why
+            pairs.add(moved)
+            kept.append((*moved, why))
     return kept, left_out
 
 
@@ -495,9 +502,8 @@ def _apply_recall(
             raise InvalidInput("; ".join(errors))
         flushed = [flush.id for flush in op.flush_ops]
         GraphNode.objects.filter(graph=locked, node_id__in=flushed).update(state=NodeState.FLUSHED)
-        rows = GraphEdge.objects.filter(graph=locked).values_list("src", "dst", "rationale")
-        edges = {(src, dst): why for src, dst, why in rows}
-        nodes = set(view.kinds)
+        rows = GraphEdge.objects.filter(graph=locked).order_by("id")
+        edges = list(rows.values_list("src", "dst", "rationale"))
         summaries, left_out = [], []
         for fold in op.fold_ops:
             summary_id = locked.next_node_id
@@ -516,14 +522,13 @@ def _apply_recall(
             GraphNode.objects.filter(graph=locked, node_id__in=folded).update(
                 state=NodeState.FOLDED, folded_into=summary_id
             )
-            edges, dropped = _folded_edges(edges, folded, summary_id, nodes)
-            nodes.add(summary_id)
+            edges, dropped = _folded_edges(edges, folded, summary_id)
             summaries.append(summary_id)
             left_out.extend(dropped)
         if op.fold_ops:
             GraphEdge.objects.filter(graph=locked).delete()
             GraphEdge.objects.bulk_create(
-                GraphEdge(graph=locked, src=src, dst=dst, rationale=why) for (src, dst), why in edges.items()
+                GraphEdge(graph=locked, src=src, dst=dst, rationale=why) for src, dst, why in edges
             )
         locked.save(update_fields=["next_node_id", "updated_at"])
         applied = {"flushed": flushed, "summaries": summaries, "edges_left_out": left_out}

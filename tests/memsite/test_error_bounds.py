@@ -192,7 +192,7 @@ def test_a_snapshot_of_bad_notes_is_refused_at_the_first(api, graph):
     body = refused(api, "put", f"/api/graphs/{graph.pk}/snapshot/", notes)
 
     assert body == {
-        "detail": "Invalid snapshot at nodes.1.thought.str: Input should be a valid string."
+        "detail": "Invalid snapshot at nodes.1.thought.0.role: Input should be a valid string."
     }
 
 

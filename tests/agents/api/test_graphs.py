@@ -547,7 +547,10 @@ def test_a_snapshot_keeps_the_graphs_turns(api, graph, queued, django_capture_on
         (b"[1, 2]", "Invalid snapshot"),
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
         ({"nodes": {}}, "one task node, this snapshot has 0"),
-        ({**SEED_EXAMPLE, "edges": [{"src": 1, "dst": 2}, {"src": 2, "dst": 1}]}, "the edges make a cycle"),
+        (
+            {"nodes": {**SEED_EXAMPLE["nodes"], "2": {**SEED_EXAMPLE["nodes"]["2"], "thought": [7]}}},
+            "Invalid snapshot at nodes.2.thought.0: Input should be a valid dictionary.",
+        ),
         ({**SEED_EXAMPLE, "edges": [{"src": 1, "dst": 9}]}, "names node 9"),
         ({"nodes": {"1": {**SEED_EXAMPLE["nodes"]["1"], "kind": "idea"}}}, "Invalid snapshot at nodes.1.kind"),
         (

@@ -292,10 +292,7 @@ def test_a_snapshot_from_another_tool_imports(graph):
         (lambda doc: doc.update(nodes=[]), "Invalid snapshot at nodes"),
         (lambda doc: doc["nodes"]["2"].update(kind="idea"), "Invalid snapshot at nodes.2.kind"),
         (lambda doc: doc["nodes"]["2"].update(node_id=5), "node 2 says its node_id is 5"),
-        (lambda doc: doc["nodes"]["1"].update(active="Flushed"), "task node 1 must be active"),
         (lambda doc: doc["edges"].append({"src": 2, "dst": 9}), "names node 9"),
-        (lambda doc: doc["edges"].append({"src": 2, "dst": 1}), "the edges make a cycle"),
-        (lambda doc: doc["edges"].append({"src": 2, "dst": 2}), "links node 2 to itself"),
     ],
 )
 def test_an_invalid_snapshot_changes_nothing(graph, change, message):

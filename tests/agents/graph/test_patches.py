@@ -49,11 +49,30 @@ def test_a_valid_patch_has_no_errors():
         ([("a", "evidence"), ("b", "evidence")], [("a", "b")], "new nodes a, b are not linked"),
         ([("a", "subtask")], [("2", "a"), ("a", "1")], "the edges would make a cycle"),
         ([], [("2", "1")], "the edges would make a cycle"),
+        ([("a", "evidence")], [("a", "2"), ("1", "2")], "edge 1: 1 -> 2 is already in the graph"),
     ],
 )
 def test_each_rule(nodes, edges, error):
     errors = patch_errors(GRAPH, patch(nodes, edges))
     assert any(error in message for message in errors), errors
+
+
+# An imported graph's cycle (2 -> 3 -> 2) and self-loop (3 -> 3), as MemoBrain may write them.
+CYCLIC = GraphView(
+    kinds={1: "task", 2: "subtask", 3: "evidence"},
+    states={1: "active", 2: "active", 3: "active"},
+    edges=frozenset({(1, 2), (2, 3), (3, 2), (3, 3)}),
+)
+
+
+def test_a_step_joins_a_graph_that_holds_a_cycle():
+    step = patch([("a", "evidence"), ("b", "subtask")], [("3", "a"), ("1", "b"), ("a", "b")])
+    assert patch_errors(CYCLIC, step) == []
+
+
+def test_a_step_that_closes_a_new_cycle_is_refused_beside_an_old_one():
+    errors = patch_errors(CYCLIC, patch([("a", "evidence")], [("3", "a"), ("a", "1")]))
+    assert errors == ["the edges would make a cycle"]
 
 
 def test_only_subtask_and_evidence_nodes_are_added():
