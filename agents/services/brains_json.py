@@ -172,7 +172,9 @@ def brain_export(*, agent: Agent) -> dict[str, Any]:
         (key, value) for key, value in brain.extra_user_model.items() if key not in user_model
     )
     return {
-        **{name: lists[name] for name in ("thoughts", "innerThoughts", "episodes")},
+        "thoughts": lists["thoughts"],
+        "innerThoughts": lists["innerThoughts"],
+        "episodes": lists["episodes"],
         "semanticFacts": lists["semanticFacts"],
         "exploredPaths": explored[Explored.Kind.PATH],
         "exploredUrls": explored[Explored.Kind.URL],
@@ -187,7 +189,7 @@ def brain_export(*, agent: Agent) -> dict[str, Any]:
     }
 
 
-# Reading the brain's rows into the document ------------------------------------------------------
+# Reading the brain's rows into the document --------------------------------------------
 
 
 def _export_lists(brain: Brain) -> dict[str, list[Any]]:
