@@ -83,8 +83,8 @@ def brain_document(rng: random.Random, counts: dict[str, int], *, now: datetime)
     every explored path and URL a neuron linked to `self`, concepts linked at random."""
     start, span = now - HISTORY, HISTORY - timedelta(hours=1)
 
-    def when(index: int, count: int) -> str:
-        return mj.iso(_ms(start + span * (index / max(1, count))))
+    def when(index: int, count: int) -> int:
+        return mj.ms(start + span * (index / max(1, count)))
 
     def sometime() -> datetime:
         return _ms(start + span * rng.random())
@@ -92,37 +92,41 @@ def brain_document(rng: random.Random, counts: dict[str, int], *, now: datetime)
     def text(low: int, high: int) -> str:
         return prose(rng, rng.randint(low, high))
 
-    def listed(name: str, entry: Callable[[int, str], Any]) -> list[Any]:
+    def listed(name: str, entry: Callable[[int, int], Any]) -> list[Any]:
         return [entry(index, when(index, counts[name])) for index in range(counts[name])]
 
     topics = [f"{rng.choice(WORDS)}-{rng.choice(WORDS)}" for _ in range(200)]
     paths = [f"/references/{rng.choice(topics)}/{rng.choice(WORDS)}-{index}.md" for index in range(counts["path"])]
     urls = [f"https://docs.example.org/{rng.choice(topics)}/{index}" for index in range(counts["url"])]
 
-    def episode(index: int, at: str) -> dict[str, Any]:
+    def episode(index: int, at: int) -> dict[str, Any]:
         action = rng.choice(ACTIONS)
-        where = rng.choice(paths) if action in ("read_file", "list_dir") else ""
+        where = rng.choice(paths) if action in ("read_file", "list_dir") else None
         what = f"{action} {json.dumps({'path': where} if where else {})}"
-        return {"type": action, "what": what, "summary": text(8, 30), "where": where, "at": at}
+        return {"t": at, "type": action, "what": what, "summary": text(8, 30), "where": where}
 
-    def log(index: int, at: str) -> dict[str, Any]:
+    def log(index: int, at: int) -> dict[str, Any]:
         kind = rng.choice(LOG_TYPES)
         if kind in ("explore_path", "explore_url"):
             message = rng.choice(paths if kind == "explore_path" else urls)
         else:
             message = text(6, 40)
-        return {"type": kind, "message": message, "at": at}
+        return {"t": at, "type": kind, "message": message}
 
-    goals = []
-    for index in range(counts["goal"]):
-        done = index < counts["goal"] * 0.6
-        goal = {"text": text(5, 14), "status": "done" if done else "active", "at": when(index, counts["goal"])}
-        if done:
-            goal["doneAt"] = when(index + 1, counts["goal"])
-        goals.append(goal)
+    goals = [
+        {
+            "id": f"g{index}",
+            "text": text(5, 14),
+            "status": "done" if index < counts["goal"] * 0.6 else "active",
+            "createdAt": when(index, counts["goal"]),
+        }
+        for index in range(counts["goal"])
+    ]
 
     def neuron(kind: str, label: str, strength: float, last_used: datetime) -> dict[str, Any]:
-        return mj.keyed_entry({}, mj.neuron_fields(label=label, kind=kind, strength=strength, last_used=last_used))
+        key = mj.SELF if kind == mj.SELF else f"{kind}:{label}"
+        fields = mj.neuron_fields(key=key, label=label, kind=kind, strength=strength, last_used=last_used)
+        return mj.keyed_entry({}, fields)
 
     neurons = {mj.SELF: neuron(mj.SELF, mj.SELF, 100.0, _ms(now - timedelta(hours=1)))}
     for kind, labels in (("path", paths), ("url", urls)):
@@ -146,16 +150,16 @@ def brain_document(rng: random.Random, counts: dict[str, int], *, now: datetime)
     ]
 
     return {
-        "thoughts": listed("thought", lambda index, at: {"text": text(12, 70), "at": at}),
-        "innerThoughts": listed("inner_thought", lambda index, at: {"text": text(8, 30), "at": at}),
+        "thoughts": listed("thought", lambda index, at: {"t": at, "text": text(12, 70)}),
+        "innerThoughts": listed("inner_thought", lambda index, at: {"t": at, "text": text(8, 30)}),
         "episodes": listed("episode", episode),
-        "semanticFacts": listed("fact", lambda index, at: {"text": text(8, 30), "at": at}),
-        "exploredPaths": {path: {"at": mj.iso(sometime()), "summary": text(10, 45)} for path in paths},
-        "exploredUrls": {url: {"at": mj.iso(sometime()), "summary": text(10, 45)} for url in urls},
+        "semanticFacts": listed("fact", lambda index, at: {"fact": text(8, 30), "source": "deep_reflect", "t": at}),
+        "exploredPaths": {path: {"at": mj.ms(sometime()), "summary": text(10, 45)} for path in paths},
+        "exploredUrls": {url: {"at": mj.ms(sometime()), "summary": text(10, 45)} for url in urls},
         "neurons": neurons,
         "synapses": synapses,
         "chatHistory": listed(
-            "chat", lambda index, at: {"role": ("user", "assistant")[index % 2], "content": text(5, 60), "at": at}
+            "chat", lambda index, at: {"role": ("user", "assistant")[index % 2], "content": text(5, 60), "t": at}
         ),
         "logs": listed("log", log),
         "userModel": {"lastMessages": [text(5, 25) for _ in range(counts["user_message"])]},
@@ -164,14 +168,15 @@ def brain_document(rng: random.Random, counts: dict[str, int], *, now: datetime)
             "plan": {
                 "steps": [f"read_file {rng.choice(paths)}", f"list_dir /references/{rng.choice(topics)}",
                           "write down what you learned"],
-                "current": 1,
+                "currentStepIndex": 1,
+                "createdAt": when(counts["thought"], counts["thought"]),
             },
             "selfSummary": text(300, 320)[: cap("self_summary_chars")],
             "selfInstructions": [text(6, 16) for _ in range(counts["self_instruction"])],
             "emotions": {"joy": 0.4, "frustration": 0.1, "interest": 0.6, "confusion": 0.05},
             "hormones": {"dopamine": 0.55, "cortisol": 0.45, "serotonin": 0.5},
             "lastUserMessage": text(20, 60)[: cap("last_user_message_chars")],
-            "lastError": "",
+            "lastError": None,
             "lastDir": "/references",
             "totalReads": counts["path"] * 3,
             "totalFetches": counts["url"],
@@ -215,14 +220,14 @@ def brain_rows(document: dict[str, Any], *, now: datetime) -> BrainRows:
     compares the two."""
     memory = mj.Memory(document)
     records = [
-        (kind, seq, clip(entry.main_text(), "entry_chars"), mj.clipped_item(kind, item), entry.at or now)
+        (kind, seq, clip(entry.main_text(), "entry_chars"), mj.clipped_item(kind, item), entry.t or now)
         for name, kind, model in mj.RECORD_SECTIONS
         for seq, (_, item, entry) in enumerate(memory.items(name, model), 1)
     ]
     goals = []
     for _, item, entry in memory.items("state.goals", mj.GoalEntry):
-        created = entry.at or now
-        done_at = (entry.doneAt or created) if entry.status == Goal.Status.DONE else None
+        created = entry.createdAt or now
+        done_at = created if entry.status == Goal.Status.DONE else None
         goals.append((entry.text, entry.status or Goal.Status.ACTIVE, dict(item), created, done_at))
     explored = []
     for kind, name in ((Explored.Kind.PATH, "exploredPaths"), (Explored.Kind.URL, "exploredUrls")):
@@ -232,26 +237,29 @@ def brain_rows(document: dict[str, Any], *, now: datetime) -> BrainRows:
             explored.append((kind, key, summary, at, data))
     neurons = []
     for key, item, entry in memory.entries("neurons", mj.NeuronEntry):
-        label, kind = entry.concept or mj.neuron_label(key), entry.type or mj.neuron_kind(key)
+        label, kind = entry.label or mj.neuron_label(key), entry.type or mj.neuron_kind(key)
         last_used = entry.lastUsed or now
-        fields = mj.neuron_fields(label=label, kind=kind, strength=entry.strength, last_used=last_used)
+        fields = mj.neuron_fields(key=key, label=label, kind=kind, strength=entry.strength, last_used=last_used)
         neurons.append((key, kind, label, entry.strength, last_used, mj.stored_entry(item, fields)))
     synapses = []
     for _, item, entry in memory.items("synapses", mj.SynapseEntry):
-        last_used = entry.lastUsed or now
-        fields = mj.synapse_fields(source=entry.source, target=entry.to, weight=entry.weight, last_used=last_used)
-        synapses.append((entry.source, entry.to, entry.weight, last_used, mj.stored_entry(item, fields)))
+        last_used = entry.lastStrengthened or now
+        fields = mj.synapse_fields(source=entry.fromId, target=entry.toId, weight=entry.weight, last_used=last_used)
+        synapses.append((entry.fromId, entry.toId, entry.weight, last_used, mj.stored_entry(item, fields)))
     memory.check()
     state = document["state"]
     brain = {
         "self_summary": clip(state["selfSummary"], "self_summary_chars"),
         "plan": state["plan"]["steps"],
-        "plan_step": state["plan"]["current"],
-        "emotions": {**affect.CALM_EMOTIONS, **state["emotions"]},
-        "hormones": {**affect.BASELINE_HORMONES, **state["hormones"]},
-        "last_user_message": clip(state["lastUserMessage"], "last_user_message_chars"),
-        "last_error": clip(state["lastError"], "last_error_chars"),
-        "extra_state": {key: value for key, value in state.items() if key not in mj.STATE_KEYS},
+        "plan_step": state["plan"]["currentStepIndex"],
+        "emotions": state["emotions"],
+        "hormones": state["hormones"],
+        "last_user_message": clip(state["lastUserMessage"] or "", "last_user_message_chars"),
+        "last_error": clip(state["lastError"] or "", "last_error_chars"),
+        "extra_state": {
+            **{key: value for key, value in state.items() if key not in mj.STATE_KEYS},
+            "plan": {key: value for key, value in state["plan"].items() if key not in mj.PLAN_KEYS},
+        },
         "extra_user_model": {key: value for key, value in document["userModel"].items() if key != "lastMessages"},
         "record_seqs": {kind: seq for kind, seq, *_ in records},
         "path_count": sum(1 for row in explored if row[0] == Explored.Kind.PATH),

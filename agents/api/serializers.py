@@ -167,7 +167,10 @@ class CheckpointSerializer(serializers.Serializer):
 class BrainRecordSerializer(serializers.Serializer):
     seq = serializers.IntegerField(help_text="Numbers the entries of one collection from 1; the newest has the largest.")
     text = serializers.CharField()
-    data = serializers.DictField(help_text="The entry's other fields as memory.json has them (an episode's type, a chat line's role).")
+    data = serializers.JSONField(
+        help_text="The entry as memory.json has it: an object (an episode's type, a chat line's role), "
+        "or a string (self-instructions and the user's messages are kept as strings)."
+    )
     created_at = serializers.DateTimeField()
 
     class Meta:
@@ -347,7 +350,10 @@ class BrainImportReportSerializer(serializers.Serializer):
         help_text="Left out as unusable: empty or overlong keys; synapses with a missing end, a loop or a repeated pair.",
     )
     clipped = serializers.DictField(child=serializers.IntegerField(), help_text="Texts cut to their character cap.")
-    ignored_keys = serializers.ListField(child=serializers.CharField(), help_text="Top-level keys memory.json does not have.")
+    kept_keys = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Top-level keys kept as they are and given back by an export (embeddings, fileContents, ...).",
+    )
     added_self_neuron = serializers.BooleanField()
 
     class Meta:

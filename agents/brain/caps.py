@@ -16,6 +16,7 @@ DEFAULT_CAPS = {
     "user_message": 10,
     "goal": 20,
     "tick": 1_000,  # tick runs kept for the charts and their traces
+    "embedding": 2_000,  # memory.json's embeddings, kept unused for its export (her own cap)
     # keyed collections: entries kept, the least recently used trimmed
     "path": 10_000,
     "url": 10_000,

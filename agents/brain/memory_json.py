@@ -1,53 +1,68 @@
-"""memory.json, the file seed 002's agent keeps its whole brain in: its format, how a document
-is checked, and how rows are written back as its entries.
+"""memory.json, the file the "her" app (seed 002; daemon-tech/embodiedAI, `mind/memory.js`)
+keeps its whole brain in: its format, how a document is checked, and how rows are written back
+as its entries. The format is what her `Memory.save()` writes, in the version seed 002 describes
+and in the newest (which dropped emotions and hormones); `tests/fixtures/her/` holds a file of
+each.
 
-One JSON object. Every key may be missing (or null) and then takes its default
-(`default_document`); the caps are those of `agents.brain.caps`:
+One JSON object. Every key may be missing (or null); the caps are those of `agents.brain.caps`:
 
     {
-      "thoughts":      [{"text", "at"}],                               cap thought
-      "innerThoughts": [{"text", "at"}],                               cap inner_thought
-      "episodes":      [{"type", "what", "summary", "where", "at"}],   cap episode
-      "semanticFacts": [{"text", "at"}],                               cap fact
+      "thoughts":      [{"t", "text", ...}],                           cap thought
+      "innerThoughts": [{"t", "text"}],                                cap inner_thought
+      "episodes":      [{"t", "type", "what", "summary", "where"}],    cap episode
+      "semanticFacts": [{"fact", "source", "t"}],                      cap fact
       "exploredPaths": {"<path>": {"at", "summary"}},                  cap path
       "exploredUrls":  {"<url>": {"at", "summary"}},                   cap url
-      "neurons":  {"<key>": {"concept", "type", "strength", "lastUsed"}},  cap neuron
-      "synapses": [{"from": "<key>", "to": "<key>", "weight", "lastUsed"}],      cap synapse
-      "chatHistory": [{"role", "content", "at"}],                      cap chat
-      "logs":        [{"type", "message", "at"}],                      cap log
-      "userModel": {"lastMessages": ["..."], ...},                     cap user_message
+      "neurons":  {"<id>": {"id", "label", "type", "strength", "lastUsed", "createdAt"}},
+                                                                       cap neuron
+      "synapses": [{"fromId", "toId", "weight", "type", "lastStrengthened"}], cap synapse
+      "chatHistory": [{"role", "content", "t"}],                       cap chat
+      "logs":        [{"t", "type", ...}],                             cap log
+      "embeddings":  [{"text", "vector", "t"}],                        cap embedding
+      "fileContents": {...},
+      "userModel": {"lastMessages": ["..."], "inferredFocus": ""},     cap user_message
       "state": {
-        "goals": [{"text", "status": "active" | "done", ...}],         cap goal
-        "plan": {"steps": ["..."], "current": 0},                      cap plan_steps
+        "goals": [{"id", "text", "status": "active" | "done", "createdAt"}], cap goal
+        "plan": null | {"steps": ["..."], "currentStepIndex": 0, "createdAt"}, cap plan_steps
         "selfSummary": "",                                             cap self_summary_chars
         "selfInstructions": ["..."],                                   cap self_instruction
-        "emotions": {"joy", "frustration", "interest", "confusion"},   numbers, 0..1
-        "hormones": {"dopamine", "cortisol", "serotonin"},             numbers, 0..1
-        "lastUserMessage": "",                                         cap last_user_message_chars
-        "lastError": "",                                               cap last_error_chars
-        ...
+        "emotions": {"joy", "frustration", "interest", "confusion"},   numbers (older her)
+        "hormones": {"dopamine", "cortisol", "serotonin"},             numbers (older her)
+        "lastUserMessage": null | "...",                               cap last_user_message_chars
+        "lastError": null | "...",                                     cap last_error_chars
+        ... (lastDir, totalReads, agiSelfModel, workingMemory, ...)
       }
     }
 
 - Lists run oldest first. An entry of a list may be a bare string standing for its text, and
-  keeps any other keys. An entry's text is its "text"; an episode's "summary" (else "what"), a
-  chat line's "content", a log line's "message"; texts are cut at the `entry_chars` cap.
-- Times (`at`, `lastUsed`, a goal's `doneAt`) are ISO 8601 strings (UTC when they name no
-  offset) or epoch milliseconds. Times memsite writes look like JavaScript's toISOString,
-  `2024-05-01T12:00:00.000Z`.
-- Neuron keys are "self", "path:<path>", "url:<url>" and "concept:<word>". A neuron's type is
-  self, path, url or concept (when missing, the key's prefix says it); its concept is the key
-  after the prefix when missing. The `self` neuron always exists.
-- Keys of `state` and `userModel` other than those above are kept; unknown keys at the top
-  level are ignored (an import reports them).
+  keeps any other keys. An entry's text is its "text"; a fact's "fact"; an episode's "summary"
+  (else "what"); a chat line's "content"; a log line's "message", "thought", "text", "path" or
+  "url", the first there is, else its type. Texts are cut at the `entry_chars` cap.
+- Times (`t`, `at`, `createdAt`, `lastUsed`, `lastStrengthened`) are epoch milliseconds, as her
+  writes them, or ISO 8601 strings (UTC when they name no offset). Memsite writes milliseconds.
+- Neuron keys are her ids, "self" and "<type>:<slug of the label>"; a neuron's label is its
+  "label" (else the key after the prefix), its type "self", "path", "url" or "concept" (else the
+  key's prefix says it). The `self` neuron always exists.
+- Every key memsite does not use is kept and written back: an entry's other keys, the other keys
+  of `state`, the plan and `userModel`, and the other top-level keys (`embeddings`, kept to its
+  cap, `fileContents`, any other), all within the size of the file an import takes.
 
 In the database (`agents.models.brains`): list entries are Record rows, numbered in list order,
 whose `data` is the entry exactly as the file has it (a bare string stays one) and `text` its
 text; goals are Goal rows with the entry in `data`. Explored paths and URLs, neurons and
 synapses are rows whose columns carry the entry; their `data` holds the entry only where the
-columns would not give it back exactly (other keys, a time in epoch milliseconds), so that an
-export returns what was imported. The other keys of `state` go to `Brain.extra_state`, those of
-the plan to `Brain.extra_state["plan"]`, those of `userModel` to `Brain.extra_user_model`.
+columns would not give it back exactly (other keys, a time as an ISO string), so that an export
+returns what was imported. The other keys of `state` go to `Brain.extra_state`, those of the
+plan to `Brain.extra_state["plan"]`, those of `userModel` to `Brain.extra_user_model`, the other
+top-level keys to `BrainExtra.document`.
+
+An export is what her `Memory.load()` reads back to the same state: `lastError` and
+`lastUserMessage` are null when empty, as her writes them; the plan is null when no step is left
+(her `advancePlan` clears a finished plan); emotions and hormones are written only when the brain
+has them (a file of the newest her has none, and gets none back); `embeddings` and `fileContents`
+are written empty when a brain has none, as her defaults have them. What a keyed entry leaves
+out (a neuron's strength, a synapse's weight, a time) is written as memsite took it (1, 0.1, the
+time of the import): her own files have every one.
 
 Refused with InvalidInput, naming the path of each problem (`state.goals[2].status`): a document
 that is not JSON, not an object, nested deeper than MAX_DEPTH, or has a value of the wrong type;
@@ -76,7 +91,7 @@ from agents.models import RecordKind
 from memsite.errors import MAX_ERRORS, MAX_KEY_CHARS, InvalidInput, TooLarge, cut
 from memsite.storable import deeper_than, unstorable
 
-TOP_LEVEL_KEYS = (
+TOP_LEVEL_KEYS = (  # the keys whose entries a brain keeps as rows and fields
     "thoughts",
     "innerThoughts",
     "episodes",
@@ -100,6 +115,7 @@ STATE_KEYS = (
     "lastUserMessage",
     "lastError",
 )
+PLAN_KEYS = ("steps", "currentStepIndex")
 SELF = "self"
 NEURON_TYPES = ("self", "path", "url", "concept")
 MAX_DEPTH = 32  # the format itself needs 6 levels; the rest is room for entries' own keys
@@ -113,7 +129,7 @@ TIME_EXPECTED = "should be an ISO 8601 time or epoch milliseconds"
 
 
 def parse_time(value: Any) -> datetime:
-    """A memory.json time: an ISO 8601 string or epoch milliseconds."""
+    """A memory.json time: epoch milliseconds or an ISO 8601 string."""
     if isinstance(value, bool):
         raise ValueError(TIME_EXPECTED)
     if isinstance(value, int | float):
@@ -147,48 +163,60 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", allow_inf_nan=False)
 
 
-class Entry(_Strict):
-    """An entry of a list: an object, or a bare string standing for its text."""
+def first_text(item: Mapping[str, Any], keys: Sequence[str]) -> tuple[str | None, str]:
+    """The first of `keys` that holds a text in `item`, and the text; (None, "") when none does."""
+    for key in keys:
+        value = item.get(key)
+        if isinstance(value, str) and value:
+            return key, value
+    return None, ""
 
-    text_key: ClassVar[str] = "text"
-    at: Time = None
+
+class Entry(_Strict):
+    """An entry of a list: an object, or a bare string standing for its text. Its text is the
+    first of `text_keys` that holds one; the first key is the one memsite writes."""
+
+    text_keys: ClassVar[tuple[str, ...]] = ("text",)
+    t: Time = None
 
     @model_validator(mode="before")
     @classmethod
     def _bare(cls, value: Any) -> Any:
-        return {cls.text_key: value} if isinstance(value, str) else value
+        return {cls.text_keys[0]: value} if isinstance(value, str) else value
 
     def main_text(self) -> str:
-        return getattr(self, self.text_key) or ""
+        return first_text({**(self.model_extra or {}), **dict(self)}, self.text_keys)[1]
 
 
 class TextEntry(Entry):
     text: str | None = None
 
 
-class EpisodeEntry(Entry):
-    text_key: ClassVar[str] = "summary"
-    summary: str | None = None
+class FactEntry(Entry):
+    text_keys: ClassVar[tuple[str, ...]] = ("fact",)
+    fact: str | None = None
 
-    def main_text(self) -> str:
-        what = (self.model_extra or {}).get("what")
-        return self.summary or (what if isinstance(what, str) else "")
+
+class EpisodeEntry(Entry):
+    text_keys: ClassVar[tuple[str, ...]] = ("summary", "what")
+    summary: str | None = None
 
 
 class ChatEntry(Entry):
-    text_key: ClassVar[str] = "content"
+    text_keys: ClassVar[tuple[str, ...]] = ("content",)
     content: str | None = None
 
 
 class LogEntry(Entry):
-    text_key: ClassVar[str] = "message"
-    message: str | None = None
+    # her logs carry their payload's own keys: {type: "thought", action, thought},
+    # {type: "explore_path", path}; memsite's carry a message.
+    text_keys: ClassVar[tuple[str, ...]] = ("message", "thought", "text", "path", "url", "type")
 
 
 class GoalEntry(Entry):
     text: str | None = None
     status: Literal["active", "done"] | None = None
-    doneAt: Time = None
+    createdAt: Time = None
 
 
 class ExploredEntry(_Strict):
@@ -197,17 +225,17 @@ class ExploredEntry(_Strict):
 
 
 class NeuronEntry(_Strict):
-    concept: str | None = None
+    label: str | None = None
     type: Literal["self", "path", "url", "concept"] | None = None
     strength: float | None = None
     lastUsed: Time = None
 
 
 class SynapseEntry(_Strict):
-    source: str = Field(alias="from")
-    to: str
+    fromId: str
+    toId: str
     weight: float | None = None
-    lastUsed: Time = None
+    lastStrengthened: Time = None
 
 
 Step = Annotated[Any, PlainValidator(_plan_step)]
@@ -216,7 +244,7 @@ Step = Annotated[Any, PlainValidator(_plan_step)]
 class _Plan(_Strict):
     # fail_fast: a list of bad steps is refused at the first, not named step by step.
     steps: Annotated[list[Step], Field(fail_fast=True)] | None = None
-    current: Annotated[int, Field(ge=0)] | None = None
+    currentStepIndex: Annotated[int, Field(ge=0)] | None = None
 
 
 class _State(_Strict):
@@ -253,6 +281,7 @@ class _Document(_Strict):
     synapses: list[Any] | None = None
     chatHistory: list[Any] | None = None
     logs: list[Any] | None = None
+    embeddings: list[Any] | None = None
     userModel: _UserModel | None = None
     state: _State | None = None
 
@@ -262,13 +291,13 @@ RECORD_SECTIONS: tuple[tuple[str, RecordKind, type[Entry]], ...] = (
     ("thoughts", RecordKind.THOUGHT, TextEntry),
     ("innerThoughts", RecordKind.INNER_THOUGHT, TextEntry),
     ("episodes", RecordKind.EPISODE, EpisodeEntry),
-    ("semanticFacts", RecordKind.FACT, TextEntry),
+    ("semanticFacts", RecordKind.FACT, FactEntry),
     ("chatHistory", RecordKind.CHAT, ChatEntry),
     ("logs", RecordKind.LOG, LogEntry),
     ("userModel.lastMessages", RecordKind.USER_MESSAGE, TextEntry),
     ("state.selfInstructions", RecordKind.SELF_INSTRUCTION, TextEntry),
 )
-TEXT_KEYS = {kind: model.text_key for _, kind, model in RECORD_SECTIONS}
+TEXT_KEYS = {kind: model.text_keys for _, kind, model in RECORD_SECTIONS}
 BARE_STRING_KINDS = (
     RecordKind.USER_MESSAGE,
     RecordKind.SELF_INSTRUCTION,
@@ -324,7 +353,8 @@ class Memory:
             raise self._refusal() from None
 
     @property
-    def ignored_keys(self) -> list[str]:
+    def kept_keys(self) -> list[str]:
+        """The top-level keys kept as the file has them (`embeddings`, `fileContents`, ...)."""
         return [key for key in self.raw if key not in TOP_LEVEL_KEYS]
 
     def section(self, name: str) -> Any:
@@ -366,7 +396,9 @@ class Memory:
             return None
 
     def _collect(self, exc: ValidationError, loc: tuple, model: type[BaseModel]) -> None:
-        for error in exc.errors(include_url=False, include_input=False)[: MAX_ERRORS - len(self.errors)]:
+        for error in exc.errors(include_url=False, include_input=False)[
+            : MAX_ERRORS - len(self.errors)
+        ]:
             where = (*loc, *error["loc"])
             message = _MESSAGES.get(error["type"]) or error["msg"].removeprefix("Value error, ")
             if error["type"] == "model_type" and not error["loc"] and issubclass(model, Entry):
@@ -448,12 +480,14 @@ def clipped_item(kind: str, item: Any) -> Any:
     """A list entry with its text within the `entry_chars` cap."""
     if isinstance(item, str):
         return clip(item, "entry_chars")
-    key = TEXT_KEYS.get(kind, "text")
-    if isinstance(item, Mapping) and isinstance(item.get(key), str):
-        text = clip(item[key], "entry_chars")
-        if text != item[key]:
-            return {**item, key: text}
-    return dict(item) if isinstance(item, Mapping) else item
+    if not isinstance(item, Mapping):
+        return item
+    key, text = first_text(item, TEXT_KEYS.get(kind, ("text",)))
+    if key is not None:
+        clipped = clip(text, "entry_chars")
+        if clipped != text:
+            return {**item, key: clipped}
+    return dict(item)
 
 
 def most_recent(rows: Sequence[Any], limit: int, when: Callable[[Any], datetime]) -> list[Any]:
@@ -468,14 +502,22 @@ def most_recent(rows: Sequence[Any], limit: int, when: Callable[[Any], datetime]
 # Writing ------------------------------------------------------------------------------------
 
 
-def iso(moment: datetime) -> str:
-    """A time as JavaScript's toISOString writes it."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def ms(moment: datetime) -> int:
+    """A time as her writes it: epoch milliseconds (`Date.now()`)."""
+    return (moment - EPOCH) // timedelta(milliseconds=1)
 
 
 def number(value: float) -> int | float:
     """A number as JavaScript writes it: whole numbers without a fraction."""
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def entry(kind: str, text: str, at: datetime, **fields: Any) -> Any:
+    """A list entry of memsite's own, shaped as her writes the list's entries: a bare string for
+    the user's messages and self-instructions, else its time, its text and `fields`."""
+    if kind in BARE_STRING_KINDS:
+        return text
+    return {"t": ms(at), TEXT_KEYS[kind][0]: text, **fields}
 
 
 EntryField = tuple[str, Any, Any]  # an entry's key, the column's value, and the value as written
@@ -505,17 +547,18 @@ def stored_entry(item: Any, fields: Sequence[EntryField]) -> dict[str, Any]:
 
 
 def explored_fields(*, at: datetime, summary: str) -> list[EntryField]:
-    return [("at", at, iso(at)), ("summary", summary, summary)]
+    return [("at", at, ms(at)), ("summary", summary, summary)]
 
 
 def neuron_fields(
-    *, label: str, kind: str, strength: float, last_used: datetime
+    *, key: str, label: str, kind: str, strength: float, last_used: datetime
 ) -> list[EntryField]:
     return [
-        ("concept", label, label),
+        ("id", key, key),
+        ("label", label, label),
         ("type", kind, kind),
         ("strength", strength, number(strength)),
-        ("lastUsed", last_used, iso(last_used)),
+        ("lastUsed", last_used, ms(last_used)),
     ]
 
 
@@ -523,10 +566,10 @@ def synapse_fields(
     *, source: str, target: str, weight: float, last_used: datetime
 ) -> list[EntryField]:
     return [
-        ("from", source, source),
-        ("to", target, target),
+        ("fromId", source, source),
+        ("toId", target, target),
         ("weight", weight, number(weight)),
-        ("lastUsed", last_used, iso(last_used)),
+        ("lastStrengthened", last_used, ms(last_used)),
     ]
 
 
@@ -536,46 +579,62 @@ def goal_entry(*, text: str, status: str, data: Any) -> dict[str, Any]:
     )
 
 
+def goal_item(*, text: str, at: datetime, index: int = 0) -> dict[str, Any]:
+    """A goal of memsite's own, as her `addGoal` writes one (her ids are "g" and the time; the
+    goals one reflection adds have their index after it)."""
+    return {"id": f"g{ms(at)}{index or ''}", "text": text, "status": "active", "createdAt": ms(at)}
+
+
 def record_entry(*, kind: str, text: str, data: Any, at: datetime) -> Any:
     """A list entry: as the file had it, or, for an entry written without one, from its columns."""
     if not (isinstance(data, dict) and not data):
         return data
-    if kind in BARE_STRING_KINDS:
-        return text
-    return {TEXT_KEYS[kind]: text, "at": iso(at)}
+    return entry(kind, text, at)
+
+
+def plan_entry(steps: list[Any], current: int, extra: Any) -> dict[str, Any] | None:
+    """The plan as her keeps it: null once no step is left (her `advancePlan` clears it), else its
+    steps, current step and the plan's other keys as imported."""
+    if current >= len(steps):
+        return None
+    plan = {"steps": list(steps), "currentStepIndex": current}
+    if isinstance(extra, dict):
+        plan.update((key, value) for key, value in extra.items() if key not in plan)
+    return plan
+
+
+def kept_defaults() -> dict[str, Any]:
+    """The top-level keys a brain keeps unused that her always writes, as her defaults have
+    them: an export without them writes these."""
+    return {"embeddings": [], "fileContents": {}}
 
 
 def self_neuron(*, at: datetime) -> dict[str, Any]:
-    return keyed_entry({}, neuron_fields(label=SELF, kind=SELF, strength=1.0, last_used=at))
-
-
-def default_plan() -> dict[str, Any]:
-    return {"steps": [], "current": 0}
+    return keyed_entry(
+        {}, neuron_fields(key=SELF, label=SELF, kind=SELF, strength=1.0, last_used=at)
+    )
 
 
 def default_document(*, at: datetime) -> dict[str, Any]:
-    """The brain before anything happened to it: what an import merges into."""
+    """The memory.json of a brain as `brain_create` makes it."""
+    lists = ("thoughts", "innerThoughts", "episodes", "semanticFacts", "chatHistory", "logs")
     return {
-        "thoughts": [],
-        "innerThoughts": [],
-        "episodes": [],
-        "semanticFacts": [],
+        **{name: [] for name in lists},
         "exploredPaths": {},
         "exploredUrls": {},
         "neurons": {SELF: self_neuron(at=at)},
         "synapses": [],
-        "chatHistory": [],
-        "logs": [],
+        **kept_defaults(),
         "userModel": {"lastMessages": []},
         "state": {
             "goals": [],
-            "plan": default_plan(),
+            "plan": None,
             "selfSummary": "",
             "selfInstructions": [],
             "emotions": dict(affect.CALM_EMOTIONS),
             "hormones": dict(affect.BASELINE_HORMONES),
-            "lastUserMessage": "",
-            "lastError": "",
+            "lastUserMessage": None,
+            "lastError": None,
         },
     }
 

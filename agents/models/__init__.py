@@ -2,12 +2,13 @@
 reasoning graphs (seed 004)."""
 
 from agents.models.agents import Agent, Checkpoint, Message, Role, Strategy, Summary, SummaryStatus
-from agents.models.brains import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
+from agents.models.brains import Brain, BrainExtra, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
 from agents.models.graphs import Graph, GraphEdge, GraphNode, GraphOp, NodeKind, NodeState, Turn
 
 __all__ = [
     "Agent",
     "Brain",
+    "BrainExtra",
     "Checkpoint",
     "Explored",
     "Goal",

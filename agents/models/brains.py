@@ -86,6 +86,18 @@ class Brain(models.Model):
         return f"Brain of agent {self.agent_id}"
 
 
+class BrainExtra(models.Model):
+    """memory.json's top-level keys a brain does not use (embeddings, fileContents, others), as
+    the file had them, so that an export gives them back. A row of its own, read only by exports:
+    embeddings alone may be megabytes, which every tick would load with the brain's row."""
+
+    brain = models.OneToOneField(Brain, on_delete=models.CASCADE, primary_key=True, related_name="extra")
+    document = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return f"memory.json keys of brain {self.brain_id}"
+
+
 class Record(models.Model):
     """One entry of a list collection: a thought, an episode, a log line... `seq` numbers a
     brain's entries of one kind from 1; `data` holds the entry's other fields as memory.json

@@ -14,8 +14,8 @@ from django.db.models.functions import Least
 from django.utils import timezone
 
 from agents.brain import affect
+from agents.brain import memory_json as mj
 from agents.brain.caps import cap, clip
-from agents.brain.memory_json import clipped_item
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse
 from agents.selectors.ticks import records_in_ranges
 from memsite.errors import Conflict, InvalidInput, NotFound
@@ -61,14 +61,17 @@ class BrainWrite:
             setattr(self.brain, name, value)
             self.changed.add(name)
 
-    def record(self, *, kind: str, text: str, item: Mapping[str, Any], at: datetime) -> Record:
+    def record(self, *, kind: str, text: str, item: Mapping[str, Any] | str, at: datetime) -> Record:
         """Append to a list collection (see `records`)."""
         return self.records([(kind, text, item)], at=at)[0]
 
-    def records(self, entries: Sequence[tuple[str, str, Mapping[str, Any]]], *, at: datetime) -> list[Record]:
+    def records(
+        self, entries: Sequence[tuple[str, str, Mapping[str, Any] | str]], *, at: datetime
+    ) -> list[Record]:
         """Append to list collections, in order: (kind, text, item) each, `item` the entry as
-        memory.json has it. One INSERT, and one DELETE of the oldest beyond each cap (those
-        above the collection's floor: a cap lowered in settings takes the rest at once)."""
+        memory.json has it (`memory_json.entry` shapes one as her writes it). One INSERT, and
+        one DELETE of the oldest beyond each cap (those above the collection's floor: a cap
+        lowered in settings takes the rest at once)."""
         seqs = dict(self.brain.record_seqs)
         rows = []
         for kind, text, item in entries:
@@ -81,7 +84,7 @@ class BrainWrite:
                     kind=kind,
                     seq=seqs[kind],
                     text=clip(text, "entry_chars"),
-                    data=clipped_item(kind, item),
+                    data=mj.clipped_item(kind, item),
                     created_at=at,
                 )
             )
@@ -256,7 +259,7 @@ def goal_create(*, agent: Agent, text: str) -> Goal:
         raise InvalidInput(f"A goal is at most {GOAL_CHARS} characters.")
     now = timezone.now()
     with brain_writing(agent=agent) as brain:
-        goal = brain.goal(text=text.strip(), item={"text": text.strip(), "status": "active"}, at=now)
+        goal = brain.goal(text=text.strip(), item=mj.goal_item(text=text.strip(), at=now), at=now)
         brain.record(kind=RecordKind.LOG, text=f"goal added: {goal.text}", item=_log("goal", goal.text, now), at=now)
     return goal
 
@@ -276,4 +279,4 @@ def goal_complete(*, agent: Agent, goal_id: int) -> Goal:
 
 
 def _log(kind: str, message: str, at: datetime) -> dict[str, Any]:
-    return {"type": kind, "message": message, "at": at.isoformat()}
+    return mj.entry(RecordKind.LOG, message, at, type=kind)

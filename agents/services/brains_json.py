@@ -1,17 +1,18 @@
-"""memory.json into and out of a brain: seed 002's load and save (the format is described in
-`agents.brain.memory_json`).
+"""memory.json into and out of a brain: her `Memory.load()` and `Memory.save()` (seed 002; the
+format is described in `agents.brain.memory_json`).
 
-An import is the whole brain, as the seed's load is: the file merged into the defaults replaces
-every collection and state field the file format has (the brain's ticking and its tick runs
-stay). Lists keep their newest entries (the end of the list) within their caps; explored paths
-and URLs, neurons and synapses keep their most recently used; `self` always has a neuron;
-synapses whose ends are missing, that loop, or that repeat an earlier pair are dropped. The
-document is checked in full before anything is written, then written in one transaction with
-the brain's row locked, in batches.
+An import is the whole brain, as her load is: the file replaces every collection and state field
+the format has (the brain's ticking and its tick runs stay). Lists keep their newest entries (the
+end of the list) within their caps; explored paths and URLs, neurons and synapses keep their most
+recently used; `self` always has a neuron; synapses whose ends are missing, that loop, or that
+repeat an earlier pair are dropped. Keys memsite does not use are kept: an entry's in its row, the
+other keys of `state` and `userModel` on the brain, the other top-level keys (`embeddings`, to its
+cap, `fileContents`, ...) in the brain's BrainExtra row. The document is checked in full before
+anything is written, then written in one transaction with the brain's row locked, in batches.
 
 An export writes the brain back in the same format, lists oldest first, keyed collections in
 the order their entries were first made, reading in chunks. Of an imported file it gives back
-the file, up to the caps and defaults."""
+the file, up to the caps: what her load reads back to the same state."""
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -21,10 +22,9 @@ from typing import Any
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from agents.brain import affect
 from agents.brain import memory_json as mj
 from agents.brain.caps import cap, clip
-from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, Synapse
+from agents.models import Agent, Brain, BrainExtra, Explored, Goal, Neuron, Record, Synapse
 from agents.services.brains import (
     GOAL_CHARS,
     MAX_KEY_CHARS,
@@ -48,6 +48,7 @@ TEXT_FIELDS = {  # memory.json's state texts, with the brain fields they go to
     "lastUserMessage": "last_user_message",
     "lastError": "last_error",
 }
+EXPLORED_SECTIONS = {Explored.Kind.PATH: "exploredPaths", Explored.Kind.URL: "exploredUrls"}
 
 
 @dataclass
@@ -55,16 +56,12 @@ class ImportReport:
     """What an import did, by memory.json's names (`thoughts`, `state.goals`, ...)."""
 
     imported: dict[str, int] = field(default_factory=dict)  # entries stored
-    trimmed: dict[str, int] = field(
-        default_factory=dict
-    )  # left out to keep a cap: the oldest, the least used
-    dropped: dict[str, int] = field(
-        default_factory=dict
-    )  # left out as unusable (see `brain_import`)
+    # left out to keep a cap: the oldest, the least used
+    trimmed: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)  # left out as unusable
     clipped: dict[str, int] = field(default_factory=dict)  # texts cut to their character cap
-    ignored_keys: list[str] = field(
-        default_factory=list
-    )  # top-level keys memory.json does not have
+    # top-level keys kept as they are, unused (`embeddings`, `fileContents`, ...)
+    kept_keys: list[str] = field(default_factory=list)
     added_self_neuron: bool = False
 
     def count(self, tally: dict[str, int], name: str, by: int = 1) -> None:
@@ -116,15 +113,14 @@ def brain_import(*, agent: Agent, document: bytes | str | Mapping[str, Any]) -> 
     (the later one is kept) (`dropped`)."""
     memory = mj.Memory(mj.load(document))
     now = timezone.now()
-    report = ImportReport(ignored_keys=memory.ignored_keys)
+    report = ImportReport(kept_keys=memory.kept_keys)
     records = _records(memory, report, now=now)
     goals = _goals(memory, report, agent=agent, now=now)
-    explored = {
-        kind: _explored(memory, report, kind=kind, now=now) for kind in Explored.Kind.values
-    }
+    explored = {kind: _explored(memory, report, kind=kind, now=now) for kind in EXPLORED_SECTIONS}
     neurons = _neurons(memory, report, now=now)
     synapses = _synapses(memory, report, neurons={neuron.key for neuron in neurons}, now=now)
     fields = _state(memory, report)
+    kept = _kept(memory, report)
     memory.check()
 
     with brain_writing(agent=agent) as writer:
@@ -137,9 +133,12 @@ def brain_import(*, agent: Agent, document: bytes | str | Mapping[str, Any]) -> 
         _insert(Neuron, NEURON_COLUMNS, brain, map(_neuron_row, neurons))
         ids = dict(Neuron.objects.filter(brain=brain).values_list("key", "id"))
         _insert(Synapse, SYNAPSE_COLUMNS, brain, (_synapse_row(row, ids) for row in synapses))
+        if kept:
+            BrainExtra.objects.create(brain=brain, document=kept)
         writer.set(
             **fields,
-            record_seqs={kind: seq for kind, seq, *_ in records},  # in order: the last is the highest
+            # in order: the last is the highest
+            record_seqs={kind: seq for kind, seq, *_ in records},
             record_floors={},  # numbered from 1 again
             path_count=len(explored[Explored.Kind.PATH]),
             url_count=len(explored[Explored.Kind.URL]),
@@ -156,85 +155,112 @@ def brain_export(*, agent: Agent) -> dict[str, Any]:
         brain = Brain.objects.select_for_update().filter(pk=agent.pk).first()
         if brain is None:
             return mj.default_document(at=timezone.now())
-        lists: dict[str, list[Any]] = {name: [] for name, _, _ in mj.RECORD_SECTIONS}
-        section_of = {kind: name for name, kind, _ in mj.RECORD_SECTIONS}
-        rows = (
-            Record.objects.filter(brain=brain)
-            .order_by("kind", "seq")
-            .values_list("kind", "text", "data", "created_at")
-        )
-        for kind, text, data, at in rows.iterator(chunk_size=CHUNK_SIZE):
-            lists[section_of[kind]].append(mj.record_entry(kind=kind, text=text, data=data, at=at))
-
-        explored: dict[str, dict[str, Any]] = {kind: {} for kind in Explored.Kind.values}
-        rows = (
-            Explored.objects.filter(brain=brain)
-            .order_by("id")
-            .values_list("kind", "key", "summary", "at", "data")
-        )
-        for kind, key, summary, at, data in rows.iterator(chunk_size=CHUNK_SIZE):
-            explored[kind][key] = mj.keyed_entry(data, mj.explored_fields(at=at, summary=summary))
-
-        neurons: dict[str, Any] = {}
-        keys: dict[int, str] = {}
-        rows = Neuron.objects.filter(brain=brain).order_by("id")
-        rows = rows.values_list("id", "key", "kind", "label", "strength", "last_used", "data")
-        for pk, key, kind, label, strength, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
-            keys[pk] = key
-            fields = mj.neuron_fields(
-                label=label, kind=kind, strength=strength, last_used=last_used
-            )
-            neurons[key] = mj.keyed_entry(data, fields)
-
-        synapses: list[dict[str, Any]] = []
-        rows = Synapse.objects.filter(brain=brain).order_by("id")
-        rows = rows.values_list("source_id", "target_id", "weight", "last_used", "data")
-        for source, target, weight, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
-            fields = mj.synapse_fields(
-                source=keys[source], target=keys[target], weight=weight, last_used=last_used
-            )
-            synapses.append(mj.keyed_entry(data, fields))
-
+        lists = _export_lists(brain)
+        explored = _export_explored(brain)
+        neurons, keys = _export_neurons(brain)
+        synapses = _export_synapses(brain, keys)
         goals = [
             mj.goal_entry(text=text, status=status, data=data)
             for text, status, data in Goal.objects.filter(brain=brain)
             .order_by("id")
             .values_list("text", "status", "data")
         ]
+        kept = BrainExtra.objects.filter(brain=brain).values_list("document", flat=True).first()
 
-    extra_state = dict(brain.extra_state)
-    plan_extra = extra_state.pop("plan", None)
-    plan = {"steps": list(brain.plan), "current": brain.plan_step}
-    if isinstance(plan_extra, dict):
-        plan.update((key, value) for key, value in plan_extra.items() if key not in plan)
-    state = {
-        "goals": goals,
-        "plan": plan,
-        "selfSummary": brain.self_summary,
-        "selfInstructions": lists.pop("state.selfInstructions"),
-        "emotions": brain.emotions,
-        "hormones": brain.hormones,
-        "lastUserMessage": brain.last_user_message,
-        "lastError": brain.last_error,
-    }
-    state.update((key, value) for key, value in extra_state.items() if key not in state)
     user_model = {"lastMessages": lists.pop("userModel.lastMessages")}
     user_model.update(
         (key, value) for key, value in brain.extra_user_model.items() if key not in user_model
     )
     return {
-        **{
-            name: lists[name] for name in ("thoughts", "innerThoughts", "episodes", "semanticFacts")
-        },
+        "thoughts": lists["thoughts"],
+        "innerThoughts": lists["innerThoughts"],
+        "episodes": lists["episodes"],
+        "semanticFacts": lists["semanticFacts"],
         "exploredPaths": explored[Explored.Kind.PATH],
         "exploredUrls": explored[Explored.Kind.URL],
         "neurons": neurons,
         "synapses": synapses,
         "chatHistory": lists["chatHistory"],
         "logs": lists["logs"],
+        **mj.kept_defaults(),
+        **(kept or {}),
         "userModel": user_model,
-        "state": state,
+        "state": _export_state(brain, goals, lists["state.selfInstructions"]),
     }
+
+
+# Reading the brain's rows into the document --------------------------------------------
+
+
+def _export_lists(brain: Brain) -> dict[str, list[Any]]:
+    lists: dict[str, list[Any]] = {name: [] for name, _, _ in mj.RECORD_SECTIONS}
+    section_of = {kind: name for name, kind, _ in mj.RECORD_SECTIONS}
+    rows = (
+        Record.objects.filter(brain=brain)
+        .order_by("kind", "seq")
+        .values_list("kind", "text", "data", "created_at")
+    )
+    for kind, text, data, at in rows.iterator(chunk_size=CHUNK_SIZE):
+        lists[section_of[kind]].append(mj.record_entry(kind=kind, text=text, data=data, at=at))
+    return lists
+
+
+def _export_explored(brain: Brain) -> dict[str, dict[str, Any]]:
+    explored: dict[str, dict[str, Any]] = {kind: {} for kind in EXPLORED_SECTIONS}
+    rows = (
+        Explored.objects.filter(brain=brain)
+        .order_by("id")
+        .values_list("kind", "key", "summary", "at", "data")
+    )
+    for kind, key, summary, at, data in rows.iterator(chunk_size=CHUNK_SIZE):
+        explored[kind][key] = mj.keyed_entry(data, mj.explored_fields(at=at, summary=summary))
+    return explored
+
+
+def _export_neurons(brain: Brain) -> tuple[dict[str, Any], dict[int, str]]:
+    """The neurons by key, and the keys by row id (for the synapses)."""
+    neurons: dict[str, Any] = {}
+    keys: dict[int, str] = {}
+    rows = Neuron.objects.filter(brain=brain).order_by("id")
+    rows = rows.values_list("id", "key", "kind", "label", "strength", "last_used", "data")
+    for pk, key, kind, label, strength, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
+        keys[pk] = key
+        fields = mj.neuron_fields(
+            key=key, label=label, kind=kind, strength=strength, last_used=last_used
+        )
+        neurons[key] = mj.keyed_entry(data, fields)
+    return neurons, keys
+
+
+def _export_synapses(brain: Brain, keys: dict[int, str]) -> list[dict[str, Any]]:
+    synapses: list[dict[str, Any]] = []
+    rows = Synapse.objects.filter(brain=brain).order_by("id")
+    rows = rows.values_list("source_id", "target_id", "weight", "last_used", "data")
+    for source, target, weight, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
+        fields = mj.synapse_fields(
+            source=keys[source], target=keys[target], weight=weight, last_used=last_used
+        )
+        synapses.append(mj.keyed_entry(data, fields))
+    return synapses
+
+
+def _export_state(brain: Brain, goals: list[Any], self_instructions: list[Any]) -> dict[str, Any]:
+    """`state` as her load reads it back: texts her clears to null are null when empty, and
+    emotions and hormones are there only when the brain has them."""
+    extra_state = dict(brain.extra_state)
+    state = {
+        "goals": goals,
+        "plan": mj.plan_entry(list(brain.plan), brain.plan_step, extra_state.pop("plan", None)),
+        "selfSummary": brain.self_summary,
+        "selfInstructions": self_instructions,
+        "lastUserMessage": brain.last_user_message or None,
+        "lastError": brain.last_error or None,
+    }
+    for name, levels in (("emotions", brain.emotions), ("hormones", brain.hormones)):
+        if levels:
+            state[name] = levels
+    state.update((key, value) for key, value in extra_state.items() if key not in state)
+    return state
 
 
 # Reading the document into rows ----------------------------------------------------------------
@@ -253,7 +279,7 @@ def _records(memory: mj.Memory, report: ImportReport, *, now: datetime) -> list[
             report.count(report.clipped, name, clipped != text)
             seq += 1
             data = mj.clipped_item(kind, item)
-            rows.append((kind, seq, clipped, data, entry.at or now))
+            rows.append((kind, seq, clipped, data, entry.t or now))
         report.count(report.imported, name, seq)
         report.count(report.trimmed, name, first_kept)
     return rows
@@ -272,8 +298,8 @@ def _goals(memory: mj.Memory, report: ImportReport, *, agent: Agent, now: dateti
             text = data["text"] = text[:GOAL_CHARS]
             report.count(report.clipped, name)
         status = entry.status or Goal.Status.ACTIVE
-        created_at = entry.at or now
-        done_at = (entry.doneAt or created_at) if status == Goal.Status.DONE else None
+        created_at = entry.createdAt or now
+        done_at = created_at if status == Goal.Status.DONE else None  # her keeps no such time
         rows.append(
             Goal(
                 brain_id=agent.pk,
@@ -292,7 +318,7 @@ def _goals(memory: mj.Memory, report: ImportReport, *, agent: Agent, now: dateti
 def _explored(
     memory: mj.Memory, report: ImportReport, *, kind: str, now: datetime
 ) -> list[_Explored]:
-    name = "exploredPaths" if kind == Explored.Kind.PATH else "exploredUrls"
+    name = EXPLORED_SECTIONS[kind]
     rows = []
     for position, (key, item, entry) in enumerate(memory.entries(name, mj.ExploredEntry)):
         if not key or len(key) > MAX_KEY_CHARS:
@@ -314,7 +340,7 @@ def _neurons(memory: mj.Memory, report: ImportReport, *, now: datetime) -> list[
         if not key or len(key) > NEURON_KEY_CHARS:
             report.count(report.dropped, "neurons")
             continue
-        label = entry.concept if entry.concept is not None else mj.neuron_label(key)
+        label = entry.label if entry.label is not None else mj.neuron_label(key)
         report.count(report.clipped, "neurons", len(label) > LABEL_CHARS)
         strength = 1.0 if entry.strength is None else min(STRENGTH_MAX, max(0.0, entry.strength))
         kind = entry.type or mj.neuron_kind(key)
@@ -340,16 +366,15 @@ def _synapses(
 ) -> list[_Synapse]:
     pairs: dict[tuple[str, str], _Synapse] = {}
     for position, item, entry in memory.items("synapses", mj.SynapseEntry):
-        pair = (entry.source, entry.to)
-        if entry.source not in neurons or entry.to not in neurons or entry.source == entry.to:
+        source, target = entry.fromId, entry.toId
+        if source not in neurons or target not in neurons or source == target:
             report.count(report.dropped, "synapses")
             continue
-        if pairs.pop(pair, None) is not None:
+        if pairs.pop((source, target), None) is not None:
             report.count(report.dropped, "synapses")
         weight = 0.1 if entry.weight is None else min(WEIGHT_MAX, max(0.0, entry.weight))
-        pairs[pair] = _Synapse(
-            position, entry.source, entry.to, weight, entry.lastUsed or now, item
-        )
+        last_used = entry.lastStrengthened or now
+        pairs[(source, target)] = _Synapse(position, source, target, weight, last_used, item)
     rows = list(pairs.values())
     kept = mj.most_recent(rows, cap("synapse"), lambda row: row.last_used)
     report.count(report.imported, "synapses", len(kept))
@@ -358,7 +383,8 @@ def _synapses(
 
 
 def _state(memory: mj.Memory, report: ImportReport) -> dict[str, Any]:
-    """The brain's fields from `state` and `userModel`, over the defaults."""
+    """The brain's fields from `state` and `userModel`: what the file has, and nothing it has
+    not (no emotions or hormones for a file without them)."""
     state = memory.outline.state
     raw_state = memory.section("state") or {}
     fields: dict[str, Any] = {}
@@ -370,20 +396,18 @@ def _state(memory: mj.Memory, report: ImportReport) -> dict[str, Any]:
     plan = state.plan if state is not None else None
     given = list(plan.steps or []) if plan is not None else []
     steps = [clip(step, "entry_chars") if isinstance(step, str) else step for step in given]
-    steps, current = mj.plan_steps(steps, (plan.current or 0) if plan is not None else 0)
+    current = (plan.currentStepIndex or 0) if plan is not None else 0
+    steps, current = mj.plan_steps(steps, current)
     report.count(report.trimmed, "state.plan.steps", len(given) - len(steps))
     fields["plan"], fields["plan_step"] = steps, current
 
-    # The file's own numbers (a JSON 1 stays 1), over the defaults.
-    fields["emotions"] = {**affect.CALM_EMOTIONS, **(raw_state.get("emotions") or {})}
-    fields["hormones"] = {**affect.BASELINE_HORMONES, **(raw_state.get("hormones") or {})}
+    # The file's own numbers (a JSON 1 stays 1).
+    fields["emotions"] = raw_state.get("emotions") or {}
+    fields["hormones"] = raw_state.get("hormones") or {}
 
     extra_state = {key: value for key, value in raw_state.items() if key not in mj.STATE_KEYS}
-    plan_extra = {
-        key: value
-        for key, value in (raw_state.get("plan") or {}).items()
-        if key not in ("steps", "current")
-    }
+    raw_plan = raw_state.get("plan") or {}
+    plan_extra = {key: value for key, value in raw_plan.items() if key not in mj.PLAN_KEYS}
     if plan_extra:
         extra_state["plan"] = plan_extra
     fields["extra_state"] = extra_state
@@ -392,6 +416,19 @@ def _state(memory: mj.Memory, report: ImportReport) -> dict[str, Any]:
         key: value for key, value in raw_user_model.items() if key != "lastMessages"
     }
     return fields
+
+
+def _kept(memory: mj.Memory, report: ImportReport) -> dict[str, Any]:
+    """The top-level keys a brain does not use, as the file has them; embeddings to their cap
+    (the newest, as her load keeps them)."""
+    kept = {key: memory.raw[key] for key in memory.kept_keys}
+    embeddings = kept.get("embeddings")
+    if isinstance(embeddings, list):
+        first_kept = max(0, len(embeddings) - cap("embedding"))
+        kept["embeddings"] = embeddings[first_kept:]
+        report.count(report.imported, "embeddings", len(embeddings) - first_kept)
+        report.count(report.trimmed, "embeddings", first_kept)
+    return kept
 
 
 # Writing rows ------------------------------------------------------------------------------------
@@ -407,6 +444,7 @@ def _clear(brain: Brain) -> None:
     Record.objects.filter(brain=brain).delete()
     Goal.objects.filter(brain=brain).delete()
     Explored.objects.filter(brain=brain).delete()
+    BrainExtra.objects.filter(brain=brain).delete()
 
 
 def _insert(
@@ -461,7 +499,7 @@ def _explored_row(kind: str, row: _Explored) -> tuple:
 
 def _neuron_row(row: _Neuron) -> tuple:
     fields = mj.neuron_fields(
-        label=row.label, kind=row.kind, strength=row.strength, last_used=row.last_used
+        key=row.key, label=row.label, kind=row.kind, strength=row.strength, last_used=row.last_used
     )
     data = mj.stored_entry(row.item, fields) if row.item is not None else {}
     return (row.key, row.kind, row.label, row.strength, row.last_used, data)

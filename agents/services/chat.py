@@ -13,6 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from agents.brain import memory_json as mj
 from agents.brain.caps import cap
 from agents.brain.prompts import ChatReply, chat_messages
 from agents.models import Agent, Goal, Record, RecordKind
@@ -43,7 +44,7 @@ class ChatExchange:
 
 def _line(write, *, role: str, text: str, at) -> Record:
     return write.record(
-        kind=RecordKind.CHAT, text=text, item={"role": role, "content": text, "at": at.isoformat()}, at=at
+        kind=RecordKind.CHAT, text=text, item=mj.entry(RecordKind.CHAT, text, at, role=role), at=at
     )
 
 
@@ -52,7 +53,8 @@ def _user_says(agent: Agent, text: str) -> Record:
     with brain_writing(agent=agent) as write:
         line = _line(write, role="user", text=text, at=now)
         write.set(last_user_message=text)
-        write.record(kind=RecordKind.USER_MESSAGE, text=text, item={"text": text, "at": now.isoformat()}, at=now)
+        # her userModel keeps the messages as bare strings
+        write.record(kind=RecordKind.USER_MESSAGE, text=text, item=text, at=now)
     return line
 
 

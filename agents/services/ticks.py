@@ -44,6 +44,7 @@ from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from agents.brain import affect
+from agents.brain import memory_json as mj
 from agents.brain.actions import Outcome, Suggestion, action_run, explore_next, refused
 from agents.brain.caps import cap, clip
 from agents.brain.prompts import (
@@ -71,6 +72,7 @@ from memsite.quotas.selectors import llm_spend_today, tick_queue_cutoff, ticks_i
 logger = logging.getLogger(__name__)
 
 MAX_CONCEPTS = 3  # concept neurons one thought adds
+FACT_SOURCE = "deep_reflect"  # a fact's source, as her deepReflect names it
 CONCEPT_MIN_CHARS = 4
 MAX_INTERVAL_S = 7 * 24 * 3_600
 TICKS_PER_BEAT = 500  # brains started by one beat; the rest stay due for the next
@@ -333,8 +335,6 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
     The brain as the write left it."""
     started = time.monotonic()
     now = timezone.now()
-    at = now.isoformat()
-    action = decision.action if decision else ""
     thought = clip(reflection.thought.strip(), "entry_chars") if reflection is not None else ""
     terms = _key_terms(thought)
     with _writing(tick) as write:
@@ -357,41 +357,15 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             at=now,
         )
         novel = outcome.novel
-        entries: list[tuple[str, str, dict[str, Any]]] = []
+        entries: list[tuple[str, str, Any]] = []
         for item in outcome.perceived:
             novel |= write.explored(kind=item.kind, key=item.key, summary=item.summary, at=now, folder=item.folder)
             message = f"explore_{item.kind}: {item.key}"
-            entries.append((RecordKind.LOG, message, {"type": f"explore_{item.kind}", "message": item.key, "at": at}))
+            log = mj.entry(RecordKind.LOG, item.key, now, type=f"explore_{item.kind}")
+            entries.append((RecordKind.LOG, message, log))
         if outcome.state or outcome.counters:
-            state = dict(brain.extra_state or {})
-            state.update(outcome.state)
-            for name, step in outcome.counters.items():
-                previous = state.get(name)
-                state[name] = (previous if isinstance(previous, int) and not isinstance(previous, bool) else 0) + step
-            write.set(extra_state=state)
-
-        if reflection is not None:
-            entries.append((RecordKind.THOUGHT, thought, {"text": thought, "at": at}))
-            inner = (reflection.inner_thought or "").strip()
-            if inner:
-                entries.append((RecordKind.INNER_THOUGHT, inner, {"text": inner, "at": at}))
-            entries.append((RecordKind.LOG, thought, {"type": "thought", "message": thought, "at": at}))
-        else:
-            kind = "action" if outcome.ok else "error"
-            entries.append((RecordKind.LOG, outcome.summary, {"type": kind, "message": outcome.summary, "at": at}))
-
-        what = f"{action} {json.dumps(decision.given, ensure_ascii=False)}" if decision else "no action"
-        episode = {
-            "type": action or "none",
-            "what": clip(what, "entry_chars"),
-            "summary": outcome.summary,
-            "where": outcome.where,
-            "at": at,
-        }
-        entries.append((RecordKind.EPISODE, outcome.summary, episode))
-        if outcome.chat:
-            entries.append((RecordKind.CHAT, outcome.chat, {"role": "assistant", "content": outcome.chat, "at": at}))
-        write.records(entries, at=now)
+            write.set(extra_state=_state_counted(brain.extra_state or {}, outcome))
+        write.records([*entries, *_entries(decision, outcome, reflection, thought, now)], at=now)
 
         felt = affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=outcome.ok, novel=novel)
         hormones = affect.hormones_after(brain.hormones, succeeded=outcome.ok, novel=novel)
@@ -411,6 +385,42 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
     return brain
 
 
+def _state_counted(state: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
+    """memory.json's other state keys with what the action set and counted."""
+    state = {**state, **outcome.state}
+    for name, step in outcome.counters.items():
+        previous = state.get(name)
+        counted = isinstance(previous, int) and not isinstance(previous, bool)
+        state[name] = (previous if counted else 0) + step
+    return state
+
+
+def _entries(
+    decision: Decision | None,
+    outcome: Outcome,
+    reflection: Reflection | None,
+    thought: str,
+    now: datetime,
+) -> list[tuple[str, str, Any]]:
+    """The tick's list entries after its perception: thought, inner thought, log, episode, chat;
+    each (kind, text, the entry as her writes one)."""
+    texts: list[tuple[str, str, dict[str, Any]]] = []  # (kind, text, the entry's other keys)
+    if reflection is not None:
+        inner = (reflection.inner_thought or "").strip()
+        texts.append((RecordKind.THOUGHT, thought, {}))
+        texts.extend([(RecordKind.INNER_THOUGHT, inner, {})] if inner else [])
+        texts.append((RecordKind.LOG, thought, {"type": "thought"}))
+    else:
+        kind = "action" if outcome.ok else "error"
+        texts.append((RecordKind.LOG, outcome.summary, {"type": kind}))
+    action = decision.action if decision else ""
+    what = f"{action} {json.dumps(decision.given, ensure_ascii=False)}" if decision else "no action"
+    episode = {"type": action or "none", "what": clip(what, "entry_chars"), "where": outcome.where}
+    texts.append((RecordKind.EPISODE, outcome.summary, episode))
+    texts.extend([(RecordKind.CHAT, outcome.chat, {"role": "assistant"})] if outcome.chat else [])
+    return [(kind, text, mj.entry(kind, text, now, **keys)) for kind, text, keys in texts]
+
+
 def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
     """A new self-summary, and new goals, facts and self-instructions, from `brain` as the
     record step left it. The brain as the deep reflection leaves it (with the plan as it was)."""
@@ -424,7 +434,6 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
         _step_saved(tick, "deep_reflect", started, **_failure_detail(exc))  # a new plan's LLM call may follow
         return brain
     now = timezone.now()
-    at = now.isoformat()
     added_goals: list[Goal] = []
     refused_goals: list[str] = []
     with _writing(tick) as write:
@@ -433,11 +442,11 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
         if summary != brain.self_summary:
             write.set(self_summary=summary)
         known = {goal.casefold() for goal in Goal.objects.filter(brain=brain).values_list("text", flat=True)}
-        for text in reply.goals:
+        for n, text in enumerate(reply.goals):
             if text.casefold() in known:
                 continue
             try:
-                goal = write.goal(text=text, item={"text": text, "status": "active"}, at=now)
+                goal = write.goal(text=text, item=mj.goal_item(text=text, at=now, index=n), at=now)
             except Conflict as exc:  # every goal is active and the cap is reached: nothing was written
                 refused_goals.append(exc.message)
                 break
@@ -449,12 +458,13 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
         rules = [rule for rule in reply.self_instructions if rule.casefold() not in known_rules]
         write.records(
             [
-                *((RecordKind.FACT, fact, {"text": fact, "at": at}) for fact in facts),
-                *((RecordKind.SELF_INSTRUCTION, rule, {"text": rule, "at": at}) for rule in rules),
+                *((RecordKind.FACT, fact, mj.entry(RecordKind.FACT, fact, now, source=FACT_SOURCE))
+                  for fact in facts),
+                *((RecordKind.SELF_INSTRUCTION, rule, rule) for rule in rules),  # her keeps strings
                 (
                     RecordKind.LOG,
                     f"deep reflection: {len(added_goals)} goals, {len(facts)} facts, {len(rules)} self-instructions",
-                    {"type": "deep_reflect", "message": summary, "at": at},
+                    mj.entry(RecordKind.LOG, summary, now, type="deep_reflect"),
                 ),
             ],
             at=now,
@@ -487,12 +497,15 @@ def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
     steps = [clip(step, "entry_chars") for step in reply.steps[: cap("plan_steps")]]
     now = timezone.now()
     with _writing(tick) as write:
-        write.set(plan=steps, plan_step=0)
+        fields: dict[str, Any] = {"plan": steps, "plan_step": 0}
+        if "plan" in write.brain.extra_state:  # other keys of the plan replaced (her createdAt)
+            fields["extra_state"] = {k: v for k, v in write.brain.extra_state.items() if k != "plan"}
+        write.set(**fields)
         write.folders_spent(exploration.spent)
         write.record(
             kind=RecordKind.LOG,
             text=f"new plan ({because}): " + " | ".join(steps),
-            item={"type": "plan", "message": " | ".join(steps), "at": now.isoformat()},
+            item=mj.entry(RecordKind.LOG, " | ".join(steps), now, type="plan"),
             at=now,
         )
         _step_noted(tick, "replan", started, because=because, steps=steps, call=call)
@@ -505,7 +518,8 @@ def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
         now = timezone.now()
         with _writing(tick) as write:
             brain = write.brain
-            write.record(kind=RecordKind.LOG, text=error, item={"type": "error", "message": error, "at": now.isoformat()}, at=now)
+            log = mj.entry(RecordKind.LOG, error, now, type="error")
+            write.record(kind=RecordKind.LOG, text=error, item=log, at=now)
             write.set(
                 last_error=error,
                 emotions=affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=False, novel=False),
