@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0008_quota_users'),
+        ('agents', '0009_graph_edges_as_a_list'),
     ]
 
     operations = [
