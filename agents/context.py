@@ -12,7 +12,7 @@ Tiers, in the order the model reads them:
 
 The pinned part (instructions and pinned messages) is never dropped; when it alone cannot fit,
 or the conversation has spent its token budget, assembly refuses with `TokenBudgetExceeded`.
-A stored message and the tool results after it form one unit, kept or dropped whole.
+A stored message and the tool (or function) results after it form one unit, kept or dropped whole.
 
 Compaction. The unpinned history may fill the window up to the compaction trigger, less what
 the other tiers take. Past that, the oldest history is cut in steps of (trigger - target) of the
@@ -48,7 +48,7 @@ from django.conf import settings
 
 from agents import selectors
 from agents.instructions import instructions_render
-from agents.models import Agent, Role, Strategy
+from agents.models import RESULT_ROLES, Agent, Role, Strategy
 from agents.selectors import HistoryPoint, ScoredMessage, StoredMessage, StoredSummary
 from agents.services.agents import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.wire import summary_wire_message, wire_message, wire_tokens
@@ -61,7 +61,14 @@ LONG_TERM_SHARE = 0.25
 # The importance strategy chooses among this many trigger budgets of the newest history.
 IMPORTANCE_LOOKBACK = 2
 IMPORTANCE_WEIGHTS = {"recency": 0.4, "importance": 0.3, "role": 0.15, "references": 0.15}
-ROLE_SCORES = {Role.SYSTEM: 1.0, Role.USER: 0.8, Role.ASSISTANT: 0.5, Role.TOOL: 0.3}
+ROLE_SCORES = {
+    Role.SYSTEM: 1.0,
+    Role.DEVELOPER: 1.0,
+    Role.USER: 0.8,
+    Role.ASSISTANT: 0.5,
+    Role.TOOL: 0.3,
+    Role.FUNCTION: 0.3,
+}
 REFERENCES_FOR_FULL_SCORE = 3
 # The summarize strategy keeps this share of the window (at most MEMSITE_SUMMARY_MAX_TOKENS)
 # for the summary.
@@ -186,13 +193,18 @@ class _Unit:
 
 
 def _stored_wire(message: StoredMessage) -> dict:
-    """As `wire_message`, without its copy: each read parses the tool calls afresh."""
-    wire: dict = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        wire["tool_calls"] = message.tool_calls
-    if message.tool_call_id:
-        wire["tool_call_id"] = message.tool_call_id
-    return wire
+    # Each read parses the JSON columns afresh, so the message may hold them without copies.
+    return wire_message(
+        role=message.role,
+        content=message.content,
+        content_parts=message.content_parts,
+        name=message.name,
+        refusal=message.refusal,
+        audio_id=message.audio_id,
+        function_call=message.function_call,
+        tool_calls=message.tool_calls,
+        tool_call_id=message.tool_call_id,
+    )
 
 
 def _block(
@@ -280,7 +292,7 @@ def _units(messages: Sequence[Row]) -> tuple[list[Row], list[_Unit]]:
     orphans: list[Row] = []
     units: list[_Unit] = []
     for message in messages:
-        if message.role == Role.TOOL:
+        if message.role in RESULT_ROLES:
             (units[-1].messages if units else orphans).append(message)
         else:
             units.append(_Unit([message]))

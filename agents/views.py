@@ -32,7 +32,7 @@ from agents import selectors, services
 from agents.context import ContextReport, Dropped
 from agents.models import Agent, Role, Strategy
 from agents.services.agents import MAX_MODEL_CHARS, MAX_NAME_CHARS
-from agents.services.messages import MAX_CONTENT_CHARS
+from agents.services.message_fields import MAX_CONTENT_CHARS
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
 

@@ -9,6 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
+    extend_schema_field,
     inline_serializer,
 )
 from rest_framework import serializers, status
@@ -25,7 +26,14 @@ from agents.api.serializers import (
 )
 from agents.models import Role, Strategy
 from agents.services.agents import MAX_WINDOW_TURNS
-from agents.services.messages import MAX_CONTENT_CHARS, MAX_REFERENCES, MAX_TOOL_CALLS
+from agents.services.message_fields import (
+    MAX_ANNOTATIONS,
+    MAX_CONTENT_CHARS,
+    MAX_CONTENT_PARTS,
+    MAX_NAME_CHARS,
+    MAX_TOOL_CALLS,
+)
+from agents.services.messages import MAX_REFERENCES
 from memsite.schema import refusals
 from memsite.serializers import (
     BoundedListField,
@@ -169,19 +177,97 @@ class AgentDetailApi(APIView):
         return Response(self.OutputSerializer(agent).data)
 
 
+def _objects(field: str, limit: int, what: str, **options: Any) -> BoundedListField:
+    """A list of at most `limit` objects, checked key by key by the service."""
+    return BoundedListField(
+        child=serializers.DictField(),
+        max_length=limit,
+        error_messages={"max_length": f"{field} must be a list of at most {limit} {what}."},
+        **options,
+    )
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "maxLength": MAX_CONTENT_CHARS},
+            {"type": "array", "maxItems": MAX_CONTENT_PARTS, "items": {"type": "object"}},
+        ],
+        "nullable": True,
+    }
+)
+class MessageContentField(serializers.Field):
+    """Text, or a list of content parts (checked part by part by the service), or null."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.text = StrictCharField(
+            allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
+        )
+        self.parts = _objects("content", MAX_CONTENT_PARTS, "content parts")
+
+    def to_internal_value(self, data: Any) -> str | list[dict]:
+        field = self.parts if isinstance(data, list) else self.text
+        return field.run_validation(data)
+
+
 class MessageAppendApi(APIView):
     class InputSerializer(StrictInputSerializer):
+        """A message as the chat API takes it or returns it (`ChatCompletionMessage.model_dump()`
+        included), and memsite's own fields: sender, pinned, importance, references."""
+
         role = serializers.ChoiceField(choices=Role.choices)
-        content = StrictCharField(
-            required=False, default="", allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
-        )
-        tool_calls = BoundedListField(
-            child=serializers.DictField(),
+        content = MessageContentField(
             required=False,
-            max_length=MAX_TOOL_CALLS,
-            error_messages={"max_length": f"tool_calls must be a list of at most {MAX_TOOL_CALLS} calls."},
-            help_text="Assistant messages: [{id, type: \"function\", function: {name, arguments}}], "
-            "arguments as JSON text. Each call must be answered by a tool message before anything else.",
+            default="",
+            allow_null=True,
+            help_text="Text, or content parts: [{type: text, text}], and for user messages "
+            "image_url, input_audio and file parts; refusal parts for assistant messages.",
+        )
+        name = StrictCharField(
+            required=False,
+            allow_null=True,
+            max_length=MAX_NAME_CHARS,
+            help_text="The participant's name; function messages: the function whose call "
+            "they answer.",
+        )
+        refusal = StrictCharField(
+            required=False,
+            allow_null=True,
+            allow_blank=True,
+            trim_whitespace=False,
+            max_length=MAX_CONTENT_CHARS,
+            help_text="Assistant messages: what the model refused with.",
+        )
+        audio = serializers.DictField(
+            required=False,
+            allow_null=True,
+            help_text="An assistant's audio reply: {id, data, expires_at, transcript} or {id}; "
+            "the data is not kept, and only the id is sent back.",
+        )
+        function_call = serializers.DictField(
+            required=False,
+            allow_null=True,
+            help_text="Assistant messages, the older form: {name, arguments}.",
+        )
+        tool_calls = _objects(
+            "tool_calls",
+            MAX_TOOL_CALLS,
+            "calls",
+            required=False,
+            allow_null=True,
+            help_text='Assistant messages: [{id, type: "function", function: {name, arguments}}], '
+            'arguments as JSON text, or [{id, type: "custom", custom: {name, input}}]. Each call '
+            "must be answered by a tool message before anything else.",
+        )
+        annotations = _objects(
+            "annotations",
+            MAX_ANNOTATIONS,
+            "annotations",
+            required=False,
+            allow_null=True,
+            help_text="An assistant reply's url_citation annotations: kept and shown, never "
+            "sent to the model.",
         )
         tool_call_id = StrictCharField(required=False, help_text="Tool messages: the call this answers.")
         tool_name = StrictCharField(required=False, help_text="Tool messages: taken from the call when left out.")
@@ -209,6 +295,9 @@ class MessageAppendApi(APIView):
         tags=[TAG],
         operation_id="agent_message_append",
         summary="Append a message to an agent's conversation",
+        description="A message as the Chat Completions API takes it, or as it returns one (the "
+        "SDK's `message.model_dump()`, an OpenAI Swarm history entry): null fields are left out; "
+        "an unknown field, in the message or in one of its objects, is a 400 that names it.",
         parameters=[AGENT_ID],
         request=InputSerializer,
         responses={201: MessageSerializer, **errors(400, 404, 409)},

@@ -20,9 +20,15 @@ class Strategy(models.TextChoices):
 
 class Role(models.TextChoices):
     SYSTEM = "system", "system"
+    DEVELOPER = "developer", "developer"
     USER = "user", "user"
     ASSISTANT = "assistant", "assistant"
     TOOL = "tool", "tool"
+    FUNCTION = "function", "function"  # the result of a function_call, the chat API's older form
+
+
+# Results answer the call of the message before them: assembly keeps or drops them together.
+RESULT_ROLES = (Role.TOOL, Role.FUNCTION)
 
 
 def _fraction(field: str) -> Q:
@@ -94,8 +100,20 @@ class Message(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="messages")
     position = models.PositiveBigIntegerField()  # 1, 2, ... per agent
     role = models.CharField(max_length=16, choices=Role.choices)
+    # The text: the content sent as a string, or its text parts joined by blank lines.
     content = models.TextField(blank=True)
-    tool_calls = models.JSONField(default=list, blank=True)  # [{id, type: function, function: {name, arguments}}]
+    # The content as sent when it was a list of parts (text, image_url, input_audio, file, refusal).
+    content_parts = models.JSONField(default=list, blank=True)
+    name = models.CharField(max_length=128, blank=True)  # the participant's, or the function's
+    refusal = models.TextField(blank=True)
+    # An audio reply: {id, expires_at, transcript}. Only the id is sent back; the audio's data
+    # is not kept.
+    audio = models.JSONField(default=dict, blank=True)
+    function_call = models.JSONField(default=dict, blank=True)  # {name, arguments}
+    # [{id, type: function, function: {name, arguments}}], or for a custom tool
+    # {id, type: custom, custom: {name, input}}
+    tool_calls = models.JSONField(default=list, blank=True)
+    annotations = models.JSONField(default=list, blank=True)  # url citations, shown, never sent
     tool_call_id = models.CharField(max_length=128, blank=True)
     tool_name = models.CharField(max_length=128, blank=True)
     sender = models.CharField(max_length=200, blank=True)
@@ -129,7 +147,8 @@ class Message(models.Model):
                 name="agents_message_tool_result_fields",
             ),
             models.CheckConstraint(
-                condition=~Q(pinned=True, role=Role.TOOL), name="agents_message_tool_result_not_pinned"
+                condition=~Q(pinned=True, role__in=RESULT_ROLES),
+                name="agents_message_tool_result_not_pinned",
             ),
         ]
         indexes = [

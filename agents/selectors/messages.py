@@ -2,26 +2,34 @@
 found through the indexes on (agent, position) and (agent, history_offset), so the cost of a
 read follows what it returns, not how long the conversation is.
 
-Most messages have no tool calls and no references. The two JSON columns are read as text and
-parsed only when they hold something, and `pinned` is known from each query's filter rather
-than read: so the rows need none of the ORM's per-row conversions (decoding every row's JSON
-took a third of the time of reading 1,500 messages)."""
+Most messages have no tool calls, content parts, function call or references. Their JSON
+columns are read as text and parsed only when they hold something (of an audio reply, only its
+id is read), and `pinned` is known from each query's filter rather than read: so the rows need
+none of the ORM's per-row conversions (decoding every row's JSON took a third of the time of
+reading 1,500 messages)."""
 
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.db.models import QuerySet, TextField
+from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from agents.models import Agent, Message, Role
 
 PAGE_SIZE = 1_000
-EMPTY_JSON_LIST = "[]"  # how both databases give back an empty list as text
+# How both databases give back an empty list or object as text.
+EMPTY_JSON = {"[]": list, "{}": dict}
 STORED_COLUMNS = (
     "position",
     "role",
     "content",
+    "content_parts_text",
+    "name",
+    "refusal",
+    "audio_id",
+    "function_call_text",
     "tool_calls_text",
     "tool_call_id",
     "importance",
@@ -33,9 +41,16 @@ STORED_COLUMNS = (
 
 @dataclass(frozen=True)
 class StoredMessage:
+    """A message as assembly sends it (`agents.wire.wire_message`), with what it chooses by."""
+
     position: int
     role: str
     content: str
+    content_parts: list
+    name: str
+    refusal: str
+    audio_id: str
+    function_call: dict
     tool_calls: list
     tool_call_id: str
     pinned: bool
@@ -68,21 +83,55 @@ def message_list(*, agent: Agent) -> QuerySet[Message]:
 
 def _stored_rows(messages: QuerySet[Message]) -> QuerySet[Message]:
     return messages.annotate(
+        content_parts_text=Cast("content_parts", TextField()),
+        audio_id=KT("audio__id"),
+        function_call_text=Cast("function_call", TextField()),
         tool_calls_text=Cast("tool_calls", TextField()),
         references_text=Cast("references", TextField()),
     ).values_list(*STORED_COLUMNS)
 
 
-def _json_list(text: str) -> list:
-    return [] if text == EMPTY_JSON_LIST else json.loads(text)
+def _json(text: str) -> list | dict:
+    empty = EMPTY_JSON.get(text)
+    return empty() if empty is not None else json.loads(text)
 
 
 def _stored(rows: Iterable[tuple], *, pinned: bool) -> list[StoredMessage]:
     messages = []
-    for position, role, content, calls, call_id, importance, references, tokens, encoding in rows:
-        calls, references = _json_list(calls), _json_list(references)
+    for (
+        position,
+        role,
+        content,
+        parts,
+        name,
+        refusal,
+        audio_id,
+        function_call,
+        calls,
+        call_id,
+        importance,
+        references,
+        tokens,
+        encoding,
+    ) in rows:
         messages.append(
-            StoredMessage(position, role, content, calls, call_id, pinned, importance, references, tokens, encoding)
+            StoredMessage(
+                position=position,
+                role=role,
+                content=content,
+                content_parts=_json(parts),
+                name=name,
+                refusal=refusal,
+                audio_id=audio_id or "",
+                function_call=_json(function_call),
+                tool_calls=_json(calls),
+                tool_call_id=call_id,
+                pinned=pinned,
+                importance=importance,
+                references=_json(references),
+                token_count=tokens,
+                token_encoding=encoding,
+            )
         )
     return messages
 
@@ -154,7 +203,7 @@ def message_scores(*, agent: Agent, start_position: int, through: int) -> list[S
         through,
     )
     return [
-        ScoredMessage(position, role, importance, _json_list(references), tokens)
+        ScoredMessage(position, role, importance, _json(references), tokens)
         for position, role, importance, references, tokens in rows
     ]
 

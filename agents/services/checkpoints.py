@@ -25,7 +25,13 @@ MESSAGE_FIELDS = (
     "position",
     "role",
     "content",
+    "content_parts",
+    "name",
+    "refusal",
+    "audio",
+    "function_call",
     "tool_calls",
+    "annotations",
     "tool_call_id",
     "tool_name",
     "sender",
@@ -38,6 +44,9 @@ MESSAGE_FIELDS = (
     "history_offset",
     "created_at",
 )
+# Fields added since the first documents were written: those documents restore them empty.
+LATER_MESSAGE_FIELDS = ("content_parts", "name", "refusal", "audio", "function_call", "annotations")
+EARLIER_MESSAGE_FIELDS = frozenset(MESSAGE_FIELDS) - frozenset(LATER_MESSAGE_FIELDS)
 RESTORE_BATCH = 1_000
 
 
@@ -71,7 +80,8 @@ def _readable(checkpoint: Checkpoint) -> dict:
     state, messages = document.get("agent"), document.get("messages")
     if not isinstance(state, dict) or set(state) != set(AGENT_FIELDS) or not isinstance(messages, list):
         raise unreadable
-    if not all(isinstance(entry, dict) and set(entry) == set(MESSAGE_FIELDS) for entry in messages):
+    fields = (set(MESSAGE_FIELDS), EARLIER_MESSAGE_FIELDS)
+    if not all(isinstance(entry, dict) and set(entry) in fields for entry in messages):
         raise unreadable
     return document
 

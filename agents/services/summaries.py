@@ -139,12 +139,23 @@ def _one_line(text: str) -> str:
 
 
 def _as_line(counter: TokenCounter, message: StoredMessage) -> str:
-    text = _one_line(counter.truncate(message.content, settings.MEMSITE_SUMMARY_CHUNK_TOKENS))
+    def cut(text: str) -> str:
+        return _one_line(counter.truncate(text, settings.MEMSITE_SUMMARY_CHUNK_TOKENS))
+
+    # Functions and custom tools: {name, arguments} or {name, input}.
+    called = [call.get("function") or call["custom"] for call in message.tool_calls]
+    called += [message.function_call] if message.function_call else []
     calls = ", ".join(
-        f"{call['function']['name']}({_one_line(call['function']['arguments'])})" for call in message.tool_calls
+        f"{call['name']}({_one_line(call.get('arguments', call.get('input', '')))})"
+        for call in called
     )
     role = f"tool ({message.tool_call_id})" if message.tool_call_id else message.role
-    return f"#{message.position} {role}: " + " ".join(part for part in (text, calls and f"calls {calls}") if part)
+    said = (
+        cut(message.content),
+        message.refusal and f"refuses: {cut(message.refusal)}",
+        calls and f"calls {calls}",
+    )
+    return f"#{message.position} {role}: " + " ".join(part for part in said if part)
 
 
 def _prompt(counter: TokenCounter, written: _Written, chunk: list[StoredMessage]) -> list[dict]:

@@ -7,6 +7,10 @@ n + 4 tokens (3 per message, 1 for the role)."""
 
 import json
 import random
+from collections.abc import Iterable, Mapping
+
+from openai.types.chat import ChatCompletionMessageParam
+from pydantic import ConfigDict, TypeAdapter
 
 from agents import services
 from agents.models import Agent, Message
@@ -48,6 +52,25 @@ def billed(messages: list[dict], model: str = "gpt-4") -> int:
         for message in messages
     ]
     return counter_for_model(model).count_messages(countable)
+
+
+# The openai package's request message types, refusing any key they do not declare.
+CHAT_REQUEST_MESSAGE = TypeAdapter(ChatCompletionMessageParam, config=ConfigDict(extra="forbid"))
+
+
+def _drained(value: object) -> object:
+    """Pydantic checks the items of an Iterable field only as they are read: read them all."""
+    if isinstance(value, Mapping):
+        return {key: _drained(item) for key, item in value.items()}
+    if isinstance(value, Iterable) and not isinstance(value, str):
+        return [_drained(item) for item in value]
+    return value
+
+
+def assert_chat_request_messages(messages: list[dict]) -> None:
+    """Each message is one the Chat Completions API takes, by the openai package's types."""
+    for message in messages:
+        assert _drained(CHAT_REQUEST_MESSAGE.validate_python(message)) == message
 
 
 def stored(agent: Agent) -> tuple[dict, list[dict]]:

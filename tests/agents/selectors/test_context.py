@@ -107,6 +107,27 @@ class TestFifo:
         assert positions(result)[0] == 6
 
 
+    def test_a_function_result_goes_with_its_function_call(self, agent):
+        fill(agent, [100, 150, 45])
+        services.message_append(
+            agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
+        )
+        services.message_append(agent=agent, role="function", name="lookup", content=words(60))
+        agent.refresh_from_db()
+        while agent.history_tokens <= 897:
+            say(agent, 100)
+            agent.refresh_from_db()
+
+        result = context_assemble(agent=agent)
+
+        assert [message for message in result.messages if message["role"] == "function"] == []
+        assert [(entry.reason, entry.first_position) for entry in result.report.dropped] == [
+            ("compaction", 1),
+            ("tool_pair", 5),
+        ]
+        assert positions(result)[0] == 6
+
+
 class TestThresholds:
     @pytest.mark.parametrize(("history", "warned"), [(796, False), (797, True)])
     def test_a_warning_at_the_threshold(self, agent, history, warned):

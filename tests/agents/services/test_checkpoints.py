@@ -91,3 +91,52 @@ def test_a_damaged_document_changes_nothing():
         services.checkpoint_restore(agent=agent, checkpoint=checkpoint)
 
     assert stored(agent) == before
+
+
+def test_the_chat_apis_fields_are_restored_too():
+    agent = AgentFactory()
+    services.message_append(
+        agent=agent,
+        role="user",
+        name="ada",
+        content=[
+            {
+                "type": "image_url",
+                "image_url": {"url": "https://ops.example/a.png", "detail": "low"},
+            }
+        ],
+    )
+    services.message_append(
+        agent=agent,
+        role="assistant",
+        content=None,
+        refusal="No.",
+        audio={"id": "audio_1", "transcript": "No."},
+    )
+    services.message_append(
+        agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
+    )
+    before = stored(agent)
+    checkpoint = services.checkpoint_create(agent=agent)
+    services.message_append(agent=agent, role="function", name="lookup", content="42")
+
+    restored = services.checkpoint_restore(agent=agent, checkpoint=checkpoint)
+
+    assert comparable(stored(restored)) == comparable(before)
+
+
+def test_a_document_written_before_the_chat_apis_other_fields_restores_them_empty():
+    agent = AgentFactory()
+    say(agent, 10)
+    checkpoint = services.checkpoint_create(agent=agent)
+    later = ("content_parts", "name", "refusal", "audio", "function_call", "annotations")
+    checkpoint.document["messages"] = [
+        {key: value for key, value in entry.items() if key not in later}
+        for entry in checkpoint.document["messages"]
+    ]
+    before = stored(agent)
+    say(agent, 20)
+
+    restored = services.checkpoint_restore(agent=agent, checkpoint=checkpoint)
+
+    assert comparable(stored(restored)) == comparable(before)

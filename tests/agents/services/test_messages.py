@@ -3,8 +3,8 @@ from django.db import IntegrityError, transaction
 
 from agents import services
 from agents.models import Agent, Message
-from agents.services.messages import MAX_CONTENT_CHARS
-from agents.wire import wire_message, wire_tokens
+from agents.services.message_fields import MAX_CONTENT_CHARS
+from agents.wire import IMAGE_TOKENS_MAX, wire_message, wire_tokens
 from memsite.errors import InvalidInput
 from memsite.llm.tokens import counter_for_model
 from tests.agents.support import say, stored, tool_exchange, words
@@ -158,3 +158,141 @@ def test_empty_tool_results_are_allowed():
     services.message_append(agent=agent, role="assistant", content=words(3), tool_calls=[CALL])
     result = services.message_append(agent=agent, role="tool", tool_call_id="call_1", content="")
     assert result.content == "" and result.token_count > 0
+
+
+class TestChatFields:
+    def test_null_fields_are_left_out(self):
+        agent = AgentFactory()
+
+        message = services.message_append(
+            agent=agent,
+            role="assistant",
+            content=None,
+            refusal=None,
+            audio=None,
+            function_call=None,
+            tool_calls=[CALL],
+            annotations=None,
+            name=None,
+        )
+
+        assert (message.content, message.refusal, message.name) == ("", "", "")
+        assert (message.audio, message.function_call, message.annotations) == ({}, {}, [])
+
+    def test_content_parts_keep_their_text_to_show_and_their_parts_to_send(self):
+        agent = AgentFactory(model="gpt-4")
+        parts = [
+            {"type": "text", "text": "Compare these."},
+            {"type": "image_url", "image_url": {"url": "https://ops.example/a.png"}},
+            {
+                "type": "text",
+                "text": "Which is newer?",
+                "prompt_cache_breakpoint": {"mode": "explicit"},
+            },
+        ]
+
+        message = services.message_append(agent=agent, role="user", content=parts)
+
+        assert (
+            message.content == "Compare these.\n\nWhich is newer?"
+            and message.content_parts == parts
+        )
+        counter = counter_for_model("gpt-4")
+        texts = counter.count("Compare these.") + counter.count("Which is newer?")
+        # 3 per message and 1 for the role; an image of unknown size costs the most one can.
+        assert message.token_count == 4 + texts + IMAGE_TOKENS_MAX
+        assert message.tokens_approximate is True
+
+    def test_a_null_inside_a_part_is_left_out(self):
+        agent = AgentFactory()
+        part = {
+            "type": "image_url",
+            "image_url": {"url": "https://ops.example/a.png", "detail": None},
+        }
+
+        message = services.message_append(agent=agent, role="user", content=[part])
+
+        assert message.content_parts == [
+            {"type": "image_url", "image_url": {"url": "https://ops.example/a.png"}}
+        ]
+
+    def test_text_content_parts_alone_count_exactly(self):
+        agent = AgentFactory(model="gpt-4")
+        message = services.message_append(
+            agent=agent, role="developer", content=[{"type": "text", "text": "Be brief."}]
+        )
+        assert message.token_count == 4 + counter_for_model("gpt-4").count("Be brief.")
+        assert message.tokens_approximate is False
+
+    @pytest.mark.parametrize(
+        "fields",
+        [
+            {"role": "developer", "content": "  "},
+            {"role": "user", "content": [{"type": "text", "text": " "}]},
+            {"role": "user", "content": [{"type": "refusal", "refusal": "no"}]},
+            {"role": "user", "content": [{"type": "file", "file": {"filename": "a.pdf"}}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "ogg"}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "hi", "prompt_cache_breakpoint": {"mode": "x"}}
+                ],
+            },
+            {"role": "user", "content": [{"type": "text", "text": "hi\x00"}]},
+            {"role": "user", "content": {"type": "text", "text": "hi"}},
+            {"role": "function", "name": "f", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": "hi", "name": "x" * 129},
+            {"role": "assistant", "audio": {"id": "a", "expires_at": "soon"}},
+            {"role": "assistant", "audio": {"id": " "}},
+            {"role": "assistant", "function_call": {"name": "f"}, "pinned": True},
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c", "type": "custom", "custom": {"name": "grep"}}],
+            },
+            {
+                "role": "assistant",
+                "content": "hi",
+                "annotations": [{"type": "file_citation", "url_citation": {}}],
+            },
+        ],
+    )
+    def test_refuses_what_the_chat_api_would_not_take(self, fields):
+        agent = AgentFactory()
+        with pytest.raises(InvalidInput):
+            services.message_append(agent=agent, **fields)
+        assert not Message.objects.exists()
+
+
+class TestFunctionResults:
+    def test_a_function_message_answers_the_function_call_just_before_it(self):
+        agent = AgentFactory()
+        services.message_append(
+            agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
+        )
+
+        with pytest.raises(InvalidInput, match="called 'lookup', not 'delete'"):
+            services.message_append(agent=agent, role="function", name="delete", content="done")
+        result = services.message_append(agent=agent, role="function", name="lookup", content="42")
+
+        assert result.position == 2 and result.name == "lookup"
+        with pytest.raises(InvalidInput, match="made none"):
+            services.message_append(agent=agent, role="function", name="lookup", content="again")
+
+    def test_waiting_tool_calls_come_first(self):
+        agent = AgentFactory()
+        services.message_append(agent=agent, role="assistant", tool_calls=[CALL])
+        with pytest.raises(InvalidInput, match="call_1"):
+            services.message_append(agent=agent, role="function", name="lookup", content="42")
+
+    def test_results_cannot_be_pinned(self):
+        agent = AgentFactory()
+        services.message_append(agent=agent, role="assistant", function_call={"name": "lookup"})
+        with pytest.raises(InvalidInput, match="pinned"):
+            services.message_append(
+                agent=agent, role="function", name="lookup", content="42", pinned=True
+            )

@@ -208,6 +208,33 @@ def test_tool_results_at_the_cut_are_summarized_with_their_call(agent, queued, d
     assert "#3 assistant: calls lookup({})" in prompt and "#4 tool (call_a):" in prompt
 
 
+def test_custom_tools_function_calls_and_refusals_are_summarized(
+    agent, queued, django_capture_on_commit_callbacks
+):
+    fill(agent, 2)
+    custom = {"id": "call_c", "type": "custom", "custom": {"name": "grep", "input": "deploy"}}
+    services.message_append(agent=agent, role="assistant", tool_calls=[custom])
+    services.message_append(
+        agent=agent, role="tool", tool_call_id="call_c", content="ops/deploy.sh"
+    )
+    services.message_append(
+        agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
+    )
+    services.message_append(agent=agent, role="function", name="lookup", content="port 8443")
+    services.message_append(agent=agent, role="assistant", refusal="I will not deploy on Friday.")
+    fill(agent, 6)
+
+    assert build(agent, django_capture_on_commit_callbacks).report.summary_wanted == 8
+    services.summary_write(summary_id=queued[0])
+
+    prompt = LLMCall.objects.filter(purpose="summarize").latest("pk").messages[-1]["content"]
+    assert (
+        "#3 assistant: calls grep(deploy)" in prompt and "#5 assistant: calls lookup({})" in prompt
+    )
+    assert "#6 function: port 8443" in prompt
+    assert "#7 assistant: refuses: I will not deploy on Friday." in prompt
+
+
 def test_pinned_messages_stay_and_are_not_summarized(agent, queued, django_capture_on_commit_callbacks):
     say(agent, 50, pinned=True)
     fill(agent, 8)

@@ -523,6 +523,28 @@ def test_an_unanswered_tool_call_refuses_the_next_message(user_client, agent):
     assert Message.objects.filter(agent=agent).count() == 1
 
 
+def test_the_conversation_shows_custom_tools_function_calls_refusals_and_audio(user_client, agent):
+    custom = {"id": "call_c", "type": "custom", "custom": {"name": "grep", "input": "deploy"}}
+    services.message_append(agent=agent, role="assistant", tool_calls=[custom])
+    services.message_append(
+        agent=agent, role="tool", tool_call_id="call_c", content="ops/deploy.sh"
+    )
+    services.message_append(
+        agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
+    )
+    services.message_append(agent=agent, role="function", name="lookup", content="port 8443")
+    services.message_append(agent=agent, role="assistant", refusal="Not on a Friday.")
+    services.message_append(
+        agent=agent, role="assistant", audio={"id": "audio_1", "transcript": "Done."}
+    )
+
+    html = user_client.get(page_url(agent)).content.decode()
+
+    assert "<code>grep(deploy)</code>" in html and "<code>lookup({})</code>" in html
+    assert "result of <code>lookup</code>" in html
+    assert "Refused: Not on a Friday." in html and "Audio: Done." in html
+
+
 def test_summarize_queues_the_summary_then_shows_it_in_the_bar(
     user_client, agent, monkeypatch, django_capture_on_commit_callbacks
 ):
