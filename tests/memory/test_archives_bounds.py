@@ -24,7 +24,8 @@ from memory import selectors, services
 from memory.models import Node, NodeContent
 from memory.services import archives
 from memory.services import nodes as node_services
-from memory.services.archives import EXTENDED_HEADER_MAX_BYTES, IMPORT_BYTES_PER_WRITE
+from memory.services.archive_formats import EXTENDED_HEADER_MAX_BYTES
+from memory.services.archives import IMPORT_BYTES_PER_WRITE
 from memory.services.nodes import (
     CONTENT_COLUMNS,
     CONTENT_TYPES,
