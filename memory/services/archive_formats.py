@@ -4,7 +4,8 @@ An archive's list of members is read and checked whole before any data: absolute
 links, devices and anything over the file-count or size caps refuse it. Each file's data is then
 read on demand, a slice at a time, and must be exactly as long as declared. The upload is read
 where it lies (Django spools a large one to disk), never whole. Names are taken in NFC, as the
-tree stores them (macOS tools write NFD).
+tree stores them (macOS tools write NFD). Permission bits are kept of files only
+(`memory.validation.file_mode`).
 """
 
 import os
@@ -22,7 +23,7 @@ from typing import BinaryIO, ClassVar
 
 from django.conf import settings
 
-from memory.validation import normalize_relative_path
+from memory.validation import file_mode, normalize_relative_path
 from memsite.errors import InvalidInput, TooLarge
 from memsite.names import excerpt
 
@@ -37,6 +38,7 @@ class ArchiveEntry:
     path: str  # normalized, relative
     size: int | None  # the declared size; None for a directory
     member: tarfile.TarInfo | zipfile.ZipInfo = field(repr=False, compare=False)
+    mode: int | None = None  # a file's permission bits as kept; None for a directory
 
 
 class _Budget:
@@ -240,11 +242,14 @@ class Archive(ABC):
     def list_entries(self) -> None:
         budget = _Budget()
         with self.readable():
-            for name, size, member in self._members():
+            for name, size, bits, member in self._members():
                 path = _member_path(name)
                 budget.add_entry(size or 0)
                 if path is not None:
-                    self.entries.append(ArchiveEntry(path=path, size=size, member=member))
+                    mode = None if size is None else file_mode(bits)
+                    self.entries.append(
+                        ArchiveEntry(path=path, size=size, member=member, mode=mode)
+                    )
         _check_paths(self.entries)
 
     def read(self, entry: ArchiveEntry) -> bytearray:
@@ -265,8 +270,9 @@ class Archive(ABC):
     def _open(self, upload: BinaryIO) -> tarfile.TarFile | zipfile.ZipFile: ...
 
     @abstractmethod
-    def _members(self) -> Iterator[tuple[str, int | None, tarfile.TarInfo | zipfile.ZipInfo]]:
-        """Each member's raw name, declared size (None for a folder) and itself, in order."""
+    def _members(self) -> Iterator[tuple[str, int | None, int, tarfile.TarInfo | zipfile.ZipInfo]]:
+        """Each member's raw name, declared size (None for a folder), mode bits as the archive
+        gives them (0 for none) and itself, in order."""
 
     @abstractmethod
     def _open_member(self, member: tarfile.TarInfo | zipfile.ZipInfo) -> BinaryIO: ...
@@ -285,14 +291,17 @@ class _TarArchive(Archive):
     def _open(self, upload: BinaryIO) -> tarfile.TarFile:
         return _BoundedTarFile.open(fileobj=upload, mode="r:gz")
 
-    def _members(self) -> Iterator[tuple[str, int | None, tarfile.TarInfo]]:
+    def _members(self) -> Iterator[tuple[str, int | None, int, tarfile.TarInfo]]:
         for member in self.file:
             if not (member.isfile() or member.isdir()):
                 raise _link_refused(member.name)
-            yield member.name, member.size if member.isfile() else None, member
+            yield member.name, member.size if member.isfile() else None, member.mode, member
 
     def _open_member(self, member: tarfile.TarInfo) -> BinaryIO:
         return self.file.extractfile(member)
+
+
+ZIP_MADE_ON_UNIX = 3  # an entry's "version made by" system whose attributes hold st_mode
 
 
 class _ZipArchive(Archive):
@@ -310,16 +319,17 @@ class _ZipArchive(Archive):
         _check_zip_directory(upload)
         return zipfile.ZipFile(upload)
 
-    def _members(self) -> Iterator[tuple[str, int | None, zipfile.ZipInfo]]:
+    def _members(self) -> Iterator[tuple[str, int | None, int, zipfile.ZipInfo]]:
         for info in self.file.infolist():
-            # Unix zips keep the file type in the high bits; others leave them zero.
+            # Unix zips keep the file type and mode in the high bits; others leave them zero.
+            unix_mode = info.external_attr >> 16 if info.create_system == ZIP_MADE_ON_UNIX else 0
             if stat.S_IFMT(info.external_attr >> 16) not in (0, stat.S_IFREG, stat.S_IFDIR):
                 raise _link_refused(info.filename)
             if info.flag_bits & 0x1:
                 raise InvalidInput(
                     f"The archive member {excerpt(info.filename)} is encrypted; encrypted archives are refused."
                 )
-            yield _zip_name(info), None if info.is_dir() else info.file_size, info
+            yield _zip_name(info), None if info.is_dir() else info.file_size, unix_mode, info
 
     def _open_member(self, member: zipfile.ZipInfo) -> BinaryIO:
         return self.file.open(member)

@@ -6,7 +6,7 @@ file-count or size caps refuse the import, and nothing is created. It then creat
 writes the files' data as it reads it, a few MiB at a time, in the same transaction: a member
 that cannot be read still leaves nothing, and memory does not grow with the archive. An export
 is written as it is read, a few files at a time, so its memory does not grow with the project
-either.
+either. A file's mode goes from the archive to its node and back into the export.
 """
 
 import tarfile
@@ -99,7 +99,8 @@ class _ImportPlan:
     def _add_file(self, entry: ArchiveEntry, folder: _Folder, name: str) -> None:
         if folder.node is not None and name in self.by_parent.get(folder.node.pk, {}):
             raise Conflict(f"The project already has {excerpt(entry.path)}.")
-        spec = NodeSpec(name=name, type="project_file_bytes", context={"file_path": entry.path})
+        context = {"file_path": entry.path}
+        spec = NodeSpec(name=name, type="project_file_bytes", context=context, mode=entry.mode)
         folder.add(spec)
         self.files.append((entry, spec))
 
@@ -183,7 +184,9 @@ def _export_files(project: Node) -> Iterator[ExportFile]:
         page = list(
             selectors.project_files(project=project)
             .filter(path__gt=after)
-            .values_list("pk", "path", "context__file_path", "updated_at", "content__size")[:EXPORT_FILES_PER_READ]
+            .values_list("pk", "path", "context__file_path", "updated_at", "mode", "content__size")[
+                :EXPORT_FILES_PER_READ
+            ]
         )
         if not page:
             return
@@ -196,23 +199,26 @@ def _export_files(project: Node) -> Iterator[ExportFile]:
                     node_id__in=[row[0] for row in group], size__lte=EXPORT_BYTES_PER_READ
                 ).values_list("node_id", "data")
             )
-            for node_id, _, file_path, updated_at, _ in group:
+            for node_id, _, file_path, updated_at, mode, _ in group:
+                info = _tar_info(file_path, updated_at=updated_at, mode=mode)
                 data = contents.pop(node_id, None)
                 if data is not None:
-                    yield _tar_info(file_path, size=len(data), updated_at=updated_at), (data,)
+                    info.size = len(data)
+                    yield info, (data,)
                 # Not in the group's read: larger than a group, or deleted since (None).
-                elif file := _sliced_file(node_id, file_path, updated_at):
+                elif file := _sliced_file(node_id, file_path, info):
                     yield file
 
 
-def _sliced_file(node_id: str, file_path: str, updated_at: datetime) -> ExportFile | None:
+def _sliced_file(node_id: str, file_path: str, info: tarfile.TarInfo) -> ExportFile | None:
     """A file read a slice at a time, as its content is when its first slice is read."""
     first = selectors.node_content_slice(node_id=node_id, start=0, length=EXPORT_READ_SLICE_BYTES)
     if first is None:
         return None
+    info.size = first.size
     rest = _slices_from(node_id, file_path, start=len(first.data), size=first.size, sha256=first.sha256)
     # A tuple, not this frame, holds the first slice: it is let go once sent.
-    return _tar_info(file_path, size=first.size, updated_at=updated_at), chain((first.data,), rest)
+    return info, chain((first.data,), rest)
 
 
 def _slices_from(node_id: str, file_path: str, *, start: int, size: int, sha256: str) -> Iterator[bytes]:
@@ -245,10 +251,10 @@ def _groups_by_size(items: Iterable[Item], size: Callable[[Item], int], limit: i
         yield group
 
 
-def _tar_info(file_path: str, *, size: int, updated_at: datetime) -> tarfile.TarInfo:
+def _tar_info(file_path: str, *, updated_at: datetime, mode: int) -> tarfile.TarInfo:
+    """A file's header, but its size."""
     info = tarfile.TarInfo(name="/".join(fit_name(part) for part in file_path.split("/")))
-    info.size = size
-    info.mode = 0o644
+    info.mode = mode
     info.mtime = int(updated_at.timestamp())
     return info
 

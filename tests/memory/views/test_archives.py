@@ -96,6 +96,15 @@ def test_the_project_panel_offers_upload_and_download(user_client):
     assert reverse("memory:project_download", args=[project.pk]) in html
 
 
+def test_a_project_file_shows_its_mode(user_client, user):
+    project = ProjectFactory()
+    blob = tar_gz({"run.sh": b"#!/bin/sh\n"}, modes={"run.sh": 0o755})
+    services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+    node = selectors.node_resolve(path=f"/projects/{project.name}/run.sh")
+    html = user_client.get(reverse("memory:node_detail", args=[node.pk]), **HTMX).content.decode()
+    assert "<dt>Mode</dt><dd><code>0755</code></dd>" in html
+
+
 def test_download_a_project_archive(user_client, user):
     project = ProjectFactory(name="todo api")
     services.project_import(project=project, archive=io.BytesIO(tar_gz(FILES)), user=user)
