@@ -1,12 +1,13 @@
 """Project archives: import a .tar.gz or .zip into a project root, export one as .tar.gz.
 
 An import reads the archive's list of members first and checks it whole
-(`memory.services.archive_formats`): absolute paths, '..', links, devices and anything over the
-file-count or size caps refuse the import, and nothing is created. It then creates the tree and
-writes the files' data as it reads it, a few MiB at a time, in the same transaction: a member
-that cannot be read still leaves nothing, and memory does not grow with the archive. An export
-is written as it is read, a few files at a time, so its memory does not grow with the project
-either. A file's mode goes from the archive to its node and back into the export.
+(`memory.services.archive_formats`), then plans what it does to the project
+(`memory.services.archive_plan`): a conflict, or a project over the caps, refuses it before
+anything is written. It then deletes, creates and updates the nodes, and writes the files' data
+as it reads it, a few MiB at a time, in the same transaction: a member that cannot be read still
+leaves the project as it was, and memory does not grow with the archive. An export is written as
+it is read, a few files at a time, so its memory does not grow with the project either. A file's
+mode goes from the archive to its node and back into the export.
 """
 
 import tarfile
@@ -18,16 +19,19 @@ from itertools import chain
 from typing import BinaryIO, TypeVar
 
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 from memory import selectors
 from memory.index.writes import index_nodes
 from memory.models import Node, NodeContent
 from memory.rows import insert_rows
 from memory.services.archive_formats import Archive, ArchiveEntry, open_archive
+from memory.services.archive_plan import FileWrite, ImportMode, ProjectNode, plan_import
+from memory.services.descriptions import descriptions_queue
 from memory.services.nodes import (
     CONTENT_COLUMNS,
     CONTENT_TYPES,
-    NodeSpec,
     User,
     content_values,
     node_bulk_create,
@@ -41,77 +45,10 @@ from memsite.names import excerpt
 
 @dataclass(frozen=True)
 class ImportResult:
-    folders: int
-    files: int
-
-
-
-class _Folder:
-    """A folder of the import being assembled: an existing node or a new spec."""
-
-    def __init__(self, node: Node | None = None, spec: NodeSpec | None = None) -> None:
-        self.node = node
-        self.spec = spec
-        self.folders: dict[str, _Folder] = {}
-        self.new_children: list[NodeSpec] = []
-
-    def add(self, spec: NodeSpec) -> None:
-        (self.new_children if self.node else self.spec.children).append(spec)
-
-
-class _ImportPlan:
-    """Where an archive's entries go in a project: the folders that exist reused, the new
-    folders and the files specified, the files' data left to be read."""
-
-    def __init__(self, project: Node, entries: list[ArchiveEntry]) -> None:
-        self.root = _Folder(node=project)
-        self.folders = 0
-        self.files: list[tuple[ArchiveEntry, NodeSpec]] = []
-        self.by_parent: dict[str, dict[str, Node]] = {}
-        for node in selectors.node_subtree(node=project, include_self=False).defer("context"):
-            self.by_parent.setdefault(node.parent_id, {})[node.name] = node
-        for entry in entries:
-            parts = entry.path.split("/")
-            if entry.size is None:
-                self._folder_at(parts)
-            else:
-                self._add_file(entry, self._folder_at(parts[:-1]), parts[-1])
-
-    def _folder_at(self, parts: list[str]) -> _Folder:
-        current = self.root
-        for part in parts:
-            child = current.folders.get(part)
-            if child is None:
-                node = self.by_parent.get(current.node.pk, {}).get(part) if current.node else None
-                if node is not None and not node.is_folder:
-                    raise Conflict(f"The project already has a file named '{part}' where the archive needs a folder.")
-                if node is not None:
-                    child = _Folder(node=node)
-                else:
-                    spec = NodeSpec(name=part, type="folder")
-                    child = _Folder(spec=spec)
-                    current.add(spec)
-                    self.folders += 1
-                current.folders[part] = child
-            current = child
-        return current
-
-    def _add_file(self, entry: ArchiveEntry, folder: _Folder, name: str) -> None:
-        if folder.node is not None and name in self.by_parent.get(folder.node.pk, {}):
-            raise Conflict(f"The project already has {excerpt(entry.path)}.")
-        context = {"file_path": entry.path}
-        spec = NodeSpec(name=name, type="project_file_bytes", context=context, mode=entry.mode)
-        folder.add(spec)
-        self.files.append((entry, spec))
-
-    def create_nodes(self, user: User) -> None:
-        """Every new node, without its data: each branch under an existing folder at once."""
-        pending = [self.root]
-        while pending:
-            folder = pending.pop()
-            if folder.node is not None and folder.new_children:
-                node_bulk_create(parent=folder.node, specs=folder.new_children, user=user, defer_content=True)
-            pending.extend(child for child in folder.folders.values() if child.node is not None)
+    folders: int  # created
+    files: int  # created
+    updated: int = 0  # files whose content or mode changed
+    deleted: int = 0  # nodes, those inside deleted folders included
 
 
 # An import holds one group of files' data at a time, a file larger than this alone.
@@ -119,37 +56,98 @@ IMPORT_BYTES_PER_WRITE = 8 * 1024 * 1024
 
 
 @transaction.atomic
-def project_import(*, project: Node, archive: BinaryIO, user: User) -> ImportResult:
-    """Create the archive's folders and files in the project. Folders that exist already are
-    reused; a file whose path exists already is a conflict, and nothing is created. The tree is
-    checked and created first; the files' data is then written as it is read, a few MiB at a
-    time, in this transaction, so a member that turns out unreadable rolls it all back."""
+def project_import(
+    *, project: Node, archive: BinaryIO, user: User, mode: str = ImportMode.FAIL
+) -> ImportResult:
+    """Import the archive into the project in `mode` (`memory.services.archive_plan`): fail adds
+    only, merge also updates the project's files, replace makes the project the archive. The
+    plan is checked whole before anything is written; the files' data is then written as it is
+    read, in this transaction, so a member that turns out unreadable rolls it all back."""
     if project.type != "project_root_folder":
         raise InvalidInput(f"'{project.name}' is not a project root; archives import only into projects.")
+    if mode not in ImportMode.values:
+        raise InvalidInput(f"Unknown import mode {excerpt(str(mode))}: use fail, merge or replace.")
     with open_archive(archive) as opened:
-        plan = _ImportPlan(project, opened.entries)
-        plan.create_nodes(user)
-        _write_contents(opened, plan.files)
-    index_nodes([spec.node_id for _, spec in plan.files])
-    return ImportResult(folders=plan.folders, files=len(plan.files))
+        nodes = _project_nodes(project)
+        plan = plan_import(project_id=project.pk, nodes=nodes, entries=opened.entries, mode=mode)
+        deleted = _delete(plan.deletes)
+        parents = Node.objects.in_bulk([parent_id for parent_id, _ in plan.creates])
+        for parent_id, specs in plan.creates:
+            node_bulk_create(parent=parents[parent_id], specs=specs, user=user, defer_content=True)
+        written = _write_contents(opened, plan.files)
+    updates = [file for file in plan.files if file.node is not None]
+    updated = _mark_updated(updates, set(written))
+    index_nodes(written)
+    descriptions_queue([node_id for node_id in written if node_id in updated])
+    created = len(plan.files) - len(updates)
+    return ImportResult(folders=plan.folders, files=created, updated=len(updated), deleted=deleted)
 
 
-def _write_contents(archive: Archive, files: list[tuple[ArchiveEntry, NodeSpec]]) -> None:
-    """Each file's content row, written a group at a time as the data is read. The rows go
-    straight to the insert, so that no name holds a group's data while the next is read."""
-    for group in _groups_by_size(files, lambda file: file[0].size, IMPORT_BYTES_PER_WRITE):
-        insert_rows(
-            NodeContent,
-            CONTENT_COLUMNS,
-            [content_values(spec.node_id, _file_data(archive, entry)) for entry, spec in group],
-            types=CONTENT_TYPES,
+def _project_nodes(project: Node) -> list[ProjectNode]:
+    """The project's nodes, but its own, locked until the import ends: a write to one of them
+    waits for it, and so does a create or a move into one of its folders."""
+    rows = (
+        selectors.node_subtree(node=project)
+        .select_for_update(of=("self",))
+        .values_list(
+            "pk", "parent_id", "name", "is_folder", "type", "context__file_path",
+            "content__size", "content__sha256", "mode",
         )
+    )
+    return [
+        ProjectNode(*row[:6], size=row[6] or 0, sha256=row[7], mode=row[8])
+        for row in rows
+        if row[0] != project.pk
+    ]
+
+
+def _delete(node_ids: list[str]) -> int:
+    """Delete these nodes with their branches; how many nodes that was. Their content and
+    passages go with them."""
+    if not node_ids:
+        return 0
+    _deleted, per_model = Node.objects.filter(pk__in=node_ids).delete()
+    return per_model.get(Node._meta.label, 0)
+
+
+def _write_contents(archive: Archive, files: list[FileWrite]) -> list[str]:
+    """Each file's content row, written a group at a time as the data is read; the ids of the
+    files written. An updated file whose data is what it held is left as it is."""
+    written: list[str] = []
+    for group in _groups_by_size(files, lambda file: file.entry.size, IMPORT_BYTES_PER_WRITE):
+        written += _write_group(archive, group)
+    return written
+
+
+def _write_group(archive: Archive, group: list[FileWrite]) -> list[str]:
+    # Returning lets go of the group's data before the next is read.
+    held = {file.node.id: file.node.sha256 for file in group if file.node is not None}
+    rows = [content_values(file.node_id, _file_data(archive, file.entry)) for file in group]
+    rows = [row for row in rows if held.get(row[0]) != row[3]]  # [3]: the sha256
+    NodeContent.objects.filter(node_id__in=[row[0] for row in rows if row[0] in held]).delete()
+    insert_rows(NodeContent, CONTENT_COLUMNS, rows, types=CONTENT_TYPES)
+    return [row[0] for row in rows]
 
 
 def _file_data(archive: Archive, entry: ArchiveEntry) -> bytearray:
     data = archive.read(entry)
     validate_content(get_type("project_file_bytes"), data)
     return data
+
+
+def _mark_updated(files: list[FileWrite], written: set[str]) -> set[str]:
+    """Give a new version, and the archive's mode, to each updated file whose content or mode
+    changed; their ids. A file the archive holds as it was keeps its version (and ETag)."""
+    by_mode: dict[int, list[str]] = {}
+    for file in files:
+        if file.node.id in written or file.entry.mode != file.node.mode:
+            by_mode.setdefault(file.entry.mode, []).append(file.node.id)
+    now = timezone.now()
+    for mode, node_ids in by_mode.items():
+        Node.objects.filter(pk__in=node_ids).update(
+            mode=mode, version=F("version") + 1, updated_at=now
+        )
+    return {node_id for node_ids in by_mode.values() for node_id in node_ids}
 
 
 # An export reads the files' names and sizes a page at a time, then their contents a few at a
