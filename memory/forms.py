@@ -3,6 +3,7 @@
 from django import forms
 
 from memory.api.retrieve import MAX_QUERY_CHARS
+from memory.services.archive_plan import ImportMode
 from memory.types import ContentKind, all_types
 
 # Created elsewhere: internal folders by memsite itself, project files by archive uploads.
@@ -37,6 +38,13 @@ class NodeUpdateForm(forms.Form):
 
 class ArchiveUploadForm(forms.Form):
     archive = forms.FileField()
+    mode = forms.TypedChoiceField(
+        label="If the project has the archive's paths",
+        choices=ImportMode.choices,
+        required=False,
+        empty_value=ImportMode.FAIL,
+        initial=ImportMode.FAIL,
+    )
 
 
 class DocumentEditForm(forms.Form):

@@ -46,6 +46,9 @@ class Node(MP_Node):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     version = models.PositiveIntegerField(default=1)
+    # A project file's permission bits, as its archive gave them (`memory.validation.file_mode`)
+    # and its export gives them back; null for nodes that are not files (folders included).
+    mode = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         indexes = [

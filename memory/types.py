@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from memory.validation import normalize_relative_path
+from memory.validation import DEFAULT_FILE_MODE, normalize_relative_path
 from memsite.errors import InvalidInput
 from memsite.llm.tokens import offline_counter
 
@@ -78,6 +78,9 @@ class MemoryType:
     context_schema: type[BaseModel] = NoContext
     content: ContentKind = ContentKind.NONE
     render: Renderer = field(default=render_text)
+    # The mode of its nodes unless an archive gives another; None for nodes that are not files of
+    # a file system (`memory.validation.file_mode`).
+    file_mode: int | None = None
 
     def validate_context(self, context: dict[str, Any] | None) -> dict[str, Any]:
         """The context normalized by the schema, or InvalidInput naming each bad field."""
@@ -147,6 +150,7 @@ PROJECT_FILE_BYTES = register(
         context_schema=ProjectFileContext,
         content=ContentKind.BYTES,
         render=render_project_file,
+        file_mode=DEFAULT_FILE_MODE,
     )
 )
 DOCUMENT = register(

@@ -13,10 +13,18 @@ from memsite.names import has_invisible_characters
 MAX_NAME_BYTES = 255
 MAX_DESCRIPTION_LENGTH = 10_000
 MAX_FILE_PATH_LENGTH = 1024
+<<<<<<< HEAD
 # memsite's own ids (`memory.models.new_node_id`) and seed 000's `memory_<uuid4>`, dashes or not.
 CLIENT_NODE_ID = re.compile(
     r"memory_([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})"
 )
+=======
+# Of a project file's mode, the permission bits kept: all but setuid, setgid and sticky, and
+# write for group and others. A project is unpacked into a container, where such a file would
+# run with its owner's rights or be any user's to change.
+FILE_MODE_BITS = 0o755
+DEFAULT_FILE_MODE = 0o644
+>>>>>>> i18-archive
 
 
 def validate_name(name: str) -> str:
@@ -34,6 +42,15 @@ def validate_name(name: str) -> str:
     if has_invisible_characters(name):
         raise InvalidInput(f"A name must not contain control or invisible characters: {name!r}.")
     return name
+
+
+def file_mode(bits: int | None) -> int:
+    """The mode kept of a file whose archive gives it `bits` (its type bits, if any, ignored):
+    the bits that are safe to keep, or 0o644 when it gives no permission bits at all (a zip made
+    on Windows)."""
+    if not bits or not bits & 0o777:
+        return DEFAULT_FILE_MODE
+    return bits & FILE_MODE_BITS
 
 
 def utf8_size(text: str) -> int:

@@ -37,6 +37,7 @@ from memory.forms import (
 from memory.index.retrieve import Hit, retrieve
 from memory.models import Node
 from memory.rendering import is_binary, markdown_to_html, marked, text_preview
+from memory.services.archives import ImportResult
 from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
@@ -168,6 +169,7 @@ def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
         "can_create": node.is_folder,
         "is_project": node.type == "project_root_folder",
         "create_form": NodeCreateForm(initial={"type": "document"}),
+        "upload_form": ArchiveUploadForm(),
     }
 
 
@@ -354,12 +356,27 @@ def _project_import(request: HttpRequest, project: Node) -> HttpResponse:
     form = ArchiveUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return _detail_response(request, project, error=form_error_message(form), status=400)
+    data = form.cleaned_data
     try:
-        result = services.project_import(project=project, archive=form.cleaned_data["archive"], user=request.user)
+        result = services.project_import(
+            project=project, archive=data["archive"], user=request.user, mode=data["mode"]
+        )
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
-    message = f"Imported {result.files} file{'s' if result.files != 1 else ''} and {result.folders} folder{'s' if result.folders != 1 else ''}."
+    message = _import_message(result)
     return _detail_response(request, selectors.node_get(node_id=project.pk), message=message, refresh=project)
+
+
+def _import_message(result: ImportResult) -> str:
+    def count(number: int, noun: str) -> str:
+        return f"{number} {noun}{'s' if number != 1 else ''}"
+
+    message = f"Imported {count(result.files, 'file')} and {count(result.folders, 'folder')}"
+    if result.updated:
+        message += f", updated {count(result.updated, 'file')}"
+    if result.deleted:
+        message += f", deleted {count(result.deleted, 'node')}"
+    return message + "."
 
 
 @require_GET

@@ -3,6 +3,7 @@
 import gzip
 import hashlib
 import io
+import stat
 import struct
 import tarfile
 import zipfile
@@ -10,7 +11,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def tar_gz(files: dict[str, bytes], *, links: dict[str, str] | None = None, dirs: list[str] = ()) -> bytes:
+def tar_gz(
+    files: dict[str, bytes],
+    *,
+    links: dict[str, str] | None = None,
+    dirs: list[str] = (),
+    modes: dict[str, int] | None = None,
+) -> bytes:
+    """Files (mode 0644 unless `modes` gives another), then links and folders."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for name in dirs:
@@ -20,6 +28,7 @@ def tar_gz(files: dict[str, bytes], *, links: dict[str, str] | None = None, dirs
         for name, data in files.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
+            info.mode = (modes or {}).get(name, 0o644)
             archive.addfile(info, io.BytesIO(data))
         for name, target in (links or {}).items():
             info = tarfile.TarInfo(name)
@@ -39,6 +48,27 @@ def zip_bytes(files: dict[str, bytes], *, symlinks: dict[str, str] | None = None
             info.external_attr = (0o120777 << 16)
             archive.writestr(info, target)
     return buffer.getvalue()
+
+
+def zip_with_modes(files: dict[str, bytes], modes: dict[str, int], *, made_on: int = 3) -> bytes:
+    """A zip whose entries say they were made on `made_on` (3: Unix, 0: MS-DOS), each with its
+    st_mode from `modes` in the high bits of its attributes, where Unix zip tools put it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name)
+            info.create_system = made_on
+            info.external_attr = (stat.S_IFREG | modes[name]) << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def tar_modes(blob: bytes | Iterable[bytes]) -> dict[str, int]:
+    """The permission bits of each file of a .tar.gz, given whole or as an export's chunks."""
+    if not isinstance(blob, bytes):
+        blob = b"".join(blob)
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as archive:
+        return {member.name: member.mode for member in archive if member.isfile()}
 
 
 def tar_members(blob: bytes | Iterable[bytes]) -> dict[str, bytes]:

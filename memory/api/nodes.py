@@ -44,6 +44,7 @@ from memory.api.serializers import (
     node_id_field,
     type_field,
 )
+from memory.services.archive_plan import ImportMode
 from memory.types import get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput
@@ -467,6 +468,16 @@ class ProjectImportApi(APIView):
 
     class InputSerializer(StrictInputSerializer):
         archive = serializers.FileField(help_text="A .tar.gz or .zip archive.")
+        mode = serializers.ChoiceField(
+            choices=ImportMode.values,
+            default=ImportMode.FAIL,
+            help_text="What becomes of the project's nodes at the archive's paths. fail: a file "
+            "the project has is a conflict (409). merge: the project's files at those paths are "
+            "updated (a new version where content or mode changed), other nodes kept. replace: "
+            "the project's branch becomes the archive's, its other nodes deleted. In fail and "
+            "merge, a folder of the project where the archive has a file, or the reverse, is a "
+            "409.",
+        )
 
         class Meta:
             ref_name = "ProjectImport"
@@ -474,6 +485,8 @@ class ProjectImportApi(APIView):
     class OutputSerializer(serializers.Serializer):
         folders = serializers.IntegerField(help_text="Folders created.")
         files = serializers.IntegerField(help_text="Files created.")
+        updated = serializers.IntegerField(help_text="Files whose content or mode changed.")
+        deleted = serializers.IntegerField(help_text="Nodes deleted (replace), with those inside.")
 
         class Meta:
             ref_name = "ProjectImportResult"
@@ -481,9 +494,12 @@ class ProjectImportApi(APIView):
     @extend_schema(
         tags=[TAG],
         operation_id="project_import",
-        summary="Unpack an archive into a project",
-        description="Folders that exist are reused; a file that exists already is a conflict. "
-        "Links, absolute paths, '..' and archives over the caps are refused, and nothing is created.",
+        summary="Unpack an archive into a project, or update a project from one",
+        description="Folders that exist are reused; `mode` says what becomes of the files and "
+        "other nodes the project has. Each file keeps its permission bits (setuid, setgid, sticky "
+        "and group or other write dropped). Links, absolute paths, '..', archives over the caps "
+        "and imports that would leave the project over them are refused, and then, as on any "
+        "failure, the project is left as it was.",
         parameters=[NODE_ID],
         request={"multipart/form-data": InputSerializer},
         responses={201: OutputSerializer, **errors(400, 404, 409, 413)},
@@ -493,7 +509,8 @@ class ProjectImportApi(APIView):
         refuse_longer_than(request, settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES, "upload")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         result = services.project_import(
-            project=project, archive=serializer.validated_data["archive"], user=request.user
+            project=project, archive=data["archive"], user=request.user, mode=data["mode"]
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

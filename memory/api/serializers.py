@@ -52,6 +52,10 @@ class NodeSerializer(serializers.Serializer):
         read_only=True, help_text="Bumped by every change; send it back to update optimistically."
     )
     created_by = serializers.SerializerMethodField(help_text="Username of the creator, if any.")
+    mode = serializers.SerializerMethodField(
+        help_text='A project file\'s permission bits in octal, such as "0755", as its archive gave '
+        "them and its export gives them back; null for other nodes."
+    )
 
     class Meta:
         ref_name = "NodeListItem"
@@ -75,6 +79,7 @@ class NodeSerializer(serializers.Serializer):
             "updated_at": timestamp(node.updated_at),
             "version": node.version,
             "created_by": self.get_created_by(node),
+            "mode": self.get_mode(node),
         }
 
     def get_path(self, node: Node) -> str:
@@ -85,6 +90,9 @@ class NodeSerializer(serializers.Serializer):
 
     def get_created_by(self, node: Node) -> str | None:
         return node.created_by.username if node.created_by_id else None
+
+    def get_mode(self, node: Node) -> str | None:
+        return None if node.mode is None else f"{node.mode:04o}"
 
 
 class NodeDetailSerializer(NodeSerializer):

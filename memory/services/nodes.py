@@ -21,7 +21,7 @@ from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
 from memory.rows import insert_rows
 from memory.services.descriptions import descriptions_queue
 from memory.types import ContentKind, MemoryType, get_type
-from memory.validation import client_node_id, validate_description, validate_name
+from memory.validation import client_node_id, file_mode, validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -38,6 +38,7 @@ class NodeSpec:
     context: dict[str, Any] | None = None
     content: bytes | None = None
     children: list["NodeSpec"] = field(default_factory=list)
+    mode: int | None = None  # a file's permission bits; None for its type's default
     node_id: str | None = None  # set by node_bulk_create once the node is written
 
 
@@ -220,6 +221,7 @@ def node_create(
         context=context,
         parent=parent,
         created_by=_user_or_none(user),
+        mode=memory_type.file_mode,
     )
     try:
         with transaction.atomic():
@@ -278,7 +280,8 @@ def node_bulk_create(
             path = Node._get_path(parent_path, depth, position)
             node_rows.append(
                 (node_id, path, depth, len(spec.children), parent_id, memory_type.name, memory_type.is_folder,
-                 spec.name, spec.description, False, json.dumps(spec.context or {}), creator_id, now, now, 1)
+                 spec.name, spec.description, False, json.dumps(spec.context or {}),
+                 creator_id, now, now, 1, memory_type.file_mode if spec.mode is None else spec.mode)
             )
             if memory_type.content is not ContentKind.NONE and not defer_content:
                 content_rows.append(content_values(node_id, spec.content or b""))
@@ -301,6 +304,7 @@ def node_bulk_create(
 NODE_COLUMNS = (
     "id", "path", "depth", "numchild", "parent", "type", "is_folder",
     "name", "description", "description_auto", "context", "created_by", "created_at", "updated_at", "version",
+    "mode",
 )
 CONTENT_COLUMNS = ("node", "data", "size", "sha256")
 CONTENT_TYPES = ("text", "bytea", "int8", "text")  # for a binary COPY: a varchar travels as text
@@ -329,6 +333,10 @@ def _validate_specs(
             names.add(spec.name)
             if spec.content is not None:
                 validate_content(memory_type, spec.content)
+            if spec.mode is not None:
+                if memory_type.file_mode is None:
+                    raise InvalidInput(f"'{spec.name}' is not a file, so it has no mode.")
+                spec.mode = file_mode(spec.mode)
             if memory_type.name == "project_file_bytes":
                 if spec.context["file_path"] in file_paths:
                     raise Conflict(f"Two files share the path '{spec.context['file_path']}'.")

@@ -80,9 +80,9 @@ def raw(method: str, path: str, body: bytes | str, content_type: str = "applicat
     return Send(method, path, body.encode() if isinstance(body, str) else body, content_type, headers)
 
 
-def upload(path: str, blob: bytes | str, filename: str = "upload.bin") -> Send:
+def upload(path: str, blob: bytes | str, filename: str = "upload.bin", **fields: str) -> Send:
     archive = SimpleUploadedFile(filename, blob) if isinstance(blob, bytes) else blob
-    return Send("post", path, multipart={"archive": archive})
+    return Send("post", path, multipart={"archive": archive, **fields})
 
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -369,7 +369,7 @@ ARCHIVES = [
     Case("archives", "tar: a file past the content cap", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("zeros.bin", bytes(2_000)))), 413, "A file in the archive is 2000 bytes; the limit is 1024", settings={"MEMSITE_MAX_CONTENT_BYTES": 1_024}),
     Case("archives", "tar: a file under a path that is one of the project's files", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("src/main.py/inner.py"))), 409, "'src/main.py/inner.py' would make a file of the project 'todo-api' a folder"),
     Case("archives", "tar: a file at a path the project's files need as a folder", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("src"))), 409, "'src' would make a file of the project 'todo-api' a folder"),
-    Case("archives", "tar: a folder where the project has a file of that name", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("main.py/inner.py"))), 409, "already has a file named 'main.py' where the archive needs a folder"),
+    Case("archives", "tar: a folder where the project has a file of that name", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("main.py/inner.py"))), 409, "'main.py' is a file in the project but a folder in the archive"),
     Case("archives", "zip: '..'", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", zip_of({"../../evil.sh": b"x"})), 400, "must stay inside the project"),
     Case("archives", "zip: '..' with backslashes", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", zip_of({"..\\..\\evil.sh": b"x"})), 400, "must use '/' separators"),
     Case("archives", "zip: an absolute path", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", zip_of({"/etc/cron.d/evil": b"x"})), 400, "must be relative, not absolute"),
@@ -388,6 +388,11 @@ ARCHIVES = [
     Case("archives", "not an archive: an empty file", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", b""), 400, "The submitted file is empty"),
     Case("archives", "not an archive: a PNG", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", b"\x89PNG\r\n\x1a\n" + bytes(64)), 400, "neither a .tar.gz nor a .zip"),
     Case("archives", "not an archive: a text field, not a file", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", "archive.zip"), 400, "archive The submitted data was not a file"),
+    Case("archives", "merge: a file whose node has another file_path", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("main.py")), mode="merge"), 409, "file at 'main.py' has the file_path 'src/main.py'"),
+    Case("archives", "merge: a folder where the project has a file", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("main.py/inner.py")), mode="merge"), 409, "'main.py' is a file in the project but a folder in the archive"),
+    Case("archives", "replace: a member cut short", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", truncated_tar_gz(), mode="replace"), 400, "not a readable .tar.gz archive"),
+    Case("archives", "merge: the project past the file cap", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("a.py")), mode="merge"), 413, "would hold 2 files after this import; the limit is 1", settings={"MEMSITE_ARCHIVE_MAX_FILES": 1}),
+    Case("archives", "an unknown mode", lambda w: upload(f"/api/nodes/{w.project.pk}/import/", tar_gz(member("a.py")), mode="overwrite"), 400, 'mode "overwrite" is not a valid choice'),
     Case("archives", "the archive under another field's name", lambda w: Send("post", f"/api/nodes/{w.project.pk}/import/", multipart={"file": SimpleUploadedFile("a.zip", zip_of({"a.txt": b"x"}))}), 400, "file Unknown field. Accepted fields: archive"),
     Case("archives", "into a project file", lambda w: upload(f"/api/nodes/{w.project_file.pk}/import/", zip_of({"a.txt": b"x"})), 400, "'main.py' is not a project root"),
     Case("archives", "into an unknown project", lambda w: upload(f"/api/nodes/{MISSING}/import/", zip_of({"a.txt": b"x"})), 404, f"No memory node with id '{MISSING}'"),
@@ -614,6 +619,8 @@ DASHBOARD = [
     dashboard("dashboard", "document save: into a folder", lambda w: form(f"/memory/{w.folder.pk}/content/", {"version": "1", "content": "# New"}), 400, "hold no content"),
     dashboard("dashboard", "archive upload: '..'", lambda w: form(f"/memory/{w.project.pk}/archive/upload/", {"archive": SimpleUploadedFile("a.zip", zip_of({"../evil": b"x"}))}), 400, "must stay inside the project"),
     dashboard("dashboard", "archive upload: no file", lambda w: form(f"/memory/{w.project.pk}/archive/upload/", {}), 400, "This field is required"),
+    dashboard("dashboard", "archive upload: an unknown mode", lambda w: form(f"/memory/{w.project.pk}/archive/upload/", {"archive": SimpleUploadedFile("a.zip", zip_of({"a": b"x"})), "mode": "overwrite"}), 400, "Select a valid choice. overwrite is not one of the available choices"),
+    dashboard("dashboard", "archive upload: merge over a file's folder", lambda w: form(f"/memory/{w.project.pk}/archive/upload/", {"archive": SimpleUploadedFile("a.zip", zip_of({"main.py/x": b"x"})), "mode": "merge"}), 409, "'main.py' is a file in the project but a folder in the archive"),
     dashboard("dashboard", "archive upload: into a folder", lambda w: form(f"/memory/{w.folder.pk}/archive/upload/", {"archive": SimpleUploadedFile("a.zip", zip_of({"a": b"x"}))}), 400, "'notes' is not a project root"),
     dashboard("dashboard", "search start: no questions", lambda w: form("/searches/start/", {"questions": " \n \n", "output": "answer", "fallback": "none"}), 400, "Questions: This field is required"),
     dashboard("dashboard", "search start: 21 questions", lambda w: form("/searches/start/", {"questions": "\n".join(f"q{n}" for n in range(21)), "output": "answer", "fallback": "none"}), 400, "questions must be a list of 1 to 20 strings"),

@@ -36,6 +36,7 @@ def test_creates_a_folder_and_answers_with_the_node(api, user, internal):
         "updated_at": body["updated_at"],
         "version": 1,
         "created_by": user.username,
+        "mode": None,
     }
     assert response["Location"] == url("node-detail", node)
     assert response["ETag"] == '"1"'
@@ -73,6 +74,7 @@ def test_creates_a_project_file_from_base64(api):
     body = response.json()
     assert body["context"] == {"file_path": "data/blob.bin"}
     assert body["content_size"] == len(data)
+    assert body["mode"] == "0644"  # a project file made by the API has the default mode
     assert selectors.node_content(node=Node.objects.get(pk=body["id"])) == data
 
 

@@ -31,7 +31,7 @@ def test_import_then_export_gives_back_the_same_bytes(api, user, pack, filename)
     project = ProjectFactory(name="demo app")
     response = api.post(url("project-import", project), {"archive": upload(pack(FILES), filename)}, format="multipart")
     assert response.status_code == 201, response.content
-    assert response.json() == {"folders": 3, "files": 4}
+    assert response.json() == {"folders": 3, "files": 4, "updated": 0, "deleted": 0}
     node = selectors.node_resolve(path="/projects/demo app/src/pkg/data.bin")
     assert node.type == "project_file_bytes" and node.context == {"file_path": "src/pkg/data.bin"}
     assert node.created_by == user
@@ -168,3 +168,68 @@ def test_unknown_projects_are_404(api, internal):
     )
     assert response.status_code == 404
     assert Node.objects.count() == count
+
+
+def test_merge_updates_a_file_with_a_new_version_and_mode(api):
+    project = ProjectFactory(name="demo app")
+    api.post(url("project-import", project), {"archive": upload(tar_gz(FILES))}, format="multipart")
+    node = selectors.node_resolve(path="/projects/demo app/src/app.py")
+    assert api.get(url("node-detail", node)).json()["mode"] == "0644"
+
+    files = {"src/app.py": b"print('bye')\n", "src/cli.py": b"x"}
+    blob = tar_gz(files, modes={"src/app.py": 0o755})
+    response = api.post(
+        url("project-import", project),
+        {"archive": upload(blob), "mode": "merge"},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    assert response.json() == {"folders": 0, "files": 1, "updated": 1, "deleted": 0}
+    detail = api.get(url("node-detail", node))
+    assert detail["ETag"] == '"2"' and detail.json()["mode"] == "0755"
+    assert tar_members(api.get(url("project-export", project)).getvalue()) == {**FILES, **files}
+
+
+def test_replace_deletes_what_the_archive_does_not_hold(api):
+    project = ProjectFactory(name="demo app")
+    blob = zip_bytes(FILES)
+    api.post(url("project-import", project), {"archive": upload(blob)}, format="multipart")
+    response = api.post(
+        url("project-import", project),
+        {"archive": upload(tar_gz({"README.md": b"# demo\n"})), "mode": "replace"},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    # src/ with app.py, pkg/ and data.bin; docs/ with empty.txt. README.md is the same bytes.
+    assert response.json() == {"folders": 0, "files": 0, "updated": 1, "deleted": 6}
+    exported = api.get(url("project-export", project)).getvalue()
+    assert tar_members(exported) == {"README.md": b"# demo\n"}
+
+
+def test_merge_refuses_a_file_over_a_folder_with_a_409_and_changes_nothing(api):
+    project = ProjectFactory()
+    api.post(url("project-import", project), {"archive": upload(tar_gz(FILES))}, format="multipart")
+    before = tree_state()
+    response = api.post(
+        url("project-import", project),
+        {"archive": upload(tar_gz({"README.md": b"new", "src/pkg": b"a file"})), "mode": "merge"},
+        format="multipart",
+    )
+    assert response.status_code == 409
+    assert response.json()["detail"] == (
+        "'src/pkg' is a folder in the project but a file in the archive."
+    )
+    assert tree_state() == before
+
+
+def test_an_unknown_mode_is_a_400(api):
+    project = ProjectFactory()
+    before = tree_state()
+    response = api.post(
+        url("project-import", project),
+        {"archive": upload(tar_gz({"a": b"a"})), "mode": "overwrite"},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert response.json()["mode"] == ['"overwrite" is not a valid choice.']
+    assert tree_state() == before

@@ -68,8 +68,15 @@ def test_bodies_are_described_as_they_are_sent(schema):
     assert export["application/gzip"]["schema"]["format"] == "binary"
 
     upload = paths[f"{NODE}/import/"]["post"]["requestBody"]["content"]
-    archive = resolve(schema, upload["multipart/form-data"]["schema"])["properties"]["archive"]
-    assert archive["format"] == "binary"
+    form = resolve(schema, upload["multipart/form-data"]["schema"])
+    assert form["properties"]["archive"]["format"] == "binary"
+    mode = form["properties"]["mode"]
+    assert resolve(schema, mode.get("allOf", [mode])[0])["enum"] == ["fail", "merge", "replace"]
+    assert mode["default"] == "fail" and form["required"] == ["archive"]
+    result = paths[f"{NODE}/import/"]["post"]["responses"]["201"]["content"]["application/json"]
+    assert set(resolve(schema, result["schema"])["properties"]) == {
+        "folders", "files", "updated", "deleted"
+    }
 
     update = paths[f"{NODE}/"]["patch"]
     assert any(parameter["name"] == "If-Match" for parameter in update["parameters"])

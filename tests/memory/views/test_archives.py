@@ -1,4 +1,5 @@
 import io
+import re
 import tarfile
 
 import pytest
@@ -18,9 +19,10 @@ pytestmark = pytest.mark.django_db
 FILES = {"README.md": b"# demo\n", "src/app.py": b"print('hi')\n"}
 
 
-def upload(client, project, blob, name="project.tar.gz", **extra):
+def upload(client, project, blob, name="project.tar.gz", mode=None, **extra):
     archive = SimpleUploadedFile(name, blob, content_type="application/octet-stream")
-    return client.post(reverse("memory:project_upload", args=[project.pk]), {"archive": archive}, **extra)
+    data = {"archive": archive, **({"mode": mode} if mode else {})}
+    return client.post(reverse("memory:project_upload", args=[project.pk]), data, **extra)
 
 
 @pytest.mark.parametrize("pack, name", [(tar_gz, "p.tar.gz"), (zip_bytes, "p.zip")])
@@ -94,6 +96,69 @@ def test_the_project_panel_offers_upload_and_download(user_client):
     html = user_client.get(reverse("memory:node_detail", args=[project.pk]), **HTMX).content.decode()
     assert reverse("memory:project_upload", args=[project.pk]) in html
     assert reverse("memory:project_download", args=[project.pk]) in html
+
+
+def test_the_upload_form_offers_the_three_modes_fail_first(user_client):
+    project = ProjectFactory()
+    response = user_client.get(reverse("memory:node_detail", args=[project.pk]), **HTMX)
+    html = response.content.decode()
+    select = re.search(r'<select name="mode"[^>]*>(.*?)</select>', html, re.S).group(1)
+    assert re.findall(r'<option value="(\w+)"( selected)?', select) == [
+        ("fail", " selected"),
+        ("merge", ""),
+        ("replace", ""),
+    ]
+    assert "If the project has the archive&#x27;s paths" in html
+
+
+def test_upload_updates_a_project_by_merge_then_replace(user_client):
+    project = ProjectFactory()
+    upload(user_client, project, tar_gz(FILES), **HTMX)
+    changes = {"README.md": b"# new\n", "b.py": b"b"}
+    response = upload(user_client, project, tar_gz(changes), **HTMX)
+    assert response.status_code == 409
+    assert "already has &#x27;README.md&#x27;" in response.content.decode()
+
+    response = upload(user_client, project, tar_gz(changes), mode="merge", **HTMX)
+    assert response.status_code == 200
+    assert "Imported 1 file and 0 folders, updated 1 file." in response.content.decode()
+    assert tar_members(services.project_export(project=project)) == {**FILES, **changes}
+
+    blob = zip_bytes({"b.py": b"b"})  # b.py is 0600 in it: updated
+    response = upload(user_client, project, blob, "p.zip", mode="replace", **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Imported 0 files and 0 folders, updated 1 file, deleted 3 nodes." in html
+    assert f'id="children-{project.pk}" hx-swap-oob="true"' in html
+    assert tar_members(services.project_export(project=project)) == {"b.py": b"b"}
+
+
+def test_a_file_over_a_folder_is_refused_by_merge(user_client):
+    project = ProjectFactory()
+    upload(user_client, project, tar_gz(FILES), **HTMX)
+    response = upload(user_client, project, tar_gz({"src": b"x"}), mode="merge", **HTMX)
+    assert response.status_code == 409
+    message = "&#x27;src&#x27; is a folder in the project but a file in the archive."
+    assert message in response.content.decode()
+    assert tar_members(services.project_export(project=project)) == FILES
+
+
+def test_an_unknown_mode_is_refused(user_client):
+    project = ProjectFactory()
+    response = upload(user_client, project, tar_gz(FILES), mode="overwrite", **HTMX)
+    assert response.status_code == 400
+    message = "Select a valid choice. overwrite is not one of the available choices."
+    assert message in response.content.decode()
+    assert selectors.node_subtree(node=project, include_self=False).count() == 0
+
+
+def test_a_project_file_shows_its_mode(user_client, user):
+    project = ProjectFactory()
+    blob = tar_gz({"run.sh": b"#!/bin/sh\n"}, modes={"run.sh": 0o755})
+    services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+    node = selectors.node_resolve(path=f"/projects/{project.name}/run.sh")
+    html = user_client.get(reverse("memory:node_detail", args=[node.pk]), **HTMX).content.decode()
+    assert "<dt>Mode</dt><dd><code>0755</code></dd>" in html
 
 
 def test_download_a_project_archive(user_client, user):
