@@ -13,18 +13,15 @@ from memsite.names import has_invisible_characters
 MAX_NAME_BYTES = 255
 MAX_DESCRIPTION_LENGTH = 10_000
 MAX_FILE_PATH_LENGTH = 1024
-<<<<<<< HEAD
 # memsite's own ids (`memory.models.new_node_id`) and seed 000's `memory_<uuid4>`, dashes or not.
 CLIENT_NODE_ID = re.compile(
     r"memory_([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})"
 )
-=======
 # Of a project file's mode, the permission bits kept: all but setuid, setgid and sticky, and
 # write for group and others. A project is unpacked into a container, where such a file would
 # run with its owner's rights or be any user's to change.
 FILE_MODE_BITS = 0o755
 DEFAULT_FILE_MODE = 0o644
->>>>>>> i18-archive
 
 
 def validate_name(name: str) -> str:
