@@ -8,11 +8,16 @@ BEFORE, AFTER = ("memory", "0007_pending_descriptions"), ("memory", "0008_passag
 TEXT = "Ana: I adopted a greyhound, she is called Pixel, and she sleeps all day.\nBo: The weather is supposed to turn tomorrow, bring a coat."
 
 
-def _migrate(target):
+def _migrate(*targets):
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
-    executor.migrate([target])
-    return executor.loader.project_state([target]).apps
+    executor.migrate(list(targets))
+    return executor.loader.project_state(list(targets)).apps
+
+
+def _migrate_to_latest():
+    """Back to the schema the other tests expect: every app's latest migration."""
+    _migrate(*MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)
@@ -30,3 +35,4 @@ def test_passages_of_the_old_cut_become_a_line_each():
         assert all(row.vector is None for row in rows)  # to be embedded again by the sweep
     finally:
         apps.get_model("memory", "Node").objects.filter(pk=node.pk).delete()
+        _migrate_to_latest()
