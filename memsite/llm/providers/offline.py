@@ -16,7 +16,6 @@ raised by the cosine of local sentence embeddings when memsite runs the model it
 The same messages always give the same reply. Nothing here pretends to be a model: the ledger
 records these calls under provider `offline`, model `offline`."""
 
-import datetime
 import functools
 import logging
 import math
@@ -518,6 +517,14 @@ QUERY_NAMES = ("query", "question", "goal", "task", "intent", "search", "subquer
 EVIDENCE_NAMES = ("quote", "evidence", "excerpt", "snippet", "fact", "sentence", "passage", "finding")
 SCORE_NAMES = ("confidence", "score", "importance", "probability", "weight", "relevance", "certainty", "salience", "priority", "intensity")
 TRUE_NAMES = ("relevant", "viable", "found", "match", "answerable", "done", "complete", "success", "useful", "sufficient", "enough", "answered")
+# Strings of a fixed format: any valid one will do.
+FORMATTED_STRINGS = {
+    "date-time": "1970-01-01T00:00:00Z",
+    "date": "1970-01-01",
+    "email": "offline@example.com",
+    "uri": "https://example.com/",
+    "url": "https://example.com/",
+}
 
 
 # Enum values a purpose leans to when the text itself does not decide.
@@ -619,17 +626,11 @@ class SchemaFiller:
     def string_for(self, schema: dict[str, Any], *, name: str, item: int) -> str:
         reading = self.reading
         fmt = schema.get("format")
-        seed = f"{self.purpose}\n{reading.query}\n{reading.context}\n{name}\n{item}"
-        if fmt == "date-time":
-            return "1970-01-01T00:00:00Z"
-        if fmt == "date":
-            return datetime.date(1970, 1, 1).isoformat()
         if fmt == "uuid":
+            seed = f"{self.purpose}\n{reading.query}\n{reading.context}\n{name}\n{item}"
             return str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
-        if fmt == "email":
-            return "offline@example.com"
-        if fmt in ("uri", "url"):
-            return "https://example.com/"
+        if fmt in FORMATTED_STRINGS:
+            return FORMATTED_STRINGS[fmt]
         ranked = [sentence for _, sentence in reading.ranked_sentences]
         if _name_matches(name, *ID_NAMES) and reading.options:
             return reading.best.ref  # type: ignore[union-attr]
@@ -644,16 +645,20 @@ class SchemaFiller:
         if _name_matches(name, *SUMMARY_NAMES):
             return purpose_text(Purpose.SUMMARIZE, reading) if self.purpose != Purpose.DESCRIBE else self.text
         if _name_matches(name, *REASON_NAMES):
-            if self.purpose in (Purpose.ROUTE, Purpose.DECIDE) and reading.best is not None:
-                shared = [word for term, word in words(reading.best.text) if term in reading.query_terms]
-                because = ", ".join(dict.fromkeys(shared)) or "no shared terms; first option"
-                return f"Offline lexical match with the query ({because})."
-            if self.purpose in (Purpose.REFLECT, Purpose.DEEP_REFLECT):
-                return self.text
-            return purpose_text(Purpose.REFLECT, reading)
+            return self.reason()
         if item and ranked:
             return ranked[item % len(ranked)]
         return self.text
+
+    def reason(self) -> str:
+        reading = self.reading
+        if self.purpose in (Purpose.ROUTE, Purpose.DECIDE) and reading.best is not None:
+            shared = [word for term, word in words(reading.best.text) if term in reading.query_terms]
+            because = ", ".join(dict.fromkeys(shared)) or "no shared terms; first option"
+            return f"Offline lexical match with the query ({because})."
+        if self.purpose in (Purpose.REFLECT, Purpose.DEEP_REFLECT):
+            return self.text
+        return purpose_text(Purpose.REFLECT, reading)
 
     def fill_integer(self, schema: dict[str, Any], *, name: str, **_: Any) -> int:
         reading = self.reading
