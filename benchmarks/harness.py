@@ -1,8 +1,10 @@
 """What every benchmark shares: a scratch database, one timing helper, percentile statistics,
-the results table, and an HTTP load driver against a gunicorn started for the run.
+the results table and where it is written, and an HTTP load driver against a gunicorn started
+for the run.
 
 Nothing here imports Django at module level: `scratch_database` must set the environment
-before `django.setup()` reads the settings."""
+before `django.setup()` reads the settings. So a benchmark file imports the project only when
+it is not run as a script; its `main()` imports the file again once the database is chosen."""
 
 from __future__ import annotations
 
@@ -147,6 +149,32 @@ def scratch_database(database_url: str | None, *, keep: bool) -> Iterator[Scratc
             shutil.rmtree(var_dir, ignore_errors=True)
 
 
+def database_version(vendor: str) -> str:
+    """The database the figures were taken on, for the report's title and notes."""
+    import sqlite3
+
+    from django.db import connection
+
+    if vendor == "sqlite":
+        return f"SQLite {sqlite3.sqlite_version}"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        return f"PostgreSQL {cursor.fetchone()[0].split()[0]}"
+
+
+def refresh_statistics(vendor: str, tables: Sequence[str]) -> None:
+    """On PostgreSQL, do what autovacuum does soon after a bulk load (planner statistics and the
+    visibility map), so that the timings are not of a table nobody has analyzed yet. SQLite is
+    left as memsite leaves it in production: memsite never runs ANALYZE there."""
+    from django.db import connection
+
+    if vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f"VACUUM ANALYZE {table}")
+
+
 # --- timing -----------------------------------------------------------------------------------
 
 
@@ -272,6 +300,18 @@ class Table:
 
         rule = ["---:" if side == "r" else "---" for side in self.align]
         return [md(self.header), md(rule), *(md(row) for row in self.rows)]
+
+
+def publish(report: Any, name: str) -> Path:
+    """Print a report (anything with `text()` and `markdown()`) and write it to
+    benchmarks/results/<name>.md."""
+    print()
+    print(report.text())
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.md"
+    path.write_text(report.markdown())
+    print(f"\nWritten to {path.relative_to(REPO)}")
+    return path
 
 
 # --- HTTP load under gunicorn -----------------------------------------------------------------

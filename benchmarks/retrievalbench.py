@@ -28,7 +28,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from benchmarks import retrievalcorpus, retrievalmetrics, searchbench
-from benchmarks.harness import Scratch, Stats, time_each
+from benchmarks.harness import Scratch, Stats, database_version, time_each
 from benchmarks.retrievalcorpus import Corpus, Doc, Question
 from benchmarks.searchbench import (
     Report,
@@ -38,7 +38,7 @@ from benchmarks.searchbench import (
     route_prompt,
     searches_run_here,
 )
-from benchmarks.treebench import build_chunks, database_version
+from benchmarks.treeshape import build_chunks
 from memory import selectors, services
 from memory.models import Node, Passage
 from memory.services import NodeSpec

@@ -27,8 +27,8 @@ from django.db import connection
 from pydantic import BaseModel
 
 from benchmarks import searchbench_tree
-from benchmarks.harness import Scratch, Stats
-from benchmarks.treebench import build_chunks, database_version
+from benchmarks.harness import Scratch, Stats, database_version
+from benchmarks.treeshape import build_chunks
 from memory import selectors, services
 from memory.models import Node
 from memory.search import prompts
