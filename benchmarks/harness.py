@@ -3,8 +3,9 @@ the results table and where it is written, and an HTTP load driver against a gun
 for the run.
 
 Nothing here imports Django at module level: `scratch_database` must set the environment
-before `django.setup()` reads the settings. So a benchmark file imports the project only when
-it is not run as a script; its `main()` imports the file again once the database is chosen."""
+before `django.setup()` reads the settings. So a benchmark file imports the project below its
+`if __name__ == "__main__"` block: run as a script, its main() sets Django up on the scratch
+database, then imports the file again as a module and runs that."""
 
 from __future__ import annotations
 
@@ -300,6 +301,51 @@ class Table:
 
         rule = ["---:" if side == "r" else "---" for side in self.align]
         return [md(self.header), md(rule), *(md(row) for row in self.rows)]
+
+
+@dataclass
+class TitledTable:
+    """One of several tables of a report, under its own title; the first column is text, the
+    others figures."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+
+    def _table(self) -> Table:
+        return Table(self.header, self.rows, align="l" + "r" * (len(self.header) - 1))
+
+    def text(self) -> str:
+        return "\n".join([self.title, "", *self._table().text()])
+
+    def markdown(self) -> str:
+        return "\n".join([f"### {self.title}", "", *self._table().markdown()])
+
+
+@dataclass
+class TablesReport:
+    """A report of several titled tables, then the targets met or missed, then notes."""
+
+    title: str
+    preamble: list[str]
+    tables: list[TitledTable]
+    targets: list[str]
+    notes: list[str]
+
+    def text(self) -> str:
+        parts = [self.title, *self.preamble, ""]
+        for table in self.tables:
+            parts += [table.text(), ""]
+        parts += ["Targets:", *(f"  {line}" for line in self.targets), "", *self.notes]
+        return "\n".join(parts)
+
+    def markdown(self) -> str:
+        parts = [f"## {self.title}", "", *self.preamble, ""]
+        for table in self.tables:
+            parts += [table.markdown(), ""]
+        targets = [f"- {line}" for line in self.targets]
+        parts += ["Targets:", "", *targets, "", *(f"- {line}" for line in self.notes), ""]
+        return "\n".join(parts)
 
 
 def publish(report: Any, name: str) -> Path:

@@ -27,17 +27,10 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from benchmarks import retrievalcorpus, retrievalmetrics, searchbench
-from benchmarks.harness import Scratch, Stats, database_version, time_each
+from benchmarks import oracle, retrievalcorpus, retrievalmetrics
+from benchmarks.harness import Scratch, Stats, TablesReport, TitledTable, database_version, time_each
 from benchmarks.retrievalcorpus import Corpus, Doc, Question
-from benchmarks.searchbench import (
-    Report,
-    Table,
-    provider,
-    read_prompt,
-    route_prompt,
-    searches_run_here,
-)
+from benchmarks.oracle import provider, read_prompt, route_prompt, searches_run_here
 from benchmarks.treeshape import build_chunks
 from memory import selectors, services
 from memory.models import Node, Passage
@@ -245,9 +238,9 @@ def passage_recall(question: Question, hits: Sequence[dict]) -> float:
 # --- searches -----------------------------------------------------------------------------------
 
 
-class Oracle(searchbench.Oracle):
+class Oracle(oracle.Oracle):
     """A provider that always routes right and reads right: it knows each question's evidence
-    (benchmarks/searchbench.py's oracle, for evidence in several documents). At a folder it
+    (benchmarks/oracle.py's oracle, for evidence in several documents). At a folder it
     picks the option on the way to evidence not yet read and marks the options on no such way
     unviable; reading a document, it reports the evidence the shown text holds, the answer
     complete once every piece of evidence has been read. Usage is counted from the messages as
@@ -525,8 +518,8 @@ def _by_reading(runs: Sequence[SearchRun]) -> str:
     return f"{_pct(found_by['reading'] / total)} / {_pct(found_by['index'] / total)}" if total else "—"
 
 
-def recall_table(results: Results) -> Table:
-    table = Table(
+def recall_table(results: Results) -> TitledTable:
+    table = TitledTable(
         "Evidence recall: the share of the evidence's documents found (searches: output=node)",
         ("category", "questions", "BM25@1", "BM25@3", "BM25@5", "retrieve@1", "retrieve@5", "retrieve@5 line",
          "offline search", "nodes", "by reading / index", "oracle search", "nodes", "by reading / index"),
@@ -548,8 +541,8 @@ def recall_table(results: Results) -> Table:
     return table
 
 
-def fusion_table(results: Results) -> Table:
-    table = Table(
+def fusion_table(results: Results) -> TitledTable:
+    table = TitledTable(
         f"Fusion, over the same rankings: full text and meaning fused by the textbook (K = {TEXTBOOK_K}, equal weights) "
         "and by memsite (K = 10, full text weighted by the share of the question's words it finds), then memsite's with "
         "the named ranking too; evidence recall of the top passages",
@@ -563,8 +556,8 @@ def fusion_table(results: Results) -> Table:
     return table
 
 
-def answer_table(results: Results) -> Table:
-    table = Table(
+def answer_table(results: Results) -> TitledTable:
+    table = TitledTable(
         "Answers (output=answer): gold answer contained, token F1; unanswerable: share ending with no answer and no node",
         ("category", "questions", "offline contained", "offline F1", "oracle contained", "oracle F1"),
     )
@@ -584,8 +577,8 @@ def answer_table(results: Results) -> Table:
     return table
 
 
-def cost_table(results: Results) -> Table:
-    table = Table(
+def cost_table(results: Results) -> TitledTable:
+    table = TitledTable(
         f"Cost per question (one prompt holding every document: {results.one_prompt:,} tokens)",
         ("provider", "output", "LLM calls mean", "p95", "tokens mean", "p95", "share of one prompt", "wall ms p50", "ended because"),
     )
@@ -600,9 +593,9 @@ def cost_table(results: Results) -> Table:
     return table
 
 
-def index_table(results: Results) -> Table:
+def index_table(results: Results) -> TitledTable:
     i, built = results.indexing, results.built
-    table = Table("The index", ("measure", "value"))
+    table = TitledTable("The index", ("measure", "value"))
     table.rows += [
         ("corpus", f"{len(results.corpus.docs):,} documents, {built.nodes:,} nodes, {i.passages:,} passages"),
         ("nodes written (node_bulk_create, passages included)", f"{built.nodes / built.seconds:,.0f} nodes/s"),
@@ -743,7 +736,7 @@ def measure(args: argparse.Namespace, corpus: Corpus) -> Results:
     return results
 
 
-def run(args: argparse.Namespace, scratch: Scratch) -> tuple[Report, list[dict]]:
+def run(args: argparse.Namespace, scratch: Scratch) -> tuple[TablesReport, list[dict]]:
     """The report, and each question's outcome."""
     load = os.getloadavg()[0]
     sizes = retrievalcorpus.Sizes.scaled(args.scale)
@@ -758,7 +751,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> tuple[Report, list[dict]]
         "",
         f"Command: `{' '.join(['python benchmarks/retrieval.py', *sys.argv[1:]])}`",
     ]
-    report = Report(
+    report = TablesReport(
         title=f"Retrieval benchmark on {database_version(scratch.vendor)}",
         preamble=preamble,
         tables=[recall_table(results), fusion_table(results), answer_table(results), cost_table(results), index_table(results)],
