@@ -7,9 +7,8 @@ import pytest
 from benchmarks import retrievalcorpus, searchtree
 from benchmarks.oracle import Oracle as SearchOracle
 from benchmarks.oracle import Target, route_prompt
-from benchmarks.retrievalbench import Oracle
+from benchmarks.retrieval import BM25, Oracle, contains, recall, token_f1, tokens
 from benchmarks.retrievalcorpus import Evidence, Question, Sizes, generate
-from benchmarks.retrievalmetrics import BM25, contains, recall, token_f1, tokens
 from memory.search import prompts
 
 SMALL = Sizes(sessions=12, people=4, notes=6, projects=1, tree_nodes=60,
