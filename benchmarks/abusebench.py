@@ -56,10 +56,10 @@ from benchmarks.harness import (
     Stats,
     Table,
     _wait_until_serving,
+    database_version,
     free_port,
 )
 from benchmarks.loadbench import llm_server
-from benchmarks.treebench import database_version
 from memory import selectors, services
 from memory.models import Node
 from memory.services.searches import BUDGET_CAPS

@@ -39,8 +39,8 @@ from agents.brain import affect
 from agents.brain import memory_json as mj
 from agents.brain.caps import cap, clip
 from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
-from benchmarks.contextbench import WORDS, database_version, prose
-from benchmarks.harness import REPO, Report, Row, Scratch, Stats, Table
+from benchmarks.prose import WORDS, prose
+from benchmarks.harness import REPO, Report, Row, Scratch, Stats, Table, database_version
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Node

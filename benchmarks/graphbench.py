@@ -34,7 +34,7 @@ import agents.services.graphs as graph_services
 from agents import selectors, services
 from agents.models import GraphNode, GraphOp, Turn
 from agents.wire import wire_tokens
-from benchmarks.contextbench import prose
+from benchmarks.prose import prose
 from benchmarks.harness import Report, Row, Scratch, Stats
 from memsite.llm.config import llm_config
 from memsite.llm.models import LLMCall

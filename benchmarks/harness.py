@@ -1,8 +1,11 @@
 """What every benchmark shares: a scratch database, one timing helper, percentile statistics,
-the results table, and an HTTP load driver against a gunicorn started for the run.
+the results table and where it is written, and an HTTP load driver against a gunicorn started
+for the run.
 
 Nothing here imports Django at module level: `scratch_database` must set the environment
-before `django.setup()` reads the settings."""
+before `django.setup()` reads the settings. So a benchmark file imports the project below its
+`if __name__ == "__main__"` block: run as a script, its main() sets Django up on the scratch
+database, then imports the file again as a module and runs that."""
 
 from __future__ import annotations
 
@@ -147,6 +150,32 @@ def scratch_database(database_url: str | None, *, keep: bool) -> Iterator[Scratc
             shutil.rmtree(var_dir, ignore_errors=True)
 
 
+def database_version(vendor: str) -> str:
+    """The database the figures were taken on, for the report's title and notes."""
+    import sqlite3
+
+    from django.db import connection
+
+    if vendor == "sqlite":
+        return f"SQLite {sqlite3.sqlite_version}"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        return f"PostgreSQL {cursor.fetchone()[0].split()[0]}"
+
+
+def refresh_statistics(vendor: str, tables: Sequence[str]) -> None:
+    """On PostgreSQL, do what autovacuum does soon after a bulk load (planner statistics and the
+    visibility map), so that the timings are not of a table nobody has analyzed yet. SQLite is
+    left as memsite leaves it in production: memsite never runs ANALYZE there."""
+    from django.db import connection
+
+    if vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f"VACUUM ANALYZE {table}")
+
+
 # --- timing -----------------------------------------------------------------------------------
 
 
@@ -272,6 +301,63 @@ class Table:
 
         rule = ["---:" if side == "r" else "---" for side in self.align]
         return [md(self.header), md(rule), *(md(row) for row in self.rows)]
+
+
+@dataclass
+class TitledTable:
+    """One of several tables of a report, under its own title; the first column is text, the
+    others figures."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+
+    def _table(self) -> Table:
+        return Table(self.header, self.rows, align="l" + "r" * (len(self.header) - 1))
+
+    def text(self) -> str:
+        return "\n".join([self.title, "", *self._table().text()])
+
+    def markdown(self) -> str:
+        return "\n".join([f"### {self.title}", "", *self._table().markdown()])
+
+
+@dataclass
+class TablesReport:
+    """A report of several titled tables, then the targets met or missed, then notes."""
+
+    title: str
+    preamble: list[str]
+    tables: list[TitledTable]
+    targets: list[str]
+    notes: list[str]
+
+    def text(self) -> str:
+        parts = [self.title, *self.preamble, ""]
+        for table in self.tables:
+            parts += [table.text(), ""]
+        parts += ["Targets:", *(f"  {line}" for line in self.targets), "", *self.notes]
+        return "\n".join(parts)
+
+    def markdown(self) -> str:
+        parts = [f"## {self.title}", "", *self.preamble, ""]
+        for table in self.tables:
+            parts += [table.markdown(), ""]
+        targets = [f"- {line}" for line in self.targets]
+        parts += ["Targets:", "", *targets, "", *(f"- {line}" for line in self.notes), ""]
+        return "\n".join(parts)
+
+
+def publish(report: Any, name: str) -> Path:
+    """Print a report (anything with `text()` and `markdown()`) and write it to
+    benchmarks/results/<name>.md."""
+    print()
+    print(report.text())
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.md"
+    path.write_text(report.markdown())
+    print(f"\nWritten to {path.relative_to(REPO)}")
+    return path
 
 
 # --- HTTP load under gunicorn -----------------------------------------------------------------

@@ -40,8 +40,8 @@ from rest_framework.authtoken.models import Token
 from agents import services as agent_services
 from agents.models import Brain, TickRun
 from benchmarks import brainbench, treeshape
-from benchmarks.harness import REPO, Scratch, Table, gunicorn
-from benchmarks.treebench import build_chunks, database_version
+from benchmarks.harness import REPO, Scratch, Table, database_version, gunicorn
+from benchmarks.treeshape import build_chunks
 from memory import selectors, services
 from memory.models import Node, Search
 from memsite.llm.models import LLMCall

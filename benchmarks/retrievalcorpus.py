@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from benchmarks import searchbench_tree
+from benchmarks import searchtree
 from benchmarks.treeshape import Chunk
 
 CATEGORIES = ("single", "multi", "temporal", "unanswerable", "files", "tree")
@@ -686,7 +686,7 @@ ANSWER = re.compile(r"^The .+ of \S+ was (?P<value>.+)\.$")
 
 def tree(total: int, *, questions: int, seed: int) -> tuple[list[Doc], list[Question], list[Chunk]]:
     """benchmarks/search.py's tree of `total` nodes under /references, with its questions."""
-    build, chunks = searchbench_tree.plan_chunks(total, questions=questions, seed=seed)
+    build, chunks = searchtree.plan_chunks(total, questions=questions, seed=seed)
     chunks = list(chunks)  # the questions are known once every chunk has been made
     docs = []
     for chunk in chunks:

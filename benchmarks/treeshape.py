@@ -6,14 +6,19 @@ time, so that at most one chunk (about 10,000 nodes) is held in memory.
     /swarmstar/moves-a/movable-branch/...                             a 10,001-node branch to move
     /swarmstar/trash/discarded-NNN/...                                301-node branches to delete
 
-The random generator is seeded, so the same arguments build the same tree."""
+The random generator is seeded, so the same arguments build the same tree. `build_chunks` builds
+it (or any other tree given as chunks) and times the service."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+import sys
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from memory import selectors, services
+from memory.models import Node
 from memory.services import NodeSpec
 
 WORDS = (
@@ -168,3 +173,22 @@ def _branch(rng: random.Random, budget: Budget, *, level: int, index: int) -> No
             break
         spec.children.append(child)
     return spec
+
+
+def build_chunks(chunks: Iterable[Chunk]) -> tuple[int, float]:
+    """Build a tree chunk by chunk; return the nodes built and the seconds spent inside
+    node_bulk_create (generating the specs is not the service's cost, so it is not counted)."""
+    parents: dict[str, Node] = {}
+    built, seconds, next_report = 0, 0.0, 100_000
+    for chunk in chunks:
+        if chunk.parent_path not in parents:
+            parents[chunk.parent_path] = selectors.node_resolve(path=chunk.parent_path)
+        started = time.perf_counter()
+        services.node_bulk_create(parent=parents[chunk.parent_path], specs=chunk.specs)
+        seconds += time.perf_counter() - started
+        built += chunk.size
+        if built >= next_report:
+            print(f"built {built:,} nodes, {built / seconds:,.0f} nodes/s", file=sys.stderr)
+            next_report += 100_000
+    return built, seconds
+

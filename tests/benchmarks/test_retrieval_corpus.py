@@ -4,10 +4,11 @@ import re
 
 import pytest
 
-from benchmarks import retrievalcorpus, searchbench, searchbench_tree
-from benchmarks.retrievalbench import Oracle
+from benchmarks import retrievalcorpus, searchtree
+from benchmarks.oracle import Oracle as SearchOracle
+from benchmarks.oracle import Target, route_prompt
+from benchmarks.retrieval import BM25, Oracle, contains, recall, token_f1, tokens
 from benchmarks.retrievalcorpus import Evidence, Question, Sizes, generate
-from benchmarks.retrievalmetrics import BM25, contains, recall, token_f1, tokens
 from memory.search import prompts
 
 SMALL = Sizes(sessions=12, people=4, notes=6, projects=1, tree_nodes=60,
@@ -136,20 +137,20 @@ def _route_messages(where: str, labels: list[str], questions: list[str]) -> list
 
 
 def test_a_route_prompt_names_its_options_and_the_shortcut_names_them_by_path():
-    folder = searchbench.route_prompt(_route_messages("logs", ["session-001: Session 1 | matched: Ana: hi", "session-002 | matched: Bo: a: b", "notes"], ["a?", "b?"]))
+    folder = route_prompt(_route_messages("logs", ["session-001: Session 1 | matched: Ana: hi", "session-002 | matched: Bo: a: b", "notes"], ["a?", "b?"]))
     assert (folder.where, folder.asked, folder.names) == ("logs", ["a?", "b?"], {1: "session-001", 2: "session-002", 3: "notes"})
     assert not folder.shortcut
     best = "the passages that best match the questions"
-    shortcut = searchbench.route_prompt(_route_messages(best, ["/user/notes/todo.md: milk: 2", "/projects/tern/README.md: x | matched: y"], ["a?"]))
+    shortcut = route_prompt(_route_messages(best, ["/user/notes/todo.md: milk: 2", "/projects/tern/README.md: x | matched: y"], ["a?"]))
     assert shortcut.names == {1: "/user/notes/todo.md", 2: "/projects/tern/README.md"} and shortcut.shortcut
-    assert not searchbench.route_prompt(_route_messages(best, [], ["a?"])).shortcut
+    assert not route_prompt(_route_messages(best, [], ["a?"])).shortcut
 
 
 def test_the_search_oracle_walks_the_answers_path_and_reads_only_the_answer():
     path = "/references/search-bench-60/storage/atlas-weight.md"
-    question = searchbench_tree.Question("What was the weight of atlas?", "The weight of atlas was 12 kg.", path, 2)
+    question = searchtree.Question("What was the weight of atlas?", "The weight of atlas was 12 kg.", path, 2)
     node_id = "memory_" + "3" * 32
-    oracle = searchbench.Oracle([searchbench.Target(question, node_id, ("search-bench-60", "storage", "atlas-weight.md"))])
+    oracle = SearchOracle([Target(question, node_id, ("search-bench-60", "storage", "atlas-weight.md"))])
 
     def route(where: str, labels: list[str]) -> dict:
         return oracle.route(_route_messages(where, labels, [question.text]))
