@@ -47,6 +47,7 @@ nginx:
 
 bench: install nginx
 	$(PY) benchmarks/tree.py
+	$(PY) benchmarks/archives.py
 	$(PY) benchmarks/llm.py
 	$(PY) benchmarks/search.py --sizes 1000,10000
 	$(PY) benchmarks/retrieval.py
