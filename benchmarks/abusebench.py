@@ -46,7 +46,8 @@ from django.core.management import call_command
 from django.db import connections
 from rest_framework.authtoken.models import Token
 
-from agents import services as agent_services
+from agents.context import services as context_services
+from agents.graphs import services as graph_services
 from benchmarks.brainbench import MODEL
 from benchmarks.harness import (
     REPO,
@@ -327,8 +328,8 @@ def seed(user_names: Sequence[str]) -> World:
         user = get_user_model().objects.create_user(username=f"abuse-{name}", password=password)
         tokens[name] = Token.objects.create(user=user).key
     owner = get_user_model().objects.get(username=f"abuse-{user_names[0]}")
-    agents = [agent_services.agent_create(name=f"abuse-agent-{i}", model=MODEL).pk for i in range(WAITERS)]
-    graph = agent_services.graph_create(task="Replay the attacks of the review.").pk
+    agents = [context_services.agent_create(name=f"abuse-agent-{i}", model=MODEL).pk for i in range(WAITERS)]
+    graph = graph_services.graph_create(task="Replay the attacks of the review.").pk
     folder = services.node_create(parent=selectors.node_internal_folder(name="swarmstar"), type="folder",
                                   name="abuse", description="Documents the abuse benchmark renders.")
     markdown = hostile_markdown()

@@ -34,13 +34,15 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Model
 from django.utils import timezone
 
-from agents import services
-from agents.brain import affect
-from agents.brain import memory_json as mj
-from agents.brain.caps import cap, clip
-from agents.models import Agent, Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
-from benchmarks.prose import WORDS, prose
+from agents.brains import services as brain_services
+from agents.brains.logic import affect
+from agents.brains.logic import memory_json as mj
+from agents.brains.logic.caps import cap, clip
+from agents.brains.models import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
+from agents.context import services as context_services
+from agents.context.models import Agent
 from benchmarks.harness import REPO, Report, Row, Scratch, Stats, Table, database_version
+from benchmarks.prose import WORDS, prose
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Node
@@ -355,13 +357,13 @@ def check_against_import(fill: float, seed: int) -> str:
         return "Not checked against `brain_import` (--check 0)."
     now = timezone.now()
     document = brain_document(random.Random(seed + 1), sizes(fill), now=now)
-    imported = services.agent_create(name="brain-bench-check-import", model=MODEL)
-    copied = services.agent_create(name="brain-bench-check-copy", model=MODEL)
-    services.brain_import(agent=imported, document=document)
+    imported = context_services.agent_create(name="brain-bench-check-import", model=MODEL)
+    copied = context_services.agent_create(name="brain-bench-check-copy", model=MODEL)
+    brain_services.brain_import(agent=imported, document=document)
     brain_fill(agent=copied, rows=brain_rows(document, now=now), ticks=[])
     exports, counters, counts = [], [], []
     for agent in (imported, copied):
-        exports.append(json.dumps(services.brain_export(agent=agent)))
+        exports.append(json.dumps(brain_services.brain_export(agent=agent)))
         brain = Brain.objects.get(pk=agent.pk)
         counters.append((brain.path_count, brain.url_count, brain.neuron_count, brain.synapse_count))
         counts.append(table_counts(agent.pk))
@@ -663,7 +665,7 @@ def tick_measured(agent_id: int, clock: ProviderClock, wal: WalMeter, cpu: CpuMe
     cpu_start = cpu.start()
     with counter.commits():
         started = time.perf_counter()
-        run = services.tick_run(agent_id=agent_id)
+        run = brain_services.tick_run(agent_id=agent_id)
         wall = time.perf_counter() - started
     cpu_ms, cpu_wait_ms = cpu.since(cpu_start)
     wal_bytes, image_bytes = wal.stop()
@@ -715,7 +717,7 @@ def whole_file_save(agent: Agent, path: Path, cpu: CpuMeter) -> SaveSample:
     save that must survive a crash would."""
     cpu_start = cpu.start()
     started = time.perf_counter()
-    document = services.brain_export(agent=agent)
+    document = brain_services.brain_export(agent=agent)
     exported = time.perf_counter()
     export_cpu_ms, _ = cpu.since(cpu_start)
     cpu_start = cpu.read()
@@ -832,13 +834,13 @@ def swarm_run(args: argparse.Namespace, rng: random.Random, logs: Path) -> Swarm
     """`--swarm-agents` agents with brains filled to `--swarm-fill`; `--swarm-rounds` rounds in
     which every agent gets `--swarm-burst` ticks queued back to back, so that the workers often
     take ticks of the same agent at once; the checks, from what the ticks left in the database."""
-    from agents.tasks import tick_run as tick_task
+    from agents.brains.tasks import tick_run as tick_task
 
     now = timezone.now()
     counts = sizes(args.swarm_fill)
     ids = []
     for index in range(args.swarm_agents):
-        agent = services.agent_create(name=f"swarm-{index + 1:02d}", model=MODEL)
+        agent = context_services.agent_create(name=f"swarm-{index + 1:02d}", model=MODEL)
         rows = brain_rows(brain_document(rng, counts, now=now), now=now)
         brain_fill(agent=agent, rows=rows, ticks=tick_history(rng, counts["tick"], now=now))
         ids.append(agent.pk)
@@ -1061,7 +1063,7 @@ def profile(agent_id: int, ticks: int) -> str:
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(ticks):
-        services.tick_run(agent_id=agent_id)
+        brain_services.tick_run(agent_id=agent_id)
     profiler.disable()
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out).strip_dirs()
@@ -1100,7 +1102,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     now = timezone.now()
     counts = sizes(args.fill)
     rows = brain_rows(brain_document(rng, counts, now=now), now=now)
-    agent = services.agent_create(name="brain-bench", model=MODEL)
+    agent = context_services.agent_create(name="brain-bench", model=MODEL)
     print(f"copying in a brain of {rows.count:,} rows", file=sys.stderr)
     brain_fill(agent=agent, rows=rows, ticks=tick_history(rng, counts["tick"], now=now))
     vacuum_analyze()

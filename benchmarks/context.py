@@ -101,11 +101,11 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents import services
-from agents.context import LONG_TERM_HEADING, WORKING_HEADING, context_assemble
-from agents.instructions import instructions_render
-from agents.models import Agent, Message, Role, Strategy
-from agents.wire import wire_message, wire_tokens
+from agents.context import services
+from agents.context.logic.instructions import instructions_render
+from agents.context.logic.wire import wire_message, wire_tokens
+from agents.context.models import Agent, Message, Role, Strategy
+from agents.context.selectors.assembly import LONG_TERM_HEADING, WORKING_HEADING, context_assemble
 from memory.services.nodes import insert_rows
 from memsite.llm.config import llm_config
 from memsite.llm.tokens import TOKENS_REPLY_PRIMING, TokenCounter, counter_for_model

@@ -30,10 +30,10 @@ from django.db import connection, connections
 from django.db.models import Max, Sum
 from django.test.utils import override_settings
 
-import agents.services.graphs as graph_services
-from agents import selectors, services
-from agents.models import GraphNode, GraphOp, Turn
-from agents.wire import wire_tokens
+import agents.graphs.services.graphs as graph_services
+from agents.context.logic.wire import wire_tokens
+from agents.graphs import selectors, services
+from agents.graphs.models import GraphNode, GraphOp, Turn
 from benchmarks.prose import prose
 from benchmarks.harness import Report, Row, Scratch, Stats
 from memsite.llm.config import llm_config
@@ -474,7 +474,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     ]
     version = database_version(scratch.vendor)
     # graph_work runs here, in this process: the task graph_memorize queues on commit is not sent.
-    from agents import tasks
+    from agents.graphs import tasks
 
     tasks.graph_work.delay = lambda **kwargs: None
     with memory_model(args.llm) as described:

@@ -37,8 +37,8 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from agents import services as agent_services
-from agents.models import Brain, TickRun
+from agents.brains.models import Brain, TickRun
+from agents.context import services as agent_services
 from benchmarks import brainbench, treeshape
 from benchmarks.harness import REPO, Scratch, Table, database_version, gunicorn
 from benchmarks.treeshape import build_chunks
@@ -136,7 +136,7 @@ def _schema_classes() -> dict[str, type]:
     answered by its base (`RouteReplyBase`), whose offline reply reads the options it was shown."""
     from pydantic import BaseModel
 
-    import agents.brain.prompts  # noqa: F401
+    import agents.brains.services.prompts  # noqa: F401
     import memory.search.prompts
     import memory.search.tools  # noqa: F401
 

@@ -3,6 +3,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from agents.brains import urls as brain_urls
+from agents.brains.api import urls as brain_api_urls
+from agents.context import urls as context_urls
+from agents.context.api import urls as context_api_urls
+from agents.graphs import urls as graph_urls
 from memsite import login, views
 from memsite.quotas.api import UsageApi
 
@@ -17,11 +22,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", views.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/agents/", include("agents.api.urls")),
-    path("api/graphs/", include("agents.api.graph_urls")),
+    # An agent's routes, its brain's among them, share one namespace across the two apps.
+    path("api/agents/", include((context_api_urls.urlpatterns + brain_api_urls.urlpatterns, "agents-api"))),
+    path("api/graphs/", include("agents.graphs.api.urls")),
     path("api/usage/", UsageApi.as_view(), name="api-usage"),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
-    path("", include("agents.urls")),
+    path("", include((context_urls.urlpatterns + brain_urls.urlpatterns + graph_urls.urlpatterns, "agents"))),
     path("", include("memory.urls")),
 ]

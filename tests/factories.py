@@ -3,7 +3,8 @@
 import factory
 from django.contrib.auth import get_user_model
 
-from agents import services as agent_services
+from agents.context import services as context_services
+from agents.graphs import services as graph_services
 from memory import selectors, services
 
 
@@ -103,7 +104,7 @@ class SearchStepFactory(factory.django.DjangoModelFactory):
 
 
 class AgentFactory(factory.Factory):
-    """An agent created by `agents.services.agent_create`."""
+    """An agent created by `agents.context.services.agent_create`."""
 
     class Meta:
         model = dict
@@ -113,13 +114,13 @@ class AgentFactory(factory.Factory):
 
     @classmethod
     def _create(cls, model_class, **kwargs):
-        return agent_services.agent_create(**kwargs)
+        return context_services.agent_create(**kwargs)
 
     _build = _create
 
 
 class GraphFactory(factory.Factory):
-    """A reasoning graph created by `agents.services.graph_create`, with its task node."""
+    """A reasoning graph created by `agents.graphs.services.graph_create`, with its task node."""
 
     class Meta:
         model = dict
@@ -131,6 +132,6 @@ class GraphFactory(factory.Factory):
 
     @classmethod
     def _create(cls, model_class, **kwargs):
-        return agent_services.graph_create(**kwargs)
+        return graph_services.graph_create(**kwargs)
 
     _build = _create

@@ -34,7 +34,7 @@ def tick_queue_cutoff(now: datetime) -> datetime:
 
 def ticks_in_flight(*, user_id: int, now: datetime | None = None) -> int:
     """Ticks queued for the user and not yet begun, and the user's ticks running."""
-    from agents.models import Brain, TickRun
+    from agents.brains.models import Brain, TickRun
 
     now = now or timezone.now()
     queued = Brain.objects.filter(tick_queued_by_id=user_id, tick_queued_at__gt=tick_queue_cutoff(now)).count()
@@ -44,7 +44,7 @@ def ticks_in_flight(*, user_id: int, now: datetime | None = None) -> int:
 
 def ticking_agents(*, user_id: int, excluding: int | None = None) -> int:
     """Agents the user set ticking on a schedule (but `excluding`, whose interval changes)."""
-    from agents.models import Brain
+    from agents.brains.models import Brain
 
     return Brain.objects.filter(ticking=True, ticking_by_id=user_id).exclude(pk=excluding).count()
 
@@ -52,7 +52,7 @@ def ticking_agents(*, user_id: int, excluding: int | None = None) -> int:
 def graph_ops_in_flight(*, user_id: int) -> int:
     """Memorize and recall operations the user asked for, queued (a running one stays queued
     until it ends)."""
-    from agents.models import GraphOp
+    from agents.graphs.models import GraphOp
 
     return GraphOp.objects.filter(created_by_id=user_id, status=GraphOp.Status.QUEUED).count()
 

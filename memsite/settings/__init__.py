@@ -81,7 +81,10 @@ INSTALLED_APPS = [
     "memsite",
     "memsite.llm",
     "memory",
-    "agents",
+    "agents",  # the three apps below and the migrations their tables were made by
+    "agents.context",
+    "agents.brains",
+    "agents.graphs",
 ]
 
 MIDDLEWARE = [

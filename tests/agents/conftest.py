@@ -3,8 +3,11 @@ import importlib
 import pytest
 from celery.contrib.testing.worker import start_worker
 from django.apps import apps
+from django.test import Client
 
 from memsite.celery import app
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +29,16 @@ def tick_worker(transactional_db, settings, sqlite_waits_for_locks):
     settings.OPENAI_BASE_URL = None
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker:
         yield worker
+
+
+@pytest.fixture
+def user_client(client: Client, user) -> Client:
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def admin_client(client, staff):
+    staff.save()  # the factory sets the password after creating the row
+    client.force_login(staff)
+    return client

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import ConfigDict, TypeAdapter
 
-from agents import services
-from agents.models import Agent, Message
+from agents.context import services
+from agents.context.models import Agent, Message
 from memsite.llm.tokens import counter_for_model
 
 WINDOW = 1_000

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from agents.models import Record, TickRun
-from agents.services.brains import brain_writing, goal_create
+from agents.brains.models import Record, TickRun
+from agents.brains.services.brains import brain_writing, goal_create
 from tests.factories import AgentFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -6,8 +6,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from agents import services
-from agents.models import GraphNode, GraphOp, Turn
+from agents.graphs import services
+from agents.graphs.models import GraphNode, GraphOp, Turn
 from tests.factories import AgentFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -49,7 +49,7 @@ def offline(settings):
 def queued(monkeypatch) -> list[dict]:
     """The graph work queued: the test runs it, as a worker would."""
     calls: list[dict] = []
-    monkeypatch.setattr("agents.tasks.graph_work.delay", lambda **kwargs: calls.append(kwargs))
+    monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda **kwargs: calls.append(kwargs))
     return calls
 
 

@@ -58,8 +58,8 @@ def test_no_stored_payload_runs(page, live_server, screenshot):
         reverse("llm:call", args=[world.llm_call.pk]),
         reverse("admin:memory_node_changelist"),
         reverse("admin:memory_node_change", args=[quote(world.document.pk)]),
-        reverse("admin:agents_agent_change", args=[agent]),
-        reverse("admin:agents_graph_change", args=[graph]),
+        reverse("admin:context_agent_change", args=[agent]),
+        reverse("admin:graphs_graph_change", args=[graph]),
         reverse("admin:memory_search_change", args=[search]),
         reverse("admin:llm_llmcall_change", args=[world.llm_call.pk]),
     ):

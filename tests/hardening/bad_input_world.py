@@ -7,9 +7,12 @@ from decimal import Decimal
 from django.apps import apps
 from django.core import serializers
 
-from agents import services as agent_services
-from agents.models import Agent, Checkpoint, Goal, Graph
-from agents.services.brains import goal_complete, goal_create
+from agents.brains.models import Goal
+from agents.brains.services.brains import goal_complete, goal_create
+from agents.context import services as context_services
+from agents.context.models import Agent, Checkpoint
+from agents.graphs import services as graph_services
+from agents.graphs.models import Graph
 from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion
 from memsite.llm.models import LLMCall
@@ -91,19 +94,19 @@ def build_world() -> World:
         parent=other_project_folder, type="project_file_bytes", name="x.py", context={"file_path": "src/main.py/x.py"}
     )
 
-    agent = agent_services.agent_create(
+    agent = context_services.agent_create(
         name="scout", model="gpt-4", instructions="Help $user.", context_variables={"user": "Ada"}
     )
-    agent_services.message_append(agent=agent, role="user", content="Hello.")
-    agent_services.message_append(agent=agent, role="assistant", content="Hello, Ada.")
-    checkpoint = agent_services.checkpoint_create(agent=agent)
-    other_agent = agent_services.agent_create(name="builder", model="gpt-4")
-    foreign_checkpoint = agent_services.checkpoint_create(agent=other_agent)
+    context_services.message_append(agent=agent, role="user", content="Hello.")
+    context_services.message_append(agent=agent, role="assistant", content="Hello, Ada.")
+    checkpoint = context_services.checkpoint_create(agent=agent)
+    other_agent = context_services.agent_create(name="builder", model="gpt-4")
+    foreign_checkpoint = context_services.checkpoint_create(agent=other_agent)
     goal = goal_create(agent=agent, text="Learn the user's habits.")
     done_goal = goal_complete(agent=agent, goal_id=goal_create(agent=agent, text="Read the notes.").pk)
 
-    graph = agent_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
-    agent_services.graph_snapshot_import(
+    graph = graph_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph_services.graph_snapshot_import(
         graph=graph,
         document={
             "nodes": {
@@ -114,7 +117,7 @@ def build_world() -> World:
             "edges": [{"src": 1, "dst": 2, "rationale": "decompose"}, {"src": 3, "dst": 2, "rationale": "support"}],
         },
     )
-    agent_services.graph_memorize(graph=graph, messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}])
+    graph_services.graph_memorize(graph=graph, messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}])
 
     ended_search = SearchFactory(questions=["Where is the plan?"], created_by=user, status=Search.Status.DONE)
     waiting_search = SearchFactory(questions=["What does the user prefer?"], status=Search.Status.WAITING)

@@ -20,25 +20,14 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from agents import selectors as agent_selectors
-from agents import services as agent_services
-from agents.brain.caps import cap
-from agents.graph.snapshot import snapshot_read
-from agents.models import (
-    Brain,
-    Explored,
-    Goal,
-    GraphEdge,
-    GraphNode,
-    GraphOp,
-    Neuron,
-    Record,
-    RecordKind,
-    Synapse,
-    TickRun,
-    Turn,
-)
-from agents.services.brains import brain_create, goal_create
+from agents.brains import services as brain_services
+from agents.brains.logic.caps import cap
+from agents.brains.models import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
+from agents.brains.services.brains import brain_create, goal_create
+from agents.graphs import selectors as agent_selectors
+from agents.graphs import services as graph_services
+from agents.graphs.logic.snapshot import snapshot_read
+from agents.graphs.models import GraphEdge, GraphNode, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
@@ -435,7 +424,7 @@ def test_blind_edits_of_different_fields_lose_nothing(tree, token):
 @pytest.fixture
 def slow_llm(monkeypatch):
     """Every tick's and chat's LLM call takes a few milliseconds more, so that they overlap."""
-    from agents.services import chat, ticks
+    from agents.brains.services import chat, ticks
 
     for module in (ticks, chat):
         real = module.complete
@@ -469,10 +458,10 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
     goals_made, goals_done = 0, 0
 
     def ticker() -> list[TickRun | None]:
-        return [agent_services.tick_run(agent_id=agent.pk) for _ in range(2)]
+        return [brain_services.tick_run(agent_id=agent.pk) for _ in range(2)]
 
     def chatter(text: str) -> tuple[int, int]:
-        exchange = agent_services.chat_send(agent=agent, text=text)
+        exchange = brain_services.chat_send(agent=agent, text=text)
         return exchange.user_line.seq, exchange.reply_line.seq
 
     def chatter_api(text: str) -> tuple[int, int]:
@@ -570,8 +559,8 @@ def step_messages(tag: str) -> list[dict]:
 
 
 def test_memorize_and_recall_on_one_graph_run_one_at_a_time(tree, monkeypatch):
-    monkeypatch.setattr("agents.tasks.graph_work.delay", lambda graph_id: None)
-    graph = agent_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=900, target_tokens=500)
+    monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda graph_id: None)
+    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=900, target_tokens=500)
     runs: list[tuple[float, float, int, int]] = []  # start, end, thread, op
 
     def watched(original: Callable) -> Callable:
@@ -584,28 +573,28 @@ def test_memorize_and_recall_on_one_graph_run_one_at_a_time(tree, monkeypatch):
 
         return run
 
-    graphs_module = agent_services.graphs
+    graphs_module = graph_services.graphs
     monkeypatch.setattr(graphs_module, "_memorize", watched(graphs_module._memorize))
     monkeypatch.setattr(graphs_module, "_recall", watched(graphs_module._recall))
     sent: dict[int, list[dict]] = {}  # each memorize op's messages
 
     def memorizer(tag: str) -> int:
         messages = step_messages(f"{tag}a") + step_messages(f"{tag}b")
-        op = agent_services.graph_memorize(graph=graph, messages=messages)
+        op = graph_services.graph_memorize(graph=graph, messages=messages)
         sent[op.pk] = messages
-        agent_services.graph_work(graph_id=graph.pk)
+        graph_services.graph_work(graph_id=graph.pk)
         return op.pk
 
     def recaller() -> int:
-        op = agent_services.graph_recall(graph=graph)
-        agent_services.graph_work(graph_id=graph.pk)
+        op = graph_services.graph_recall(graph=graph)
+        graph_services.graph_work(graph_id=graph.pk)
         return op.pk
 
     for round_number in range(6):
         outcomes = race(
             *(lambda tag=f"{round_number}-{number}": memorizer(tag) for number in range(3)),
             recaller,
-            lambda: agent_services.graph_work(graph_id=graph.pk),
+            lambda: graph_services.graph_work(graph_id=graph.pk),
         )
         assert_no_errors_but(outcomes)
         # Whoever ran last saw every queued operation: none is left waiting for a worker.

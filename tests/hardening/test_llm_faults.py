@@ -13,10 +13,12 @@ import pytest
 from django.contrib.contenttypes.models import ContentType
 from pydantic import BaseModel
 
-from agents import services as agent_services
-from agents.models import Brain, Goal, Graph, GraphEdge, GraphNode, GraphOp, Record, TickRun, Turn
-from agents.services.brains import brain_create, brain_writing
-from agents.services.chat import ChatFailed
+from agents.brains import services as brain_services
+from agents.brains.models import Brain, Goal, Record, TickRun
+from agents.brains.services.brains import brain_create, brain_writing
+from agents.brains.services.chat import ChatFailed
+from agents.graphs import services as graph_services
+from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memory import services
 from memory.models import Node, Search, SearchStep, ToolCall
 from memsite.llm import complete
@@ -280,7 +282,7 @@ def test_a_tick_ends_cleanly_whatever_step_the_llm_fails(llm, internal, settings
     before = brain_rows(agent)
     llm.script(*case.before, *fault.replies, *(case.after_invalid if fault.invalid else ()))
 
-    run = agent_services.tick_run(agent_id=agent.pk)
+    run = brain_services.tick_run(agent_id=agent.pk)
 
     assert_all_consumed(llm)
     assert not TickRun.objects.filter(status=TickRun.Status.RUNNING).exists()
@@ -320,7 +322,7 @@ def test_a_chat_the_llm_cannot_answer_keeps_the_users_line(llm, internal, fault)
     llm.script(*fault.replies)
 
     with pytest.raises(ChatFailed) as info:
-        agent_services.chat_send(agent=agent, text="What did you find?")
+        brain_services.chat_send(agent=agent, text="What did you find?")
 
     assert_all_consumed(llm)
     assert info.value.data["reason"] == fault.reason.value
@@ -364,7 +366,7 @@ def graph_rows(graph: Graph) -> tuple:
 
 @pytest.fixture
 def graph(db):
-    return agent_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    return graph_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
 
 
 def assert_graph_settled(graph: Graph) -> None:
@@ -379,8 +381,8 @@ def test_a_memorize_keeps_the_pairs_applied_and_nothing_of_the_failed_one(llm, g
     good = patch(label="the other service")
     llm.script(*([*fault.replies, good] if failing == 1 else [good, *fault.replies]))
 
-    op = agent_services.graph_memorize(graph=graph, messages=step(1) + step(2))
-    agent_services.graph_work(graph_id=graph.pk)
+    op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2))
+    graph_services.graph_work(graph_id=graph.pk)
 
     assert_all_consumed(llm)
     assert_graph_settled(graph)
@@ -406,17 +408,17 @@ def test_a_memorize_keeps_the_pairs_applied_and_nothing_of_the_failed_one(llm, g
 @pytest.mark.parametrize("how", ["asked for", "over the trigger"])
 def test_a_failed_recall_leaves_the_graph_as_it_was(llm, graph, how, fault):
     llm.script(patch())
-    agent_services.graph_memorize(graph=graph, messages=step(1))
-    agent_services.graph_work(graph_id=graph.pk)
+    graph_services.graph_memorize(graph=graph, messages=step(1))
+    graph_services.graph_work(graph_id=graph.pk)
     before = graph_rows(graph)
     if how == "over the trigger":  # the next memorize pushes the context past it: recall fires
         Graph.objects.filter(pk=graph.pk).update(trigger_tokens=20, target_tokens=10, protected_head=0, protected_tail=0)
         llm.script(Reply.json({"add_nodes": [], "add_edges": []}), *fault.replies)
-        memorized = agent_services.graph_memorize(graph=graph, messages=step(2))
+        memorized = graph_services.graph_memorize(graph=graph, messages=step(2))
     else:
         llm.script(*fault.replies)
-        agent_services.graph_recall(graph=graph)
-    agent_services.graph_work(graph_id=graph.pk)
+        graph_services.graph_recall(graph=graph)
+    graph_services.graph_work(graph_id=graph.pk)
 
     assert_all_consumed(llm)
     assert_graph_settled(graph)
@@ -432,7 +434,7 @@ def test_a_failed_recall_leaves_the_graph_as_it_was(llm, graph, how, fault):
 
 
 def test_an_operation_that_breaks_is_failed_and_the_graphs_next_ones_still_run(llm, graph, monkeypatch):
-    from agents.services import graphs
+    from agents.graphs.services import graphs
 
     original = graphs._apply_patch
     calls = []
@@ -445,10 +447,10 @@ def test_an_operation_that_breaks_is_failed_and_the_graphs_next_ones_still_run(l
 
     monkeypatch.setattr(graphs, "_apply_patch", breaks_once)
     llm.script(patch(label="first"), patch(label="second"))
-    broken = agent_services.graph_memorize(graph=graph, messages=step(1))
-    later = agent_services.graph_memorize(graph=graph, messages=step(2))
+    broken = graph_services.graph_memorize(graph=graph, messages=step(1))
+    later = graph_services.graph_memorize(graph=graph, messages=step(2))
 
-    assert agent_services.graph_work(graph_id=graph.pk) == 2
+    assert graph_services.graph_work(graph_id=graph.pk) == 2
 
     assert_all_consumed(llm)
     assert_graph_settled(graph)

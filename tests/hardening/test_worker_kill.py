@@ -35,11 +35,14 @@ from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
 
-from agents import services as agent_services
-from agents.models import Brain, Graph, GraphEdge, GraphNode, GraphOp, Record, TickRun
-from agents.services.brains import brain_create
-from agents.services.ticks import WORKER_STOPPED
-from agents.tasks import graph_work, tick_run
+from agents.brains import services as brain_services
+from agents.brains.models import Brain, Record, TickRun
+from agents.brains.services.brains import brain_create
+from agents.brains.services.ticks import WORKER_STOPPED
+from agents.brains.tasks import tick_run
+from agents.graphs import services as graph_services
+from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp
+from agents.graphs.tasks import graph_work
 from memory import services
 from memory.models import Search, SearchStep
 from memory.tasks import search_run
@@ -256,7 +259,7 @@ def test_a_tick_whose_worker_is_killed_is_failed_and_the_brain_ticks_again(tree,
     brain_create(agent=agent)
     fake_openai.script(Reply.slow(SLOW_S))  # the decision the killed worker waits for
     first = workers()
-    agent_services.tick_request(agent=agent)
+    brain_services.tick_request(agent=agent)
     kill_when(first, fake_openai, 1, lambda: TickRun.objects.filter(brain_id=agent.pk).exists())
     dead = TickRun.objects.get(brain_id=agent.pk)
     assert dead.status == TickRun.Status.RUNNING and [step["name"] for step in dead.steps] == ["read"]
@@ -273,7 +276,7 @@ def test_a_tick_whose_worker_is_killed_is_failed_and_the_brain_ticks_again(tree,
 
     # The brain is free again: the next tick runs whole.
     fake_openai.script(decide("list_dir", path="/user"), REFLECT, Reply.json({"steps": ["idle"]}))
-    agent_services.tick_request(agent=agent)
+    brain_services.tick_request(agent=agent)
     wait_for(
         lambda: TickRun.objects.filter(brain_id=agent.pk, status=TickRun.Status.DONE).exists()
         and Brain.objects.filter(pk=agent.pk, lease_until__isnull=True).exists(),
@@ -318,10 +321,10 @@ def graph_settled(graph: Graph) -> bool:
 
 @needs_redis
 def test_a_memorize_whose_worker_is_killed_goes_on_without_applying_a_pair_twice(shared_db, workers, fake_openai):
-    graph = agent_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
     fake_openai.script(patch("one"), Reply.slow(SLOW_S), patch("two"), patch("three"))
     first = workers()
-    op = agent_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
+    op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
     # Killed waiting for the second pair's patch, the first pair's applied.
     kill_when(first, fake_openai, 2, lambda: GraphNode.objects.filter(graph=graph).count() == 3)
 
@@ -364,11 +367,11 @@ FOLD = Reply.json(
 
 @needs_redis
 def test_a_recall_whose_worker_is_killed_is_applied_once(shared_db, workers, fake_openai):
-    graph = agent_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
-    agent_services.graph_snapshot_import(graph=graph, document=SNAPSHOT)
+    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph_services.graph_snapshot_import(graph=graph, document=SNAPSHOT)
     fake_openai.script(Reply.slow(SLOW_S), FOLD)
     first = workers()
-    recall = agent_services.graph_recall(graph=graph)
+    recall = graph_services.graph_recall(graph=graph)
     kill_when(first, fake_openai, 1, lambda: True)
     recall.refresh_from_db()
     assert recall.status == GraphOp.Status.QUEUED
@@ -392,11 +395,11 @@ def test_a_recall_whose_worker_is_killed_is_applied_once(shared_db, workers, fak
 
 
 def test_a_memorize_stopped_half_way_goes_on_from_the_pairs_it_recorded(db, monkeypatch):
-    from agents.services import graphs
+    from agents.graphs.services import graphs
 
-    monkeypatch.setattr("agents.tasks.graph_work.delay", lambda **kwargs: None)
-    graph = agent_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
-    op = agent_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
+    monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda **kwargs: None)
+    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
     replies = iter([patch("one"), None, patch("two"), patch("three")])
 
     def llm(**kwargs):
@@ -407,11 +410,11 @@ def test_a_memorize_stopped_half_way_goes_on_from_the_pairs_it_recorded(db, monk
 
     monkeypatch.setattr(graphs, "complete", llm)
     with pytest.raises(SystemExit):
-        agent_services.graph_work(graph_id=graph.pk)
+        graph_services.graph_work(graph_id=graph.pk)
     op.refresh_from_db()
     assert op.status == GraphOp.Status.QUEUED and [pair["node_ids"] for pair in op.detail["pairs"]] == [{"s": 2, "e": 3}]
 
-    assert agent_services.graph_work(graph_id=graph.pk) == 1
+    assert graph_services.graph_work(graph_id=graph.pk) == 1
 
     op.refresh_from_db()
     assert op.status == GraphOp.Status.APPLIED and op.rationale == "3 of 3 steps memorized"
@@ -421,7 +424,7 @@ def test_a_memorize_stopped_half_way_goes_on_from_the_pairs_it_recorded(db, monk
 
 def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, django_capture_on_commit_callbacks):
     queued: list[int] = []
-    monkeypatch.setattr("agents.tasks.graph_work.delay", lambda graph_id: queued.append(graph_id))
+    monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda graph_id: queued.append(graph_id))
     settings.MEMSITE_GRAPH_LEASE_S = 60
     now = timezone.now()
     graphs = {}
@@ -431,15 +434,15 @@ def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, dj
         ("held", now + timedelta(seconds=30), 120),  # a live worker on it
         ("just queued", None, 5),  # its task is on its way
     ]:
-        graph = agent_services.graph_create(task=name, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+        graph = graph_services.graph_create(task=name, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
         with django_capture_on_commit_callbacks():
-            op = agent_services.graph_recall(graph=graph)
+            op = graph_services.graph_recall(graph=graph)
         GraphOp.objects.filter(pk=op.pk).update(created_at=now - timedelta(seconds=age))
         Graph.objects.filter(pk=graph.pk).update(lease_until=lease)
         graphs[name] = graph.pk
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert agent_services.graphs_sweep_stale() == 2
+        assert graph_services.graphs_sweep_stale() == 2
     assert sorted(queued) == sorted([graphs["dead worker's"], graphs["lost message's"]])
 
     dead, alive = (AgentFactory(name=name) for name in ("dead", "alive"))
@@ -447,7 +450,7 @@ def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, dj
         brain_create(agent=agent)
         Brain.objects.filter(pk=agent.pk).update(lease_until=lease)
         TickRun.objects.create(brain_id=agent.pk, number=1)
-    assert agent_services.ticks_sweep_stale() == 1
+    assert brain_services.ticks_sweep_stale() == 1
     statuses = dict(TickRun.objects.values_list("brain_id", "status"))
     assert statuses == {dead.pk: TickRun.Status.FAILED, alive.pk: TickRun.Status.RUNNING}
     assert TickRun.objects.get(brain_id=dead.pk).error == WORKER_STOPPED
@@ -456,11 +459,11 @@ def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, dj
 def test_a_worker_that_lost_the_graph_to_another_writes_nothing_more(db, monkeypatch):
     """A worker stalled past its lease (a long LLM call) while another took the graph over: its
     patch is not applied, its op is left to the other, and the other's lease is left alone."""
-    from agents.services import graphs
+    from agents.graphs.services import graphs
 
-    monkeypatch.setattr("agents.tasks.graph_work.delay", lambda **kwargs: None)
-    graph = agent_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
-    op = agent_services.graph_memorize(graph=graph, messages=step(1))
+    monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda **kwargs: None)
+    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    op = graph_services.graph_memorize(graph=graph, messages=step(1))
     others = timezone.now() + timedelta(seconds=300)
 
     def slow_llm(**kwargs):
@@ -469,7 +472,7 @@ def test_a_worker_that_lost_the_graph_to_another_writes_nothing_more(db, monkeyp
 
     monkeypatch.setattr(graphs, "complete", slow_llm)
 
-    assert agent_services.graph_work(graph_id=graph.pk) == 0
+    assert graph_services.graph_work(graph_id=graph.pk) == 0
 
     op.refresh_from_db()
     graph.refresh_from_db()

@@ -38,11 +38,12 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
-from agents import services as agent_services
-from agents.services.brains import brain_create, goal_create
+from agents.brains.services.brains import brain_create, goal_create
+from agents.context import services as context_services
+from agents.graphs import services as graph_services
 from memory import selectors
 from memory.models import Search, SearchQuestion
-from tests.agents.api.test_graphs import INDEXED
+from tests.agents.graphs.api.test_graphs import INDEXED
 from tests.factories import (
     AgentFactory,
     DocumentFactory,
@@ -130,13 +131,13 @@ def world(db):
     four nodes and a memorized step; a folder, a document, a project and its file; a queued search, one done with a step and a
     sub-search, and one waiting for the answer to its question."""
     agent = AgentFactory()
-    agent_services.message_append(agent=agent, role="user", content="Where is the deploy script?")
-    checkpoint = agent_services.checkpoint_create(agent=agent)
+    context_services.message_append(agent=agent, role="user", content="Where is the deploy script?")
+    checkpoint = context_services.checkpoint_create(agent=agent)
     brain_create(agent=agent)
     goal = goal_create(agent=agent, text="Keep the deploy notes current")
     graph = GraphFactory()
-    agent_services.graph_snapshot_import(graph=graph, document=INDEXED)
-    agent_services.graph_memorize(
+    graph_services.graph_snapshot_import(graph=graph, document=INDEXED)
+    graph_services.graph_memorize(
         graph=graph,
         messages=[
             {"role": "assistant", "content": "I look up the deploy service."},
@@ -195,9 +196,9 @@ def quiet(settings, monkeypatch, offline_llm):
     settings.MEMSITE_API_RATE = "1000000/min"
     for task in (
         "memory.tasks.search_run",
-        "agents.tasks.tick_run",
-        "agents.tasks.graph_work",
-        "agents.tasks.summary_write",
+        "agents.brains.tasks.tick_run",
+        "agents.graphs.tasks.graph_work",
+        "agents.context.tasks.summary_write",
     ):
         monkeypatch.setattr(f"{task}.delay", lambda **kwargs: None)
     clock = FakeClock()

@@ -1,7 +1,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from agents.api.brains import BrainCollectionPagination
+from agents.brains.api.brains import BrainCollectionPagination
 from memsite.pagination import CheckedCursorPagination
 from tests.factories import AgentFactory
 from tests.openapi import assert_documented, served_schema

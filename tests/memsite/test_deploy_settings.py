@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from agents.models import Agent
+from agents.context.models import Agent
 from memory.models import Node
 from memsite.settings.security import secret_key_refusal
 

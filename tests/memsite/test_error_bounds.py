@@ -9,7 +9,8 @@ from collections.abc import Callable
 import pytest
 from django.test import Client
 
-from agents import services as agent_services
+from agents.context import services as context_services
+from agents.graphs import services as graph_services
 from memsite.api import MAX_JSON_VALUES, json_values_over
 from memsite.errors import MAX_ERRORS, MORE_ERRORS
 from tests.hardening.bad_input_world import database_dump
@@ -31,14 +32,14 @@ def offline(offline_llm):
 
 @pytest.fixture
 def agent():
-    agent = agent_services.agent_create(name="scout", model="gpt-4")
-    agent_services.message_append(agent=agent, role="user", content="Hello.")
+    agent = context_services.agent_create(name="scout", model="gpt-4")
+    context_services.message_append(agent=agent, role="user", content="Hello.")
     return agent
 
 
 @pytest.fixture
 def graph():
-    return agent_services.graph_create(
+    return graph_services.graph_create(
         task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
     )
 

@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings as project_settings
 from django.urls import reverse
 
-from agents.models import Record, RecordKind
+from agents.brains.models import Record, RecordKind
 from memory.models import Search
 from memory.services import node_create
 from memsite.limits import BodyReadTimeout, WaitSlots, wait_slots

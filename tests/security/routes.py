@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from agents.services import brain_export
+from agents.brains.services.brains_json import brain_export
 from tests.archives import tar_gz
 from tests.security.world import World
 

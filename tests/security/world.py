@@ -14,9 +14,12 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from agents import services as agent_services
-from agents.models import Agent, Checkpoint, Goal, Graph, GraphOp, Message, Summary, TickRun, Turn
-from agents.services.brains import brain_writing, goal_create
+from agents.brains.models import Goal, TickRun
+from agents.brains.services.brains import brain_writing, goal_create
+from agents.context import services as context_services
+from agents.context.models import Agent, Checkpoint, Message, Summary
+from agents.graphs import services as graph_services
+from agents.graphs.models import Graph, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
@@ -125,14 +128,14 @@ def build_world(words: Words = PLAIN) -> World:
     )
 
     # -- an agent, its conversation, brain, checkpoint and summary ---------------------------------
-    agent = agent_services.agent_create(
+    agent = context_services.agent_create(
         name=text("scout")[:200],
         model="gpt-4",
         instructions=text("Help the user.") + " $user",
         context_variables={"user": text("Ada")},
     )
-    message = agent_services.message_append(agent=agent, role="user", content=text("Hello there."), sender=text("ada"))
-    agent_services.message_append(agent=agent, role="assistant", content=text("Hello, Ada."))
+    message = context_services.message_append(agent=agent, role="user", content=text("Hello there."), sender=text("ada"))
+    context_services.message_append(agent=agent, role="assistant", content=text("Hello, Ada."))
     start = timezone.now() - timedelta(minutes=10)
     with brain_writing(agent=agent) as brain:
         for kind in ("thought", "inner_thought", "episode", "fact", "self_instruction", "chat", "log"):
@@ -167,21 +170,21 @@ def build_world(words: Words = PLAIN) -> World:
         hormones={"dopamine": 0.5, "cortisol": 0.2, "serotonin": 0.5},
         ended_at=timezone.now(),
     )
-    checkpoint = agent_services.checkpoint_create(agent=agent)
+    checkpoint = context_services.checkpoint_create(agent=agent)
     summary = Summary.objects.create(
         agent=agent, through=1, status=Summary.Status.DONE, content=text("They said hello."), error=text("none")
     )
 
     # -- a reasoning graph ---------------------------------------------------------------------------
-    graph = agent_services.graph_create(task=text("Find the port of the API.")[:2000], agent=agent, model="gpt-4")
-    memorized = agent_services.graph_memorize(
+    graph = graph_services.graph_create(task=text("Find the port of the API.")[:2000], agent=agent, model="gpt-4")
+    memorized = graph_services.graph_memorize(
         graph=graph,
         messages=[
             {"role": words.short("assistant"), "content": text("I look up the port.")},
             {"role": "tool", "content": text("The API listens on 8443.")},
         ],
     )
-    agent_services.graph_snapshot_import(
+    graph_services.graph_snapshot_import(
         graph=graph,
         document={
             "nodes": {

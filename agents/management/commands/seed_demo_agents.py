@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from agents.services.demo import DEMO_AGENT, demo_agent_seed
+from agents.demo import DEMO_AGENT, demo_agent_seed
 from memsite.demo import demo_require_debug
 from memsite.errors import ServiceUnavailable
 

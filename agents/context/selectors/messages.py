@@ -1,0 +1,221 @@
+"""Reads of conversations, shaped for assembly: plain rows with only the columns it uses,
+found through the indexes on (agent, position) and (agent, history_offset), so the cost of a
+read follows what it returns, not how long the conversation is.
+
+Most messages have no tool calls, content parts, function call or references. Their JSON
+columns are read as text and parsed only when they hold something (of an audio reply, only its
+id is read), and `pinned` is known from each query's filter rather than read: so the rows need
+none of the ORM's per-row conversions (decoding every row's JSON took a third of the time of
+reading 1,500 messages)."""
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.db.models import QuerySet, TextField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+
+from agents.context.models import Agent, Message, Role
+
+PAGE_SIZE = 1_000
+# How both databases give back an empty list or object as text.
+EMPTY_JSON = {"[]": list, "{}": dict}
+STORED_COLUMNS = (
+    "position",
+    "role",
+    "content",
+    "content_parts_text",
+    "name",
+    "refusal",
+    "audio_id",
+    "function_call_text",
+    "tool_calls_text",
+    "tool_call_id",
+    "importance",
+    "references_text",
+    "token_count",
+    "token_encoding",
+)
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as assembly sends it (`agents.context.logic.wire.wire_message`), with what it chooses by."""
+
+    position: int
+    role: str
+    content: str
+    content_parts: list
+    name: str
+    refusal: str
+    audio_id: str
+    function_call: dict
+    tool_calls: list
+    tool_call_id: str
+    pinned: bool
+    importance: float
+    references: list
+    token_count: int
+    token_encoding: str
+
+
+@dataclass(frozen=True)
+class ScoredMessage:
+    position: int
+    role: str
+    importance: float
+    references: list
+    token_count: int
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """A message's position and the unpinned tokens before it."""
+
+    position: int
+    offset: int
+
+
+def message_list(*, agent: Agent) -> QuerySet[Message]:
+    return Message.objects.filter(agent=agent).order_by("position")
+
+
+def _stored_rows(messages: QuerySet[Message]) -> QuerySet[Message]:
+    return messages.annotate(
+        content_parts_text=Cast("content_parts", TextField()),
+        audio_id=KT("audio__id"),
+        function_call_text=Cast("function_call", TextField()),
+        tool_calls_text=Cast("tool_calls", TextField()),
+        references_text=Cast("references", TextField()),
+    ).values_list(*STORED_COLUMNS)
+
+
+def _json(text: str) -> list | dict:
+    empty = EMPTY_JSON.get(text)
+    return empty() if empty is not None else json.loads(text)
+
+
+def _stored(rows: Iterable[tuple], *, pinned: bool) -> list[StoredMessage]:
+    messages = []
+    for (
+        position,
+        role,
+        content,
+        parts,
+        name,
+        refusal,
+        audio_id,
+        function_call,
+        calls,
+        call_id,
+        importance,
+        references,
+        tokens,
+        encoding,
+    ) in rows:
+        messages.append(
+            StoredMessage(
+                position=position,
+                role=role,
+                content=content,
+                content_parts=_json(parts),
+                name=name,
+                refusal=refusal,
+                audio_id=audio_id or "",
+                function_call=_json(function_call),
+                tool_calls=_json(calls),
+                tool_call_id=call_id,
+                pinned=pinned,
+                importance=importance,
+                references=_json(references),
+                token_count=tokens,
+                token_encoding=encoding,
+            )
+        )
+    return messages
+
+
+def message_pinned(*, agent: Agent, through: int) -> list[StoredMessage]:
+    if through < 1:  # no message yet: nothing to read
+        return []
+    rows = _stored_rows(Message.objects.filter(agent=agent, pinned=True, position__lte=through))
+    return _stored(rows.order_by("position"), pinned=True)
+
+
+def message_history_point(*, agent: Agent, offset: int, through: int) -> HistoryPoint | None:
+    """The first unpinned message up to position `through` that starts at or after `offset`
+    tokens into the unpinned history; None when there is none."""
+    row = (
+        Message.objects.filter(agent=agent, pinned=False, history_offset__gte=offset, position__lte=through)
+        .order_by("history_offset")
+        .values_list("position", "history_offset")
+        .first()
+    )
+    return HistoryPoint(*row) if row is not None else None
+
+
+def message_turn_start(*, agent: Agent, turns: int, through: int) -> HistoryPoint | None:
+    """Where the last `turns` turns up to position `through` begin: the `turns`-th newest user
+    message; None when the conversation has fewer turns."""
+    if through < 1:
+        return None
+    rows = (
+        Message.objects.filter(agent=agent, role=Role.USER, position__lte=through)
+        .order_by("-position")
+        .values_list("position", "history_offset")[turns - 1 : turns]
+    )
+    return next((HistoryPoint(*row) for row in rows), None)
+
+
+def _oldest_first(rows_before: Callable[[int], QuerySet], through: int) -> list[tuple]:
+    """The rows up to position `through`, oldest first; read newest first a page at a time,
+    each page a range scan of the (agent, position) index."""
+    pages: list[list[tuple]] = []
+    before = through + 1
+    while True:
+        page = list(rows_before(before).order_by("-position")[:PAGE_SIZE])
+        pages.append(page)
+        if len(page) < PAGE_SIZE:
+            break
+        before = page[-1][0]
+    return [row for page in reversed(pages) for row in reversed(page)]
+
+
+def _unpinned(agent: Agent, start_position: int, before: int) -> QuerySet[Message]:
+    return Message.objects.filter(agent=agent, pinned=False, position__gte=start_position, position__lt=before)
+
+
+def message_history(*, agent: Agent, start_position: int, through: int) -> list[StoredMessage]:
+    """The unpinned messages from position `start_position` to `through`, oldest first."""
+    if through < start_position:
+        return []
+    rows = _oldest_first(lambda before: _stored_rows(_unpinned(agent, start_position, before)), through)
+    return _stored(rows, pinned=False)
+
+
+def message_scores(*, agent: Agent, start_position: int, through: int) -> list[ScoredMessage]:
+    """What the importance strategy scores of the same messages, without their contents."""
+    rows = _oldest_first(
+        lambda before: _unpinned(agent, start_position, before)
+        .annotate(references_text=Cast("references", TextField()))
+        .values_list("position", "role", "importance", "references_text", "token_count"),
+        through,
+    )
+    return [
+        ScoredMessage(position, role, importance, _json(references), tokens)
+        for position, role, importance, references, tokens in rows
+    ]
+
+
+def message_rows(*, agent: Agent, positions: list[int]) -> list[StoredMessage]:
+    """The unpinned messages at `positions` (ascending), whole."""
+    rows: list[tuple] = []
+    for first in range(0, len(positions), PAGE_SIZE // 2):
+        chunk = positions[first : first + PAGE_SIZE // 2]
+        # The range keeps the planner on the (agent, position) index.
+        messages = Message.objects.filter(
+            agent=agent, pinned=False, position__range=(chunk[0], chunk[-1]), position__in=chunk
+        )
+        rows.extend(_stored_rows(messages).order_by("position"))
+    return _stored(rows, pinned=False)

@@ -1,0 +1,196 @@
+"""Creating agents and changing their settings. Every setting is checked here, together with
+the others it must agree with, before anything is saved; the database constraints repeat the
+rules that fit in SQL."""
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from agents.context.logic.instructions import instructions_check
+from agents.context.models import Agent, Strategy
+from memsite.errors import Conflict, InvalidInput
+from memsite.names import has_invisible_characters
+from memsite.storable import deeper_than, unstorable
+
+MAX_NAME_CHARS = Agent._meta.get_field("name").max_length
+MAX_MODEL_CHARS = Agent._meta.get_field("model").max_length
+MAX_INSTRUCTIONS_CHARS = 100_000
+MAX_CONTEXT_VARIABLES_BYTES = 64 * 1024
+MAX_CONTEXT_VARIABLES_DEPTH = 32  # levels of objects and lists, the variables' own object first
+MAX_WINDOW_TURNS = 10_000
+MAX_TOKENS = 100_000_000  # above any model's window; a bound, not a budget
+MAX_CONVERSATION_BUDGET = 10**15
+
+SETTINGS = (
+    "name",
+    "model",
+    "instructions",
+    "context_variables",
+    "strategy",
+    "window_turns",
+    "reserved_output_tokens",
+    "turn_input_limit",
+    "conversation_token_budget",
+    "warning_threshold",
+    "compaction_trigger",
+    "compaction_target",
+)
+
+
+def _text(field: str, value: object, *, limit: int, blank: bool = False, name: bool = False) -> str:
+    """A string within `limit`; a `name` (one line, shown and sent as it is) without control or
+    invisible characters."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string.")
+    if not blank and not value.strip():
+        raise InvalidInput(f"{field} must not be blank.")
+    if len(value) > limit:
+        raise InvalidInput(f"{field} is longer than {limit} characters.")
+    if name and has_invisible_characters(value.strip()):
+        raise InvalidInput(f"{field} must not contain control or invisible characters: {value.strip()!r}.")
+    return value
+
+
+def _whole(field: str, value: object, *, low: int, high: int, nullable: bool = False) -> int | None:
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        null = " or null" if nullable else ""
+        raise InvalidInput(f"{field} must be an integer from {low} to {high}{null}.")
+    return value
+
+
+def _fraction(field: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise InvalidInput(f"{field} must be a number above 0 and at most 1.")
+    return float(value)
+
+
+def _context_variables(value: object) -> dict:
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise InvalidInput("context_variables must be an object.")
+    if deeper_than(value, MAX_CONTEXT_VARIABLES_DEPTH):
+        raise InvalidInput(
+            f"context_variables are nested too deeply: at most {MAX_CONTEXT_VARIABLES_DEPTH} levels "
+            "of objects and lists."
+        )
+    problem = unstorable(value, "context_variables")
+    if problem is not None:
+        raise InvalidInput(f"context_variables cannot be stored: {problem}.")
+    try:
+        size = len(json.dumps(value, ensure_ascii=False).encode())
+    except (TypeError, ValueError):
+        raise InvalidInput("context_variables must hold JSON values only.") from None
+    if size > MAX_CONTEXT_VARIABLES_BYTES:
+        raise InvalidInput(
+            f"context_variables take {size} bytes as JSON; the limit is {MAX_CONTEXT_VARIABLES_BYTES}."
+        )
+    return dict(value)
+
+
+def _validated(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting of an agent, checked alone and against each other."""
+    strategy = values["strategy"]
+    if strategy not in Strategy.values:
+        raise InvalidInput(f"strategy must be one of {', '.join(Strategy.values)}.")
+    cleaned = {
+        "name": _text("name", values["name"], limit=MAX_NAME_CHARS, name=True).strip(),
+        "model": _text("model", values["model"], limit=MAX_MODEL_CHARS, name=True).strip(),
+        "instructions": _text("instructions", values["instructions"], limit=MAX_INSTRUCTIONS_CHARS, blank=True),
+        "context_variables": _context_variables(values["context_variables"]),
+        "strategy": strategy,
+        "window_turns": _whole("window_turns", values["window_turns"], low=1, high=MAX_WINDOW_TURNS),
+        "reserved_output_tokens": _whole(
+            "reserved_output_tokens", values["reserved_output_tokens"], low=1, high=MAX_TOKENS
+        ),
+        "turn_input_limit": _whole(
+            "turn_input_limit", values["turn_input_limit"], low=1, high=MAX_TOKENS, nullable=True
+        ),
+        "conversation_token_budget": _whole(
+            "conversation_token_budget",
+            values["conversation_token_budget"],
+            low=1,
+            high=MAX_CONVERSATION_BUDGET,
+            nullable=True,
+        ),
+        "warning_threshold": _fraction("warning_threshold", values["warning_threshold"]),
+        "compaction_trigger": _fraction("compaction_trigger", values["compaction_trigger"]),
+        "compaction_target": _fraction("compaction_target", values["compaction_target"]),
+    }
+    if cleaned["compaction_target"] >= cleaned["compaction_trigger"]:
+        raise InvalidInput(
+            f"compaction_target ({cleaned['compaction_target']}) must be below "
+            f"compaction_trigger ({cleaned['compaction_trigger']})."
+        )
+    instructions_check(template=cleaned["instructions"], variables=cleaned["context_variables"])
+    return cleaned
+
+
+def _save(agent: Agent, fields: list[str] | None = None) -> None:
+    try:
+        with transaction.atomic():
+            agent.save(update_fields=fields)
+    except IntegrityError:
+        raise Conflict(f"There is already an agent named '{agent.name}'.") from None
+
+
+def agent_create(
+    *,
+    name: str,
+    model: str,
+    instructions: str = "",
+    context_variables: Mapping[str, Any] | None = None,
+    strategy: str = Strategy.FIFO,
+    window_turns: int = 20,
+    reserved_output_tokens: int = 4_096,
+    turn_input_limit: int | None = None,
+    conversation_token_budget: int | None = None,
+    warning_threshold: float = 0.8,
+    compaction_trigger: float = 0.9,
+    compaction_target: float = 0.6,
+) -> Agent:
+    values = _validated(
+        {
+            "name": name,
+            "model": model,
+            "instructions": instructions,
+            "context_variables": {} if context_variables is None else context_variables,
+            "strategy": strategy,
+            "window_turns": window_turns,
+            "reserved_output_tokens": reserved_output_tokens,
+            "turn_input_limit": turn_input_limit,
+            "conversation_token_budget": conversation_token_budget,
+            "warning_threshold": warning_threshold,
+            "compaction_trigger": compaction_trigger,
+            "compaction_target": compaction_target,
+        }
+    )
+    with transaction.atomic():
+        if Agent.objects.filter(name=values["name"]).exists():
+            raise Conflict(f"There is already an agent named '{values['name']}'.")
+        agent = Agent(**values)
+        _save(agent)
+    return agent
+
+
+def agent_update(*, agent: Agent, changes: Mapping[str, Any]) -> Agent:
+    """Change some of an agent's settings (`SETTINGS`); a null clears an optional budget.
+    Messages keep the token counts they were written with: a new model's assembly reports
+    whether they match its encoding."""
+    unknown = sorted(set(changes) - set(SETTINGS))
+    if unknown:
+        raise InvalidInput(f"Unknown agent settings: {', '.join(unknown)}.")
+    if not changes:
+        raise InvalidInput(f"Nothing to change: send at least one of {', '.join(SETTINGS)}.")
+    with transaction.atomic():
+        agent = Agent.objects.select_for_update().get(pk=agent.pk)
+        current = {field: getattr(agent, field) for field in SETTINGS}
+        values = _validated({**current, **changes})
+        if values["name"] != agent.name and Agent.objects.filter(name=values["name"]).exists():
+            raise Conflict(f"There is already an agent named '{values['name']}'.")
+        for field, value in values.items():
+            setattr(agent, field, value)
+        _save(agent, [*SETTINGS, "updated_at"])
+    return agent

