@@ -36,8 +36,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.context import at_least
-from benchmarks.harness import RESULTS_DIR, scratch_database
+from benchmarks.harness import RESULTS_DIR, at_least, scratch_database
 
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_loadbench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/7"
