@@ -31,8 +31,8 @@ from memory.search import prompts
 from memory.search.state import Citation, WalkState
 from memory.search.tools import NoArguments, Tool, ToolInput, tool_by_id, tools_for
 from memory.types import RenderInput, get_type
-from memsite.llm import complete
 from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
 

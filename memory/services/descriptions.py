@@ -25,7 +25,9 @@ from memory.index.writes import chunks, content_text, index_nodes
 from memory.models import Node, NodeContent, PendingDescription
 from memory.selectors import node_content_slice
 from memory.validation import validate_description
-from memsite.llm import LLMError, Purpose, Reason, complete
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
+from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.queue import publish_on_commit, run_alone, sweep
 

@@ -19,8 +19,8 @@ from agents.services.brains import brain_create, brain_writing
 from agents.services.chat import ChatFailed
 from memory import services
 from memory.models import Node, Search, SearchStep, ToolCall
-from memsite.llm import complete
 from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.replies import storable
 from tests.factories import AgentFactory
