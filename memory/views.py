@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from memory import selectors, services
-from memory.api.http import MULTIPART_SLACK_BYTES
+from memory.api.http import archive_body_limit
 from memory.forms import (
     ArchiveUploadForm,
     DocumentEditForm,
@@ -41,7 +41,7 @@ from memory.services.archives import ImportResult
 from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
-from memsite.limits import wait_slots
+from memsite.limits import max_body_bytes, wait_slots
 
 BROWSER = "memory/browser.html"
 FIND = "memory/find.html"
@@ -339,13 +339,14 @@ def node_delete(request: HttpRequest, node_id: str) -> HttpResponse:
 # The CSRF middleware reads request.POST, which parses (and spools to disk) the whole multipart
 # body; exempt from it, the view refuses an oversized body from its Content-Length first, and
 # `_project_import` checks the CSRF token after that.
+@max_body_bytes(archive_body_limit)
 @csrf_exempt
 @require_POST
 @login_required
 def project_upload(request: HttpRequest, node_id: str) -> HttpResponse:
     project = _node_or_404(node_id)
     try:
-        refuse_longer_than(request, settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES, "upload")
+        refuse_longer_than(request, archive_body_limit(), "upload")
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
     return _project_import(request, project)

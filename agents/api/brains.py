@@ -43,7 +43,7 @@ from agents.selectors.brains import BrainCollection
 from agents.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.services.ticks import MAX_INTERVAL_S
 from memsite.api import JSONParser, read_body
-from memsite.limits import wait_slots
+from memsite.limits import max_body_bytes, wait_slots
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
@@ -331,6 +331,7 @@ class GoalCompleteApi(APIView):
 
 
 # One URL, two operations: each method is one operation with its own serializers.
+@max_body_bytes(lambda: settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES)
 class MemoryJsonApi(APIView):
     parser_classes = [JSONParser]  # what the schema shows; the body is read by read_body
     ImportOutputSerializer = BrainImportReportSerializer

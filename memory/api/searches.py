@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors, services
-from memory.api.http import BoundedJSONParser
+from memory.api.http import BoundedJSONParser, json_body_limit
 from memory.api.serializers import node_id_field
 from memory.models import Search, SearchQuestion, SearchStep
 from memory.services.searches import (
@@ -29,7 +29,7 @@ from memory.services.searches import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
-from memsite.limits import wait_slots
+from memsite.limits import max_body_bytes, wait_slots
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
@@ -273,6 +273,7 @@ def page_parameters(pagination: type[SearchStepsPagination]) -> list[OpenApiPara
 # -- searches ----------------------------------------------------------------------------------
 
 
+@max_body_bytes(json_body_limit)
 class SearchStartApi(APIView):
     parser_classes = [BoundedJSONParser]
 
@@ -461,6 +462,7 @@ class QuestionListApi(APIView):
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
 
+@max_body_bytes(json_body_limit)
 class QuestionAnswerApi(APIView):
     parser_classes = [BoundedJSONParser]
 

@@ -4,8 +4,10 @@ brain's `ticking_by` and `tick_queued_by`, a tick run's `user`, a graph operatio
 `created_by`, a ledger row's `user`.
 
 The apps' models are imported where they are used: the LLM gateway imports this module, and
-the apps import the gateway's package while their models load."""
+the apps import the gateway's package while their models load. Searches are memory's: it
+registers their count (`register_in_flight`), so that memsite imports nothing of memory."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -16,14 +18,16 @@ from django.utils import timezone
 
 from memsite.quotas.logic import Spend, day_bounds
 
+_counters: dict[str, Callable[[int], int]] = {}
+
+
+def register_in_flight(kind: str, counter: Callable[[int], int]) -> None:
+    """`counter(user_id)` counts the user's work of `kind` in flight (an app's, at its ready())."""
+    _counters[kind] = counter
+
 
 def searches_in_flight(*, user_id: int) -> int:
-    """Top-level searches queued or running (their sub-searches are part of them)."""
-    from memory.models import Search
-
-    return Search.objects.filter(
-        created_by_id=user_id, parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)
-    ).count()
+    return _counters["searches"](user_id)
 
 
 def tick_queue_cutoff(now: datetime) -> datetime:

@@ -228,9 +228,9 @@ def _embedder() -> Any:
     server's embeddings would make an offline call reach the network."""
     if settings.MEMSITE_EMBEDDINGS != "local":
         return None
-    from memory.index.embeddings import embedder  # memsite's own app, loaded once used
+    from memsite.llm.minilm import LocalEmbedder  # numpy and the weights, loaded once used
 
-    return embedder()
+    return LocalEmbedder()
 
 
 _embedded: dict[tuple[str, str], Any] = {}

@@ -268,3 +268,13 @@ def model() -> MiniLM:
                 threadpool_limits(1, user_api="blas")
                 _model = MiniLM(Path(get_model_path()))
     return _model
+
+
+class LocalEmbedder:
+    """The model as an embedder (memory.index.embeddings), named apart from a server's."""
+
+    name = f"local:{NAME}"
+
+    def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
+        # Runs on our own CPU: no LLM budget to charge, so `user_id` is not needed.
+        return model().embed(texts)
