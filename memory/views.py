@@ -36,6 +36,7 @@ from memory.forms import (
 )
 from memory.index.retrieve import Hit, retrieve
 from memory.models import Node
+from memory.permissions import node_permissions
 from memory.rendering import is_binary, markdown_to_html, marked, text_preview
 from memory.services.archives import ImportResult
 from memory.types import ContentKind, MemoryType, get_type
@@ -156,16 +157,16 @@ def _matched_passage(node: Node, at: str | None, preview: Preview) -> MatchedPas
 
 def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
     memory_type = _memory_type(node)
-    is_staff = request.user.is_staff
+    allowed = node_permissions(node, request.user)
     return {
         "node": node,
         "memory_type": memory_type,
         "ancestors": list(selectors.node_ancestors(node=node)),
         "preview": _preview(node, memory_type),
         "context_json": json.dumps(node.context, indent=2, ensure_ascii=False, sort_keys=True),
-        "can_rename": not node.is_internal,
-        "can_describe": not node.is_internal or is_staff,
-        "can_delete": not node.is_internal,
+        "can_rename": allowed.rename,
+        "can_describe": allowed.edit,
+        "can_delete": allowed.delete,
         "can_create": node.is_folder,
         "is_project": node.type == "project_root_folder",
         "create_form": NodeCreateForm(initial={"type": "document"}),
