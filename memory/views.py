@@ -1,9 +1,5 @@
 """The dashboard: a tree browser, a node panel and the user's documents, as small htmx views.
-
-Reads go through `memory.selectors` and writes through `memory.services`. An htmx request gets
-the partial it swaps in (`"page.html#partial"`); any other request gets the whole page, so
-every view also works without JavaScript. A refused write shows the service's message with the
-service's status code."""
+Explained in docs/memory.md."""
 
 import json
 import re

@@ -1,28 +1,6 @@
 """Bounds on what one request may hold: its body's size, the time its body may take to arrive,
 and the threads that wait.
-
-Size. Django bounds a body by DATA_UPLOAD_MAX_MEMORY_SIZE only when something reads it whole (a
-form, DRF's JSON parser). A view that takes no body reads none of it, but the server still
-receives and drops whatever a client sends; and a dashboard form's body is read by the CSRF
-check before the view runs. So every request is refused with 413 when it announces more than
-its view may read: DATA_UPLOAD_MAX_MEMORY_SIZE, or the larger limit the few views that take big
-bodies (content, archives, memory.json, snapshots) declare with `max_body_bytes` and check
-precisely themselves.
-
-Time. Under gunicorn a thread reads a request's body while the view runs; a client that
-announces a body and sends none of it holds the thread as long as it likes (forty such
-connections on the login page held them all). BodyReadTimeout, in memsite.wsgi, reads a body
-of up to DATA_UPLOAD_MAX_MEMORY_SIZE before Django sees the request, each read of the socket
-bounded by MEMSITE_BODY_TIMEOUT_S, and answers 408 when one finds nothing. It frees the thread of
-a stalled body; it does not bound a body that trickles in a byte at a time, nor bodies larger
-than that (only the upload views take them, once the request is authenticated), nor the
-threads an attacker takes by opening connections faster than they time out. The buffering
-proxy in front of gunicorn does: this is the defence of a deployment without it.
-
-Waiting. A search's `?wait` and chat (an LLM call inside the request) hold a thread for seconds.
-At most MEMSITE_WAIT_SLOTS of them wait at once in a process (`wait_slots`), so the others
-always serve the rest: past it a search answers at once, as without `?wait`, and chat answers
-429 with Retry-After."""
+Explained in docs/memsite.md."""
 
 import json
 import tempfile

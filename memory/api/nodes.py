@@ -1,9 +1,7 @@
 """The REST API of the memory tree: one view per operation (a URL that serves several methods
 has one method per operation). Views only translate HTTP: reads go to `memory.selectors`,
 writes to `memory.services`, and refusals come back as `ServiceError`s with their status.
-
-Input serializers are nested in their views. The node's two output forms are shared (aliased as
-each view's `OutputSerializer`) so that the OpenAPI schema has one `Node` and one `NodeListItem`."""
+Explained in docs/memory.md."""
 
 import base64
 import binascii

@@ -1,12 +1,7 @@
 """The REST API of searches (seed 001) and of the questions searches put to the user: one view
 per operation. Views only translate HTTP: reads go to `memory.selectors`, writes to
 `memory.services`, refusals come back as `ServiceError`s with their status.
-
-A search runs on a worker; starting one answers 202 at once, or, with `?wait=N`, after polling
-the database until the search ends or N seconds pass, so that a swarm node that can afford to
-block gets its answer in one call. A waiting request holds a web thread, so it takes one of the
-process's slots for waiting (memsite.limits.wait_slots); when none is free it answers at once,
-as without `?wait`."""
+Explained in docs/memory.md."""
 
 from time import monotonic, sleep
 

