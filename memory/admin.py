@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from memory import selectors, services
 from memory.forms import creatable_type_choices
 from memory.models import Node, Search, SearchStep, ToolCall
+from memory.permissions import node_permissions
 from memsite.errors import ServiceError
 
 # Written by the tree itself or by the services; never typed in by hand.
@@ -82,7 +83,7 @@ class NodeAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Node | None = None) -> bool:
-        if obj is not None and obj.is_internal:
+        if obj is not None and not node_permissions(obj, request.user).delete:
             return False
         return super().has_delete_permission(request, obj)
 
@@ -90,9 +91,13 @@ class NodeAdmin(admin.ModelAdmin):
         return (*EDITABLE, "expected_version", *ALWAYS_READ_ONLY)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Node | None = None):
-        if obj is not None and obj.is_internal:
-            return ("name", "type", "context", *ALWAYS_READ_ONLY)
-        return ALWAYS_READ_ONLY
+        if obj is None:
+            return ALWAYS_READ_ONLY
+        allowed = node_permissions(obj, request.user)
+        locked = [] if allowed.rename else ["name", "type"]
+        if not allowed.set_context:
+            locked.append("context")
+        return (*locked, *ALWAYS_READ_ONLY)
 
     # -- writes through the services -----------------------------------------------------------
 
@@ -117,7 +122,7 @@ class NodeAdmin(admin.ModelAdmin):
 
     def get_deleted_objects(self, objs, request: HttpRequest):
         deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
-        if any(node.is_internal for node in objs):
+        if not all(node_permissions(node, request.user).delete for node in objs):
             perms_needed = {*perms_needed, "internal folders"}
         return deleted, model_count, perms_needed, protected
 

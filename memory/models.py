@@ -283,3 +283,31 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool}({self.key[:12]})"
+
+
+class NodeEvent(models.Model):
+    """One write to a node: what it was, who made it, and the node's version before and after
+    (none before a create, none after a delete). `node_id` is the node's id as text, not a
+    foreign key, so that a node's history outlives the node."""
+
+    class Action(models.TextChoices):
+        CREATE = "create", "created"
+        UPDATE = "update", "updated"
+        CONTENT = "content", "content written"
+        MOVE = "move", "moved"
+        DELETE = "delete", "deleted"
+
+    node_id = models.CharField(max_length=39)
+    action = models.CharField(max_length=8, choices=Action.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    version_before = models.PositiveIntegerField(null=True, blank=True)
+    version_after = models.PositiveIntegerField(null=True, blank=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["node_id", "id"], name="memory_nodeevent_node")]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} {self.node_id}"

@@ -1,17 +1,5 @@
 """Turning stored content into something safe to show in a page.
-
-Markdown is rendered with cmark-gfm (GitHub's C renderer, linear in its input, through
-`cmarkgfm`) and then sanitized with `nh3`, so a document can never carry a script, an event
-handler, a `javascript:` link or an image from another server into the dashboard.
-
-Both steps are fast on ordinary documents but not free on hostile ones, so a document is
-rendered only while its shape stays within bounds: at most `RENDER_LIMIT_CHARS` characters, a
-bounded number of markup characters and of lines in, and a bounded size, entity count and
-nesting depth of HTML out (html5ever, under nh3, is quadratic in nesting depth). A document
-outside them, or one that fails to render for any other reason, is shown as escaped text in a
-`<pre>`.
-
-A search result's snippet is shown escaped, with the words sharing a root with the query's marked."""
+Explained in docs/memory.md."""
 
 import html
 import logging

@@ -1,9 +1,5 @@
 """The dashboard: a tree browser, a node panel and the user's documents, as small htmx views.
-
-Reads go through `memory.selectors` and writes through `memory.services`. An htmx request gets
-the partial it swaps in (`"page.html#partial"`); any other request gets the whole page, so
-every view also works without JavaScript. A refused write shows the service's message with the
-service's status code."""
+Explained in docs/memory.md."""
 
 import json
 import re
@@ -24,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from memory import selectors, services
-from memory.api.http import MULTIPART_SLACK_BYTES
+from memory.api.http import archive_body_limit
 from memory.forms import (
     ArchiveUploadForm,
     DocumentEditForm,
@@ -36,12 +32,13 @@ from memory.forms import (
 )
 from memory.index.retrieve import Hit, retrieve
 from memory.models import Node
+from memory.permissions import node_permissions
 from memory.rendering import is_binary, markdown_to_html, marked, text_preview
 from memory.services.archives import ImportResult
 from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
-from memsite.limits import wait_slots
+from memsite.limits import max_body_bytes, wait_slots
 
 BROWSER = "memory/browser.html"
 FIND = "memory/find.html"
@@ -156,16 +153,16 @@ def _matched_passage(node: Node, at: str | None, preview: Preview) -> MatchedPas
 
 def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
     memory_type = _memory_type(node)
-    is_staff = request.user.is_staff
+    allowed = node_permissions(node, request.user)
     return {
         "node": node,
         "memory_type": memory_type,
         "ancestors": list(selectors.node_ancestors(node=node)),
         "preview": _preview(node, memory_type),
         "context_json": json.dumps(node.context, indent=2, ensure_ascii=False, sort_keys=True),
-        "can_rename": not node.is_internal,
-        "can_describe": not node.is_internal or is_staff,
-        "can_delete": not node.is_internal,
+        "can_rename": allowed.rename,
+        "can_describe": allowed.edit,
+        "can_delete": allowed.delete,
         "can_create": node.is_folder,
         "is_project": node.type == "project_root_folder",
         "create_form": NodeCreateForm(initial={"type": "document"}),
@@ -339,13 +336,14 @@ def node_delete(request: HttpRequest, node_id: str) -> HttpResponse:
 # The CSRF middleware reads request.POST, which parses (and spools to disk) the whole multipart
 # body; exempt from it, the view refuses an oversized body from its Content-Length first, and
 # `_project_import` checks the CSRF token after that.
+@max_body_bytes(archive_body_limit)
 @csrf_exempt
 @require_POST
 @login_required
 def project_upload(request: HttpRequest, node_id: str) -> HttpResponse:
     project = _node_or_404(node_id)
     try:
-        refuse_longer_than(request, settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES, "upload")
+        refuse_longer_than(request, archive_body_limit(), "upload")
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
     return _project_import(request, project)

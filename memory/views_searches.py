@@ -1,14 +1,6 @@
 """The dashboard of searches: the list and a form to start one, the live trace of a search, and
 the questions searches put to the user, as small htmx views.
-
-The trace polls itself once a second while the search runs. A poll brings the trace's header
-(status, spend, path, result) whole, and only the steps taken since the last poll (appended out
-of band), so a step the reader has opened stays open. Once the search has ended and every step
-is on the page, the answer is status 286, which tells htmx to stop polling.
-
-A step shows its LLM call's spend inline, but what the call was shown and replied only when the
-reader opens it: a search may make a thousand calls with long prompts, tens of megabytes that
-nobody reads all of."""
+Explained in docs/memory.md."""
 
 import json
 import re

@@ -1,12 +1,5 @@
 """Fetching a web page for an agent, from the hosts on `MEMSITE_FETCH_ALLOWED_HOSTS` only.
-
-Every hop (the URL asked for and each redirect) passes the same checks before anything is
-sent: http or https, no user information, a host and port the allow-list names, and a name
-whose every address is public. The connection then goes to one of the addresses just checked,
-never to what the name resolves to a moment later (DNS rebinding), while the Host header and
-TLS (SNI and the certificate check) still use the name. Redirects are followed by hand, each
-hop within `MEMSITE_FETCH_TIMEOUT_S` from resolution to the last byte, and only text is read,
-at most `MEMSITE_FETCH_MAX_BYTES` of it."""
+Explained in docs/memsite.md."""
 
 import codecs
 import dataclasses

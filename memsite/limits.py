@@ -1,39 +1,18 @@
 """Bounds on what one request may hold: its body's size, the time its body may take to arrive,
 and the threads that wait.
-
-Size. Django bounds a body by DATA_UPLOAD_MAX_MEMORY_SIZE only when something reads it whole (a
-form, DRF's JSON parser). A view that takes no body reads none of it, but the server still
-receives and drops whatever a client sends; and a dashboard form's body is read by the CSRF
-check before the view runs. So every request is refused with 413 when it announces more than
-its view may read: DATA_UPLOAD_MAX_MEMORY_SIZE, or the view's own larger limit for the few that
-take big bodies (content, archives, memory.json, snapshots), which those views check precisely
-themselves.
-
-Time. Under gunicorn a thread reads a request's body while the view runs; a client that
-announces a body and sends none of it holds the thread as long as it likes (forty such
-connections on the login page held them all). BodyReadTimeout, in memsite.wsgi, reads a body
-of up to DATA_UPLOAD_MAX_MEMORY_SIZE before Django sees the request, each read of the socket
-bounded by MEMSITE_BODY_TIMEOUT_S, and answers 408 when one finds nothing. It frees the thread of
-a stalled body; it does not bound a body that trickles in a byte at a time, nor bodies larger
-than that (only the upload views take them, once the request is authenticated), nor the
-threads an attacker takes by opening connections faster than they time out. The buffering
-proxy in front of gunicorn does: this is the defence of a deployment without it.
-
-Waiting. A search's `?wait` and chat (an LLM call inside the request) hold a thread for seconds.
-At most MEMSITE_WAIT_SLOTS of them wait at once in a process (`wait_slots`), so the others
-always serve the rest: past it a search answers at once, as without `?wait`, and chat answers
-429 with Retry-After."""
+Explained in docs/memsite.md."""
 
 import json
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from http import HTTPStatus
 from typing import IO, Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import URLPattern, URLResolver, get_resolver
 
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError, TooLarge
@@ -41,37 +20,68 @@ from memsite.errors import InvalidInput, ServiceError, TooLarge
 PLAIN_TEXT = "text/plain; charset=utf-8"
 
 
-def _json_body() -> int:
-    from memory.api.http import json_body_limit
-
-    return json_body_limit()
+Limit = Callable[[], int]
 
 
-def _archive() -> int:
-    from memory.api.http import MULTIPART_SLACK_BYTES
+def max_body_bytes(limit: Limit):
+    """Declares that a view (a function, or an APIView or View class) reads bodies of up to
+    `limit()` bytes, more than DATA_UPLOAD_MAX_MEMORY_SIZE allows, and checks them itself."""
 
-    return settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES
+    def declare(view):
+        view.max_body_bytes = staticmethod(limit) if isinstance(view, type) else limit
+        return view
+
+    return declare
 
 
-# Views that read more than DATA_UPLOAD_MAX_MEMORY_SIZE may allow, by URL name, with the limit
-# each enforces itself.
-OWN_LIMITS: dict[str, Callable[[], int]] = {
-    "memory-api:node-create": _json_body,
-    "memory-api:node-detail": _json_body,
-    "memory-api:node-move": _json_body,
-    "memory-api:node-content": lambda: settings.MEMSITE_MAX_CONTENT_BYTES,
-    "memory-api:project-import": _archive,
-    "memory-api:search-start": _json_body,
-    "memory-api:question-answer": _json_body,
-    "memory:project_upload": _archive,
-    "agents-api:memory-json": lambda: settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES,
-    "graphs-api:graph-snapshot": lambda: settings.MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES,
-}
+def declared_limit(view: Callable) -> Limit | None:
+    """The limit a resolved view declares: on the function, or on the class that DRF's
+    `as_view()` keeps as `cls` and Django's as `view_class`."""
+    for holder in (view, getattr(view, "cls", None), getattr(view, "view_class", None)):
+        limit = getattr(holder, "max_body_bytes", None)
+        if limit is not None:
+            return limit
+    return None
+
+
+def _bytes(own: Limit | None) -> int:
+    default = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return max(own(), default) if own else default
+
+
+def _named_views(patterns: list, prefix: str = "") -> Iterator[tuple[str, Callable]]:
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            namespace = f"{prefix}{pattern.namespace}:" if pattern.namespace else prefix
+            yield from _named_views(pattern.url_patterns, namespace)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            yield prefix + pattern.name, pattern.callback
+
+
+class DeclaredLimits(Mapping[str, Limit]):
+    """The views that declare a limit of their own, by URL name, read from the URLconf when
+    first asked (the URLconf imports the views, which import this module)."""
+
+    def _table(self) -> dict[str, Limit]:
+        views = _named_views(get_resolver().url_patterns)
+        return {name: limit for name, view in views if (limit := declared_limit(view)) is not None}
+
+    def __getitem__(self, name: str) -> Limit:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+OWN_LIMITS = DeclaredLimits()
 
 
 def body_limit(view_name: str | None) -> int:
-    own = OWN_LIMITS.get(view_name or "")
-    return max(own(), settings.DATA_UPLOAD_MAX_MEMORY_SIZE) if own else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    """The largest body the view of that URL name may be sent."""
+    return _bytes(OWN_LIMITS.get(view_name or ""))
 
 
 class RequestBodyLimitMiddleware:
@@ -84,9 +94,8 @@ class RequestBodyLimitMiddleware:
         return self.get_response(request)
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> HttpResponse | None:
-        match = request.resolver_match
         try:
-            refuse_longer_than(request, body_limit(match.view_name if match is not None else None), "request body")
+            refuse_longer_than(request, _bytes(declared_limit(view_func)), "request body")
             return None
         except InvalidInput:
             return None  # a Content-Length that is not a number: the view refuses it, or reads nothing

@@ -1,11 +1,5 @@
 """The login pages (the site's and the admin site's), with failed logins limited.
-
-At most MEMSITE_LOGIN_MAX_FAILURES failures per username and per client address in each window
-of MEMSITE_LOGIN_WINDOW_S; past them the form answers 429, even to the right password, until
-the window passes. The count is atomic (memsite.throttles): each attempt takes a hit on both
-counts before its password is checked, and a login that succeeds gives its own hits back. So
-concurrent guesses cannot all read the same count and all go ahead, and a successful login
-leaves other attempts' failures where they are."""
+Explained in docs/memsite.md."""
 
 import math
 import time

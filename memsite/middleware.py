@@ -1,18 +1,5 @@
 """A database that cannot be reached answers 503 with a message, not a 500 with a traceback.
-
-When PostgreSQL restarts, the connections a process holds break and new ones are refused for
-a moment: the queries of the requests in flight raise `OperationalError` or `InterfaceError`.
-Those requests get a 503 (JSON under /api/, a short page on the dashboard, a message swapped
-out of band for htmx), with Retry-After. Django then drops the broken connection at the end
-of the request (its `errors_occurred` flag), and CONN_HEALTH_CHECKS checks a persistent one
-before the next request reuses it, so the same process serves normally again as soon as the
-database is back, without a restart.
-
-The driver's own connection errors count too: a bulk insert's COPY runs on psycopg's cursor,
-which Django does not translate.
-
-`DatabaseUnavailableMiddleware` catches what views raise; `server_error` (handler500) catches
-the rest when DEBUG is off, such as a session saved on the way out."""
+Explained in docs/memsite.md."""
 
 import logging
 

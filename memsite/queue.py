@@ -1,34 +1,5 @@
 """Starting background work: the one way memsite puts a task on the Celery broker.
-
-A write that starts work (a search, a tick, a graph's memorize or recall, a conversation
-summary) saves its rows and queues a task in one transaction. Two orders are wrong:
-
-- publishing before the transaction commits lets a worker look for rows it cannot see yet;
-- publishing after the commit with nothing checked before (`transaction.on_commit(...,
-  robust=True)` alone) tells the client the work started (202) while a broker that is down
-  swallows the message and leaves the rows queued with nothing to run them.
-
-So `enqueue`, called inside the `transaction.atomic()` block that writes the rows:
-
-1. checks now that the broker answers, on a connection of its own (one attempt, bounded by
-   CELERY_BROKER_CONNECTION_TIMEOUT; a pooled connection may look connected to a broker that
-   has gone). If it does not, it raises `ServiceUnavailable` (503, "nothing was started"),
-   which rolls the caller's transaction back: the request changed nothing.
-2. publishes the task once the transaction commits, with CELERY_TASK_PUBLISH_RETRY_POLICY
-   (a broker that blinks is retried for about two seconds).
-
-What is left is a broker that stops answering in the moment between the check and the
-publish: the rows are committed, the lost message is logged, and each kind of work has its
-way back: beat's sweeps re-queue the search and the graph's queued operations, the next
-assembly that wants the summary queues it again after MEMSITE_SUMMARY_RETRY_S, and beat starts
-the agent's next tick.
-
-Work that a sweep of its own finds again (the content index's embeddings, descriptions) is
-published best effort instead, with nothing checked before (`publish_on_commit`): the write
-stands when the broker is away, and beat's sweep (`sweep`) publishes the task again. Such a
-task takes a share of what waits, one task at a time (`run_alone`).
-
-Reads never come here: with the broker down, everything but starting work goes on."""
+Explained in docs/queue.md."""
 
 import logging
 from collections.abc import Callable, Iterator

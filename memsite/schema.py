@@ -1,9 +1,6 @@
 """The API's OpenAPI schema, shared by every app: the shape of invalid-input errors, and the
 refusals the framework itself answers on every operation.
-
-A module of its own, apart from `memsite.api`: DRF loads DEFAULT_SCHEMA_CLASS lazily, and
-drf-spectacular's AutoSchema reads DRF's settings when it is imported, which import the parser
-in `memsite.api`."""
+Explained in docs/memsite.md."""
 
 from collections.abc import Callable, Mapping
 from typing import Any

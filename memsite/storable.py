@@ -1,9 +1,7 @@
-"""Whether a JSON document a client sent can be stored as it is. Python's parser reads three
-things no column keeps: NUL (`"\\u0000"`, refused by PostgreSQL in text and jsonb), unpaired
-surrogates (`"\\ud800"`, which no UTF-8 text holds) and numbers past a float's range (`1e400`
-reads as infinity, which JSON cannot write back). Free-form documents (memory.json, snapshots,
-agents' context variables, tool calls) are checked here before they reach the database, so that
-they are refused with a 400 rather than failing there."""
+"""Whether a JSON document a client sent can be stored as it is: Python's parser reads NUL
+(`"\\u0000"`), unpaired surrogates (`"\\ud800"`) and numbers past a float's range (`1e400`),
+which no column keeps. Free-form documents (memory.json, snapshots, agents' context variables,
+tool calls) are checked here, so that they are refused with a 400 rather than by the database."""
 
 import json
 import math

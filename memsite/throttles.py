@@ -1,19 +1,5 @@
 """Counts that hold under concurrency: the API's rate limit per user, and failed logins.
-
-A limit is counted in fixed windows, one cache entry per key and window (`<key>:<window number>`).
-`incr` counts and `add` makes a window's entry; both are atomic in Redis (INCR, SET NX) and
-under locmem's lock, so of any number of concurrent requests exactly `limit` are let through.
-DRF's SimpleRateThrottle reads a list of timestamps, changes it and writes it back: concurrent
-requests all read the same list, and 24 clients got 2,987 requests through a limit of 1,200 a
-minute.
-
-An entry lives for two windows from its first hit, so it never expires while its window is
-current: Django's RedisCache.incr checks that the key exists and then increments it, and a key
-that vanished in between would come back without an expiry. Windows are numbered from the wall
-clock, which every web process shares; a monotonic clock is each process's own.
-
-A cache that does not answer lets requests through, and says so in the log: the limits must
-not take the site down with Redis."""
+Explained in docs/memsite.md."""
 
 import hashlib
 import logging

@@ -24,6 +24,15 @@ def json_body_limit() -> int:
     return 6 * settings.MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
 
 
+def archive_body_limit() -> int:
+    """The largest archive upload: the archive at its cap, and the multipart framing."""
+    return settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES
+
+
+def content_body_limit() -> int:
+    return settings.MEMSITE_MAX_CONTENT_BYTES
+
+
 class BoundedJSONParser(BaseParser):
     """JSON, refused with 413 from the Content-Length header when it could not be a valid request.
 

@@ -1,15 +1,12 @@
 """The REST API of the memory tree: one view per operation (a URL that serves several methods
 has one method per operation). Views only translate HTTP: reads go to `memory.selectors`,
 writes to `memory.services`, and refusals come back as `ServiceError`s with their status.
-
-Input serializers are nested in their views. The node's two output forms are shared (aliased as
-each view's `OutputSerializer`) so that the OpenAPI schema has one `Node` and one `NodeListItem`."""
+Explained in docs/memory.md."""
 
 import base64
 import binascii
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.utils.http import content_disposition_header
@@ -27,12 +24,14 @@ from rest_framework.views import APIView
 
 from memory import selectors, services
 from memory.api.http import (
-    MULTIPART_SLACK_BYTES,
     AnyAcceptMixin,
     BoundedJSONParser,
     NodeChildrenPagination,
     RawBodyParser,
+    archive_body_limit,
+    content_body_limit,
     expected_version,
+    json_body_limit,
     read_raw_body,
     with_etag,
 )
@@ -48,7 +47,7 @@ from memory.services.archive_plan import ImportMode
 from memory.types import get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput
-from memsite.limits import wait_slots
+from memsite.limits import max_body_bytes, wait_slots
 from memsite.schema import page_size_type, refusals
 from memsite.serializers import (
     BoundedListField,
@@ -120,6 +119,7 @@ def _checked_folder_flag(attrs: dict[str, Any]) -> dict[str, Any]:
     return attrs
 
 
+@max_body_bytes(json_body_limit)
 class NodeCreateApi(APIView):
     parser_classes = [BoundedJSONParser]
 
@@ -215,6 +215,7 @@ class NodeCreateApi(APIView):
 
 
 # One URL, three operations: each method is one operation with its own serializers.
+@max_body_bytes(json_body_limit)
 class NodeDetailApi(APIView):
     parser_classes = [BoundedJSONParser]
 
@@ -328,6 +329,7 @@ class NodeAncestorsApi(APIView):
         return Response(self.OutputSerializer(ancestors, many=True, context={"ancestors": ancestors}).data)
 
 
+@max_body_bytes(json_body_limit)
 class NodeMoveApi(APIView):
     parser_classes = [BoundedJSONParser]
 
@@ -379,6 +381,7 @@ class NodeResolveApi(APIView):
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
 
+@max_body_bytes(content_body_limit)
 class NodeContentApi(AnyAcceptMixin, APIView):
 
     parser_classes = [RawBodyParser]
@@ -463,6 +466,7 @@ class ProjectExportApi(AnyAcceptMixin, APIView):
         return response
 
 
+@max_body_bytes(archive_body_limit)
 class ProjectImportApi(APIView):
     parser_classes = [MultiPartParser]
 
@@ -506,7 +510,7 @@ class ProjectImportApi(APIView):
     )
     def post(self, request: Request, node_id: str) -> Response:
         project = selectors.node_get(node_id=node_id)
-        refuse_longer_than(request, settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES, "upload")
+        refuse_longer_than(request, archive_body_limit(), "upload")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

@@ -1,12 +1,7 @@
 """The REST API of searches (seed 001) and of the questions searches put to the user: one view
 per operation. Views only translate HTTP: reads go to `memory.selectors`, writes to
 `memory.services`, refusals come back as `ServiceError`s with their status.
-
-A search runs on a worker; starting one answers 202 at once, or, with `?wait=N`, after polling
-the database until the search ends or N seconds pass, so that a swarm node that can afford to
-block gets its answer in one call. A waiting request holds a web thread, so it takes one of the
-process's slots for waiting (memsite.limits.wait_slots); when none is free it answers at once,
-as without `?wait`."""
+Explained in docs/memory.md."""
 
 from time import monotonic, sleep
 
@@ -19,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors, services
-from memory.api.http import BoundedJSONParser
+from memory.api.http import BoundedJSONParser, json_body_limit
 from memory.api.serializers import node_id_field
 from memory.models import Search, SearchQuestion, SearchStep
 from memory.services.searches import (
@@ -29,7 +24,7 @@ from memory.services.searches import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
-from memsite.limits import wait_slots
+from memsite.limits import max_body_bytes, wait_slots
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
@@ -273,6 +268,7 @@ def page_parameters(pagination: type[SearchStepsPagination]) -> list[OpenApiPara
 # -- searches ----------------------------------------------------------------------------------
 
 
+@max_body_bytes(json_body_limit)
 class SearchStartApi(APIView):
     parser_classes = [BoundedJSONParser]
 
@@ -461,6 +457,7 @@ class QuestionListApi(APIView):
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
 
+@max_body_bytes(json_body_limit)
 class QuestionAnswerApi(APIView):
     parser_classes = [BoundedJSONParser]
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api import nodes, retrieve, searches
+from memory.api import history, nodes, retrieve, searches
 
 app_name = "memory-api"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("nodes/<str:node_id>/", nodes.NodeDetailApi.as_view(), name="node-detail"),
     path("nodes/<str:node_id>/children/", nodes.NodeChildrenApi.as_view(), name="node-children"),
     path("nodes/<str:node_id>/ancestors/", nodes.NodeAncestorsApi.as_view(), name="node-ancestors"),
+    path("nodes/<str:node_id>/history/", history.NodeHistoryApi.as_view(), name="node-history"),
     path("nodes/<str:node_id>/move/", nodes.NodeMoveApi.as_view(), name="node-move"),
     path("nodes/<str:node_id>/content/", nodes.NodeContentApi.as_view(), name="node-content"),
     path("nodes/<str:node_id>/export/", nodes.ProjectExportApi.as_view(), name="project-export"),

@@ -1,18 +1,6 @@
-"""Sentence embeddings of passages and queries, as settings.MEMSITE_EMBEDDINGS says:
-
-- `local`: all-MiniLM-L6-v2 run in numpy in this process (memory/index/minilm.py);
-- `server`: the OpenAI-compatible server's /v1/embeddings, through the LLM gateway, model
-  MEMSITE_EMBEDDING_MODEL. Each call is a ledger row, charged to a user (within their daily
-  budget) only when the caller passes `user_id`: passages are embedded as background work and
-  queries pass none, so their calls are recorded and charged to no one;
-- `off`: no embedder; retrieval ranks by full text alone.
-
-    model = embedder()
-    if model is not None:
-        vectors = model.embed(["a passage", "a query"])  # float32 (2, 384), unit rows
-
-Both give DIMENSIONS floats a text, each row L2-normalised, so a dot product is a cosine.
-`name` tells vectors of one embedder from another's."""
+"""Sentence embeddings of passages and queries, as settings.MEMSITE_EMBEDDINGS says: `local`
+(all-MiniLM-L6-v2 in this process), `server` (through the LLM gateway) or `off` (none).
+Explained in docs/memory.md."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +9,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
-from memory.index import minilm
+from memsite.llm.minilm import LocalEmbedder
 
 DIMENSIONS = 384  # the index stores float32 x 384 a passage
 
@@ -37,14 +25,6 @@ def normalized(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to length 1 (a zero row stays zero)."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.maximum(norms, np.float32(1e-12))
-
-
-class LocalEmbedder:
-    name = f"local:{minilm.NAME}"
-
-    def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
-        # Runs on our own CPU: no LLM budget to charge, so `user_id` is not needed.
-        return minilm.model().embed(texts)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,6 @@
 """What a question names (pure): the names it says, which pick the passages it is about, and
 the rest of the question, which ranks those passages by meaning.
-
-"What is Elif's occupation?" is about Elif, and asks for an occupation. A sentence embedding of
-the whole question sits nearest to anything short Elif said ("Elif: Tell me more!"), whose
-vector is mostly her name; full text finds every line of hers and cannot tell the one that
-answers. Elif's lines ranked by "What is occupation?" put her job first (docs/retrieval.md)."""
+Explained in docs/memory.md."""
 
 import re
 from collections.abc import Collection

@@ -1,13 +1,5 @@
 """Nearest passages by sentence embedding: an exact scan of every vector, held in memory.
-
-Each process keeps the index's vectors as one float32 matrix (1.5 KB a passage: 150 MB at
-100,000 passages) and scores a query with one matrix product, which on two cores takes
-milliseconds at 100,000 rows and about a tenth of a second at a million. The matrix follows
-the table without any signal between processes: each ranking first reads the rows embedded
-since its last look (`embedded_at`, with a margin for transactions that commit late) and the
-whole table is read again every MEMSITE_INDEX_RELOAD_S. Rows deleted meanwhile may still
-score here; the caller reads hits back from the table, where they are gone. docs/retrieval.md
-says how this scales past one machine."""
+Explained in docs/memory.md."""
 
 import threading
 from dataclasses import dataclass

@@ -1,12 +1,5 @@
 """Keeping the content index in step with the tree.
-
-Passages are written in the write's own transaction (`index_nodes`, called by every service
-that changes a node's name, description or content): full text then always agrees with what
-is committed, and a write that rolls back leaves no passage behind. Vectors are not: an
-embedding costs milliseconds a passage, too much to hold a write's locks for (an archive of
-ten thousand files would wait minutes), so they are filled by `embed_pending`, a task queued
-once the write commits, with beat's sweep as the way back when the broker was away. Until then
-a passage is found by full text alone."""
+Explained in docs/memory.md."""
 
 from collections import deque
 from collections.abc import Collection, Iterator

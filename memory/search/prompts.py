@@ -1,15 +1,5 @@
 """What a search shows the LLM and the replies it accepts.
-
-Options are numbered from 1 in exactly the list shown (the number is their only handle: node
-ids would cost some twenty tokens an option), and every index in a reply is validated
-against that list by the schema itself: a reply naming an option it was not shown fails
-validation, goes back to the model for repair (the gateway's loop), and if never repaired is
-rejected; it is never followed.
-
-Each schema says its own offline reply (`offline_reply`): the offline provider routes and reads
-by the hybrid score of `memsite.llm.providers.offline.rank` (the questions' terms, stemmed and
-weighted, fused with local embeddings when memsite runs them), and answers with the text's own
-sentences, verbatim, so that they can be cited."""
+Explained in docs/memory.md."""
 
 import functools
 import math

@@ -1,11 +1,7 @@
 """Tool trees: the node-level fallback of a search (seed 001). Each memory type has a small tree
 of tools, grouped as exploratory (they return information) and interactive (they create a node).
 When a folder has no viable child left, the router is offered its type's tools once.
-
-A call is keyed by a hash of the tool id and its canonical arguments (and, for exploratory
-tools, the search, since their results age with the tree): calling it again returns the
-recorded result or node instead of running it again, so an interactive tool never makes the
-same node twice."""
+Explained in docs/memory.md."""
 
 import fnmatch
 import hashlib

@@ -2,19 +2,7 @@
 to write. `memory.services.searches` writes the outcome (the step, the new state, any node, tool
 call or sub-search) in one transaction, so a step is either fully recorded or not at all and a
 search resumes from its last recorded step.
-
-The walk, from the start node (or the top of the tree):
-- before its first routing from the start, and again after a restart, the router is offered the
-  nodes holding the content index's best passages for the questions;
-- at a folder, the router is shown the children not yet marked (a large folder in token-budgeted
-  batches), those holding the best passages first with the passage shown, the rest by lexical
-  overlap; it names the best one, which the walk enters, and those that cannot help, which are
-  marked unviable;
-- at a node with content, the reader is shown it (long content in chunks) and says what it
-  answers and which new questions arose; the node is marked visited;
-- a folder with nothing left to try is offered its type's tools once, then marked visited and
-  the walk goes back to its parent;
-- past the start node, the tree is exhausted: restart with what was learnt, then fall back."""
+Explained in docs/memory.md."""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +19,8 @@ from memory.search import prompts
 from memory.search.state import Citation, WalkState
 from memory.search.tools import NoArguments, Tool, ToolInput, tool_by_id, tools_for
 from memory.types import RenderInput, get_type
-from memsite.llm import complete
 from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
 

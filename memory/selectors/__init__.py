@@ -1,3 +1,4 @@
+from memory.selectors.events import node_history
 from memory.selectors.nodes import (
     node_ancestors,
     node_children,
@@ -39,6 +40,7 @@ __all__ = [
     "node_content_read",
     "node_content_slice",
     "node_get",
+    "node_history",
     "node_in_project",
     "node_internal_folder",
     "node_path",

@@ -6,6 +6,14 @@ from memory.models import Node, Search, SearchQuestion, SearchStep
 from memsite.errors import NotFound
 
 
+def searches_in_flight(user_id: int) -> int:
+    """The user's top-level searches queued or running (their sub-searches are part of them):
+    what MEMSITE_QUOTA_SEARCHES caps."""
+    return Search.objects.filter(
+        created_by_id=user_id, parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)
+    ).count()
+
+
 def search_get(*, search_id: int) -> Search:
     try:
         return Search.objects.select_related("start_node", "created_by").get(pk=search_id)

@@ -1,12 +1,5 @@
 """The .tar.gz and .zip formats of project archives, read under the caps.
-
-An archive's list of members is read and checked whole before any data: absolute paths, '..',
-links, devices and anything over the file-count or size caps refuse it. Each file's data is then
-read on demand, a slice at a time, and must be exactly as long as declared. The upload is read
-where it lies (Django spools a large one to disk), never whole. Names are taken in NFC, as the
-tree stores them (macOS tools write NFD). Permission bits are kept of files only
-(`memory.validation.file_mode`).
-"""
+Explained in docs/memory.md."""
 
 import os
 import stat

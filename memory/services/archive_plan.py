@@ -2,21 +2,7 @@
 creates, the project files it updates and, when it replaces the project, the nodes it deletes.
 Pure logic over the project's nodes as read and the archive's checked list of members;
 `memory.services.archives` reads the one and the other and writes the plan.
-
-An entry meets the project's node at the same place in the tree, if any. A folder reuses a
-folder. Elsewhere the import's mode decides:
-
-- fail: a file where the project has a node of that name is a conflict, and so is a folder where
-  it has anything but a folder. Nothing of the project changes; the archive only adds.
-- merge: a file where the project has that file (its file_path the entry's path) updates it;
-  the other meetings are conflicts that name the path. Nodes the archive does not name stay.
-- replace: a node of another kind than the entry's is deleted and the entry's created in its
-  place, and every node the archive does not name is deleted: the project's branch becomes the
-  archive's. The project's own node stays.
-
-Whatever the mode, the project must end within the archive caps: an import cannot grow it past
-MEMSITE_ARCHIVE_MAX_FILES files or MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES bytes of them.
-"""
+Explained in docs/memory.md."""
 
 from dataclasses import dataclass, field
 

@@ -1,14 +1,5 @@
 """Project archives: import a .tar.gz or .zip into a project root, export one as .tar.gz.
-
-An import reads the archive's list of members first and checks it whole
-(`memory.services.archive_formats`), then plans what it does to the project
-(`memory.services.archive_plan`): a conflict, or a project over the caps, refuses it before
-anything is written. It then deletes, creates and updates the nodes, and writes the files' data
-as it reads it, a few MiB at a time, in the same transaction: a member that cannot be read still
-leaves the project as it was, and memory does not grow with the archive. An export is written as
-it is read, a few files at a time, so its memory does not grow with the project either. A file's
-mode goes from the archive to its node and back into the export.
-"""
+Explained in docs/memory.md."""
 
 import tarfile
 import zlib
@@ -24,11 +15,12 @@ from django.utils import timezone
 
 from memory import selectors
 from memory.index.writes import index_nodes
-from memory.models import Node, NodeContent
+from memory.models import Node, NodeContent, NodeEvent
 from memory.rows import insert_rows
 from memory.services.archive_formats import Archive, ArchiveEntry, open_archive
 from memory.services.archive_plan import FileWrite, ImportMode, ProjectNode, plan_import
 from memory.services.descriptions import descriptions_queue
+from memory.services.events import deletions, node_events_record, user_id_of
 from memory.services.nodes import (
     CONTENT_COLUMNS,
     CONTENT_TYPES,
@@ -70,13 +62,13 @@ def project_import(
     with open_archive(archive) as opened:
         nodes = _project_nodes(project)
         plan = plan_import(project_id=project.pk, nodes=nodes, entries=opened.entries, mode=mode)
-        deleted = _delete(plan.deletes)
+        deleted = _delete(plan.deletes, user_id=user_id_of(user))
         parents = Node.objects.in_bulk([parent_id for parent_id, _ in plan.creates])
         for parent_id, specs in plan.creates:
             node_bulk_create(parent=parents[parent_id], specs=specs, user=user, defer_content=True)
         written = _write_contents(opened, plan.files)
     updates = [file for file in plan.files if file.node is not None]
-    updated = _mark_updated(updates, set(written))
+    updated = _mark_updated(updates, set(written), user_id=user_id_of(user))
     index_nodes(written)
     descriptions_queue([node_id for node_id in written if node_id in updated])
     created = len(plan.files) - len(updates)
@@ -101,11 +93,12 @@ def _project_nodes(project: Node) -> list[ProjectNode]:
     ]
 
 
-def _delete(node_ids: list[str]) -> int:
+def _delete(node_ids: list[str], *, user_id: int | None) -> int:
     """Delete these nodes with their branches; how many nodes that was. Their content and
-    passages go with them."""
+    passages go with them; their events stay."""
     if not node_ids:
         return 0
+    node_events_record(NodeEvent.Action.DELETE, deletions(node_ids), user_id=user_id)
     _deleted, per_model = Node.objects.filter(pk__in=node_ids).delete()
     return per_model.get(Node._meta.label, 0)
 
@@ -135,9 +128,10 @@ def _file_data(archive: Archive, entry: ArchiveEntry) -> bytearray:
     return data
 
 
-def _mark_updated(files: list[FileWrite], written: set[str]) -> set[str]:
+def _mark_updated(files: list[FileWrite], written: set[str], *, user_id: int | None) -> set[str]:
     """Give a new version, and the archive's mode, to each updated file whose content or mode
-    changed; their ids. A file the archive holds as it was keeps its version (and ETag)."""
+    changed, and record it; their ids. A file the archive holds as it was keeps its version
+    (and ETag)."""
     by_mode: dict[int, list[str]] = {}
     for file in files:
         if file.node.id in written or file.entry.mode != file.node.mode:
@@ -147,7 +141,13 @@ def _mark_updated(files: list[FileWrite], written: set[str]) -> set[str]:
         Node.objects.filter(pk__in=node_ids).update(
             mode=mode, version=F("version") + 1, updated_at=now
         )
-    return {node_id for node_ids in by_mode.values() for node_id in node_ids}
+    updated = {node_id for node_ids in by_mode.values() for node_id in node_ids}
+    versions = list(Node.objects.filter(pk__in=updated).values_list("pk", "version"))
+    # A file whose data was written is a content write; one whose mode alone changed, an update.
+    for action, wrote in ((NodeEvent.Action.CONTENT, True), (NodeEvent.Action.UPDATE, False)):
+        changes = [(pk, version - 1, version) for pk, version in versions if (pk in written) == wrote]
+        node_events_record(action, changes, user_id=user_id)
+    return updated
 
 
 # An export reads the files' names and sizes a page at a time, then their contents a few at a

@@ -1,16 +1,5 @@
 """Descriptions memsite writes (seed 000: the description is what an LLM routes by).
-
-A document or a text project file created or changed without a description of its own is
-queued (`descriptions_queue`, in the write's transaction, so a write that rolls back queues
-nothing). Once the write commits, a task describes it through the LLM gateway (purpose
-`describe`, charged to the node's creator); a broker that is away leaves it to beat's sweep.
-The offline provider's description is extractive: the content's key terms and its most
-representative sentence.
-
-A description a person or a swarm node gave is never overwritten: it clears `description_auto`
-(`node_update`), and the description is written under the node's row lock only if it is still
-empty or memsite's own, and the content still the one that was described. Folders are not
-described: they have no text of their own, and what is under them changes without them."""
+Explained in docs/memory.md."""
 
 import logging
 from collections.abc import Collection
@@ -25,7 +14,9 @@ from memory.index.writes import chunks, content_text, index_nodes
 from memory.models import Node, NodeContent, PendingDescription
 from memory.selectors import node_content_slice
 from memory.validation import validate_description
-from memsite.llm import LLMError, Purpose, Reason, complete
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
+from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.queue import publish_on_commit, run_alone, sweep
 

@@ -17,9 +17,11 @@ from treebeard.exceptions import PathOverflow
 
 from memory import selectors
 from memory.index.writes import index_nodes
-from memory.models import MAX_DEPTH, Node, NodeContent, new_node_id
+from memory.models import MAX_DEPTH, Node, NodeContent, NodeEvent, new_node_id
+from memory.permissions import node_permissions
 from memory.rows import insert_rows
 from memory.services.descriptions import descriptions_queue
+from memory.services.events import EVENT_COLUMNS, deletions, node_events_record, user_id_of
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import client_node_id, file_mode, validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
@@ -231,6 +233,7 @@ def node_create(
         raise Conflict(_name_taken_message(name, parent)) from None
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
+    node_events_record(NodeEvent.Action.CREATE, [(node.pk, None, 1)], user_id=user_id_of(user))
     index_nodes([node.pk])
     descriptions_queue([node.pk])
     node.content_size = len(content or b"") if memory_type.content is not ContentKind.NONE else None
@@ -267,11 +270,11 @@ def node_bulk_create(
     first_position = last_child._get_lastpos_in_path() + 1 if last_child else 1
     if first_position + len(specs) - 1 > MAX_CHILDREN:
         raise InvalidInput(f"'{parent.name}' cannot hold that many children.")
-    creator = _user_or_none(user)
-    creator_id = creator.pk if creator else None
+    creator_id = user_id_of(user)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     node_rows: list[tuple] = []
     content_rows: list[tuple] = []
+    event_rows: list[tuple] = []
 
     def place(siblings: Sequence[NodeSpec], parent_id: str, parent_path: str, depth: int, first: int) -> None:
         for position, spec in enumerate(siblings, start=first):
@@ -285,6 +288,7 @@ def node_bulk_create(
             )
             if memory_type.content is not ContentKind.NONE and not defer_content:
                 content_rows.append(content_values(node_id, spec.content or b""))
+            event_rows.append((node_id, NodeEvent.Action.CREATE.value, creator_id, None, 1, now))
             place(spec.children, node_id, path, depth + 1, 1)
 
     place(specs, parent.pk, parent.path, parent.depth + 1, first_position)
@@ -294,6 +298,7 @@ def node_bulk_create(
     except IntegrityError:
         raise Conflict(f"A name is already taken in '{parent.name}'.") from None
     insert_rows(NodeContent, CONTENT_COLUMNS, content_rows, types=CONTENT_TYPES)
+    insert_rows(NodeEvent, EVENT_COLUMNS, event_rows)
     Node.objects.filter(pk=parent.pk).update(numchild=F("numchild") + len(specs))
     # With deferred content, the nodes that hold it are indexed by the caller once it is written.
     index_nodes([row[0] for row in node_rows if not defer_content or get_type(row[5]).content is ContentKind.NONE])
@@ -375,8 +380,7 @@ def node_update(
     that changes nothing writes nothing, and the version stays."""
     node = _lock(node)
     _check_version(node, expected_version)
-    if node.is_internal:
-        _check_internal_update(node, user=user, name=name, type=type, context=context)
+    _check_update_allowed(node, user=user, name=name, type=type, context=context)
     before = (node.name, node.description, node.type, node.context)
 
     memory_type = get_type(type if type is not None else node.type)
@@ -407,6 +411,9 @@ def node_update(
             )
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
+    node_events_record(
+        NodeEvent.Action.UPDATE, [(node.pk, node.version - 1, node.version)], user_id=user_id_of(user)
+    )
     if (node.name, node.description) != before[:2]:
         index_nodes([node.pk], labels_only=True)
     if before[1] and not node.description:
@@ -414,17 +421,17 @@ def node_update(
     return selectors.node_get(node_id=node.pk)
 
 
-def _check_internal_update(
+def _check_update_allowed(
     node: Node, *, user: User, name: str | None, type: str | None, context: dict[str, Any] | None
 ) -> None:
-    """Internal folders keep their name, type and empty context; only staff may touch them at
-    all (to describe them), so a non-staff update is refused even when it would change nothing."""
+    """What the update would change, against what the user may change; a user who may not edit
+    the node is refused even an update that would change nothing."""
+    allowed = node_permissions(node, user)
     if name is not None and name.strip() != node.name or type is not None and type != node.type:
-        raise Forbidden(f"The internal folder '{node.name}' cannot be renamed or retyped.")
+        allowed.require("rename")
     if context:
-        raise Forbidden(f"The internal folder '{node.name}' has no context, and none can be given to it.")
-    if not getattr(user, "is_staff", False):
-        raise Forbidden(f"Only staff may edit the internal folder '{node.name}', and only its description.")
+        allowed.require("set_context")
+    allowed.require("edit")
 
 
 def _check_retype(node: Node, memory_type: MemoryType) -> None:
@@ -443,8 +450,7 @@ def _check_retype(node: Node, memory_type: MemoryType) -> None:
 @transaction.atomic
 def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
     """Move a node, with its whole branch, to the end of another folder's children."""
-    if node.is_internal:
-        raise Forbidden(f"The internal folder '{node.name}' cannot be moved.")
+    node_permissions(node, user).require("move")
     current = _lock_roots(node, new_parent)
     for gone in (node, new_parent):
         if gone.pk not in current:
@@ -488,6 +494,8 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
             )
     except IntegrityError:
         raise Conflict(_name_taken_message(node.name, new_parent)) from None
+    moved = (node.pk, node.version, node.version + 1)
+    node_events_record(NodeEvent.Action.MOVE, [moved], user_id=user_id_of(user))
     return selectors.node_get(node_id=node.pk)
 
 
@@ -495,12 +503,12 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
 @transaction.atomic
 def node_delete(*, node: Node, user: User) -> int:
     """Delete a node and its whole branch; returns how many nodes were deleted."""
-    if node.is_internal:
-        raise Forbidden(f"The internal folder '{node.name}' cannot be deleted.")
+    node_permissions(node, user).require("delete")
     node = _lock_roots(node).get(node.pk)
     if node is None:
         return 0
     _lock_branch(node)
+    node_events_record(NodeEvent.Action.DELETE, deletions([node.pk]), user_id=user_id_of(user))
     _deleted, per_model = Node.objects.filter(pk=node.pk).delete()
     return per_model.get(Node._meta.label, 0)
 
@@ -508,13 +516,14 @@ def node_delete(*, node: Node, user: User) -> int:
 @transaction.atomic
 def node_content_set(*, node: Node, data: bytes, user: User, expected_version: int | None = None) -> Node:
     node = _lock(node)
-    if node.is_internal:
-        raise Forbidden(f"The internal folder '{node.name}' holds no content, and none can be written to it.")
+    node_permissions(node, user).require("write_content")
     memory_type = get_type(node.type)
     validate_content(memory_type, data)
     _check_version(node, expected_version)
     _content_row(node, data).save()
     Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
+    written = (node.pk, node.version, node.version + 1)
+    node_events_record(NodeEvent.Action.CONTENT, [written], user_id=user_id_of(user))
     index_nodes([node.pk])
     descriptions_queue([node.pk])
     return selectors.node_get(node_id=node.pk)

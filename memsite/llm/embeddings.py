@@ -1,16 +1,5 @@
 """Embeddings from the configured OpenAI-compatible server, through the gateway's ledger.
-
-    result = embed(texts=["a passage", "another"], dimensions=384)
-    result.vectors  # one list of floats per text, as the server sent it
-    result.call     # the ledger row (purpose "embed")
-
-Like `complete`, every call is one `LLMCall` row, and a failure raises LLMError with its row on
-`exc.call`. The call is charged to a user only when the caller names one (`user_id`): that
-user's daily budget is checked first (a spent budget raises LLMError(BUDGET_SPENT) and sends
-nothing); without one the row belongs to no user and no budget limits it. The server is the one
-`OPENAI_BASE_URL`/`OPENAI_API_KEY` name, whichever provider chat calls use; the model is
-`MEMSITE_EMBEDDING_MODEL`. Failures are retried as the openai provider retries them (429, 5xx,
-timeouts, connection errors)."""
+Explained in docs/llm.md."""
 
 import time
 from collections.abc import Sequence

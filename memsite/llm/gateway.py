@@ -1,15 +1,5 @@
 """The gateway: the one way anything in memsite talks to an LLM.
-
-    result = complete(purpose="route", messages=[...], schema=RouteChoice, served=search)
-    result.value  # a validated RouteChoice (or the reply's text when schema is None)
-    result.usage, result.call  # tokens and the ledger row
-
-Every call, successful or not, is one `LLMCall` row, charged to the user whose work it serves
-(`user_id`). Failures raise `LLMError` with a reason; the ledger row is on the error
-(`exc.call`). A call for a user whose daily budget is spent is not sent and makes no row: it
-raises `LLMError(Reason.BUDGET_SPENT)` with no call, so work that meets it mid-way ends the
-way it ends on any failed call, with the reason recorded. Call it outside a transaction: a
-network call should not hold one, and a rollback would take the failed call's row with it."""
+Explained in docs/llm.md."""
 
 import logging
 import time

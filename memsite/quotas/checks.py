@@ -2,9 +2,7 @@
 writes it: each locks the user's row first, so two requests of one user count one after the
 other (on SQLite every write transaction is serialized anyway), and raises `QuotaExceeded`
 (429) past a cap or once the day's LLM budget is spent, which rolls the write back.
-
-Work with no user (the system's own: demo data, management commands) is neither capped nor
-charged. Whose work a piece is: see `memsite.quotas.selectors`."""
+Explained in docs/memsite.md."""
 
 from collections.abc import Callable
 from functools import partial

@@ -2,10 +2,9 @@
 is one indexed query. Work is a user's when they asked for it: a search's `created_by`, a
 brain's `ticking_by` and `tick_queued_by`, a tick run's `user`, a graph operation's
 `created_by`, a ledger row's `user`.
+Explained in docs/memsite.md."""
 
-The apps' models are imported where they are used: the LLM gateway imports this module, and
-the apps import the gateway's package while their models load."""
-
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -16,14 +15,16 @@ from django.utils import timezone
 
 from memsite.quotas.logic import Spend, day_bounds
 
+_counters: dict[str, Callable[[int], int]] = {}
+
+
+def register_in_flight(kind: str, counter: Callable[[int], int]) -> None:
+    """`counter(user_id)` counts the user's work of `kind` in flight (an app's, at its ready())."""
+    _counters[kind] = counter
+
 
 def searches_in_flight(*, user_id: int) -> int:
-    """Top-level searches queued or running (their sub-searches are part of them)."""
-    from memory.models import Search
-
-    return Search.objects.filter(
-        created_by_id=user_id, parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)
-    ).count()
+    return _counters["searches"](user_id)
 
 
 def tick_queue_cutoff(now: datetime) -> datetime:

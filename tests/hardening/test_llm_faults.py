@@ -21,8 +21,8 @@ from agents.graphs import services as graph_services
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memory import services
 from memory.models import Node, Search, SearchStep, ToolCall
-from memsite.llm import complete
 from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.replies import storable
 from tests.factories import AgentFactory

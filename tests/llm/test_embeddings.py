@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memsite.llm import LLMError, Reason
 from memsite.llm.embeddings import embed
+from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
 from memsite.llm.providers import openai as openai_provider
 

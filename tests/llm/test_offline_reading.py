@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from memory.search import prompts
-from memsite.llm import complete
+from memsite.llm.gateway import complete
 from memsite.llm.providers import offline
 from memsite.llm.providers.offline import read_messages, root, unit
 

@@ -176,6 +176,7 @@ ROUTES: dict[str, Route] = {
     ),
     "api/nodes/<str:node_id>/children/": api(node("folder"), get=ok()),
     "api/nodes/<str:node_id>/ancestors/": api(node("document"), get=ok()),
+    "api/nodes/<str:node_id>/history/": api(node("document"), get=ok()),
     "api/nodes/<str:node_id>/move/": api(node("document"), post=ok(json=lambda w: {"parent": w.destination.pk})),
     "api/nodes/<str:node_id>/content/": api(node("document"), get=ok(), put=ok(raw=lambda w: b"# New text\n")),
     "api/nodes/<str:node_id>/export/": api(node("project"), get=ok()),

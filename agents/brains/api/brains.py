@@ -46,7 +46,7 @@ from agents.context import selectors as context_selectors
 from agents.context.api.agents import AGENT_ID
 from agents.context.models import Agent
 from memsite.api import JSONParser, read_body
-from memsite.limits import wait_slots
+from memsite.limits import max_body_bytes, wait_slots
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_size_type, refusals
@@ -334,6 +334,7 @@ class GoalCompleteApi(APIView):
 
 
 # One URL, two operations: each method is one operation with its own serializers.
+@max_body_bytes(lambda: settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES)
 class MemoryJsonApi(APIView):
     parser_classes = [JSONParser]  # what the schema shows; the body is read by read_body
     ImportOutputSerializer = BrainImportReportSerializer

@@ -40,6 +40,7 @@ from agents.graphs.models import NodeKind, NodeState
 from agents.graphs.services.graphs import MAX_MESSAGES, MAX_TASK_CHARS, MAX_TURN_CHARS
 from memsite.api import JSONParser, read_body
 from memsite.errors import InvalidInput
+from memsite.limits import max_body_bytes
 from memsite.quotas.api import quota_refusals
 from memsite.schema import refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
@@ -356,6 +357,7 @@ def read_snapshot(request: Request) -> Any:
 
 
 # One URL, two operations: each method is one operation with its own serializers.
+@max_body_bytes(lambda: settings.MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES)
 class GraphSnapshotApi(APIView):
     parser_classes = [JSONParser]  # what the schema shows; the body is read by read_snapshot
     ImportOutputSerializer = GraphOpSerializer

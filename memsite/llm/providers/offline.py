@@ -1,20 +1,5 @@
 """The `offline` provider: deterministic heuristics, so the product runs with no key.
-
-It reads the messages once (`Reading`: the query, the options offered, the context, its
-sentences ranked by a hybrid score against the query, its keywords), writes the text a purpose
-calls for (a routing choice, an extractive answer, a template reflection or summary), and,
-when the caller passes a schema, fills that schema from the reading: fields are filled by what
-their names say (an `id` or `choice` gets the best option, an `answer` the extractive answer, a
-`confidence` the best overlap score...), everything else by the least surprising valid value.
-A schema with constraints no generic filler can meet can say its own offline reply with a
-classmethod `offline_reply(cls, *, purpose: str, reading: Reading) -> cls | dict`.
-
-Sentences, lines and option labels are scored by `rank`: the share of the question's terms a
-unit holds (Snowball stems, irregular forms mapped, rarer terms weighing more as in BM25),
-raised by the cosine of local sentence embeddings when memsite runs the model itself.
-
-The same messages always give the same reply. Nothing here pretends to be a model: the ledger
-records these calls under provider `offline`, model `offline`."""
+Explained in docs/llm.md."""
 
 import functools
 import logging
@@ -227,9 +212,9 @@ def _embedder() -> Any:
     server's embeddings would make an offline call reach the network."""
     if settings.MEMSITE_EMBEDDINGS != "local":
         return None
-    from memory.index.embeddings import embedder  # memsite's own app, loaded once used
+    from memsite.llm.minilm import LocalEmbedder  # numpy and the weights, loaded once used
 
-    return embedder()
+    return LocalEmbedder()
 
 
 _embedded: dict[tuple[str, str], Any] = {}

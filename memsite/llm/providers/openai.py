@@ -1,15 +1,5 @@
 """The `openai` provider: the `openai` package against any OpenAI-compatible server.
-
-It asks for JSON-schema structured output; a server that refuses that with a 400 about the
-response format (see `refuses_response_format`) is asked again in JSON mode, then with the schema
-in the prompt alone, and the mode that worked is remembered per server and model, never in place
-of a stronger one that already worked there. Any other 400 (context too long, a bad parameter)
-ends the call at once as BAD_REQUEST. Replies are parsed leniently (prose, fences) and validated;
-an invalid reply is sent back with the validation error for a bounded number of repairs. 429, 5xx, 408/409,
-connection errors, timeouts and bodies that are not a chat completion (`completion_text`) are
-retried here, with exponential backoff and jitter honouring Retry-After, within the call's
-deadline: the client's own retries are off (max_retries=0) so that one policy, and one count in
-the ledger, covers them. `embed` asks /v1/embeddings for vectors under the same retries."""
+Explained in docs/llm.md."""
 
 import json
 import logging

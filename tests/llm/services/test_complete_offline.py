@@ -8,9 +8,10 @@ import pytest
 from pydantic import BaseModel, Field, field_validator
 
 from memsite.errors import InvalidInput
-from memsite.llm import LLMError, Purpose, Reason, complete
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
-from memsite.llm.purposes import COMPLETION_PURPOSES
+from memsite.llm.purposes import COMPLETION_PURPOSES, Purpose
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,8 @@ import time
 import pytest
 from pydantic import BaseModel, Field
 
-from memsite.llm import LLMError, Reason, complete
+from memsite.llm.errors import LLMError, Reason
+from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from tests.fake_openai import Reply
 

@@ -13,7 +13,7 @@ from memory.services.descriptions import (
     descriptions_write_pending,
     node_describe,
 )
-from memsite.llm import LLMError, Reason
+from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory
 

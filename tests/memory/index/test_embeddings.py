@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.index import minilm
 from memory.index.embeddings import DIMENSIONS, LocalEmbedder, ServerEmbedder, embedder
+from memsite.llm import minilm
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
 from tests.fake_openai import Reply, embedding

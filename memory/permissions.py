@@ -1,0 +1,44 @@
+"""What a user may do to a node: the one answer both the services' refusals and the
+dashboard's buttons come from."""
+
+from dataclasses import dataclass
+
+from memory.models import Node
+from memsite.errors import Forbidden
+
+# Why each action is refused. Only internal folders refuse anything: they are the tree's fixed
+# frame (seed 000), which staff may describe and nobody may otherwise change.
+REFUSALS = {
+    "edit": "Only staff may edit the internal folder '{name}', and only its description.",
+    "rename": "The internal folder '{name}' cannot be renamed or retyped.",
+    "set_context": "The internal folder '{name}' has no context, and none can be given to it.",
+    "move": "The internal folder '{name}' cannot be moved.",
+    "delete": "The internal folder '{name}' cannot be deleted.",
+    "write_content": (
+        "The internal folder '{name}' holds no content, and none can be written to it."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class NodePermissions:
+    node: Node
+    edit: bool  # update the node at all (what else an update may change is below)
+    rename: bool  # its name and type
+    set_context: bool
+    move: bool
+    delete: bool
+    write_content: bool
+
+    def require(self, action: str) -> None:
+        """Forbidden (403), saying why, unless the user may take `action`."""
+        if not getattr(self, action):
+            raise Forbidden(REFUSALS[action].format(name=self.node.name))
+
+
+def node_permissions(node: Node, user: object) -> NodePermissions:
+    """`user` may be None (the system's own writes) or anonymous."""
+    if not node.is_internal:
+        return NodePermissions(node, **dict.fromkeys(REFUSALS, True))
+    staff = bool(getattr(user, "is_staff", False))
+    return NodePermissions(node, **{**dict.fromkeys(REFUSALS, False), "edit": staff})

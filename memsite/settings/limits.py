@@ -1,0 +1,45 @@
+"""What a request, a write or a user may take: rates, sizes, waits and quotas."""
+
+import re
+
+from django.core.exceptions import ImproperlyConfigured
+
+from memsite.settings.env import env_int, env_str
+
+# Requests a user (token or session) may make of the API: `N/s`, `N/min`, `N/hour` or `N/day`.
+MEMSITE_API_RATE = env_str("MEMSITE_API_RATE", "1200/min")
+if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", MEMSITE_API_RATE):
+    raise ImproperlyConfigured(f"MEMSITE_API_RATE must look like 1200/min, got {MEMSITE_API_RATE!r}.")
+# Failed logins per username and per client address in a window; past them the login answers
+# 429, even to the right password, until the window passes.
+MEMSITE_LOGIN_MAX_FAILURES = env_int("MEMSITE_LOGIN_MAX_FAILURES", 10, minimum=1)
+MEMSITE_LOGIN_WINDOW_S = env_int("MEMSITE_LOGIN_WINDOW_S", 900, minimum=1)
+# Requests that wait (a search's `?wait`, chat's LLM call) each hold a web thread: at most this
+# many at once per process, fewer than gunicorn's threads, so that the others serve the rest.
+MEMSITE_WAIT_SLOTS = env_int("MEMSITE_WAIT_SLOTS", 2, minimum=1)
+# Under gunicorn, how long a request body may go without a byte arriving before a 408.
+MEMSITE_BODY_TIMEOUT_S = env_int("MEMSITE_BODY_TIMEOUT_S", 10, minimum=1)
+# Limits on what one write may carry. Every write path enforces them.
+MEMSITE_MAX_CONTENT_BYTES = env_int("MEMSITE_MAX_CONTENT_BYTES", 10 * 1024 * 1024)
+MEMSITE_ARCHIVE_MAX_BYTES = env_int("MEMSITE_ARCHIVE_MAX_BYTES", 50 * 1024 * 1024)
+MEMSITE_ARCHIVE_MAX_FILES = env_int("MEMSITE_ARCHIVE_MAX_FILES", 5_000)
+MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES = env_int("MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES", 200 * 1024 * 1024)
+MEMSITE_CHILDREN_PAGE_SIZE = env_int("MEMSITE_CHILDREN_PAGE_SIZE", 100)
+# Background LLM work one user may have at once (memsite/quotas): searches queued or running,
+# ticks queued or running, agents ticking on a schedule, graph operations queued; past it, 429.
+MEMSITE_QUOTA_SEARCHES = env_int("MEMSITE_QUOTA_SEARCHES", 8, minimum=1)
+MEMSITE_QUOTA_TICKS = env_int("MEMSITE_QUOTA_TICKS", 4, minimum=1)
+MEMSITE_QUOTA_TICKING_AGENTS = env_int("MEMSITE_QUOTA_TICKING_AGENTS", 10, minimum=1)
+MEMSITE_QUOTA_GRAPH_OPS = env_int("MEMSITE_QUOTA_GRAPH_OPS", 4, minimum=1)
+# LLM calls and tokens one user's work may spend in a day (UTC), counted from the ledger.
+MEMSITE_LLM_DAILY_CALLS = env_int("MEMSITE_LLM_DAILY_CALLS", 2_000, minimum=1)
+MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000, minimum=1)
+
+# Bounds request bodies other than uploaded files (a file's size is checked by the view that
+# takes it), and what any request may announce in its Content-Length but for the few views with
+# larger limits of their own (memsite/limits.py): the largest is the dashboard's form-encoded
+# document save, where a non-ASCII
+# document at the content cap grows up to 3x when percent-encoded (each byte as `%XX`), plus
+# room for the other fields.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
