@@ -59,3 +59,14 @@ class CheckedCursorPagination(CursorPagination):
         except DjangoValidationError:
             return False
         return True
+
+
+class OrderedPagination(CheckedCursorPagination):
+    """Pages along an ordering each view gives (a brain's collection, a graph's nodes): smaller
+    pages than the tree's, as their entries are larger."""
+
+    default_page_size = 50
+    max_page_size = 500
+
+    def __init__(self, ordering: str | tuple[str, ...]):
+        self.ordering = ordering

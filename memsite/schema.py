@@ -7,7 +7,8 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
-from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
@@ -62,6 +63,19 @@ def refusals(meanings: Mapping[int, str], bodies: Mapping[int, Any] | None = Non
 def page_size_type(maximum: int) -> dict:
     """The schema of a `page_size` query parameter, with the bounds its pagination enforces."""
     return {"type": "integer", "minimum": 1, "maximum": maximum}
+
+
+def page_parameters(pagination: Any) -> list[OpenApiParameter]:
+    """The query parameters of a page of `pagination` (a CheckedCursorPagination class)."""
+    return [
+        OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
+        OpenApiParameter(
+            "page_size",
+            page_size_type(pagination.max_page_size),
+            description=f"1 to {pagination.max_page_size}; "
+            f"the default is {pagination.default_page_size}.",
+        ),
+    ]
 
 
 class AutoSchema(SpectacularAutoSchema):

@@ -1,8 +1,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from agents.brains.api.brains import BrainCollectionPagination
-from memsite.pagination import CheckedCursorPagination
+from memsite.pagination import CheckedCursorPagination, OrderedPagination
 from tests.factories import AgentFactory
 from tests.openapi import assert_documented, served_schema
 
@@ -53,7 +52,7 @@ def test_every_page_size_is_documented_with_the_bounds_it_is_checked_against():
     }
     assert len(sizes) >= 15
     for (path, _), size in sizes.items():
-        pagination = BrainCollectionPagination if path.startswith(("/api/agents/", "/api/graphs/")) else CheckedCursorPagination
+        pagination = OrderedPagination if path.startswith(("/api/agents/", "/api/graphs/")) else CheckedCursorPagination
         assert size == {"type": "integer", "minimum": 1, "maximum": pagination.max_page_size}, path
 
 

@@ -47,9 +47,9 @@ from agents.context.api.agents import AGENT_ID
 from agents.context.models import Agent
 from memsite.api import JSONParser, read_body
 from memsite.limits import max_body_bytes, wait_slots
-from memsite.pagination import CheckedCursorPagination
+from memsite.pagination import OrderedPagination
 from memsite.quotas.api import quota_refusals
-from memsite.schema import page_size_type, refusals
+from memsite.schema import page_parameters, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "brains"
@@ -79,25 +79,7 @@ errors = refusals(
 # -- pages of a collection ---------------------------------------------------------------------
 
 
-class BrainCollectionPagination(CheckedCursorPagination):
-    """Newest first along the collection's key; no count."""
-
-    default_page_size = 50
-    max_page_size = 500
-
-    def __init__(self, collection: BrainCollection):
-        self.ordering = collection.ordering
-
-
-PAGE_PARAMETERS = [
-    OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
-    OpenApiParameter(
-        "page_size",
-        page_size_type(BrainCollectionPagination.max_page_size),
-        description=f"1 to {BrainCollectionPagination.max_page_size}; "
-        f"the default is {BrainCollectionPagination.default_page_size}.",
-    ),
-]
+PAGE_PARAMETERS = page_parameters(OrderedPagination)
 ENTRY_SERIALIZERS: dict[type, type[serializers.Serializer]] = {
     Record: BrainRecordSerializer,
     Explored: BrainExploredSerializer,
@@ -126,7 +108,7 @@ class BrainCollectionApi(APIView):
 
     def get(self, request: Request, agent_id: int) -> Response:
         agent = context_selectors.agent_get(agent_id=agent_id)
-        paginator = BrainCollectionPagination(self.collection)
+        paginator = OrderedPagination(self.collection.ordering)
         rows = brain_selectors.brain_collection_list(agent=agent, name=self.collection.name)
         page = paginator.paginate_queryset(rows, request, view=self)
         output = ENTRY_SERIALIZERS[self.collection.model]

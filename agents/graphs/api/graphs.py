@@ -24,7 +24,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.brains.api.brains import PAGE_PARAMETERS, BrainCollectionPagination
 from agents.context import selectors as context_selectors
 from agents.graphs import selectors as graph_selectors
 from agents.graphs import services
@@ -41,8 +40,9 @@ from agents.graphs.services.graphs import MAX_MESSAGES, MAX_TASK_CHARS, MAX_TURN
 from memsite.api import JSONParser, read_body
 from memsite.errors import InvalidInput
 from memsite.limits import max_body_bytes
+from memsite.pagination import OrderedPagination
 from memsite.quotas.api import quota_refusals
-from memsite.schema import refusals
+from memsite.schema import page_parameters, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 
 TAG = "graphs"
@@ -68,13 +68,6 @@ errors = refusals(
         413: "The snapshot is larger than MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES.",
     }
 )
-
-
-class GraphPagination(BrainCollectionPagination):
-    """Brain collections' pages (page_size, cursor and their checks) along one column."""
-
-    def __init__(self, ordering: str):
-        self.ordering = ordering
 
 
 def _page_of(serializer: type[serializers.Serializer]) -> Any:
@@ -259,8 +252,8 @@ class GraphNodeListApi(APIView):
         page_size = serializers.IntegerField(
             required=False,
             min_value=1,
-            max_value=BrainCollectionPagination.max_page_size,
-            help_text=f"The default is {BrainCollectionPagination.default_page_size}.",
+            max_value=OrderedPagination.max_page_size,
+            help_text=f"The default is {OrderedPagination.default_page_size}.",
         )
 
         class Meta:
@@ -282,7 +275,7 @@ class GraphNodeListApi(APIView):
         nodes = graph_selectors.graph_nodes(
             graph=graph, kind=query.validated_data.get("kind"), state=query.validated_data.get("state")
         )
-        paginator = GraphPagination("node_id")
+        paginator = OrderedPagination("node_id")
         page = paginator.paginate_queryset(nodes, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
@@ -332,12 +325,12 @@ class GraphOpListApi(APIView):
         summary="The graph's operations, newest first, a page at a time",
         description="Every create, memorize, recall and import: queued, applied, rejected (with the reason "
         "in error) or failed, with the context's tokens before and after.",
-        parameters=[GRAPH_ID, *PAGE_PARAMETERS],
+        parameters=[GRAPH_ID, *page_parameters(OrderedPagination)],
         responses={200: _page_of(GraphOpSerializer), **errors(400, 404)},
     )
     def get(self, request: Request, graph_id: int) -> Response:
         ops = graph_selectors.graph_ops(graph=graph_selectors.graph_get(graph_id=graph_id))
-        paginator = GraphPagination("-id")
+        paginator = OrderedPagination("-id")
         page = paginator.paginate_queryset(ops, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
 
