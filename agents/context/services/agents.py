@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from agents.context.logic.assembly import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.context.logic.instructions import instructions_check
 from agents.context.models import Agent, Strategy
 from memsite.errors import Conflict, InvalidInput
@@ -15,11 +16,9 @@ from memsite.names import has_invisible_characters
 from memsite.storable import deeper_than, unstorable
 
 MAX_NAME_CHARS = Agent._meta.get_field("name").max_length
-MAX_MODEL_CHARS = Agent._meta.get_field("model").max_length
 MAX_INSTRUCTIONS_CHARS = 100_000
 MAX_CONTEXT_VARIABLES_BYTES = 64 * 1024
 MAX_CONTEXT_VARIABLES_DEPTH = 32  # levels of objects and lists, the variables' own object first
-MAX_WINDOW_TURNS = 10_000
 MAX_TOKENS = 100_000_000  # above any model's window; a bound, not a budget
 MAX_CONVERSATION_BUDGET = 10**15
 
