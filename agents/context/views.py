@@ -29,7 +29,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
 
 from agents.context import selectors, services
-from agents.context.forms import AgentCreateForm, MessageAppendForm
+from agents.context.forms import AgentCreateForm, ContextForm, MessageAppendForm
 from agents.context.models import Agent, Strategy
 from agents.context.selectors.assembly import ContextReport, Dropped
 from memsite.errors import ServiceError
@@ -170,8 +170,14 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
         "strategies": Strategy.choices,
         "known_models": sorted(llm_config().models),
     }
+    form = ContextForm(query)
+    if not form.is_valid():
+        # The first wrong field, as assembly itself names it.
+        message = next(iter(form.errors.values()))[0]
+        section["context_refusal"] = ContextRefusal(message=message, status=400, numbers=[])
+        return section, 400
     try:
-        assembled = services.context_build(agent=agent, model=model, strategy=strategy)
+        assembled = services.context_build(agent=agent, **form.cleaned_data)
     except ServiceError as error:
         numbers = [
             (key.replace("_", " "), value) for key, value in error.data.items() if key != "reason"

@@ -75,6 +75,8 @@ LONG_TERM_HEADING = "# Long-term memory: facts and search results"
 # A request is held to the limits of the agent's own settings.
 MAX_MODEL_CHARS = Agent._meta.get_field("model").max_length
 MAX_WINDOW_TURNS = 10_000
+MODEL_INVALID = f"model must be a model name of at most {MAX_MODEL_CHARS} characters."
+STRATEGY_INVALID = f"strategy must be one of {', '.join(Strategy.values)}."
 
 
 class TokenBudgetExceeded(Unprocessable):
@@ -203,9 +205,9 @@ def context_request(
     """The request once checked, or `InvalidInput` naming the first argument that is wrong.
     Callers in Python reach assembly without a serializer, so the checks stay here too."""
     if not isinstance(model, str) or not model.strip() or len(model) > MAX_MODEL_CHARS:
-        raise InvalidInput(f"model must be a model name of at most {MAX_MODEL_CHARS} characters.")
+        raise InvalidInput(MODEL_INVALID)
     if strategy not in Strategy.values:
-        raise InvalidInput(f"strategy must be one of {', '.join(Strategy.values)}.")
+        raise InvalidInput(STRATEGY_INVALID)
     if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_WINDOW_TURNS:
         raise InvalidInput(f"turns must be an integer from 1 to {MAX_WINDOW_TURNS}.")
     working = _text_items("working_memory", working_memory)
