@@ -1,6 +1,6 @@
 """What does updating a project from an archive cost? Times an import into a new project, a
 merge and a replace into a project that holds the archive already, and an export, against the
-only way to update a project before modes existed: delete it and import it again. Prints one
+only way to update a project before import modes: delete it and import it again. Prints one
 table (also written to benchmarks/results/).
 
     python benchmarks/archives.py                       # SQLite, 1,000 files of 2 KiB

@@ -218,7 +218,7 @@ class BrainRows:
 def brain_rows(document: dict[str, Any], *, now: datetime) -> BrainRows:
     """What `brain_import` stores for a clean document within the caps (no missing values, nothing
     to clip, trim or drop), computed as it does with the entry models and helpers of
-    `agents.brain.memory_json`, so that the rows can be copied in at once. `check_against_import`
+    `agents.brains.logic.memory_json`, so that the rows can be copied in at once. `check_against_import`
     compares the two."""
     memory = mj.Memory(document)
     records = [

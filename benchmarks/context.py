@@ -1,7 +1,7 @@
 """How fast is context assembly? One agent with 100,000 stored messages (user turns, assistant
 replies, tool calls with their results, a few pinned messages; 20 to 400 tokens each) and a
-model with a 128,000-token context. Times `agents.context.context_assemble` with every strategy
-`agents.models.Strategy` offers, against a naive assembler in the same run that loads every
+model with a 128,000-token context. Times `agents.context.selectors.assembly.context_assemble` with every strategy
+`agents.context.models.Strategy` offers, against a naive assembler in the same run that loads every
 message and re-counts it with tiktoken, and prints one table (also written to
 benchmarks/results/).
 
@@ -61,7 +61,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--messages", type=at_least(10), default=100_000, help="stored messages (default 100,000)")
     parser.add_argument("--model", default="gpt-4o", help="the agent's model (default gpt-4o: 128,000 tokens)")
     parser.add_argument("--strategies", type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
-                        help="strategies to time, separated by commas (default: every one agents.models.Strategy has)")
+                        help="strategies to time, separated by commas (default: every one agents.context.models.Strategy has)")
     parser.add_argument("--runs", type=at_least(1), default=200, help="timed assemblies per strategy (default 200)")
     parser.add_argument("--warmup", type=at_least(0), default=20, help="untimed assemblies first (default 20)")
     parser.add_argument("--baseline-runs", type=at_least(1), default=5,
@@ -105,6 +105,7 @@ from agents.context import services
 from agents.context.logic.instructions import instructions_render
 from agents.context.logic.wire import wire_message, wire_tokens
 from agents.context.models import Agent, Message, Role, Strategy
+from agents.context.services.checkpoints import MESSAGE_FIELDS
 from agents.context.selectors.assembly import LONG_TERM_HEADING, WORKING_HEADING, context_assemble
 from memory.services.nodes import insert_rows
 from memsite.llm.config import llm_config
@@ -323,30 +324,7 @@ def conversation(count: int, seed: int) -> list[dict]:
 
 # --- the rows message_append would write ------------------------------------------------------
 
-COLUMNS = (
-    "agent",
-    "position",
-    "role",
-    "content",
-    "content_parts",
-    "name",
-    "refusal",
-    "audio",
-    "function_call",
-    "tool_calls",
-    "annotations",
-    "tool_call_id",
-    "tool_name",
-    "sender",
-    "pinned",
-    "importance",
-    "references",
-    "token_count",
-    "token_encoding",
-    "tokens_approximate",
-    "history_offset",
-    "created_at",
-)
+COLUMNS = ("agent", *MESSAGE_FIELDS)  # what a checkpoint keeps of a message, and whose it is
 COMPARED = tuple(column for column in COLUMNS if column not in ("agent", "created_at"))
 
 
@@ -577,7 +555,7 @@ def strategies(chosen: Sequence[str] | None) -> list[str]:
         return list(Strategy.values)
     unknown = [name for name in chosen if name not in Strategy.values]
     if unknown:
-        raise SystemExit(f"Unknown strategies {unknown}; agents.models.Strategy has {Strategy.values}.")
+        raise SystemExit(f"Unknown strategies {unknown}; agents.context.models.Strategy has {Strategy.values}.")
     return list(chosen)
 
 

@@ -14,7 +14,6 @@ import platform
 import pstats
 import random
 import re
-import sqlite3
 import statistics
 import sys
 import time
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 from django.db.models import Max, Sum
 from django.test.utils import override_settings
 
@@ -34,8 +33,8 @@ import agents.graphs.services.graphs as graph_services
 from agents.context.logic.wire import wire_tokens
 from agents.graphs import selectors, services
 from agents.graphs.models import GraphNode, GraphOp, Turn
+from benchmarks.harness import Report, Row, Scratch, Stats, database_version
 from benchmarks.prose import prose
-from benchmarks.harness import Report, Row, Scratch, Stats
 from memsite.llm.config import llm_config
 from memsite.llm.models import LLMCall
 from memsite.llm.purposes import Purpose
@@ -440,14 +439,6 @@ def windows(records: Sequence[StepRecord]) -> list[list[str]]:
     return rows
 
 
-def database_version(vendor: str) -> str:
-    if vendor == "sqlite":
-        return f"SQLite {sqlite3.sqlite_version}"
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW server_version")
-        return f"PostgreSQL {cursor.fetchone()[0].split()[0]}"
-
-
 def command(args: argparse.Namespace) -> str:
     words = ["python benchmarks/graph.py", *sys.argv[1:]]
     if args.database_url and not any(word.startswith("--database-url") for word in sys.argv[1:]):
@@ -605,7 +596,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
         + f"; {rejected} operations rejected. Prompt tokens per step are the step's memorize and recall "
         "prompts together, counted by the gateway with the memory model's encoding.",
         f"{len(records)} steps in {seconds:.0f} s; `gc.freeze()` before the steps, as memsite's workers do. "
-        "patch apply: `agents.services.graphs._apply_patch` timed per call (lock, validation against the "
+        "patch apply: `agents.graphs.services.graphs._apply_patch` timed per call (lock, validation against the "
         "graph, inserts, commit); recall apply likewise `_apply_recall`.",
     ]
     return report

@@ -5,7 +5,7 @@ Explained in docs/memsite.md."""
 import json
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
 from typing import IO, Any
@@ -58,30 +58,11 @@ def _named_views(patterns: list, prefix: str = "") -> Iterator[tuple[str, Callab
             yield prefix + pattern.name, pattern.callback
 
 
-class DeclaredLimits(Mapping[str, Limit]):
-    """The views that declare a limit of their own, by URL name, read from the URLconf when
-    first asked (the URLconf imports the views, which import this module)."""
-
-    def _table(self) -> dict[str, Limit]:
-        views = _named_views(get_resolver().url_patterns)
-        return {name: limit for name, view in views if (limit := declared_limit(view)) is not None}
-
-    def __getitem__(self, name: str) -> Limit:
-        return self._table()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
-
-
-OWN_LIMITS = DeclaredLimits()
-
-
-def body_limit(view_name: str | None) -> int:
-    """The largest body the view of that URL name may be sent."""
-    return _bytes(OWN_LIMITS.get(view_name or ""))
+def declared_limits() -> dict[str, int]:
+    """The largest body each view that declares a limit of its own may be sent, by URL name,
+    read from the URLconf (what the proxy's body size must admit)."""
+    views = _named_views(get_resolver().url_patterns)
+    return {name: _bytes(limit) for name, view in views if (limit := declared_limit(view)) is not None}
 
 
 class RequestBodyLimitMiddleware:

@@ -17,9 +17,13 @@ def _relabel(apps, schema_editor, *, forward: bool) -> None:
     for label, models in MOVED.items():
         old, new = ("agents", label) if forward else (label, "agents")
         for model in models:
-            # A row made under the new label already (by a post_migrate in between) is kept.
-            if not rows.filter(app_label=new, model=model).exists():
-                rows.filter(app_label=old, model=model).update(app_label=new)
+            moving = rows.filter(app_label=old, model=model)
+            if not moving.exists():
+                continue
+            # A row made under the new label in between (the post_migrate of a migrate of one of
+            # the new apps alone) holds only fresh permissions; the old row holds the grants.
+            rows.filter(app_label=new, model=model).delete()
+            moving.update(app_label=new)
     ContentType.objects.clear_cache()
 
 

@@ -1,7 +1,6 @@
 """GET /api/nodes/{id}/history/: the writes to a node, newest first, a page at a time."""
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -11,7 +10,7 @@ from memory import selectors
 from memory.api.nodes import NODE_ID, TAG, errors
 from memory.models import NodeEvent
 from memsite.pagination import CheckedCursorPagination
-from memsite.schema import page_size_type
+from memsite.schema import page_parameters
 
 
 class NodeEventSerializer(serializers.Serializer):
@@ -44,16 +43,7 @@ class NodeHistoryApi(APIView):
         summary="The writes to a node, newest first, a page at a time",
         description="Who created, updated, moved, wrote the content of or deleted the node, with "
         "its version before and after. A deleted node's history stays readable.",
-        parameters=[
-            NODE_ID,
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next link."),
-            OpenApiParameter(
-                "page_size",
-                page_size_type(NodeHistoryPagination.max_page_size),
-                description=f"1 to {NodeHistoryPagination.max_page_size}; "
-                f"the default is {NodeHistoryPagination.default_page_size}.",
-            ),
-        ],
+        parameters=[NODE_ID, *page_parameters(NodeHistoryPagination)],
         responses={200: NodeEventPageSerializer, **errors(400, 404)},
     )
     def get(self, request: Request, node_id: str) -> Response:

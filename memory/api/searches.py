@@ -27,7 +27,7 @@ from memory.services.searches import (
 from memsite.limits import max_body_bytes, wait_slots
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
-from memsite.schema import page_size_type, refusals
+from memsite.schema import page_parameters, refusals
 from memsite.serializers import (
     BoundedListField,
     StrictCharField,
@@ -252,17 +252,6 @@ class QuestionsPagination(SearchStepsPagination):
     """Pending questions newest first, a cursor page at a time (the model's own order)."""
 
     ordering = ("-created_at", "-id")
-
-
-def page_parameters(pagination: type[SearchStepsPagination]) -> list[OpenApiParameter]:
-    return [
-        OpenApiParameter("cursor", OpenApiTypes.STR, description="From a page's next/previous link."),
-        OpenApiParameter(
-            "page_size",
-            page_size_type(pagination.max_page_size),
-            description=f"1 to {pagination.max_page_size}; the default is {pagination.default_page_size}.",
-        ),
-    ]
 
 
 # -- searches ----------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from memory.models import Node, NodeEvent
 from memory.rows import insert_rows
 
 EVENT_COLUMNS = ("node_id", "action", "user", "version_before", "version_after", "at")
+# Branches read a query: SQLite refuses an expression deeper than 1,000 terms.
+BRANCHES_A_QUERY = 500
 # (node id, version before, version after) of each node a write touched.
 Change = tuple[str, int | None, int | None]
 
@@ -33,9 +35,13 @@ def node_events_record(action: str, changes: Iterable[Change], *, user_id: int |
 def branch_versions(node_ids: Iterable[str]) -> list[tuple[str, int]]:
     """The id and version of each node in these nodes' branches, themselves included: what a
     delete of them removes."""
-    paths = Node.objects.filter(pk__in=list(node_ids)).values_list("path", flat=True)
-    branches = reduce(or_, (Q(path__startswith=path) for path in paths), Q(pk__in=[]))
-    return list(Node.objects.filter(branches).values_list("pk", "version"))
+    paths = list(Node.objects.filter(pk__in=list(node_ids)).values_list("path", flat=True))
+    versions: list[tuple[str, int]] = []
+    for start in range(0, len(paths), BRANCHES_A_QUERY):
+        chunk = paths[start : start + BRANCHES_A_QUERY]
+        branches = reduce(or_, (Q(path__startswith=path) for path in chunk))
+        versions += Node.objects.filter(branches).values_list("pk", "version")
+    return versions
 
 
 def deletions(node_ids: Iterable[str]) -> list[Change]:

@@ -212,10 +212,11 @@ def node_create(
         raise Conflict(_name_taken_message(name, parent))
     if memory_type.name == "project_file_bytes":
         _check_file_path_free(project, context["file_path"])
-    node_id = _free_id(node_id)
+    if node_id is not None:
+        node_id = _client_id_free(client_node_id(node_id))
 
     node = Node(
-        id=node_id,
+        id=node_id or new_node_id(),
         type=memory_type.name,
         is_folder=memory_type.is_folder,
         name=name,
@@ -229,7 +230,8 @@ def node_create(
         with transaction.atomic():
             Node.objects.add_child(parent, instance=node)
     except IntegrityError:
-        _free_id(node_id)
+        if node_id is not None:  # taken since it was looked at
+            _client_id_free(node_id)
         raise Conflict(_name_taken_message(name, parent)) from None
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
@@ -240,8 +242,7 @@ def node_create(
     return node
 
 
-def _free_id(node_id: str | None) -> str:
-    node_id = new_node_id() if node_id is None else client_node_id(node_id)
+def _client_id_free(node_id: str) -> str:
     if Node.objects.filter(pk=node_id).exists():
         raise Conflict(f"A node with the id {node_id} exists.")
     return node_id

@@ -105,3 +105,29 @@ def test_rows_made_before_the_split_are_kept_and_permissions_follow_their_models
         )
     finally:
         _migrate_to_latest()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_grants_follow_their_model_when_its_new_label_was_made_in_between():
+    """`migrate context` alone, before the split's migration, makes `context.agent` with fresh
+    permissions; the grants made on `agents.agent` still follow the model."""
+    try:
+        apps = _migrate(*BEFORE)
+        ids = _old_layout_rows(apps)
+        ContentType = apps.get_model("contenttypes", "ContentType")
+        fresh = ContentType.objects.create(app_label="context", model="agent")
+        apps.get_model("auth", "Permission").objects.create(
+            content_type=fresh, codename="change_agent", name="Can change agent"
+        )
+
+        apps = _migrate_to_latest()
+
+        group = apps.get_model("auth", "Group").objects.get(pk=ids["group"])
+        assert list(group.permissions.values_list("content_type__app_label", "codename")) == [
+            ("context", "change_agent")
+        ]
+        ContentType = apps.get_model("contenttypes", "ContentType")
+        assert ContentType.objects.filter(app_label="context", model="agent").count() == 1
+        assert not ContentType.objects.filter(app_label="agents").exists()
+    finally:
+        _migrate_to_latest()

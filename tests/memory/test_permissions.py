@@ -6,12 +6,12 @@ from django.contrib.auth.models import AnonymousUser
 from django.urls import reverse
 
 from memory import services
-from memory.permissions import node_permissions
+from memory.permissions import REFUSALS, node_permissions
 from memsite.errors import Forbidden
 from tests.factories import DocumentFactory
 
 pytestmark = pytest.mark.django_db
-ACTIONS = ("edit", "rename", "set_context", "move", "delete", "write_content")
+ACTIONS = tuple(REFUSALS)  # every action a permission answers has a refusal to give
 
 
 def allowed(node, user) -> dict[str, bool]:

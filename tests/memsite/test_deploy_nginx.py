@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memsite.limits import OWN_LIMITS, body_limit
+from memsite.limits import declared_limits
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 NGINX_TEMPLATE = ROOT / "deploy" / "nginx" / "default.conf.template"
@@ -44,7 +44,7 @@ def test_the_template_buffers_whole_requests_with_short_timeouts():
     assert directives["proxy_request_buffering"] == "on"
     for timeout in ("client_body_timeout", "client_header_timeout"):
         assert re.fullmatch(r"\d+s", directives[timeout]) and int(directives[timeout][:-1]) <= 15, timeout
-    largest = max(body_limit(view) for view in OWN_LIMITS)  # the largest body memsite reads
+    largest = max(declared_limits().values())  # the largest body memsite reads
     assert largest <= nginx_bytes(directives["client_max_body_size"]) <= largest + 8 * 1024**2
     assert directives["listen"] == "${MEMSITE_PROXY_PORT}"
     assert directives["proxy_pass"] == "http://${MEMSITE_UPSTREAM}"

@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from memory.api.http import MULTIPART_SLACK_BYTES, json_body_limit
-from memsite.limits import OWN_LIMITS
+from memsite.limits import declared_limits
 from tests.security.routes import API, PAGE, ROUTES, client_for, site_patterns
 from tests.security.test_authorization import fingerprint
 from tests.security.world import World
@@ -93,7 +93,7 @@ def oversized(route: str, method: str, world: World, client, url: str, limit: in
 def test_the_views_with_limits_of_their_own_are_the_ones_listed():
     for key in LIMITS:
         assert key in writes(), key
-    assert {PATTERNS[route].name for route, _ in LIMITS} == set(OWN_LIMITS)
+    assert {PATTERNS[route].name for route, _ in LIMITS} == set(declared_limits())
 
 
 @pytest.mark.parametrize(("route", "method"), writes(), ids=str)

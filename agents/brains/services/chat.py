@@ -54,8 +54,8 @@ def _user_says(agent: Agent, text: str) -> Record:
     with brain_writing(agent=agent) as write:
         line = _line(write, role="user", text=text, at=now)
         write.set(last_user_message=text)
-        # her userModel keeps the messages as bare strings
-        write.record(kind=RecordKind.USER_MESSAGE, text=text, item=text, at=now)
+        item = mj.entry(RecordKind.USER_MESSAGE, text, now)
+        write.record(kind=RecordKind.USER_MESSAGE, text=text, item=item, at=now)
     return line
 
 

@@ -461,7 +461,8 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
             [
                 *((RecordKind.FACT, fact, mj.entry(RecordKind.FACT, fact, now, source=FACT_SOURCE))
                   for fact in facts),
-                *((RecordKind.SELF_INSTRUCTION, rule, rule) for rule in rules),  # her keeps strings
+                *((RecordKind.SELF_INSTRUCTION, rule, mj.entry(RecordKind.SELF_INSTRUCTION, rule, now))
+                  for rule in rules),
                 (
                     RecordKind.LOG,
                     f"deep reflection: {len(added_goals)} goals, {len(facts)} facts, {len(rules)} self-instructions",

@@ -32,7 +32,7 @@ from agents.context.logic.message_fields import (
     MAX_TOOL_CALLS,
 )
 from agents.context.models import Role, Strategy
-from agents.context.services.agents import MAX_WINDOW_TURNS
+from agents.context.services.agents import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.context.services.messages import MAX_REFERENCES
 from memsite.schema import refusals
 from memsite.serializers import (
@@ -85,7 +85,7 @@ class AgentSettingsSerializer(StrictInputSerializer):
     """The settings both creating and updating take; which are required is the view's choice."""
 
     name = StrictCharField(max_length=200)
-    model = StrictCharField(max_length=128, help_text="The model the agent calls; tokens are counted with it.")
+    model = StrictCharField(max_length=MAX_MODEL_CHARS, help_text="The model the agent calls; tokens are counted with it.")
     instructions = StrictCharField(
         required=False,
         allow_blank=True,
@@ -312,7 +312,7 @@ class MessageAppendApi(APIView):
 
 class AgentContextApi(APIView):
     class FilterSerializer(serializers.Serializer):
-        model = serializers.CharField(required=False, max_length=128, help_text="Default: the agent's model.")
+        model = serializers.CharField(required=False, max_length=MAX_MODEL_CHARS, help_text="Default: the agent's model.")
         strategy = serializers.ChoiceField(
             choices=Strategy.choices, required=False, help_text="Default: the agent's strategy."
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeAlias
 
-from agents.context.logic.wire import summary_wire_message, wire_message, wire_tokens
+from agents.context.logic.wire import summary_wire_message, wire_message, wire_message_of, wire_tokens
 from agents.context.models import RESULT_ROLES, Agent, Role, Strategy
 from memsite.errors import InvalidInput, Unprocessable
 from memsite.llm.tokens import TOKENS_REPLY_PRIMING, TokenCounter
@@ -662,17 +662,7 @@ def summarized_history(
 
 def stored_wire(message: StoredMessage) -> dict:
     # Each read parses the JSON columns afresh, so the message may hold them without copies.
-    return wire_message(
-        role=message.role,
-        content=message.content,
-        content_parts=message.content_parts,
-        name=message.name,
-        refusal=message.refusal,
-        audio_id=message.audio_id,
-        function_call=message.function_call,
-        tool_calls=message.tool_calls,
-        tool_call_id=message.tool_call_id,
-    )
+    return wire_message_of(vars(message))
 
 
 def _sent(

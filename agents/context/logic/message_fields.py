@@ -104,9 +104,13 @@ def _capped_json(field: str, value: object, limit: int) -> None:
 # -- calls -------------------------------------------------------------------------------------
 
 
+def called(call: Mapping) -> Mapping:
+    """What a tool call calls: a function ({name, arguments}) or a custom tool ({name, input})."""
+    return call.get("function") or call["custom"]
+
+
 def call_name(call: Mapping) -> str:
-    """The tool a call calls, a function or a custom tool."""
-    return (call.get("function") or call["custom"])["name"]
+    return called(call)["name"]
 
 
 def _function(where: str, value: object) -> dict:

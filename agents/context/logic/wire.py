@@ -19,6 +19,18 @@ IMAGE_TOKENS_LOW = 85
 IMAGE_TOKENS_MAX = 85 + 8 * 170
 # Sent as JSON text, and counted so.
 JSON_FIELDS = ("tool_calls", "function_call", "audio")
+# A stored message's fields that `wire_message` sends, by their names there.
+WIRE_FIELDS = (
+    "role",
+    "content",
+    "content_parts",
+    "name",
+    "refusal",
+    "audio_id",
+    "function_call",
+    "tool_calls",
+    "tool_call_id",
+)
 
 
 def wire_message(
@@ -50,6 +62,11 @@ def wire_message(
     if tool_call_id:
         message["tool_call_id"] = tool_call_id
     return message
+
+
+def wire_message_of(fields: Mapping) -> dict:
+    """`wire_message` of a message's stored fields, by WIRE_FIELDS' names."""
+    return wire_message(**{name: fields[name] for name in WIRE_FIELDS})
 
 
 def _part_cost(counter: TokenCounter, part: Mapping) -> int:

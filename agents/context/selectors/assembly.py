@@ -56,9 +56,7 @@ from agents.context.logic.assembly import (
     Dropped,
     History,
     HistoryBudget,
-    Included,
     Ranges,
-    SummaryUsed,
     TokenBudgetExceeded,
     compaction_cut,
     context_assembled,
@@ -76,7 +74,7 @@ from agents.context.selectors.messages import StoredMessage
 from memsite.llm.config import llm_config
 from memsite.llm.tokens import TokenCounter, counter_for_model
 
-# Imported from here by the API, the dashboard, the brains' prompts and the benchmark.
+# Imported from here by the services, the dashboard, the brains' prompts and the benchmark.
 __all__ = [
     "LONG_TERM_HEADING",
     "SHORT_TERM",
@@ -84,8 +82,6 @@ __all__ = [
     "AssembledContext",
     "ContextReport",
     "Dropped",
-    "Included",
-    "SummaryUsed",
     "TokenBudgetExceeded",
     "context_assemble",
 ]

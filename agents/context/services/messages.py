@@ -22,7 +22,7 @@ from agents.context.logic.message_fields import (
     chat_fields,
     short_text,
 )
-from agents.context.logic.wire import estimated, wire_message, wire_tokens
+from agents.context.logic.wire import estimated, wire_message_of, wire_tokens
 from agents.context.models import RESULT_ROLES, Agent, Message, Role
 from memsite.errors import Conflict, InvalidInput
 from memsite.llm.tokens import counter_for_model
@@ -148,17 +148,7 @@ def _last_function_call(agent: Agent) -> dict:
 def _cost(model: str, fields: dict[str, Any]) -> dict[str, Any]:
     """The message's tokens as the agent's model counts it, with how they were counted."""
     counter = counter_for_model(model)
-    wire = wire_message(
-        role=fields["role"],
-        content=fields["content"],
-        content_parts=fields["content_parts"],
-        name=fields["name"],
-        refusal=fields["refusal"],
-        audio_id=fields["audio"].get("id", ""),
-        function_call=fields["function_call"],
-        tool_calls=fields["tool_calls"],
-        tool_call_id=fields["tool_call_id"],
-    )
+    wire = wire_message_of({**fields, "audio_id": fields["audio"].get("id", "")})
     # Sent back by its id, an audio reply is heard again: its transcript stands for its audio
     # tokens, which memsite cannot count.
     tokens = wire_tokens(counter, wire) + counter.count(fields["audio"].get("transcript", ""))

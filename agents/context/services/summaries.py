@@ -17,6 +17,7 @@ from django.utils import timezone
 from pydantic import BaseModel, Field
 
 from agents.context import selectors
+from agents.context.logic.message_fields import called
 from agents.context.logic.wire import summary_wire_message, wire_tokens
 from agents.context.models import Agent, Message, Summary
 from agents.context.selectors.messages import StoredMessage
@@ -142,12 +143,11 @@ def _as_line(counter: TokenCounter, message: StoredMessage) -> str:
     def cut(text: str) -> str:
         return _one_line(counter.truncate(text, settings.MEMSITE_SUMMARY_CHUNK_TOKENS))
 
-    # Functions and custom tools: {name, arguments} or {name, input}.
-    called = [call.get("function") or call["custom"] for call in message.tool_calls]
-    called += [message.function_call] if message.function_call else []
+    targets = [called(call) for call in message.tool_calls]
+    targets += [message.function_call] if message.function_call else []
     calls = ", ".join(
-        f"{call['name']}({_one_line(call.get('arguments', call.get('input', '')))})"
-        for call in called
+        f"{target['name']}({_one_line(target.get('arguments', target.get('input', '')))})"
+        for target in targets
     )
     role = f"tool ({message.tool_call_id})" if message.tool_call_id else message.role
     said = (

@@ -40,7 +40,7 @@ class NodeLike(Protocol):
 class EdgeLike(Protocol):
     src: int
     dst: int
-    rationale: str
+    rationale: str | None  # None: an imported edge whose model gave none
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class DrawnNode:
 class DrawnEdge:
     src: int
     dst: int
-    rationale: str
+    rationale: str | None
     x1: str
     y1: str
     x2: str

@@ -85,6 +85,65 @@ def on_a_cycle(
     return False
 
 
+Edge = tuple[int, int, str | None]  # src, dst, rationale
+
+
+def folded_edges(
+    edges: list[Edge], folded: set[int], summary_id: int
+) -> tuple[list[Edge], list[list[int]]]:
+    """The edges, in their order, once `folded` is folded into `summary_id`: those that crossed
+    into the folded set meet the summary instead; those inside stay with the folded nodes. One
+    that would repeat a pair or lie on a cycle is left out, and listed: memsite's own folds make
+    neither, though an imported graph may hold both.
+
+    Every moved edge touches the summary, so it closes a cycle exactly when the summary already
+    reaches its src (or its dst reaches the summary). Both sets grow as edges are kept, each node
+    entering once, so a fold costs one pass over the graph however many edges it moves."""
+
+    def crosses(src: int, dst: int) -> bool:
+        return (src in folded) != (dst in folded)
+
+    fixed = [(src, dst) for src, dst, _ in edges if not crosses(src, dst)]
+    pairs = set(fixed)
+    after, before = _adjacency(fixed), _adjacency((dst, src) for src, dst in fixed)
+    reached, reaching = {summary_id}, {summary_id}  # what the summary reaches; what reaches it
+    kept, left_out = [], []
+    for src, dst, why in edges:
+        if not crosses(src, dst):
+            kept.append((src, dst, why))
+            continue
+        moved = (summary_id if src in folded else src, summary_id if dst in folded else dst)
+        into = moved[1] == summary_id
+        if moved in pairs or (moved[0] in reached if into else moved[1] in reaching):
+            left_out.append([src, dst])
+            continue
+        pairs.add(moved)
+        kept.append((*moved, why))
+        if into:
+            _spread(reaching, moved[0], before)
+        else:
+            _spread(reached, moved[1], after)
+    return kept, left_out
+
+
+def _adjacency(edges: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    adjacency: dict[int, list[int]] = {}
+    for src, dst in edges:
+        adjacency.setdefault(src, []).append(dst)
+    return adjacency
+
+
+def _spread(seen: set[int], start: int, adjacency: dict[int, list[int]]) -> None:
+    """Add `start` and what it leads to along `adjacency` to `seen`, skipping what is in it."""
+    frontier = [start] if start not in seen else []
+    seen.update(frontier)
+    while frontier:
+        for nxt in adjacency.get(frontier.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+
+
 def _unlinked(tmp_ids: list[str], ends: list[tuple[str, str]]) -> list[str]:
     """New nodes that the patch's edges, in either direction, do not join to an existing node."""
     neighbours: dict[str, set[str]] = {}

@@ -44,7 +44,7 @@ from agents.graphs.logic.patches import (
     FlushAndFoldOp,
     GraphView,
     MemoryPatch,
-    on_a_cycle,
+    folded_edges,
     patch_errors,
     recall_errors,
     schema_for,
@@ -320,9 +320,11 @@ def _pairs(turns: Sequence[T], *, role: Callable[[T], str]) -> list[list[T]]:
 
 
 def _graph_lines(graph: Graph, budget: int) -> str:
-    """The active graph as text within `budget` tokens: the task first, then the newest nodes."""
+    """The active graph as text within `budget` tokens: the task first, then the newest nodes.
+    The task stays even when an imported graph has flushed or folded it: it is what the work is."""
     counter = counter_for_model(graph.model)
-    nodes = list(GraphNode.objects.filter(graph=graph, state=NodeState.ACTIVE).order_by("node_id"))
+    shown = GraphNode.objects.filter(Q(state=NodeState.ACTIVE) | Q(kind=NodeKind.TASK), graph=graph)
+    nodes = sorted(shown.order_by("node_id"), key=lambda node: node.kind != NodeKind.TASK)
     edges = [f"{src} -> {dst}" for src, dst in GraphEdge.objects.filter(graph=graph).values_list("src", "dst")]
     lines = [f"[{node.node_id}] {node.kind}: {' '.join(notes_text(node.thought).split())[:300]}" for node in nodes]
     chosen: list[str] = []
@@ -389,6 +391,13 @@ def _pairs_record(graph: Graph, op: GraphOp, pairs: list[dict]) -> None:
         GraphOp.objects.filter(pk=op.pk).update(detail={**op.detail, "pairs": pairs})
 
 
+def _anchor(view: GraphView) -> int:
+    """The node the offline reply hangs a new subtask from: the task, or, when an imported graph
+    has flushed or folded it (no edge may reach it), the newest active node."""
+    active_tasks = view.task_ids & view.active
+    return min(active_tasks) if active_tasks else max(view.active, default=min(view.task_ids))
+
+
 def _memorize(graph: Graph, op: GraphOp) -> None:
     turn_ids = op.detail.get("turn_ids", [])
     turns = list(Turn.objects.filter(graph=graph, turn_id__in=turn_ids).order_by("turn_id"))
@@ -404,7 +413,7 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
         view = _view(graph)
         subtasks = [node for node in view.active if view.kinds[node] == NodeKind.SUBTASK]
         schema = schema_for(
-            MemoryPatch, view, notes=notes, task=min(view.task_ids), subtask=max(subtasks, default=None)
+            MemoryPatch, view, notes=notes, task=_anchor(view), subtask=max(subtasks, default=None)
         )
         step = "\n".join(f"{note['role']}: {' '.join(note['content'].split())}" for note in notes)
         messages = [
@@ -462,32 +471,6 @@ def _foldable(graph: Graph) -> list[tuple[int, str]]:
     return candidates[: max(0, len(candidates) - 2)]
 
 
-def _folded_edges(
-    edges: list[tuple[int, int, str | None]], folded: set[int], summary_id: int
-) -> tuple[list[tuple[int, int, str | None]], list[list[int]]]:
-    """The edges, in their order, once `folded` is folded into `summary_id`: those that crossed
-    into the folded set meet the summary instead; those inside stay with the folded nodes. One
-    that would repeat a pair or lie on a cycle is left out, and listed: memsite's own folds make
-    neither, though an imported graph may hold both."""
-
-    def crosses(src: int, dst: int) -> bool:
-        return (src in folded) != (dst in folded)
-
-    pairs = {(src, dst) for src, dst, _ in edges if not crosses(src, dst)}
-    kept, left_out = [], []
-    for src, dst, why in edges:
-        if not crosses(src, dst):
-            kept.append((src, dst, why))
-            continue
-        moved = (summary_id if src in folded else src, summary_id if dst in folded else dst)
-        if moved in pairs or on_a_cycle([*pairs, moved], [moved]):
-            left_out.append([src, dst])
-        else:
-            pairs.add(moved)
-            kept.append((*moved, why))
-    return kept, left_out
-
-
 def _apply_recall(
     graph: Graph, op: FlushAndFoldOp, *, record: GraphOp, tokens_before: int
 ) -> dict[str, Any]:
@@ -522,7 +505,7 @@ def _apply_recall(
             GraphNode.objects.filter(graph=locked, node_id__in=folded).update(
                 state=NodeState.FOLDED, folded_into=summary_id
             )
-            edges, dropped = _folded_edges(edges, folded, summary_id)
+            edges, dropped = folded_edges(edges, folded, summary_id)
             summaries.append(summary_id)
             left_out.extend(dropped)
         if op.fold_ops:

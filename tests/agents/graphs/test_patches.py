@@ -1,11 +1,14 @@
 """MemoryPatch and FlushAndFoldOp validation, rule by rule."""
 
+import random
+
 import pytest
 from pydantic import ValidationError
 
 from agents.graphs.logic.patches import (
     FlushAndFoldOp,
     GraphView,
+    folded_edges,
     MemoryPatch,
     patch_errors,
     recall_errors,
@@ -117,3 +120,39 @@ def test_a_valid_recall_has_no_errors():
 def test_each_recall_rule(flush, folds, error):
     errors = recall_errors(GRAPH, recall(flush, folds))
     assert any(error in message for message in errors), errors
+
+
+def folded_one_by_one(edges, folded, summary_id):
+    """A fold as its rule reads: each crossing edge, in order, moved to the summary unless the
+    pair is there already or the kept edges would lead from its dst back to its src."""
+    crossing = [(src in folded) != (dst in folded) for src, dst, _ in edges]
+    pairs = [(src, dst) for (src, dst, _), moving in zip(edges, crossing) if not moving]
+    kept, left_out = [], []
+    for (src, dst, why), moving in zip(edges, crossing):
+        if not moving:
+            kept.append((src, dst, why))
+            continue
+        moved = (summary_id if src in folded else src, summary_id if dst in folded else dst)
+        reached, frontier = {moved[1]}, [moved[1]]
+        while frontier:
+            node = frontier.pop()
+            for a, b in pairs:
+                if a == node and b not in reached:
+                    reached.add(b)
+                    frontier.append(b)
+        if moved in pairs or moved[0] in reached:
+            left_out.append([src, dst])
+        else:
+            pairs.append(moved)
+            kept.append((*moved, why))
+    return kept, left_out
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_fold_keeps_the_edges_its_rule_keeps(seed):
+    """Random graphs with repeats and cycles, as an import may bring them."""
+    rng = random.Random(seed)
+    nodes = range(1, rng.randint(3, 12))
+    edges = [(rng.choice(nodes), rng.choice(nodes), f"e{i}") for i in range(rng.randint(1, 30))]
+    folded = set(rng.sample(list(nodes), rng.randint(1, len(nodes) - 1)))
+    assert folded_edges(edges, folded, 100) == folded_one_by_one(edges, folded, 100)

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from memory import selectors, services
-from memory.models import Node, Passage
+from memory.models import Node, NodeEvent, Passage
 from memory.rows import insert_rows
 from memory.services import archives
 from memsite.errors import Conflict, InvalidInput, TooLarge
@@ -267,3 +267,17 @@ def test_an_unknown_mode_is_refused(project, user):
         InvalidInput, match="Unknown import mode 'overwrite': use fail, merge or replace"
     ):
         imported(project, user, tar_gz({"a.py": b""}), "overwrite")
+
+
+def test_replace_deletes_more_branches_than_one_query_can_name(user):
+    """Each file at the top is a branch of its own to delete; SQLite refuses an expression of a
+    thousand of them in one query."""
+    project = ProjectFactory(name="demo")
+    many = {f"note{index}.txt": b"x" for index in range(1_100)}
+    services.project_import(project=project, archive=io.BytesIO(tar_gz(many)), user=user)
+
+    result = imported(project, user, tar_gz({"kept.txt": b"kept"}), "replace")
+
+    assert result.deleted == 1_100
+    assert branch(project) == ["kept.txt"]
+    assert NodeEvent.objects.filter(action=NodeEvent.Action.DELETE).count() == 1_100

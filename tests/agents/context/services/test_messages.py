@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.db import IntegrityError, transaction
 
@@ -225,45 +227,69 @@ class TestChatFields:
         assert message.tokens_approximate is False
 
     @pytest.mark.parametrize(
-        "fields",
+        ("fields", "says"),
         [
-            {"role": "developer", "content": "  "},
-            {"role": "user", "content": [{"type": "text", "text": " "}]},
-            {"role": "user", "content": [{"type": "refusal", "refusal": "no"}]},
-            {"role": "user", "content": [{"type": "file", "file": {"filename": "a.pdf"}}]},
-            {
-                "role": "user",
-                "content": [
-                    {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "ogg"}}
-                ],
-            },
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "hi", "prompt_cache_breakpoint": {"mode": "x"}}
-                ],
-            },
-            {"role": "user", "content": [{"type": "text", "text": "hi\x00"}]},
-            {"role": "user", "content": {"type": "text", "text": "hi"}},
-            {"role": "function", "name": "f", "content": [{"type": "text", "text": "hi"}]},
-            {"role": "assistant", "content": "hi", "name": "x" * 129},
-            {"role": "assistant", "audio": {"id": "a", "expires_at": "soon"}},
-            {"role": "assistant", "audio": {"id": " "}},
-            {"role": "assistant", "function_call": {"name": "f"}, "pinned": True},
-            {
-                "role": "assistant",
-                "tool_calls": [{"id": "c", "type": "custom", "custom": {"name": "grep"}}],
-            },
-            {
-                "role": "assistant",
-                "content": "hi",
-                "annotations": [{"type": "file_citation", "url_citation": {}}],
-            },
+            ({"role": "developer", "content": "  "}, "A developer message needs content"),
+            ({"role": "user", "content": [{"type": "text", "text": " "}]}, "A user message needs content"),
+            ({"role": "user", "content": [{"type": "refusal", "refusal": "no"}]}, "content[0].type must be"),
+            (
+                {"role": "user", "content": [{"type": "file", "file": {"filename": "a.pdf"}}]},
+                "needs file_data or file_id",
+            ),
+            (
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "ogg"}}
+                    ],
+                },
+                'format must be "wav" or "mp3"',
+            ),
+            (
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "hi", "prompt_cache_breakpoint": {"mode": "x"}}
+                    ],
+                },
+                'mode must be "explicit"',
+            ),
+            ({"role": "user", "content": [{"type": "text", "text": "hi\x00"}]}, "holds a NUL character"),
+            (
+                {"role": "user", "content": {"type": "text", "text": "hi"}},
+                "must be a string or a list of content parts",
+            ),
+            (
+                {"role": "function", "name": "f", "content": [{"type": "text", "text": "hi"}]},
+                "The content of a function message must be a string",
+            ),
+            ({"role": "assistant", "content": "hi", "name": "x" * 129}, "at most 128 characters"),
+            ({"role": "assistant", "audio": {"id": "a", "expires_at": "soon"}}, "audio.expires_at"),
+            ({"role": "assistant", "audio": {"id": " "}}, "audio.id must not be blank"),
+            (
+                {"role": "assistant", "function_call": {"name": "f"}, "pinned": True},
+                "cannot be pinned",
+            ),
+            (
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c", "type": "custom", "custom": {"name": "grep"}}],
+                },
+                "custom needs input",
+            ),
+            (
+                {
+                    "role": "assistant",
+                    "content": "hi",
+                    "annotations": [{"type": "file_citation", "url_citation": {}}],
+                },
+                'annotations[0].type must be "url_citation"',
+            ),
         ],
     )
-    def test_refuses_what_the_chat_api_would_not_take(self, fields):
+    def test_refuses_what_the_chat_api_would_not_take(self, fields, says):
         agent = AgentFactory()
-        with pytest.raises(InvalidInput):
+        with pytest.raises(InvalidInput, match=re.escape(says)):
             services.message_append(agent=agent, **fields)
         assert not Message.objects.exists()
 

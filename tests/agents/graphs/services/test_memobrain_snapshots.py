@@ -302,3 +302,38 @@ def test_the_dashboard_shows_an_imported_memobrain_graph(client, user, graph, na
             panel.status_code == 200
             and f'id="node-panel-title">Node {key} ' in panel.content.decode()
         )
+
+
+def test_a_flushed_task_is_still_shown_to_the_model(
+    graph, openai_gateway: FakeOpenAI, queued, django_capture_on_commit_callbacks
+):
+    imported(graph, "research_run")  # MemoBrain flushed its task, node 1
+    openai_gateway.script(Reply.json(evidence_patch("7")))
+
+    op = memorize(
+        graph,
+        [{"role": "assistant", "content": "scan 9000"}, {"role": "tool", "content": "closed"}],
+        django_capture_on_commit_callbacks,
+    )
+
+    assert op.status == "applied", op.error
+    graph_block = openai_gateway.requests[-1].body["messages"][1]["content"]
+    assert "[1] task: Begin to solve the task" in graph_block
+
+
+def test_offline_memorize_goes_on_when_the_task_is_flushed(
+    graph, queued, django_capture_on_commit_callbacks
+):
+    imported(graph, "research_run")
+    # No active subtask either: the new step can hang only from an active node of another kind.
+    GraphNode.objects.filter(graph=graph, kind="subtask").update(state="flushed")
+    before = GraphNode.objects.filter(graph=graph).count()
+
+    op = memorize(
+        graph,
+        [{"role": "assistant", "content": "scan 9000"}, {"role": "tool", "content": "closed"}],
+        django_capture_on_commit_callbacks,
+    )
+
+    assert op.status == "applied", op.error
+    assert GraphNode.objects.filter(graph=graph).count() > before
