@@ -43,19 +43,32 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
 
 def parse_args() -> argparse.Namespace:
     parser = services_parser(__doc__, database=DEFAULT_DATABASE, redis=DEFAULT_REDIS)
-    parser.add_argument("--only", type=lambda text: [key.strip() for key in text.split(",") if key.strip()],
-                        default=[], help="the attacks to run, by number or row (1,4b); default all")
+    parser.add_argument(
+        "--only",
+        type=lambda text: [key.strip() for key in text.split(",") if key.strip()],
+        default=[],
+        help="the attacks to run, by number or row (1,4b); default all",
+    )
     parser.add_argument("--skip-render", action="store_true", help="leave out the in-process rendering table")
-    parser.add_argument("--render-timeout", type=above(0, at_most=600, unit="seconds"), default=10,
-                        help="seconds the renders of one document may take before they are stopped (default 10)")
-    parser.add_argument("--idle-seconds", type=above(0, at_most=600, unit="seconds"), default=3,
-                        help="seconds each fresh server is watched idle before its attack (default 3)")
+    parser.add_argument(
+        "--render-timeout",
+        type=above(0, at_most=600, unit="seconds"),
+        default=10,
+        help="seconds the renders of one document may take before they are stopped (default 10)",
+    )
+    parser.add_argument(
+        "--idle-seconds",
+        type=above(0, at_most=600, unit="seconds"),
+        default=3,
+        help="seconds each fresh server is watched idle before its attack (default 3)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     return parser.parse_args()
 
 
 def main() -> None:
     run_on_services("abuse", parse_args(), "abusebench", {})
+
 
 if __name__ == "__main__":
     main()

@@ -236,8 +236,15 @@ def origin(port: int) -> str:
     return f"{'https' if proxy_headers() else 'http'}://127.0.0.1:{port}"
 
 
-def fetch(port: int, method: str, url: str, *, body: bytes | None = None, headers: dict[str, str] | None = None,
-          timeout: float = 30.0) -> Answer:
+def fetch(
+    port: int,
+    method: str,
+    url: str,
+    *,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
+) -> Answer:
     """One request on a connection of its own; the body is read to its end and counted."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     started = time.perf_counter()
@@ -288,9 +295,17 @@ def login(port: int, username: str, password: str) -> dict[str, str]:
     csrf = secrets.token_hex(16)  # a CSRF secret of the length and alphabet Django's own has
     cookie = f"{settings.CSRF_COOKIE_NAME}={csrf}"
     form = urlencode({"username": username, "password": password, "csrfmiddlewaretoken": csrf}).encode()
-    answer = fetch(port, "POST", "/login/", body=form, headers={
-        "Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": origin(port),
-    })
+    answer = fetch(
+        port,
+        "POST",
+        "/login/",
+        body=form,
+        headers={
+            "Cookie": cookie,
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": origin(port),
+        },
+    )
     prefix = f"{settings.SESSION_COOKIE_NAME}="
     session = next((c.split(";")[0] for c in answer.cookies if c.startswith(prefix)), None)
     if answer.status != 302 or session is None:
@@ -330,12 +345,17 @@ def seed(user_names: Sequence[str]) -> World:
     owner = get_user_model().objects.get(username=f"abuse-{user_names[0]}")
     agents = [context_services.agent_create(name=f"abuse-agent-{i}", model=MODEL).pk for i in range(WAITERS)]
     graph = graph_services.graph_create(task="Replay the attacks of the review.").pk
-    folder = services.node_create(parent=selectors.node_internal_folder(name="swarmstar"), type="folder",
-                                  name="abuse", description="Documents the abuse benchmark renders.")
+    folder = services.node_create(
+        parent=selectors.node_internal_folder(name="swarmstar"),
+        type="folder",
+        name="abuse",
+        description="Documents the abuse benchmark renders.",
+    )
     markdown = hostile_markdown()
     documents = {
-        label: services.node_create(parent=folder, type="document", name=f"hostile-{number}.md",
-                                    content=text.encode()).pk
+        label: services.node_create(
+            parent=folder, type="document", name=f"hostile-{number}.md", content=text.encode()
+        ).pk
         for number, (label, text) in enumerate(markdown.items())
     }
     projects = selectors.node_internal_folder(name="projects")
@@ -344,9 +364,16 @@ def seed(user_names: Sequence[str]) -> World:
     blob = zeros_tar_gz(EXPORT_FILES, settings.MEMSITE_MAX_CONTENT_BYTES)
     services.project_import(project=export, archive=SimpleUploadedFile("zeros.tar.gz", blob), user=owner)
     return World(
-        password=password, tokens=tokens, agents=agents, graph=graph, upload_project=upload.pk,
-        export_project=export.pk, export_upload_bytes=len(blob),
-        export_bytes=EXPORT_FILES * settings.MEMSITE_MAX_CONTENT_BYTES, documents=documents, markdown=markdown,
+        password=password,
+        tokens=tokens,
+        agents=agents,
+        graph=graph,
+        upload_project=upload.pk,
+        export_project=export.pk,
+        export_upload_bytes=len(blob),
+        export_bytes=EXPORT_FILES * settings.MEMSITE_MAX_CONTENT_BYTES,
+        documents=documents,
+        markdown=markdown,
         long_names={kind: long_name_tar_gz(kind) for kind in ("gnu", "pax")},
     )
 
@@ -360,8 +387,15 @@ class Target:
     user: str
     session: dict[str, str] = field(default_factory=dict)
 
-    def api(self, method: str, url: str, body: bytes | None = None, *, content_type: str = "application/json",
-            timeout: float = 30.0) -> Answer:
+    def api(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None = None,
+        *,
+        content_type: str = "application/json",
+        timeout: float = 30.0,
+    ) -> Answer:
         headers = {"Authorization": f"Token {self.world.tokens[self.user]}", "Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -490,8 +524,9 @@ def nginx_in_front(upstream: int) -> Iterator[int]:
     user = "user nobody nogroup;" if os.geteuid() == 0 else ""
     (root / "nginx.conf").write_text(NGINX_CONF.format(root=root, user=user))
     with open(root / "stderr.log", "wb") as log:
-        process = subprocess.Popen([str(NGINX), "-p", str(root), "-c", str(root / "nginx.conf")],
-                                   stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [str(NGINX), "-p", str(root), "-c", str(root / "nginx.conf")], stdout=log, stderr=subprocess.STDOUT
+        )
     try:
         _wait_until_serving(port, process, timeout=20)
         yield port
@@ -587,8 +622,12 @@ class Watch:
         during = [(ms, ok) for started, ms, ok in self.probes if self.attack_from <= started < self.attack_until]
         peak, replaced = self._peak_above_idle()
         return Health(
-            idle=Stats.of(idle or [0.0]), during=Stats.of([ms for ms, _ in during] or [0.0]), probes=len(during),
-            unanswered=sum(not ok for _, ok in during), peak_mib=peak, replaced=replaced,
+            idle=Stats.of(idle or [0.0]),
+            during=Stats.of([ms for ms, _ in during] or [0.0]),
+            probes=len(during),
+            unanswered=sum(not ok for _, ok in during),
+            peak_mib=peak,
+            replaced=replaced,
             seconds=self.attack_until - self.attack_from,
         )
 
@@ -735,8 +774,10 @@ def waiting(target: Target) -> Outcome:
 def _flood_check(answers: Sequence[Answer], accepted_status: int, calls: int, tokens: int) -> str:
     accepted = sum(answer.status == accepted_status for answer in answers)
     limited = sum(answer.status == 429 for answer in answers)
-    return (f"{accepted} accepted ({accepted * calls:,} LLM calls, {accepted * tokens:,} tokens committed), "
-            f"{limited} refused with 429 {mark(limited > 0)}")
+    return (
+        f"{accepted} accepted ({accepted * calls:,} LLM calls, {accepted * tokens:,} tokens committed), "
+        f"{limited} refused with 429 {mark(limited > 0)}"
+    )
 
 
 def api_flood(target: Target) -> Outcome:
@@ -748,12 +789,19 @@ def api_flood(target: Target) -> Outcome:
 
 def dashboard_flood(target: Target) -> Outcome:
     """The same from the dashboard's form, at the default budgets."""
-    form = {"questions": "What does memory hold?", "context": "", "start_node": "", "output": "answer",
-            "fallback": "none"}
-    answers = repeatedly(lambda: target.page("POST", "/searches/start/", form), clients=2, seconds=60,
-                         count=FLOOD_DASHBOARD)
-    return Outcome(answers, _flood_check(answers, 302, settings.MEMSITE_SEARCH_MAX_LLM_CALLS,
-                                         settings.MEMSITE_SEARCH_MAX_TOKENS))
+    form = {
+        "questions": "What does memory hold?",
+        "context": "",
+        "start_node": "",
+        "output": "answer",
+        "fallback": "none",
+    }
+    answers = repeatedly(
+        lambda: target.page("POST", "/searches/start/", form), clients=2, seconds=60, count=FLOOD_DASHBOARD
+    )
+    return Outcome(
+        answers, _flood_check(answers, 302, settings.MEMSITE_SEARCH_MAX_LLM_CALLS, settings.MEMSITE_SEARCH_MAX_TOKENS)
+    )
 
 
 def rate_race(target: Target) -> Outcome:
@@ -787,28 +835,53 @@ class Attack:
 
 
 ATTACKS = [
-    Attack("1a", f"validation: {BODY_BYTES / 1e6:.1f} MB, then {BAD_ITEMS:,} items, of bad `questions` "
-           "(POST /api/searches/)", bad_questions),
+    Attack(
+        "1a",
+        f"validation: {BODY_BYTES / 1e6:.1f} MB, then {BAD_ITEMS:,} items, of bad `questions` (POST /api/searches/)",
+        bad_questions,
+    ),
     Attack("1b", "validation: the same of bad `tool_calls` (POST /api/agents/{id}/messages/)", bad_tool_calls),
     Attack("1c", "validation: the same of bad `references` (POST /api/agents/{id}/messages/)", bad_references),
     Attack("1d", "validation: the same of a snapshot's bad notes (PUT /api/graphs/{id}/snapshot/)", bad_snapshot),
-    Attack("2a", f"tar: a GNU long-name header of {LONG_NAME_BYTES // MiB} MiB (POST /api/nodes/{{id}}/import/)",
-           long_name_upload("gnu")),
-    Attack("2b", f"tar: a PAX path of {LONG_NAME_BYTES // MiB} MiB (POST /api/nodes/{{id}}/import/)",
-           long_name_upload("pax")),
-    Attack("3", "markdown: 4 hostile documents' pages (/memory/{id}/) and previews, at once", markdown_pages,
-           session=True),
-    Attack("4a", f"slow bodies: {SLOW_CONNECTIONS} POST /login/ without their body, {SLOW_HOLD_S:g} s, gunicorn",
-           slow_bodies),
+    Attack(
+        "2a",
+        f"tar: a GNU long-name header of {LONG_NAME_BYTES // MiB} MiB (POST /api/nodes/{{id}}/import/)",
+        long_name_upload("gnu"),
+    ),
+    Attack(
+        "2b",
+        f"tar: a PAX path of {LONG_NAME_BYTES // MiB} MiB (POST /api/nodes/{{id}}/import/)",
+        long_name_upload("pax"),
+    ),
+    Attack(
+        "3", "markdown: 4 hostile documents' pages (/memory/{id}/) and previews, at once", markdown_pages, session=True
+    ),
+    Attack(
+        "4a",
+        f"slow bodies: {SLOW_CONNECTIONS} POST /login/ without their body, {SLOW_HOLD_S:g} s, gunicorn",
+        slow_bodies,
+    ),
     Attack("4b", "slow bodies: the same through nginx (deploy/nginx)", slow_bodies, proxy=True),
-    Attack("5", f"waiting: {WAITERS} searches ?wait=30 and {WAITERS} chats to a {LLM_DELAY_S:g} s model, at once",
-           waiting, llm_delay=LLM_DELAY_S),
+    Attack(
+        "5",
+        f"waiting: {WAITERS} searches ?wait=30 and {WAITERS} chats to a {LLM_DELAY_S:g} s model, at once",
+        waiting,
+        llm_delay=LLM_DELAY_S,
+    ),
     Attack("6a", f"background: {FLOOD_API} searches at the largest budgets (API)", api_flood),
     Attack("6b", f"background: {FLOOD_DASHBOARD} searches from the dashboard", dashboard_flood, session=True),
-    Attack("7", f"rate limiter: {RATE_CLIENTS} clients for {RATE_SECONDS:g} s against {RATE_LIMIT}/hour", rate_race,
-           env={"MEMSITE_API_RATE": f"{RATE_LIMIT}/hour"}),
-    Attack("8", f"export: {EXPORTS} exports at once of a project of "
-           f"{EXPORT_FILES * settings.MEMSITE_MAX_CONTENT_BYTES // MiB} MiB of zeros", exports),
+    Attack(
+        "7",
+        f"rate limiter: {RATE_CLIENTS} clients for {RATE_SECONDS:g} s against {RATE_LIMIT}/hour",
+        rate_race,
+        env={"MEMSITE_API_RATE": f"{RATE_LIMIT}/hour"},
+    ),
+    Attack(
+        "8",
+        f"export: {EXPORTS} exports at once of a project of "
+        f"{EXPORT_FILES * settings.MEMSITE_MAX_CONTENT_BYTES // MiB} MiB of zeros",
+        exports,
+    ),
 ]
 
 
@@ -860,17 +933,25 @@ def render_report(world: World, *, repeats: int, timeout: float) -> Report:
     baseline, _ = time_render(ordinary_markdown(), repeats, timeout)
     report = Report(
         title=f"Rendering in-process (memory/rendering.py), {repeats} renders of each document",
-        preamble=[(f"Baseline: {DOCUMENT_BYTES:,} bytes of ordinary markdown (headings, emphasis, links, lists, "
-                   "quotes). ratio: the baseline's p50 over the document's; below 1, the document is slower.")],
+        preamble=[
+            (
+                f"Baseline: {DOCUMENT_BYTES:,} bytes of ordinary markdown (headings, emphasis, links, lists, "
+                "quotes). ratio: the baseline's p50 over the document's; below 1, the document is slower."
+            )
+        ],
     )
     for label, text in world.markdown.items():
         millis, problem = time_render(text, repeats, timeout)
-        report.rows.append(Row(
-            f"{label} ({len(text):,} B{', ' + problem if problem else ''})", Stats.of(millis), Stats.of(baseline),
-            target=f"p95 ≤ {RENDER_TARGET_MS} ms",
-            # A render that raised or was stopped misses the target whatever its time.
-            target_ms=-math.inf if problem else RENDER_TARGET_MS,
-        ))
+        report.rows.append(
+            Row(
+                f"{label} ({len(text):,} B{', ' + problem if problem else ''})",
+                Stats.of(millis),
+                Stats.of(baseline),
+                target=f"p95 ≤ {RENDER_TARGET_MS} ms",
+                # A render that raised or was stopped misses the target whatever its time.
+                target_ms=-math.inf if problem else RENDER_TARGET_MS,
+            )
+        )
     return report
 
 
@@ -922,8 +1003,18 @@ def run_attack(attack: Attack, world: World, env: dict[str, str], idle_seconds: 
         return Result(attack, outcome, watch.health(), workers=workers)
 
 
-RESULT_HEADER = ("attack", "s", "requests", "statuses", "largest refused response", "peak RSS above idle",
-                 "/healthz idle p50 / p95 ms", "during p50 / p95 ms", "/healthz target", "check")
+RESULT_HEADER = (
+    "attack",
+    "s",
+    "requests",
+    "statuses",
+    "largest refused response",
+    "peak RSS above idle",
+    "/healthz idle p50 / p95 ms",
+    "during p50 / p95 ms",
+    "/healthz target",
+    "check",
+)
 
 
 def size_text(size: float) -> str:
@@ -950,11 +1041,22 @@ def result_cells(result: Result) -> tuple[str, ...]:
     during = _ms_pair(health.during)
     if health.unanswered:
         during += f" ({health.unanswered} of {health.probes} unanswered in {PROBE_TIMEOUT_S:g} s)"
-    healthz = Row(title, health.during, health.idle, target=f"p95 ≤ {HEALTHZ_TARGET_MS} ms",
-                  target_ms=HEALTHZ_TARGET_MS)
+    healthz = Row(
+        title, health.during, health.idle, target=f"p95 ≤ {HEALTHZ_TARGET_MS} ms", target_ms=HEALTHZ_TARGET_MS
+    )
     statuses = ", ".join(f"{n}× {label}" for label, n in Counter(answer.label for answer in answers).most_common())
-    return (title, f"{health.seconds:.1f}", f"{len(answers):,}", statuses, largest, peak, _ms_pair(health.idle),
-            during, healthz.verdict, result.outcome.check)
+    return (
+        title,
+        f"{health.seconds:.1f}",
+        f"{len(answers):,}",
+        statuses,
+        largest,
+        peak,
+        _ms_pair(health.idle),
+        during,
+        healthz.verdict,
+        result.outcome.check,
+    )
 
 
 @dataclass
@@ -998,26 +1100,35 @@ def result_notes(results: Sequence[Result]) -> list[str]:
     return notes
 
 
-def preamble(args: argparse.Namespace, scratch: Scratch, world: World, results: Sequence[Result],
-             loads: tuple[float, float]) -> list[str]:
+def preamble(
+    args: argparse.Namespace, scratch: Scratch, world: World, results: Sequence[Result], loads: tuple[float, float]
+) -> list[str]:
     _, source = gunicorn_command(0)
     workers = max((result.workers for result in results), default=0)
     uploads = ", ".join(f"{kind} {size_text(len(blob))}" for kind, blob in world.long_names.items())
     return [
-        (f"{date.today()}, {os.cpu_count()} CPUs, load average (1 min) {loads[0]:.2f} at the start and "
-         f"{loads[1]:.2f} at the end, Python {platform.python_version()}, {database_version(scratch.vendor)}, "
-         f"Redis {args.redis_url}."),
-        (f"gunicorn as {source} ({workers} workers seen), on loopback, DJANGO_DEBUG=false and a random "
-         f"DJANGO_SECRET_KEY; a fresh gunicorn for each row, watched for {args.idle_seconds:g} s idle before the "
-         f"attack. MEMSITE_API_RATE={OPEN_RATE} but in row 7. No Celery worker runs: queued work stays queued, "
-         "so a `?wait` search waits its whole time, as behind a slow model."),
-        (f"Sizes: validation bodies {BODY_BYTES:,} bytes; long-name uploads {uploads}; the exported project "
-         f"{size_text(world.export_bytes)} of zeros from a {size_text(world.export_upload_bytes)} upload; "
-         f"markdown documents {DOCUMENT_BYTES:,} bytes (the nested list less)."),
-        (f"Targets: peak RSS of any worker ≤ {RSS_TARGET_MIB} MiB above its idle peak; no refused response over "
-         f"{size_text(REFUSED_TARGET_BYTES)}; /healthz p95 ≤ {HEALTHZ_TARGET_MS} ms during the attack (probed every "
-         f"{PROBE_S * 1000:.0f} ms, an unanswered probe counted as {PROBE_TIMEOUT_S:g} s); rendering ≤ "
-         f"{RENDER_TARGET_MS} ms for any {DOCUMENT_BYTES // 1000} KB document."),
+        (
+            f"{date.today()}, {os.cpu_count()} CPUs, load average (1 min) {loads[0]:.2f} at the start and "
+            f"{loads[1]:.2f} at the end, Python {platform.python_version()}, {database_version(scratch.vendor)}, "
+            f"Redis {args.redis_url}."
+        ),
+        (
+            f"gunicorn as {source} ({workers} workers seen), on loopback, DJANGO_DEBUG=false and a random "
+            f"DJANGO_SECRET_KEY; a fresh gunicorn for each row, watched for {args.idle_seconds:g} s idle before the "
+            f"attack. MEMSITE_API_RATE={OPEN_RATE} but in row 7. No Celery worker runs: queued work stays queued, "
+            "so a `?wait` search waits its whole time, as behind a slow model."
+        ),
+        (
+            f"Sizes: validation bodies {BODY_BYTES:,} bytes; long-name uploads {uploads}; the exported project "
+            f"{size_text(world.export_bytes)} of zeros from a {size_text(world.export_upload_bytes)} upload; "
+            f"markdown documents {DOCUMENT_BYTES:,} bytes (the nested list less)."
+        ),
+        (
+            f"Targets: peak RSS of any worker ≤ {RSS_TARGET_MIB} MiB above its idle peak; no refused response over "
+            f"{size_text(REFUSED_TARGET_BYTES)}; /healthz p95 ≤ {HEALTHZ_TARGET_MS} ms during the attack (probed every "
+            f"{PROBE_S * 1000:.0f} ms, an unanswered probe counted as {PROBE_TIMEOUT_S:g} s); rendering ≤ "
+            f"{RENDER_TARGET_MS} ms for any {DOCUMENT_BYTES // 1000} KB document."
+        ),
         "",
         f"Command: `{' '.join(['python benchmarks/abuse.py', *sys.argv[1:]])}`",
     ]
@@ -1035,8 +1146,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> AbuseReport:
     world = seed([attack.key for attack in ATTACKS] + ["warm"])
     render = None if args.skip_render else render_report(world, repeats=3, timeout=args.render_timeout)
     # scratch.env: DJANGO_DEBUG=false and a random secret key, as in production.
-    env = {**scratch.env, "REDIS_URL": args.redis_url, "MEMSITE_API_RATE": OPEN_RATE,
-           "MEMSITE_LLM_PROVIDER": "offline"}
+    env = {**scratch.env, "REDIS_URL": args.redis_url, "MEMSITE_API_RATE": OPEN_RATE, "MEMSITE_LLM_PROVIDER": "offline"}
     logs = Path(tempfile.mkdtemp(prefix="memsite-abusebench-"))
     try:
         results = [run_attack(attack, world, env, args.idle_seconds, logs) for attack in attacks]
@@ -1045,7 +1155,9 @@ def run(args: argparse.Namespace, scratch: Scratch) -> AbuseReport:
     report = AbuseReport(
         title=f"Abuse on {database_version(scratch.vendor)} and Redis",
         preamble=preamble(args, scratch, world, results, (load_start, os.getloadavg()[0])),
-        results=results, render=render, notes=result_notes(results),
+        results=results,
+        render=render,
+        notes=result_notes(results),
     )
     if report.passed:
         shutil.rmtree(logs, ignore_errors=True)

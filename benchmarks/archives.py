@@ -70,7 +70,9 @@ def swapped(files: dict[str, tuple[bytes, int]]) -> dict[str, tuple[bytes, int]]
     """A tenth of the files gone, and as many new ones in their folders."""
     every = round(1 / CHANGED_SHARE)
     kept = {path: value for index, (path, value) in enumerate(files.items()) if index % every}
-    new = {path.replace("/file", "/new"): value for index, (path, value) in enumerate(files.items()) if not index % every}
+    new = {
+        path.replace("/file", "/new"): value for index, (path, value) in enumerate(files.items()) if not index % every
+    }
     return {**kept, **new}
 
 

@@ -42,36 +42,65 @@ def fraction_or_zero(text: str) -> float:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fill", type=fraction, default=1.0,
-                        help="how full the measured brain is, as a fraction of every cap (default 1: at the caps)")
+    parser.add_argument(
+        "--fill",
+        type=fraction,
+        default=1.0,
+        help="how full the measured brain is, as a fraction of every cap (default 1: at the caps)",
+    )
     parser.add_argument("--ticks", type=at_least(1), default=100, help="timed ticks (default 100)")
     parser.add_argument("--warmup", type=at_least(0), default=10, help="untimed ticks first (default 10)")
-    parser.add_argument("--baseline-runs", type=at_least(1), default=3,
-                        help="timed whole-file saves (default 3, after one untimed)")
-    parser.add_argument("--check", type=fraction_or_zero, default=0.01,
-                        help="how full a small memory.json is, as a fraction of every cap, imported through "
-                             "brain_import to check the bulk fill against (default 0.01; 0: no check)")
-    parser.add_argument("--swarm-agents", type=at_least(0), default=50,
-                        help="agents of the swarm (default 50; 0: no swarm)")
-    parser.add_argument("--swarm-fill", type=fraction, default=0.01,
-                        help="how full each swarm agent's brain is, as a fraction of every cap (default 0.01)")
-    parser.add_argument("--swarm-rounds", type=at_least(1), default=2,
-                        help="rounds of ticks queued for every swarm agent (default 2)")
-    parser.add_argument("--swarm-burst", type=at_least(1), default=3,
-                        help="ticks queued back to back for an agent in each round (default 3)")
+    parser.add_argument(
+        "--baseline-runs", type=at_least(1), default=3, help="timed whole-file saves (default 3, after one untimed)"
+    )
+    parser.add_argument(
+        "--check",
+        type=fraction_or_zero,
+        default=0.01,
+        help="how full a small memory.json is, as a fraction of every cap, imported through "
+        "brain_import to check the bulk fill against (default 0.01; 0: no check)",
+    )
+    parser.add_argument(
+        "--swarm-agents", type=at_least(0), default=50, help="agents of the swarm (default 50; 0: no swarm)"
+    )
+    parser.add_argument(
+        "--swarm-fill",
+        type=fraction,
+        default=0.01,
+        help="how full each swarm agent's brain is, as a fraction of every cap (default 0.01)",
+    )
+    parser.add_argument(
+        "--swarm-rounds", type=at_least(1), default=2, help="rounds of ticks queued for every swarm agent (default 2)"
+    )
+    parser.add_argument(
+        "--swarm-burst",
+        type=at_least(1),
+        default=3,
+        help="ticks queued back to back for an agent in each round (default 3)",
+    )
     parser.add_argument("--workers", type=at_least(1), default=2, help="Celery worker processes (default 2)")
-    parser.add_argument("--swarm-timeout", type=at_least(10), default=600,
-                        help="seconds to wait for the swarm's ticks (default 600)")
+    parser.add_argument(
+        "--swarm-timeout", type=at_least(10), default=600, help="seconds to wait for the swarm's ticks (default 600)"
+    )
     parser.add_argument("--redis-url", help="broker for the swarm (default: kombu's filesystem broker)")
     parser.add_argument("--seed", type=int, default=2, help="seed of the generated brains (default 2)")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None,
-                        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile --ticks more ticks (a separate, untimed pass) and print where the "
-                             "time goes")
-    parser.add_argument("--no-gc-freeze", dest="gc_freeze", action="store_false",
-                        help="time without gc.freeze(), which memsite's worker processes call once loaded "
-                             "(memsite/celery.py) and the benchmark calls too")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile --ticks more ticks (a separate, untimed pass) and print where the time goes",
+    )
+    parser.add_argument(
+        "--no-gc-freeze",
+        dest="gc_freeze",
+        action="store_false",
+        help="time without gc.freeze(), which memsite's worker processes call once loaded "
+        "(memsite/celery.py) and the benchmark calls too",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     return parser.parse_args()
 

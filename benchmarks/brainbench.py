@@ -145,9 +145,12 @@ def brain_document(rng: random.Random, counts: dict[str, int], *, now: datetime)
         if source != target:
             pairs[(source, target)] = None
     synapses = [
-        mj.keyed_entry({}, mj.synapse_fields(
-            source=keys[source], target=keys[target], weight=round(rng.uniform(0.1, 10.0), 2), last_used=sometime()
-        ))
+        mj.keyed_entry(
+            {},
+            mj.synapse_fields(
+                source=keys[source], target=keys[target], weight=round(rng.uniform(0.1, 10.0), 2), last_used=sometime()
+            ),
+        )
         for source, target in pairs
     ]
 
@@ -168,8 +171,11 @@ def brain_document(rng: random.Random, counts: dict[str, int], *, now: datetime)
         "state": {
             "goals": goals,
             "plan": {
-                "steps": [f"read_file {rng.choice(paths)}", f"list_dir /references/{rng.choice(topics)}",
-                          "write down what you learned"],
+                "steps": [
+                    f"read_file {rng.choice(paths)}",
+                    f"list_dir /references/{rng.choice(topics)}",
+                    "write down what you learned",
+                ],
                 "currentStepIndex": 1,
                 "createdAt": when(counts["thought"], counts["thought"]),
             },
@@ -188,12 +194,24 @@ def brain_document(rng: random.Random, counts: dict[str, int], *, now: datetime)
 
 def document_entries(document: dict[str, Any]) -> int:
     """Entries of a memory.json: what a whole-file save rewrites every time."""
-    sections = ("thoughts", "innerThoughts", "episodes", "semanticFacts", "exploredPaths", "exploredUrls",
-                "neurons", "synapses", "chatHistory", "logs")
+    sections = (
+        "thoughts",
+        "innerThoughts",
+        "episodes",
+        "semanticFacts",
+        "exploredPaths",
+        "exploredUrls",
+        "neurons",
+        "synapses",
+        "chatHistory",
+        "logs",
+    )
     state = document["state"]
     return (
         sum(len(document[name]) for name in sections)
-        + len(document["userModel"]["lastMessages"]) + len(state["goals"]) + len(state["selfInstructions"])
+        + len(document["userModel"]["lastMessages"])
+        + len(state["goals"])
+        + len(state["selfInstructions"])
     )
 
 
@@ -280,12 +298,17 @@ def _copy(
     as_json = {index for index, name in enumerate(columns) if name in json_columns}
 
     def prepared(row: tuple) -> tuple:
-        return (brain_id, *(
-            json.dumps(value) if index in as_json
-            else connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime)
-            else value
-            for index, value in enumerate(row)
-        ))
+        return (
+            brain_id,
+            *(
+                json.dumps(value)
+                if index in as_json
+                else connection.ops.adapt_datetimefield_value(value)
+                if isinstance(value, datetime)
+                else value
+                for index, value in enumerate(row)
+            ),
+        )
 
     batch: list[tuple] = []
     for row in rows:
@@ -297,8 +320,19 @@ def _copy(
 
 
 STEP_NAMES = ("read", "decide", "act", "reflect", "record")
-TICK_COLUMNS = ("number", "status", "action", "arguments", "outcome", "error", "steps", "emotions", "hormones",
-                "started_at", "ended_at")
+TICK_COLUMNS = (
+    "number",
+    "status",
+    "action",
+    "arguments",
+    "outcome",
+    "error",
+    "steps",
+    "emotions",
+    "hormones",
+    "started_at",
+    "ended_at",
+)
 
 
 def tick_history(rng: random.Random, count: int, *, now: datetime) -> list[tuple]:
@@ -307,9 +341,21 @@ def tick_history(rng: random.Random, count: int, *, now: datetime) -> list[tuple
     for number in range(1, count + 1):
         started = _ms(now - HISTORY + (HISTORY - timedelta(hours=1)) * (number / count))
         steps = [{"name": name, "ms": rng.randint(1, 40), "detail": {}} for name in STEP_NAMES]
-        rows.append((number, TickRun.Status.DONE, rng.choice(ACTIONS), {}, prose(rng, 12), "", steps,
-                     dict(affect.CALM_EMOTIONS), dict(affect.BASELINE_HORMONES), started,
-                     started + timedelta(milliseconds=40)))
+        rows.append(
+            (
+                number,
+                TickRun.Status.DONE,
+                rng.choice(ACTIONS),
+                {},
+                prose(rng, 12),
+                "",
+                steps,
+                dict(affect.CALM_EMOTIONS),
+                dict(affect.BASELINE_HORMONES),
+                started,
+                started + timedelta(milliseconds=40),
+            )
+        )
     return rows
 
 
@@ -614,7 +660,8 @@ class CpuMeter:
                 local = False
             self.backend = pid if local else None
             self.describe = (
-                "the benchmark process and its PostgreSQL backend" if local
+                "the benchmark process and its PostgreSQL backend"
+                if local
                 else "the benchmark process only (the PostgreSQL server is not on this machine)"
             )
         return self.read()
@@ -783,14 +830,24 @@ def _workers_start(count: int, queue: str, logs: Path) -> Workers:
     for index in range(1, count + 1):
         log = logs / f"worker-{index}.log"
         command = [
-            str(Path(sys.executable).parent / "celery"), "-A", "memsite", "worker", "--concurrency", "1",
-            "-n", f"brainbench{index}@%h", "-Q", queue, "--loglevel", "INFO",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "memsite",
+            "worker",
+            "--concurrency",
+            "1",
+            "-n",
+            f"brainbench{index}@%h",
+            "-Q",
+            queue,
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
         ]
         with open(log, "wb") as out:
-            process = subprocess.Popen(
-                command, cwd=REPO, env=dict(os.environ), stdout=out, stderr=subprocess.STDOUT
-            )
+            process = subprocess.Popen(command, cwd=REPO, env=dict(os.environ), stdout=out, stderr=subprocess.STDOUT)
         workers.append((process, log))
     deadline = time.monotonic() + 120
     for process, log in workers:
@@ -849,8 +906,9 @@ def swarm_run(args: argparse.Namespace, rng: random.Random, logs: Path) -> Swarm
 
     queue = f"brainbench-{os.getpid()}"  # a queue of the run's own, also on a shared Redis
     broker = f"Redis at {args.redis_url}" if args.redis_url else "kombu filesystem broker"
-    swarm = Swarm(agents=len(ids), workers=args.workers, broker=broker,
-                  queued=args.swarm_rounds * len(ids) * args.swarm_burst)
+    swarm = Swarm(
+        agents=len(ids), workers=args.workers, broker=broker, queued=args.swarm_rounds * len(ids) * args.swarm_burst
+    )
     print(f"swarm: starting {args.workers} workers ({broker})", file=sys.stderr)
     workers = _workers_start(args.workers, queue, logs)
     try:
@@ -905,7 +963,8 @@ def swarm_checks(swarm: Swarm, ids: list[int], before: dict[int, int], started_a
     )
     brains = {brain.pk: brain for brain in Brain.objects.filter(pk__in=ids)}
     gaps = [
-        agent_id for agent_id, mine in own.items()
+        agent_id
+        for agent_id, mine in own.items()
         if [run[2] for run in mine] != list(range(before[agent_id] + 1, before[agent_id] + len(mine) + 1))
         or brains[agent_id].tick_count != before[agent_id] + len(mine)
     ]
@@ -930,7 +989,10 @@ def swarm_checks(swarm: Swarm, ids: list[int], before: dict[int, int], started_a
     def counters_off(agent_id: int) -> bool:
         counts, brain = table_counts(agent_id), brains[agent_id]
         return (counts["path"], counts["url"], counts["neuron"], counts["synapse"]) != (
-            brain.path_count, brain.url_count, brain.neuron_count, brain.synapse_count
+            brain.path_count,
+            brain.url_count,
+            brain.neuron_count,
+            brain.synapse_count,
         )
 
     off = [agent_id for agent_id in ids if counters_off(agent_id)]
@@ -938,29 +1000,44 @@ def swarm_checks(swarm: Swarm, ids: list[int], before: dict[int, int], started_a
         served_type=ContentType.objects.get_for_model(TickRun), served_id__in=[run[0] for run in runs]
     ).count()
     swarm.checks = [
-        ("every queued tick was taken and ended",
-         f"{swarm.delivered:,} of {swarm.queued:,}, {swarm.raised} raised",
-         swarm.delivered == swarm.queued and not swarm.raised and not swarm.timed_out),
-        ("ticks queued at once for one agent met its lease",
-         f"{swarm.skipped:,} found it held, or a tick run since they read, and did nothing",
-         swarm.skipped > 0),
+        (
+            "every queued tick was taken and ended",
+            f"{swarm.delivered:,} of {swarm.queued:,}, {swarm.raised} raised",
+            swarm.delivered == swarm.queued and not swarm.raised and not swarm.timed_out,
+        ),
+        (
+            "ticks queued at once for one agent met its lease",
+            f"{swarm.skipped:,} found it held, or a tick run since they read, and did nothing",
+            swarm.skipped > 0,
+        ),
         ("no two runs of one agent overlap", f"{overlaps} overlapping pairs in {len(runs):,} runs", overlaps == 0),
         ("runs numbered without gaps, tick_count equal to them", f"{len(gaps)} agents off", not gaps),
-        ("no run left running, no lease left held", f"{running} running, {leased} leases",
-         not running and not leased),
+        ("no run left running, no lease left held", f"{running} running, {leased} leases", not running and not leased),
         ("no failed run", f"{swarm.failed} failed", swarm.failed == 0),
-        ("an episode per done run",
-         f"{totals[RecordKind.EPISODE]:,} episodes, {swarm.done:,} done runs; {len(episodes_off)} agents off",
-         not episodes_off),
-        ("a thought per reflected run",
-         (f"{totals[RecordKind.THOUGHT]:,} thoughts, {sum(reflected.values()):,} reflections; "
-          f"{len(thoughts_off)} agents off"),
-         not thoughts_off),
-        ("a log line or more per run", f"{totals[RecordKind.LOG]:,} log lines; {len(logs_short)} agents short",
-         not logs_short),
+        (
+            "an episode per done run",
+            f"{totals[RecordKind.EPISODE]:,} episodes, {swarm.done:,} done runs; {len(episodes_off)} agents off",
+            not episodes_off,
+        ),
+        (
+            "a thought per reflected run",
+            (
+                f"{totals[RecordKind.THOUGHT]:,} thoughts, {sum(reflected.values()):,} reflections; "
+                f"{len(thoughts_off)} agents off"
+            ),
+            not thoughts_off,
+        ),
+        (
+            "a log line or more per run",
+            f"{totals[RecordKind.LOG]:,} log lines; {len(logs_short)} agents short",
+            not logs_short,
+        ),
         ("explored, neuron and synapse counters equal their rows", f"{len(off)} agents off", not off),
-        ("LLM calls in the ledger, served by the runs", f"{calls:,} calls, {calls / max(1, len(runs)):.1f} a run",
-         calls >= 2 * swarm.done),
+        (
+            "LLM calls in the ledger, served by the runs",
+            f"{calls:,} calls, {calls / max(1, len(runs)):.1f} a run",
+            calls >= 2 * swarm.done,
+        ),
     ]
 
 
@@ -1026,13 +1103,25 @@ def writes_table(samples: list[TickSample], save: SaveSample) -> Table:
     """Per tick: rows, statements and bytes written, against what one whole-file save writes;
     the ratios use the mean, what many ticks add up to."""
 
-    def line(what: str, values: Sequence[float], shown: Callable[[float], str], baseline: float | None = None,
-             target: float | None = None) -> tuple[str, ...]:
+    def line(
+        what: str,
+        values: Sequence[float],
+        shown: Callable[[float], str],
+        baseline: float | None = None,
+        target: float | None = None,
+    ) -> tuple[str, ...]:
         stats, mean = Stats.of(values), _mean(values)
         ratio = baseline / mean if baseline and mean else None
         verdict = "" if target is None or ratio is None else f"≥ {target:g}× {'✓' if ratio >= target else '✗'}"
-        return (what, shown(stats.p50), shown(stats.p95), shown(mean), shown(baseline) if baseline else "—",
-                f"{ratio:,.0f}×" if ratio else "—", verdict)
+        return (
+            what,
+            shown(stats.p50),
+            shown(stats.p95),
+            shown(mean),
+            shown(baseline) if baseline else "—",
+            f"{ratio:,.0f}×" if ratio else "—",
+            verdict,
+        )
 
     rows = [
         line("rows written (INSERT, UPDATE, DELETE)", [s.rows_written for s in samples], _count, save.entries),
@@ -1119,8 +1208,10 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     wal = PostgresWal() if scratch.vendor == "postgresql" else SqliteWal()
     cpu = CpuMeter()
     # Ticks and saves in turn, so that both meet the same load from whatever else the machine runs.
-    print(f"{args.warmup} ticks and a save untimed, then {args.ticks} ticks and {args.baseline_runs} saves in turn",
-          file=sys.stderr)
+    print(
+        f"{args.warmup} ticks and a save untimed, then {args.ticks} ticks and {args.baseline_runs} saves in turn",
+        file=sys.stderr,
+    )
     path = var_dir / "memory.json"
     samples: list[TickSample] = []
     saves: list[SaveSample] = []
@@ -1145,22 +1236,32 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     filled = "at its caps" if args.fill == 1 else f"at {args.fill:g} of its caps"
     report = BrainReport(title=f"Agent brains on {database_version(scratch.vendor)}, one brain {filled}")
     report.rows = [
-        TickRow(operation="tick less the offline provider, vs brain_export + json.dumps + write + fsync",
-                memsite=overhead, baseline=Stats.of([s.total_ms for s in saves]),
-                p95_target=TICK_TARGET_MS, ratio_target=SAVE_RATIO_TARGET),
-        TickRow(operation="tick less the offline provider, vs json.dumps + write + fsync (brain in memory)",
-                memsite=overhead, baseline=Stats.of([s.in_memory_ms for s in saves]),
-                ratio_target=SAVE_RATIO_TARGET),
+        TickRow(
+            operation="tick less the offline provider, vs brain_export + json.dumps + write + fsync",
+            memsite=overhead,
+            baseline=Stats.of([s.total_ms for s in saves]),
+            p95_target=TICK_TARGET_MS,
+            ratio_target=SAVE_RATIO_TARGET,
+        ),
+        TickRow(
+            operation="tick less the offline provider, vs json.dumps + write + fsync (brain in memory)",
+            memsite=overhead,
+            baseline=Stats.of([s.in_memory_ms for s in saves]),
+            ratio_target=SAVE_RATIO_TARGET,
+        ),
         Row(operation="tick, offline provider included", memsite=Stats.of([s.wall_ms for s in samples])),
         Row(operation="offline provider, its calls in a tick", memsite=Stats.of([s.llm_ms for s in samples])),
-        Row(operation="of a tick, its write statements and commits",
-            memsite=Stats.of([s.write_ms for s in samples])),
-        TickRow(operation="CPU time of a tick (offline provider included), vs the whole-file save's",
-                memsite=Stats.of([s.cpu_ms for s in samples]),
-                baseline=Stats.of([s.export_cpu_ms + s.encode_write_cpu_ms for s in saves])),
-        TickRow(operation="CPU time of a tick, vs json.dumps + write + fsync's (brain in memory)",
-                memsite=Stats.of([s.cpu_ms for s in samples]),
-                baseline=Stats.of([s.encode_write_cpu_ms for s in saves])),
+        Row(operation="of a tick, its write statements and commits", memsite=Stats.of([s.write_ms for s in samples])),
+        TickRow(
+            operation="CPU time of a tick (offline provider included), vs the whole-file save's",
+            memsite=Stats.of([s.cpu_ms for s in samples]),
+            baseline=Stats.of([s.export_cpu_ms + s.encode_write_cpu_ms for s in saves]),
+        ),
+        TickRow(
+            operation="CPU time of a tick, vs json.dumps + write + fsync's (brain in memory)",
+            memsite=Stats.of([s.cpu_ms for s in samples]),
+            baseline=Stats.of([s.encode_write_cpu_ms for s in saves]),
+        ),
     ]
     report.tables = [writes_table(samples, saves[-1])]
     if swarm:
@@ -1186,8 +1287,15 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     return report
 
 
-def notes(args: argparse.Namespace, samples: list[TickSample], saves: list[SaveSample], after: dict[str, int],
-          wal: WalMeter, cpu: CpuMeter, swarm: Swarm | None) -> list[str]:
+def notes(
+    args: argparse.Namespace,
+    samples: list[TickSample],
+    saves: list[SaveSample],
+    after: dict[str, int],
+    wal: WalMeter,
+    cpu: CpuMeter,
+    swarm: Swarm | None,
+) -> list[str]:
     statuses = Counter(s.status for s in samples)
     actions = Counter(s.action or "none" for s in samples)
     steps = Counter(step for s in samples for step in s.steps)
@@ -1217,7 +1325,8 @@ def notes(args: argparse.Namespace, samples: list[TickSample], saves: list[SaveS
         + (
             f"; below it: {', '.join(f'{name} {count:,}' for name, count in under.items())} (a forgotten neuron "
             "takes its synapses with it; deep reflections drop done goals)."
-            if under and args.fill == 1 else "."
+            if under and args.fill == 1
+            else "."
         ),
         (
             "Rows a tick writes, mean by table: "
@@ -1250,7 +1359,9 @@ def notes(args: argparse.Namespace, samples: list[TickSample], saves: list[SaveS
         ),
         (
             f"memsite: `gc.freeze()` before timing ({gc.get_freeze_count():,} objects frozen), as its worker "
-            "processes do." if args.gc_freeze else "memsite: timed without `gc.freeze()`."
+            "processes do."
+            if args.gc_freeze
+            else "memsite: timed without `gc.freeze()`."
         ),
     ]
     if swarm:

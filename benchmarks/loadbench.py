@@ -79,11 +79,13 @@ def seed(args: argparse.Namespace) -> World:
     built, seconds = build_chunks(treeshape.plan(args.nodes, discarded=0))
     print(f"seed: {built:,} nodes in {seconds:.1f} s", file=sys.stderr)
     swarmstar = selectors.node_internal_folder(name="swarmstar")
-    inbox_root = services.node_create(parent=swarmstar, type="folder", name="load-inboxes",
-                                      description="Documents written by the load benchmark.")
+    inbox_root = services.node_create(
+        parent=swarmstar, type="folder", name="load-inboxes", description="Documents written by the load benchmark."
+    )
     inboxes = [
-        services.node_create(parent=inbox_root, type="folder", name=f"inbox-{i}",
-                             description=f"Inbox {i} of the load benchmark.").pk
+        services.node_create(
+            parent=inbox_root, type="folder", name=f"inbox-{i}", description=f"Inbox {i} of the load benchmark."
+        ).pk
         for i in range(INBOXES)
     ]
     references = selectors.node_resolve(path="/references")
@@ -117,17 +119,33 @@ def seed(args: argparse.Namespace) -> World:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     rng.shuffle(folders)
-    return World(folders=folders, nodes=nodes, questions=questions, inboxes=inboxes, tokens=tokens,
-                 sessions=sessions, agents=agents, built=built + 1 + INBOXES)
+    return World(
+        folders=folders,
+        nodes=nodes,
+        questions=questions,
+        inboxes=inboxes,
+        tokens=tokens,
+        sessions=sessions,
+        agents=agents,
+        built=built + 1 + INBOXES,
+    )
 
 
 # --- the LLM server ------------------------------------------------------------------------------
 
 # The purpose each reply schema is asked for with: what the offline heuristics key their text on.
 SCHEMA_PURPOSES = {
-    "RouteReply": "route", "ToolReply": "route", "QueryArguments": "route", "PatternArguments": "route",
-    "ReadReply": "read", "NodeDescription": "describe", "Decision": "decide", "Plan": "decide",
-    "Reflection": "reflect", "DeepReflection": "deep_reflect", "ChatReply": "chat",
+    "RouteReply": "route",
+    "ToolReply": "route",
+    "QueryArguments": "route",
+    "PatternArguments": "route",
+    "ReadReply": "read",
+    "NodeDescription": "describe",
+    "Decision": "decide",
+    "Plan": "decide",
+    "Reflection": "reflect",
+    "DeepReflection": "deep_reflect",
+    "ChatReply": "chat",
 }
 
 
@@ -219,13 +237,26 @@ def celery_workers(env: dict[str, str], *, count: int, threads: int, logs: Path)
     for index in range(1, count + 1):
         log = logs / f"worker-{index}.log"
         command = [
-            str(Path(sys.executable).parent / "celery"), "-A", "memsite", "worker", "--pool", "threads",
-            "--concurrency", str(threads), "-n", f"loadbench{index}@%h", "--loglevel", "INFO",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "memsite",
+            "worker",
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(threads),
+            "-n",
+            f"loadbench{index}@%h",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
         ]
         with open(log, "wb") as out:
-            process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stdout=out,
-                                       stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                command, cwd=REPO, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT
+            )
         processes.append((process, log))
     workers = Workers(processes)
     try:
@@ -428,8 +459,9 @@ def _tally(mine: dict[str, Tally], label: str) -> Tally:
     return mine[label]
 
 
-def reader(port: int, headers: dict[str, str], label: str, urls: Sequence[str], offset: int, deadline: float,
-           timeout: float) -> Callable[[dict[str, Tally]], None]:
+def reader(
+    port: int, headers: dict[str, str], label: str, urls: Sequence[str], offset: int, deadline: float, timeout: float
+) -> Callable[[dict[str, Tally]], None]:
     def client(mine: dict[str, Tally]) -> None:
         conn, tally, index = Connection(port, headers, timeout), _tally(mine, label), offset
         while time.monotonic() < deadline:
@@ -452,8 +484,9 @@ def read_kinds(world: World, user: int) -> list[tuple[str, list[str], dict[str, 
     ]
 
 
-def readers(port: int, world: World, connections_: int, deadline: float, timeout: float,
-            suffix: str = "") -> list[Callable[[dict[str, Tally]], None]]:
+def readers(
+    port: int, world: World, connections_: int, deadline: float, timeout: float, suffix: str = ""
+) -> list[Callable[[dict[str, Tally]], None]]:
     """`connections_` readers, one in three on each kind of read, the users taken in turn."""
     clients = []
     for i in range(connections_):
@@ -488,11 +521,17 @@ def creator(port: int, world: World, writes: Writes, number: int, deadline: floa
         while time.monotonic() < deadline:
             sequence += 1
             name = f"load-{number:02d}-{sequence:06d}.md"
-            answer = conn.send("POST", "/api/nodes/", {
-                "parent": rng.choice(world.inboxes), "type": "document", "name": name,
-                "description": f"Written by load client {number}.",
-                "content": f"# Note {sequence}\n\nWritten under load by client {number}.\n",
-            })
+            answer = conn.send(
+                "POST",
+                "/api/nodes/",
+                {
+                    "parent": rng.choice(world.inboxes),
+                    "type": "document",
+                    "name": name,
+                    "description": f"Written by load client {number}.",
+                    "content": f"# Note {sequence}\n\nWritten under load by client {number}.\n",
+                },
+            )
             tally.add(answer)
             with writes.lock:
                 if answer.status == 201:
@@ -515,9 +554,14 @@ def searcher(port: int, world: World, writes: Writes, number: int, deadline: flo
         start, poll = _tally(mine, SEARCH_START), _tally(mine, SEARCH_POLL)
         while time.monotonic() < deadline:
             started = time.monotonic()
-            answer = conn.send("POST", "/api/searches/", {
-                "questions": [rng.choice(world.questions)], "budgets": {"max_llm_calls": args.search_calls},
-            })
+            answer = conn.send(
+                "POST",
+                "/api/searches/",
+                {
+                    "questions": [rng.choice(world.questions)],
+                    "budgets": {"max_llm_calls": args.search_calls},
+                },
+            )
             start.add(answer)
             if answer.status != 202:
                 time.sleep(args.poll_interval)
@@ -538,8 +582,9 @@ def searcher(port: int, world: World, writes: Writes, number: int, deadline: flo
     return client
 
 
-def ticker(port: int, world: World, writes: Writes, agent_id: int, number: int, deadline: float,
-           args: argparse.Namespace):
+def ticker(
+    port: int, world: World, writes: Writes, agent_id: int, number: int, deadline: float, args: argparse.Namespace
+):
     """An agent's client: a tick, polled until it has ended, then the next. One tick at a time,
     so that each accepted tick must make a tick run (a second one queued while the first holds
     the brain would be skipped, by design)."""
@@ -586,8 +631,9 @@ def queue_depth(client) -> int:
     return int(client.llen("celery")) + int(client.hlen("unacked"))
 
 
-def drain(world: World, writes: Writes, since: datetime, ticks_before: dict[int, int], redis, seconds: float
-          ) -> tuple[float, bool]:
+def drain(
+    world: World, writes: Writes, since: datetime, ticks_before: dict[int, int], redis, seconds: float
+) -> tuple[float, bool]:
     """Wait until every search started since `since` has ended, every accepted tick has run and
     ended, and the queue is empty; or until nothing is queued or running for QUIET_S seconds
     (what is missing then was lost, not late); or `seconds`. Returns the wait and whether it
@@ -603,9 +649,11 @@ def drain(world: World, writes: Writes, since: datetime, ticks_before: dict[int,
         elapsed = time.monotonic() - started
         if not (active or running or missing or queued):
             return elapsed, True
-        if queued or running or (active and Search.objects.filter(
-            created_at__gte=since, status=Search.Status.RUNNING
-        ).exists()):
+        if (
+            queued
+            or running
+            or (active and Search.objects.filter(created_at__gte=since, status=Search.Status.RUNNING).exists())
+        ):
             quiet_since = None
         else:
             quiet_since = quiet_since or time.monotonic()
@@ -623,8 +671,9 @@ class Check:
     passed: bool
 
 
-def checks(world: World, writes: Writes, since: datetime, ticks_before: dict[int, int], redis,
-           workers: Workers) -> tuple[list[Check], dict[str, Any]]:
+def checks(
+    world: World, writes: Writes, since: datetime, ticks_before: dict[int, int], redis, workers: Workers
+) -> tuple[list[Check], dict[str, Any]]:
     """What the rows say after the drain; and figures for the report."""
     result: list[Check] = []
     facts: dict[str, Any] = {}
@@ -635,69 +684,86 @@ def checks(world: World, writes: Writes, since: datetime, ticks_before: dict[int
     inbox_rows = list(Node.objects.filter(parent_id__in=world.inboxes).values_list("name", "pk"))
     names = Counter(name for name, _ in inbox_rows)
     extra = [name for name in names if name not in writes.created]
-    result.append(Check(
-        "every 201 document exists exactly once",
-        f"{len(ids):,} answered 201, {len(stored):,} found, {sum(1 for n in names.values() if n > 1)} names twice",
-        len(set(ids)) == len(ids) == len(stored) and all(n == 1 for n in names.values()),
-    ))
+    result.append(
+        Check(
+            "every 201 document exists exactly once",
+            f"{len(ids):,} answered 201, {len(stored):,} found, {sum(1 for n in names.values() if n > 1)} names twice",
+            len(set(ids)) == len(ids) == len(stored) and all(n == 1 for n in names.values()),
+        )
+    )
     unanswered_written = [name for name in writes.unanswered if name in names]
-    result.append(Check(
-        "no document without its 201",
-        f"{len(inbox_rows):,} in the inboxes; {len(extra)} without a 201 "
-        f"({len(writes.unanswered)} creates unanswered, {len(unanswered_written)} of them written; "
-        f"{len(writes.refused)} refused)",
-        not extra or sorted(extra) == sorted(unanswered_written),
-    ))
+    result.append(
+        Check(
+            "no document without its 201",
+            f"{len(inbox_rows):,} in the inboxes; {len(extra)} without a 201 "
+            f"({len(writes.unanswered)} creates unanswered, {len(unanswered_written)} of them written; "
+            f"{len(writes.refused)} refused)",
+            not extra or sorted(extra) == sorted(unanswered_written),
+        )
+    )
     problems = Node.objects.find_problems()
     numchild = {pk: n for pk, n in Node.objects.filter(pk__in=world.inboxes).values_list("pk", "numchild")}
     real = Counter(Node.objects.filter(parent_id__in=world.inboxes).values_list("parent_id", flat=True))
     wrong_parent = Node.objects.filter(parent_id__in=world.inboxes).exclude(depth=4).count()
-    result.append(Check(
-        "the tree is consistent (treebeard's find_problems; inbox child counts)",
-        f"{sum(len(p) for p in problems)} problems, {sum(1 for pk in world.inboxes if numchild[pk] != real[pk])} "
-        f"inboxes off, {wrong_parent} at a wrong depth",
-        not any(problems) and all(numchild[pk] == real[pk] for pk in world.inboxes) and not wrong_parent,
-    ))
+    result.append(
+        Check(
+            "the tree is consistent (treebeard's find_problems; inbox child counts)",
+            f"{sum(len(p) for p in problems)} problems, {sum(1 for pk in world.inboxes if numchild[pk] != real[pk])} "
+            f"inboxes off, {wrong_parent} at a wrong depth",
+            not any(problems) and all(numchild[pk] == real[pk] for pk in world.inboxes) and not wrong_parent,
+        )
+    )
 
     # Searches: every 202 ended; so did the sub-searches they started.
     ours = Search.objects.filter(created_at__gte=since)
     statuses = Counter(ours.filter(pk__in=writes.searches).values_list("status", flat=True))
     subs = Counter(ours.exclude(pk__in=writes.searches).values_list("status", flat=True))
     ended = sum(statuses[s] for s in FINAL_SEARCH)
-    result.append(Check(
-        "every accepted search reached a final state",
-        f"{len(writes.searches):,} accepted: {_counts(statuses)}; sub-searches: {_counts(subs) or 'none'}",
-        ended == len(writes.searches) and not any(subs[s] for s in Search.ACTIVE),
-    ))
+    result.append(
+        Check(
+            "every accepted search reached a final state",
+            f"{len(writes.searches):,} accepted: {_counts(statuses)}; sub-searches: {_counts(subs) or 'none'}",
+            ended == len(writes.searches) and not any(subs[s] for s in Search.ACTIVE),
+        )
+    )
     failed = list(ours.filter(status=Search.Status.FAILED).values_list("ended_because", flat=True))
     result.append(Check("no search failed", f"{len(failed)} failed {_reasons(failed)}".strip(), not failed))
     because = Counter(ours.filter(pk__in=writes.searches).values_list("ended_because", flat=True))
     facts["search_ends"] = because
-    timings = list(ours.filter(pk__in=writes.searches, finished_at__isnull=False)
-                   .values_list("created_at", "started_at", "finished_at", "llm_calls"))
+    timings = list(
+        ours.filter(pk__in=writes.searches, finished_at__isnull=False).values_list(
+            "created_at", "started_at", "finished_at", "llm_calls"
+        )
+    )
     facts["search_total_ms"] = [(f - c).total_seconds() * 1000 for c, s, f, _ in timings]
     facts["search_wait_ms"] = [(s - c).total_seconds() * 1000 for c, s, f, _ in timings if s]
     facts["search_calls"] = [n for *_, n in timings]
 
     # Ticks: one run per accepted tick, all ended, no lease left.
-    runs = list(TickRun.objects.filter(brain_id__in=world.agents, started_at__gte=since)
-                .values_list("brain_id", "status", "error", "started_at", "ended_at"))
+    runs = list(
+        TickRun.objects.filter(brain_id__in=world.agents, started_at__gte=since).values_list(
+            "brain_id", "status", "error", "started_at", "ended_at"
+        )
+    )
     per_agent = Counter(run[0] for run in runs)
     counts = dict(Brain.objects.filter(pk__in=world.agents).values_list("pk", "tick_count"))
-    off = [a for a in world.agents
-           if per_agent[a] != writes.ticks[a] or counts[a] - ticks_before[a] != writes.ticks[a]]
-    result.append(Check(
-        "every accepted tick made exactly one tick run",
-        f"{sum(writes.ticks.values()):,} accepted, {len(runs):,} runs; {len(off)} agents off",
-        not off,
-    ))
+    off = [a for a in world.agents if per_agent[a] != writes.ticks[a] or counts[a] - ticks_before[a] != writes.ticks[a]]
+    result.append(
+        Check(
+            "every accepted tick made exactly one tick run",
+            f"{sum(writes.ticks.values()):,} accepted, {len(runs):,} runs; {len(off)} agents off",
+            not off,
+        )
+    )
     running = sum(1 for run in runs if run[1] == TickRun.Status.RUNNING)
     leased = Brain.objects.filter(pk__in=world.agents, lease_until__isnull=False).count()
-    result.append(Check("no tick left running, no lease held", f"{running} running, {leased} leases",
-                        not running and not leased))
+    result.append(
+        Check("no tick left running, no lease held", f"{running} running, {leased} leases", not running and not leased)
+    )
     tick_errors = [run[2] for run in runs if run[1] == TickRun.Status.FAILED]
-    result.append(Check("no tick failed", f"{len(tick_errors)} failed {_reasons(tick_errors)}".strip(),
-                        not tick_errors))
+    result.append(
+        Check("no tick failed", f"{len(tick_errors)} failed {_reasons(tick_errors)}".strip(), not tick_errors)
+    )
     facts["tick_ms"] = [(run[4] - run[3]).total_seconds() * 1000 for run in runs if run[4]]
     facts["tick_actions"] = Counter(
         TickRun.objects.filter(brain_id__in=world.agents, started_at__gte=since).values_list("action", flat=True)
@@ -710,20 +776,31 @@ def checks(world: World, writes: Writes, since: datetime, ticks_before: dict[int
     finished = sum(n for (_, event), n in tasks.items() if event == "succeeded")
     raised = sum(n for (_, event), n in tasks.items() if event in ("raised", "failed", "retry"))
     tracebacks = workers.log_text().count("Traceback (most recent call last)")
-    result.append(Check(
-        "the queue is empty and every task the workers took succeeded",
-        f"{depth} queued or unacknowledged; {received:,} received, {finished:,} succeeded, {raised} raised, "
-        f"{tracebacks} tracebacks in the workers' logs",
-        not depth and received == finished and not raised and not tracebacks,
-    ))
+    result.append(
+        Check(
+            "the queue is empty and every task the workers took succeeded",
+            f"{depth} queued or unacknowledged; {received:,} received, {finished:,} succeeded, {raised} raised, "
+            f"{tracebacks} tracebacks in the workers' logs",
+            not depth and received == finished and not raised and not tracebacks,
+        )
+    )
     calls = Counter(LLMCall.objects.filter(created_at__gte=since).values_list("status", flat=True))
-    errors = list(LLMCall.objects.filter(created_at__gte=since, status=LLMCall.Status.ERROR)
-                  .values_list("error_reason", flat=True))
-    result.append(Check("no LLM call failed", f"{sum(calls.values()):,} calls: {_counts(calls)} {_reasons(errors)}"
-                        .strip(), not errors))
+    errors = list(
+        LLMCall.objects.filter(created_at__gte=since, status=LLMCall.Status.ERROR).values_list(
+            "error_reason", flat=True
+        )
+    )
+    result.append(
+        Check(
+            "no LLM call failed",
+            f"{sum(calls.values()):,} calls: {_counts(calls)} {_reasons(errors)}".strip(),
+            not errors,
+        )
+    )
     facts["llm_calls"] = sum(calls.values())
-    facts["llm_latency_ms"] = list(LLMCall.objects.filter(created_at__gte=since, status=LLMCall.Status.OK)
-                                   .values_list("latency_ms", flat=True))
+    facts["llm_latency_ms"] = list(
+        LLMCall.objects.filter(created_at__gte=since, status=LLMCall.Status.OK).values_list("latency_ms", flat=True)
+    )
     facts["tasks"] = tasks
     return result, facts
 
@@ -786,13 +863,25 @@ def _ms(value: float) -> str:
     return f"{value:.1f}" if value < 10 else f"{value:,.0f}"
 
 
-OPERATION_HEADER = ("operation", "conns", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors",
-                    "server p50 ms", "server p95 ms")
+OPERATION_HEADER = (
+    "operation",
+    "conns",
+    "requests",
+    "req/s",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "max ms",
+    "errors",
+    "server p50 ms",
+    "server p95 ms",
+)
 READS_SUFFIX = " (reads)"
 
 
-def operation_table(tallies: Tallies, labels: Sequence[str], seconds: float, server: dict[str, list[float]],
-                    *, total: bool) -> Table:
+def operation_table(
+    tallies: Tallies, labels: Sequence[str], seconds: float, server: dict[str, list[float]], *, total: bool
+) -> Table:
     """Per operation, as the client saw it; and the server's own time from its access log (the
     reads of phase 2 share theirs with no other operation, so their rows show it too)."""
     rows = []
@@ -813,9 +902,19 @@ def operation_table(tallies: Tallies, labels: Sequence[str], seconds: float, ser
 def _operation_row(label: str, tally: Tally, seconds: float, served: Sequence[float]) -> tuple[str, ...]:
     p50, p95, p99 = percentiles(tally.millis)
     server_p50, server_p95, _ = percentiles(served)
-    return (label, str(tally.connections), f"{len(tally.millis):,}", f"{len(tally.millis) / seconds:,.1f}",
-            _ms(p50), _ms(p95), _ms(p99), _ms(max(tally.millis, default=float("nan"))), tally.errors_text(),
-            _ms(server_p50), _ms(server_p95))
+    return (
+        label,
+        str(tally.connections),
+        f"{len(tally.millis):,}",
+        f"{len(tally.millis) / seconds:,.1f}",
+        _ms(p50),
+        _ms(p95),
+        _ms(p99),
+        _ms(max(tally.millis, default=float("nan"))),
+        tally.errors_text(),
+        _ms(server_p50),
+        _ms(server_p95),
+    )
 
 
 def _duration_row(what: str, millis: Sequence[float], count_text: str) -> tuple[str, ...]:
@@ -917,8 +1016,9 @@ class CpuMeter:
 
 def cpu_text(spent: dict[str, float]) -> str:
     total = sum(spent.values())
-    shares = ", ".join(f"{name} {seconds:.1f} s" if seconds < 10 else f"{name} {seconds:,.0f} s"
-                       for name, seconds in spent.items())
+    shares = ", ".join(
+        f"{name} {seconds:.1f} s" if seconds < 10 else f"{name} {seconds:,.0f} s" for name, seconds in spent.items()
+    )
     return f"CPU over the phase ({total:,.0f} CPU-seconds on {os.cpu_count()} cores): {shares}."
 
 
@@ -963,24 +1063,31 @@ def run(args: argparse.Namespace, scratch: Scratch) -> LoadReport:
                 celery_workers(env, count=args.celery_workers, threads=args.celery_threads, logs=logs) as workers,
             ):
                 warm_up(args, world, port)
-                cpu = CpuMeter(port=port, workers=workers, llm_pid=llm_pid,
-                               redis_pid=int(redis.info("server")["process_id"]))
+                cpu = CpuMeter(
+                    port=port, workers=workers, llm_pid=llm_pid, redis_pid=int(redis.info("server")["process_id"])
+                )
                 read_phase(args, world, port, report, access, cpu)
                 mixed_phase(args, world, port, report, redis, workers, access, cpu)
     finally:
         _redis_cleanup(redis)
     report.preamble = [
-        (f"{date.today()}, {os.cpu_count()} CPUs (load average {load_at_start[0]:.1f} at the start; "
-        f"{', '.join(report.loads)}), Python {platform.python_version()}."),
-        (f"gunicorn gthread {args.web_workers} workers × {args.web_threads} threads; "
-        f"{args.celery_workers} Celery workers (threads pool × {args.celery_threads}); Redis {args.redis_url}; "
-        f"MEMSITE_API_RATE={args.api_rate} ({args.users} users, each with a token and a session), and the "
-        f"per-user quotas ({', '.join(QUOTAS)}) out of reach; "
-        f"the LLM: tests/fake_openai.py in a process of its own, answering with the offline heuristics "
-        f"after {args.llm_delay * 1000:.0f} ms."),
-        (f"Seeded: {world.built:,} nodes (benchmarks/treeshape.py), {args.agents} agents with brains at "
-        f"{args.brain_fill:g} of every cap. Reads over {len(world.folders)} folders (every one under /references "
-        f"below the areas, and the journals) and {len(world.nodes)} nodes."),
+        (
+            f"{date.today()}, {os.cpu_count()} CPUs (load average {load_at_start[0]:.1f} at the start; "
+            f"{', '.join(report.loads)}), Python {platform.python_version()}."
+        ),
+        (
+            f"gunicorn gthread {args.web_workers} workers × {args.web_threads} threads; "
+            f"{args.celery_workers} Celery workers (threads pool × {args.celery_threads}); Redis {args.redis_url}; "
+            f"MEMSITE_API_RATE={args.api_rate} ({args.users} users, each with a token and a session), and the "
+            f"per-user quotas ({', '.join(QUOTAS)}) out of reach; "
+            f"the LLM: tests/fake_openai.py in a process of its own, answering with the offline heuristics "
+            f"after {args.llm_delay * 1000:.0f} ms."
+        ),
+        (
+            f"Seeded: {world.built:,} nodes (benchmarks/treeshape.py), {args.agents} agents with brains at "
+            f"{args.brain_fill:g} of every cap. Reads over {len(world.folders)} folders (every one under /references "
+            f"below the areas, and the journals) and {len(world.nodes)} nodes."
+        ),
         "",
         f"Command: `{' '.join(['python benchmarks/load.py', *sys.argv[1:]])}`",
     ]
@@ -991,8 +1098,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> LoadReport:
         "Celery workers, the LLM server and the client."
     )
     report.notes.append(
-        "errors: answers other than 2xx, timeouts (the client waits "
-        f"{args.timeout:g} s) and broken connections."
+        f"errors: answers other than 2xx, timeouts (the client waits {args.timeout:g} s) and broken connections."
     )
     if report.passed:
         shutil.rmtree(logs, ignore_errors=True)
@@ -1017,8 +1123,11 @@ def warm_up(args: argparse.Namespace, world: World, port: int) -> None:
     before = dict(Brain.objects.filter(pk__in=world.agents).values_list("pk", "tick_count"))
     searches = []
     for i in range(args.celery_workers * args.celery_threads):
-        answer = conn.send("POST", "/api/searches/", {"questions": [world.questions[i % len(world.questions)]],
-                                                       "budgets": {"max_llm_calls": 2}})
+        answer = conn.send(
+            "POST",
+            "/api/searches/",
+            {"questions": [world.questions[i % len(world.questions)]], "budgets": {"max_llm_calls": 2}},
+        )
         if answer.status != 202:
             raise SystemExit(f"Starting a search answers {answer.status} {answer.body[:200]!r}.")
         searches.append(answer.json()["id"])
@@ -1030,16 +1139,19 @@ def warm_up(args: argparse.Namespace, world: World, port: int) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         counts = dict(Brain.objects.filter(pk__in=world.agents).values_list("pk", "tick_count"))
-        if not (Search.objects.filter(pk__in=searches, status__in=Search.ACTIVE).exists()
-                or TickRun.objects.filter(brain_id__in=world.agents, status=TickRun.Status.RUNNING).exists()
-                or any(counts[agent] <= before[agent] for agent in world.agents)):
+        if not (
+            Search.objects.filter(pk__in=searches, status__in=Search.ACTIVE).exists()
+            or TickRun.objects.filter(brain_id__in=world.agents, status=TickRun.Status.RUNNING).exists()
+            or any(counts[agent] <= before[agent] for agent in world.agents)
+        ):
             break
         time.sleep(0.5)
     connections.close_all()
 
 
-def read_phase(args: argparse.Namespace, world: World, port: int, report: LoadReport, access: AccessLog,
-               meter: CpuMeter) -> None:
+def read_phase(
+    args: argparse.Namespace, world: World, port: int, report: LoadReport, access: AccessLog, meter: CpuMeter
+) -> None:
     report.loads.append(f"{os.getloadavg()[0]:.1f} at the reads")
     print(f"reads: {args.read_connections} connections for {args.read_seconds:g} s", file=sys.stderr)
     tallies = Tallies()
@@ -1050,17 +1162,29 @@ def read_phase(args: argparse.Namespace, world: World, port: int, report: LoadRe
     server = access.server_ms(mark, access.mark())
     table = operation_table(tallies, (CHILDREN_API, NODE_API, PARTIAL), seconds, server, total=True)
     errors = [body for tally in tallies.by_label.values() for body in tally.bodies]
-    report.sections.append((
-        f"Phase 1: reads, {args.read_connections} connections, {seconds:.0f} s",
-        [f"{args.read_connections} client threads in the benchmark's process, one keep-alive connection each, "
-         "a third on each operation. " + cpu_text(cpu),
-         *(f"Error: `{body}`" for body in errors)],
-        table,
-    ))
+    report.sections.append(
+        (
+            f"Phase 1: reads, {args.read_connections} connections, {seconds:.0f} s",
+            [
+                f"{args.read_connections} client threads in the benchmark's process, one keep-alive connection each, "
+                "a third on each operation. " + cpu_text(cpu),
+                *(f"Error: `{body}`" for body in errors),
+            ],
+            table,
+        )
+    )
 
 
-def mixed_phase(args: argparse.Namespace, world: World, port: int, report: LoadReport, redis,
-                workers: Workers, access: AccessLog, meter: CpuMeter) -> None:
+def mixed_phase(
+    args: argparse.Namespace,
+    world: World,
+    port: int,
+    report: LoadReport,
+    redis,
+    workers: Workers,
+    access: AccessLog,
+    meter: CpuMeter,
+) -> None:
     report.loads.append(f"{os.getloadavg()[0]:.1f} at the writes")
     since = timezone.now()
     ticks_before = dict(Brain.objects.filter(pk__in=world.agents).values_list("pk", "tick_count"))
@@ -1082,43 +1206,78 @@ def mixed_phase(args: argparse.Namespace, world: World, port: int, report: LoadR
     found, facts = checks(world, writes, since, ticks_before, redis, workers)
     report.checks = found
 
-    labels = (CREATE, SEARCH_START, SEARCH_POLL, TICK, TICK_POLL,
-              CHILDREN_API + READS_SUFFIX, NODE_API + READS_SUFFIX, PARTIAL + READS_SUFFIX)
+    labels = (
+        CREATE,
+        SEARCH_START,
+        SEARCH_POLL,
+        TICK,
+        TICK_POLL,
+        CHILDREN_API + READS_SUFFIX,
+        NODE_API + READS_SUFFIX,
+        PARTIAL + READS_SUFFIX,
+    )
     errors = [body for tally in tallies.by_label.values() for body in tally.bodies]
-    report.sections.append((
-        f"Phase 2: mixed writes, {seconds:.0f} s",
-        [(f"{args.create_connections} connections creating documents back to back in {INBOXES} shared folders; "
-         f"{args.search_clients} clients each starting a search (one question, max_llm_calls "
-         f"{args.search_calls}) and polling it every {args.poll_interval:g} s until it ends; {len(world.agents)} "
-         f"agents' clients each asking for a tick and polling its runs until it has ended; "
-         f"{args.mixed_read_connections} read connections as in phase 1. ") + cpu_text(cpu),
-         *(f"Error: `{body}`" for body in errors)],
-        operation_table(tallies, labels, seconds, server, total=False),
-    ))
+    report.sections.append(
+        (
+            f"Phase 2: mixed writes, {seconds:.0f} s",
+            [
+                (
+                    f"{args.create_connections} connections creating documents back to back in {INBOXES} shared folders; "
+                    f"{args.search_clients} clients each starting a search (one question, max_llm_calls "
+                    f"{args.search_calls}) and polling it every {args.poll_interval:g} s until it ends; {len(world.agents)} "
+                    f"agents' clients each asking for a tick and polling its runs until it has ended; "
+                    f"{args.mixed_read_connections} read connections as in phase 1. "
+                )
+                + cpu_text(cpu),
+                *(f"Error: `{body}`" for body in errors),
+            ],
+            operation_table(tallies, labels, seconds, server, total=False),
+        )
+    )
     rows = [
-        ("documents created (201)", f"{len(writes.created):,} ({len(writes.created) / seconds:,.1f}/s)",
-         "—", "—", "—", "—"),
-        _duration_row("searches: created → finished", facts["search_total_ms"],
-                      f"{len(writes.searches):,} ({len(facts['search_total_ms']) / seconds:,.2f}/s)"),
+        (
+            "documents created (201)",
+            f"{len(writes.created):,} ({len(writes.created) / seconds:,.1f}/s)",
+            "—",
+            "—",
+            "—",
+            "—",
+        ),
+        _duration_row(
+            "searches: created → finished",
+            facts["search_total_ms"],
+            f"{len(writes.searches):,} ({len(facts['search_total_ms']) / seconds:,.2f}/s)",
+        ),
         _duration_row("searches: waiting in the queue", facts["search_wait_ms"], ""),
-        _duration_row("searches: started → seen ended by the client", writes.search_seen_ms,
-                      f"{len(writes.search_seen_ms):,}"),
-        _duration_row("ticks: run started → ended", facts["tick_ms"],
-                      f"{sum(writes.ticks.values()):,} ({len(facts['tick_ms']) / seconds:,.2f}/s)"),
-        _duration_row("ticks: asked for → seen ended by the client", writes.tick_seen_ms,
-                      f"{len(writes.tick_seen_ms):,}"),
+        _duration_row(
+            "searches: started → seen ended by the client", writes.search_seen_ms, f"{len(writes.search_seen_ms):,}"
+        ),
+        _duration_row(
+            "ticks: run started → ended",
+            facts["tick_ms"],
+            f"{sum(writes.ticks.values()):,} ({len(facts['tick_ms']) / seconds:,.2f}/s)",
+        ),
+        _duration_row(
+            "ticks: asked for → seen ended by the client", writes.tick_seen_ms, f"{len(writes.tick_seen_ms):,}"
+        ),
         _duration_row("LLM calls (ledger latency)", facts["llm_latency_ms"], f"{facts['llm_calls']:,}"),
     ]
     calls = facts["search_calls"]
-    report.sections.append((
-        "The work behind the writes",
-        [(f"Drained in {waited:.1f} s after the writers stopped{'' if settled else ' (NOT settled)'}. "
-         f"Searches ended: {_counts(facts['search_ends'])}; LLM calls a search p50 "
-         f"{statistics.median(calls) if calls else 0:g}, max {max(calls, default=0)}. Tick actions: "
-         f"{_counts(facts['tick_actions'])}. Tasks in the workers' logs: "
-         f"{_counts(Counter({f'{name} {event}': n for (name, event), n in facts['tasks'].items()}))}.")],
-        Table(("what", "count (rate)", "p50 ms", "p95 ms", "p99 ms", "max ms"), rows, "lrrrrr"),
-    ))
+    report.sections.append(
+        (
+            "The work behind the writes",
+            [
+                (
+                    f"Drained in {waited:.1f} s after the writers stopped{'' if settled else ' (NOT settled)'}. "
+                    f"Searches ended: {_counts(facts['search_ends'])}; LLM calls a search p50 "
+                    f"{statistics.median(calls) if calls else 0:g}, max {max(calls, default=0)}. Tick actions: "
+                    f"{_counts(facts['tick_actions'])}. Tasks in the workers' logs: "
+                    f"{_counts(Counter({f'{name} {event}': n for (name, event), n in facts['tasks'].items()}))}."
+                )
+            ],
+            Table(("what", "count (rate)", "p50 ms", "p95 ms", "p99 ms", "max ms"), rows, "lrrrrr"),
+        )
+    )
 
 
 def _redis_cleanup(redis) -> None:

@@ -126,7 +126,11 @@ class Oracle:
             # The best passages' nodes, named by their paths: the answer if it is among them.
             ends = "/" + "/".join(target.names)
             chosen = next((number for number, path in prompt.names.items() if path.endswith(ends)), None)
-            return {"choice": chosen, "unviable": [], "reason": "The answer's passage." if chosen else "Not among these."}
+            return {
+                "choice": chosen,
+                "unviable": [],
+                "reason": "The answer's passage." if chosen else "Not among these.",
+            }
         if where.startswith("the tools of") or target is None or where not in target.names[:-1]:
             # A tool, or a place off the answer's path (never reached by a right walk).
             self.unparsed += not where.startswith("the tools of")

@@ -21,8 +21,18 @@ delete update create move copy merge split join group count measure check verify
 explain describe answer ask find store load save send receive parse
 """.split()
 IDENTIFIERS = (
-    "node_move", "search_start", "message_append", "agents_message", "history_offset", "p95_ms",
-    "retry_after", "max_tokens", "tick_run", "celery.worker", "pg_stat_statements", "GET /api/nodes/",
+    "node_move",
+    "search_start",
+    "message_append",
+    "agents_message",
+    "history_offset",
+    "p95_ms",
+    "retry_after",
+    "max_tokens",
+    "tick_run",
+    "celery.worker",
+    "pg_stat_statements",
+    "GET /api/nodes/",
 )
 
 
@@ -39,4 +49,3 @@ def prose(rng: random.Random, words: int) -> str:
             sentence[rng.randrange(length)] = f"`{rng.choice(IDENTIFIERS)}`"
         sentences.append(sentence[0].capitalize() + " " + " ".join(sentence[1:]) + rng.choice(".....?!"))
     return " ".join(sentence.strip() for sentence in sentences)
-

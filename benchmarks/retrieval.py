@@ -71,12 +71,23 @@ SCRATCH_DATABASE = "memsite_retrieval_bench"
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=above(0, at_most=100), default=1.0,
-                        help="corpus size: 1 is ~60 sessions, ~40 notes and files, a 1,000-node tree, ~120 questions")
-    parser.add_argument("--passages", type=at_least(0), default=100_000,
-                        help="grow the index to this many passages for the latency (default 100,000; 0: skip)")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None,
-                        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)")
+    parser.add_argument(
+        "--scale",
+        type=above(0, at_most=100),
+        default=1.0,
+        help="corpus size: 1 is ~60 sessions, ~40 notes and files, a 1,000-node tree, ~120 questions",
+    )
+    parser.add_argument(
+        "--passages",
+        type=at_least(0),
+        default=100_000,
+        help="grow the index to this many passages for the latency (default 100,000; 0: skip)",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
+    )
     parser.add_argument("--seed", type=int, default=7, help="seed of the corpus and questions (default 7)")
     parser.add_argument("--skip-offline", action="store_true", help="leave out the offline provider's searches")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
@@ -120,7 +131,6 @@ from memory.models import Node, Passage
 from memory.services import NodeSpec
 from memsite.llm.tokens import offline_counter
 
-
 WARMUP = 5  # untimed retrieve calls first: lazy imports, the vector matrix, cold caches
 RETRIEVE_K = 5
 GAIN_TARGET = 0.10  # search evidence recall over BM25@1
@@ -141,7 +151,6 @@ EMBEDDED_BEFORE = timedelta(hours=1)
 ANSWERABLE = ("single", "multi", "temporal", "files", "tree")
 
 
-
 def run(args: argparse.Namespace, scratch: Scratch) -> tuple[TablesReport, list[dict]]:
     """The report, and each question's outcome."""
     load = os.getloadavg()[0]
@@ -160,7 +169,13 @@ def run(args: argparse.Namespace, scratch: Scratch) -> tuple[TablesReport, list[
     report = TablesReport(
         title=f"Retrieval benchmark on {database_version(scratch.vendor)}",
         preamble=preamble,
-        tables=[recall_table(results), fusion_table(results), answer_table(results), cost_table(results), index_table(results)],
+        tables=[
+            recall_table(results),
+            fusion_table(results),
+            answer_table(results),
+            cost_table(results),
+            index_table(results),
+        ],
         targets=verdicts(results),
         notes=notes(results, args, sizes),
     )
@@ -184,7 +199,11 @@ def _nest(docs: Sequence[Doc], prefix: str) -> list[NodeSpec]:
                 siblings.append(folders[at])
             siblings = folders[at].children
         context = {"file_path": doc.file_path} if doc.file_path else None
-        siblings.append(NodeSpec(name=parts[-1], type=doc.type, description=doc.description, context=context, content=doc.text.encode()))
+        siblings.append(
+            NodeSpec(
+                name=parts[-1], type=doc.type, description=doc.description, context=context, content=doc.text.encode()
+            )
+        )
     return top
 
 
@@ -198,6 +217,7 @@ class Built:
 def build(corpus: Corpus) -> Built:
     """Sessions under /swarmstar/logs, notes under /user/notes, projects under /projects, and
     the search benchmark's tree under /references, all through node_bulk_create."""
+
     def under(prefix: str) -> list[Doc]:
         return [doc for doc in corpus.docs if doc.path.startswith(prefix + "/")]
 
@@ -206,8 +226,19 @@ def build(corpus: Corpus) -> Built:
         ("/swarmstar", [NodeSpec(name="logs", type="folder", description="Logs.", children=_nest(under(logs), logs))]),
         ("/user", [NodeSpec(name="notes", type="folder", children=_nest(under(notes_folder), notes_folder))]),
         # A project a call: file paths must be unique within one call.
-        *(("/projects", [NodeSpec(name=name, type="project_root_folder", children=_nest(under(f"/projects/{name}"), f"/projects/{name}"))])
-          for name in corpus.projects),
+        *(
+            (
+                "/projects",
+                [
+                    NodeSpec(
+                        name=name,
+                        type="project_root_folder",
+                        children=_nest(under(f"/projects/{name}"), f"/projects/{name}"),
+                    )
+                ],
+            )
+            for name in corpus.projects
+        ),
     ]
     nodes, seconds = 0, 0.0
     for parent, specs in plan:
@@ -328,7 +359,9 @@ def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dic
         both = [[pk for pk, _ in found.words.hits], [pk for pk, _ in found.nearest]]
         with mock.patch.object(fusion, "K", TEXTBOOK_K):
             textbook = fusion.fuse(both)
-        chosen = dict(zip(FUSIONS, (textbook, fusion.fuse(both, weights=[found.words.share, 1.0]), found.fused()), strict=True))
+        chosen = dict(
+            zip(FUSIONS, (textbook, fusion.fuse(both, weights=[found.words.share, 1.0]), found.fused()), strict=True)
+        )
         for name, fused in chosen.items():
             top = [pk for pk, _ in fused[:RETRIEVE_K]]
             nodes = dict(Passage.objects.filter(pk__in=top).values_list("id", "node_id"))
@@ -339,7 +372,10 @@ def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dic
 def passage_recall(question: Question, hits: Sequence[dict]) -> float:
     """The share of the evidence whose very line one of the hits' passages covers."""
     covered = [
-        any(hit["path"] == e.path and hit["kind"] == "content" and hit["start"] <= e.start and hit["end"] >= e.end for hit in hits)
+        any(
+            hit["path"] == e.path and hit["kind"] == "content" and hit["start"] <= e.start and hit["end"] >= e.end
+            for hit in hits
+        )
         for e in question.evidence
     ]
     return sum(covered) / len(covered)
@@ -385,7 +421,11 @@ class Oracle(oracle.Oracle):
             on_way = {name for way in ways for name in way}
         chosen = next((number for number, name in names.items() if name in wanted), None)
         unviable = [number for number, name in names.items() if name not in on_way]
-        return {"choice": chosen, "unviable": unviable, "reason": "On the way to the evidence." if chosen else "Nothing here."}
+        return {
+            "choice": chosen,
+            "unviable": unviable,
+            "reason": "On the way to the evidence." if chosen else "Nothing here.",
+        }
 
     @staticmethod
     def _next(names: list[str], where: str) -> set[str]:
@@ -403,7 +443,11 @@ class Oracle(oracle.Oracle):
             question = self.questions.get(text)
             if question is None:
                 continue
-            here = [e for e in question.evidence if self.ids[e.path] == node and self.texts[e.path][e.start : e.end] in shown]
+            here = [
+                e
+                for e in question.evidence
+                if self.ids[e.path] == node and self.texts[e.path][e.start : e.end] in shown
+            ]
             if not here:
                 continue
             self.read.setdefault(text, set()).update(e.path for e in here)
@@ -439,8 +483,12 @@ def run_searches(questions: Sequence[Question], *, output: str, oracle: Oracle |
             answers = [entry.get("answer") or "" for entry in result.get("answers", [])]
             nodes = result.get("nodes", [])
             runs[question.text] = SearchRun(
-                paths=[node["path"] for node in nodes], found_by=[node["found_by"] for node in nodes], answer=" ".join(answers).strip(),
-                llm_calls=search.llm_calls, tokens=search.prompt_tokens + search.completion_tokens, wall_ms=wall,
+                paths=[node["path"] for node in nodes],
+                found_by=[node["found_by"] for node in nodes],
+                answer=" ".join(answers).strip(),
+                llm_calls=search.llm_calls,
+                tokens=search.prompt_tokens + search.completion_tokens,
+                wall_ms=wall,
                 ended=(search.ended_because.split(":")[0] or search.status),
             )
     return runs
@@ -448,12 +496,21 @@ def run_searches(questions: Sequence[Question], *, output: str, oracle: Oracle |
 
 # --- latency over a large index -----------------------------------------------------------------
 
-BULK_WORDS = tuple(sorted({
-    word.strip(".,?!'").lower()
-    for text in (*retrievalcorpus.SMALL_TALK, *retrievalcorpus.NOTE_LINES, *retrievalcorpus.JOBS, *retrievalcorpus.CITIES)
-    for word in text.split()
-    if "{" not in word
-}))
+BULK_WORDS = tuple(
+    sorted(
+        {
+            word.strip(".,?!'").lower()
+            for text in (
+                *retrievalcorpus.SMALL_TALK,
+                *retrievalcorpus.NOTE_LINES,
+                *retrievalcorpus.JOBS,
+                *retrievalcorpus.CITIES,
+            )
+            for word in text.split()
+            if "{" not in word
+        }
+    )
+)
 
 
 def _bulk_text(rng: np.random.Generator) -> str:
@@ -499,12 +556,23 @@ def bulk_fill(target: int, *, seed: int, width: int) -> Fill:
 
 
 def _bulk_passages(count: int, bulk: Node, rng: np.random.Generator) -> None:
-    nodes = list(Node.objects.filter(path__startswith=bulk.path, is_folder=False).order_by("path").values_list("id", flat=True))
+    nodes = list(
+        Node.objects.filter(path__startswith=bulk.path, is_folder=False).order_by("path").values_list("id", flat=True)
+    )
     now, rows = timezone.now() - EMBEDDED_BEFORE, []
     for i in range(max(count, 0)):
         text = _bulk_text(rng)
-        rows.append(Passage(node_id=nodes[i % len(nodes)], seq=2 + i // len(nodes), kind=Passage.Kind.CONTENT,
-                            start=0, end=len(text), text=text, embedded_at=now))
+        rows.append(
+            Passage(
+                node_id=nodes[i % len(nodes)],
+                seq=2 + i // len(nodes),
+                kind=Passage.Kind.CONTENT,
+                start=0,
+                end=len(text),
+                text=text,
+                embedded_at=now,
+            )
+        )
         if len(rows) == 5_000:
             Passage.objects.bulk_create(rows)
             rows = []
@@ -550,7 +618,9 @@ def time_parts(texts: Sequence[str]) -> dict[str, Stats]:
 
         parts["query embedding"] = time_each(embed, texts, warmup=WARMUP)
         ranked = [queries[text] for text in texts]
-        parts["vectors"] = time_each(lambda vector: vectors.rank(vector, scope=Scope(), limit=limit), ranked, warmup=WARMUP)
+        parts["vectors"] = time_each(
+            lambda vector: vectors.rank(vector, scope=Scope(), limit=limit), ranked, warmup=WARMUP
+        )
     return parts
 
 
@@ -720,22 +790,45 @@ def _by_reading(runs: Sequence[SearchRun]) -> str:
 def recall_table(results: Results) -> TitledTable:
     table = TitledTable(
         "Evidence recall: the share of the evidence's documents found (searches: output=node)",
-        ("category", "questions", "BM25@1", "BM25@3", "BM25@5", "retrieve@1", "retrieve@5", "retrieve@5 line",
-         "offline search", "nodes", "by reading / index", "oracle search", "nodes", "by reading / index"),
+        (
+            "category",
+            "questions",
+            "BM25@1",
+            "BM25@3",
+            "BM25@5",
+            "retrieve@1",
+            "retrieve@5",
+            "retrieve@5 line",
+            "offline search",
+            "nodes",
+            "by reading / index",
+            "oracle search",
+            "nodes",
+            "by reading / index",
+        ),
     )
     hits = _hit_paths(results)
     for name, questions in results.groups():
         lines = mean([passage_recall(q, results.retrieved[q.text]) for q in questions if q.evidence])
-        cells = [name, str(len(questions)), *(_pct(_recall(questions, results.bm25, k)) for k in (1, 3, 5)),
-                 _pct(_recall(questions, hits, 1)), _pct(_recall(questions, hits, RETRIEVE_K)), _pct(lines)]
+        cells = [
+            name,
+            str(len(questions)),
+            *(_pct(_recall(questions, results.bm25, k)) for k in (1, 3, 5)),
+            _pct(_recall(questions, hits, 1)),
+            _pct(_recall(questions, hits, RETRIEVE_K)),
+            _pct(lines),
+        ]
         for chosen in PROVIDERS:
             runs = results.searches.get((chosen, "node"))
             if runs is None:
                 cells += ["not run", "—", "—"]
                 continue
             found = {q.text: runs[q.text].paths for q in questions}
-            cells += [_pct(_recall(questions, found)), _num(mean([len(runs[q.text].paths) for q in questions])),
-                      _by_reading([runs[q.text] for q in questions])]
+            cells += [
+                _pct(_recall(questions, found)),
+                _num(mean([len(runs[q.text].paths) for q in questions])),
+                _by_reading([runs[q.text] for q in questions]),
+            ]
         table.rows.append(tuple(cells))
     return table
 
@@ -770,8 +863,10 @@ def answer_table(results: Results) -> TitledTable:
                 cells += [_pct(mean([not runs[q.text].answer and not runs[q.text].paths for q in questions])), "—"]
             else:
                 said = [(runs[q.text].answer, q) for q in questions]
-                cells += [_pct(mean([contains(a, q.parts) for a, q in said])),
-                          f"{mean([token_f1(a, q.answer) for a, q in said]) or 0:.2f}"]
+                cells += [
+                    _pct(mean([contains(a, q.parts) for a, q in said])),
+                    f"{mean([token_f1(a, q.answer) for a, q in said]) or 0:.2f}",
+                ]
         table.rows.append(tuple(cells))
     return table
 
@@ -779,16 +874,34 @@ def answer_table(results: Results) -> TitledTable:
 def cost_table(results: Results) -> TitledTable:
     table = TitledTable(
         f"Cost per question (one prompt holding every document: {results.one_prompt:,} tokens)",
-        ("provider", "output", "LLM calls mean", "p95", "tokens mean", "p95", "share of one prompt", "wall ms p50", "ended because"),
+        (
+            "provider",
+            "output",
+            "LLM calls mean",
+            "p95",
+            "tokens mean",
+            "p95",
+            "share of one prompt",
+            "wall ms p50",
+            "ended because",
+        ),
     )
     for (chosen, output), runs in results.searches.items():
         calls, tokens = [r.llm_calls for r in runs.values()], [r.tokens for r in runs.values()]
         ended = ", ".join(f"{why} {n}" for why, n in Counter(r.ended for r in runs.values()).most_common())
-        table.rows.append((
-            chosen, output, _num(mean(calls)), _num(Stats.of(calls).p95), _num(mean(tokens)),
-            _num(Stats.of(tokens).p95), f"{100 * mean(tokens) / results.one_prompt:.1f}%",
-            _num(Stats.of([r.wall_ms for r in runs.values()]).p50), ended,
-        ))
+        table.rows.append(
+            (
+                chosen,
+                output,
+                _num(mean(calls)),
+                _num(Stats.of(calls).p95),
+                _num(mean(tokens)),
+                _num(Stats.of(tokens).p95),
+                f"{100 * mean(tokens) / results.one_prompt:.1f}%",
+                _num(Stats.of([r.wall_ms for r in runs.values()]).p50),
+                ended,
+            )
+        )
     return table
 
 
@@ -798,16 +911,34 @@ def index_table(results: Results) -> TitledTable:
     table.rows += [
         ("corpus", f"{len(results.corpus.docs):,} documents, {built.nodes:,} nodes, {i.passages:,} passages"),
         ("nodes written (node_bulk_create, passages included)", f"{built.nodes / built.seconds:,.0f} nodes/s"),
-        ("passages cut and written (index_rebuild from empty, full text)", f"{i.passages / i.write_seconds:,.0f} passages/s"),
-        (f"passages embedded ({i.embedder})", f"{i.embedded / i.embed_seconds:,.1f} passages/s" if i.embedded else "none embedded"),
+        (
+            "passages cut and written (index_rebuild from empty, full text)",
+            f"{i.passages / i.write_seconds:,.0f} passages/s",
+        ),
+        (
+            f"passages embedded ({i.embedder})",
+            f"{i.embedded / i.embed_seconds:,.1f} passages/s" if i.embedded else "none embedded",
+        ),
     ]
     if results.latency is not None:
         lat = results.latency
         table.rows += [
-            (f"bulk fill to {lat.passages:,} passages", f"{lat.fill.added:,} passages in {lat.fill.seconds:.0f} s (random unit vectors)"),
-            (f"retrieve, top of the tree, {lat.passages:,} passages", f"p50 {lat.whole.p50:.1f} ms, p95 {lat.whole.p95:.1f} ms"),
-            (f"retrieve, within {retrievalcorpus.LOGS}, {lat.passages:,} passages", f"p50 {lat.scoped.p50:.1f} ms, p95 {lat.scoped.p95:.1f} ms"),
-            *((f"  of which {part} alone", f"p50 {stats.p50:.1f} ms, p95 {stats.p95:.1f} ms") for part, stats in lat.parts.items()),
+            (
+                f"bulk fill to {lat.passages:,} passages",
+                f"{lat.fill.added:,} passages in {lat.fill.seconds:.0f} s (random unit vectors)",
+            ),
+            (
+                f"retrieve, top of the tree, {lat.passages:,} passages",
+                f"p50 {lat.whole.p50:.1f} ms, p95 {lat.whole.p95:.1f} ms",
+            ),
+            (
+                f"retrieve, within {retrievalcorpus.LOGS}, {lat.passages:,} passages",
+                f"p50 {lat.scoped.p50:.1f} ms, p95 {lat.scoped.p95:.1f} ms",
+            ),
+            *(
+                (f"  of which {part} alone", f"p50 {stats.p50:.1f} ms, p95 {stats.p95:.1f} ms")
+                for part, stats in lat.parts.items()
+            ),
         ]
     return table
 
@@ -824,29 +955,41 @@ def verdicts(results: Results) -> list[str]:
     for chosen in PROVIDERS:
         runs = results.searches.get((chosen, "node"))
         if runs is None:
-            lines.append(f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points with ≤ {NODES_TARGET:.0f} nodes: not run.")
+            lines.append(
+                f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points with ≤ {NODES_TARGET:.0f} nodes: not run."
+            )
             continue
         found = _recall(answerable, {q.text: runs[q.text].paths for q in answerable}) or 0.0
         nodes = mean([len(runs[q.text].paths) for q in answerable]) or 0.0
         ok = found >= bm25 + GAIN_TARGET and nodes <= NODES_TARGET
         # The oracle knows the evidence: its figure is the walk's ceiling, not a finding.
         verdict = "the ceiling (scripted)" if chosen == "oracle" else mark(ok)
-        lines.append(f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points ({_pct(bm25 + GAIN_TARGET)}) with ≤ "
-                     f"{NODES_TARGET:.0f} nodes on average: {_pct(found)} with {nodes:.1f} nodes → {verdict} (BM25@3: {_pct(bm25_at_3)}).")
+        lines.append(
+            f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points ({_pct(bm25 + GAIN_TARGET)}) with ≤ "
+            f"{NODES_TARGET:.0f} nodes on average: {_pct(found)} with {nodes:.1f} nodes → {verdict} (BM25@3: {_pct(bm25_at_3)})."
+        )
     at_k = _recall(answerable, _hit_paths(results), RETRIEVE_K) or 0.0
-    lines.append(f"Retrieve recall@{RETRIEVE_K} ≥ {_pct(RETRIEVE_RECALL_TARGET)}: {_pct(at_k)} → {mark(at_k >= RETRIEVE_RECALL_TARGET)}.")
+    lines.append(
+        f"Retrieve recall@{RETRIEVE_K} ≥ {_pct(RETRIEVE_RECALL_TARGET)}: {_pct(at_k)} → {mark(at_k >= RETRIEVE_RECALL_TARGET)}."
+    )
     for (chosen, output), runs in results.searches.items():
         share = (mean([r.tokens for r in runs.values()]) or 0) / results.one_prompt
-        lines.append(f"Search ({chosen}, output={output}) tokens per question ≤ {_pct(TOKENS_SHARE_TARGET)} of one prompt: "
-                     f"{100 * share:.1f}% → {mark(share <= TOKENS_SHARE_TARGET)}.")
+        lines.append(
+            f"Search ({chosen}, output={output}) tokens per question ≤ {_pct(TOKENS_SHARE_TARGET)} of one prompt: "
+            f"{100 * share:.1f}% → {mark(share <= TOKENS_SHARE_TARGET)}."
+        )
     lat = results.latency
     if lat is None:
         why = f"its measure raised {results.latency_failed}" if results.latency_failed else "--passages 0"
         lines.append(f"Retrieve p95 ≤ {P95_TARGET_MS:.0f} ms at {TARGET_PASSAGES:,} passages: not measured ({why}).")
     else:
         target = P95_MILLION_TARGET_MS if lat.passages >= MILLION else P95_TARGET_MS
-        where = f"at {lat.passages:,} passages" + ("" if lat.passages >= TARGET_PASSAGES else f" (fewer than {TARGET_PASSAGES:,}: indicative only)")
-        lines.append(f"Retrieve p95 ≤ {target:.0f} ms {where}: {lat.whole.p95:.1f} ms → {mark(lat.whole.p95 <= target)}.")
+        where = f"at {lat.passages:,} passages" + (
+            "" if lat.passages >= TARGET_PASSAGES else f" (fewer than {TARGET_PASSAGES:,}: indicative only)"
+        )
+        lines.append(
+            f"Retrieve p95 ≤ {target:.0f} ms {where}: {lat.whole.p95:.1f} ms → {mark(lat.whole.p95 <= target)}."
+        )
     return lines
 
 
@@ -878,7 +1021,9 @@ def notes(results: Results, args: argparse.Namespace, sizes: retrievalcorpus.Siz
             f"`POST /api/retrieve/` (k=10, its embedding not cached) after {WARMUP} untimed."
         )
     if results.unplaced:
-        lines.append(f"The oracle met {results.unplaced} prompt(s) it had no script for (answered by the offline provider).")
+        lines.append(
+            f"The oracle met {results.unplaced} prompt(s) it had no script for (answered by the offline provider)."
+        )
     return lines
 
 
@@ -887,12 +1032,24 @@ def question_rows(results: Results) -> list[dict]:
     hits = _hit_paths(results)
     rows = []
     for q in results.corpus.questions:
-        row = {"question": q.text, "category": q.category, "answer": q.answer,
-               "evidence": [f"{e.path}#L{e.line + 1}" for e in q.evidence], "bm25": results.bm25[q.text], "retrieve": hits[q.text]}
+        row = {
+            "question": q.text,
+            "category": q.category,
+            "answer": q.answer,
+            "evidence": [f"{e.path}#L{e.line + 1}" for e in q.evidence],
+            "bm25": results.bm25[q.text],
+            "retrieve": hits[q.text],
+        }
         for (chosen, output), runs in results.searches.items():
             run_ = runs[q.text]
-            row[f"{chosen}/{output}"] = {"nodes": run_.paths, "found_by": run_.found_by, "answer": run_.answer[:300], "llm_calls": run_.llm_calls,
-                                         "tokens": run_.tokens, "ended": run_.ended}
+            row[f"{chosen}/{output}"] = {
+                "nodes": run_.paths,
+                "found_by": run_.found_by,
+                "answer": run_.answer[:300],
+                "llm_calls": run_.llm_calls,
+                "tokens": run_.tokens,
+                "ended": run_.ended,
+            }
         rows.append(row)
     return rows
 
@@ -933,4 +1090,3 @@ def measure(args: argparse.Namespace, corpus: Corpus) -> Results:
             traceback.print_exc()
             results.latency_failed = f"{type(exc).__name__}: {exc}"
     return results
-

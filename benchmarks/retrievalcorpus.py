@@ -79,31 +79,124 @@ class Corpus:
 # --- the words ------------------------------------------------------------------------------
 
 PEOPLE = (
-    "Ana", "Bo", "Carla", "Dev", "Elif", "Femi", "Goran", "Hana", "Ivo", "Jude", "Kofi", "Lena",
-    "Mateo", "Nadia", "Oskar", "Priya", "Quinn", "Rosa", "Sami", "Tess", "Umar", "Vera", "Wes",
-    "Ximena", "Yusuf", "Zoe", "Arlo", "Bea", "Cyrus", "Dina",
+    "Ana",
+    "Bo",
+    "Carla",
+    "Dev",
+    "Elif",
+    "Femi",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jude",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nadia",
+    "Oskar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tess",
+    "Umar",
+    "Vera",
+    "Wes",
+    "Ximena",
+    "Yusuf",
+    "Zoe",
+    "Arlo",
+    "Bea",
+    "Cyrus",
+    "Dina",
 )
 JOBS = (
-    "nurse", "carpenter", "pharmacist", "teacher", "architect", "translator", "electrician",
-    "librarian", "data analyst", "paramedic", "baker", "accountant", "physiotherapist",
-    "journalist", "welder", "chef", "dentist", "surveyor", "pilot", "gardener", "plumber",
-    "midwife", "optician", "sound engineer",
+    "nurse",
+    "carpenter",
+    "pharmacist",
+    "teacher",
+    "architect",
+    "translator",
+    "electrician",
+    "librarian",
+    "data analyst",
+    "paramedic",
+    "baker",
+    "accountant",
+    "physiotherapist",
+    "journalist",
+    "welder",
+    "chef",
+    "dentist",
+    "surveyor",
+    "pilot",
+    "gardener",
+    "plumber",
+    "midwife",
+    "optician",
+    "sound engineer",
 )
 EMPLOYERS = (
-    "the county hospital", "a small firm in town", "the university", "a logistics company",
-    "the city council", "a startup downtown", "a family business", "the regional airport",
+    "the county hospital",
+    "a small firm in town",
+    "the university",
+    "a logistics company",
+    "the city council",
+    "a startup downtown",
+    "a family business",
+    "the regional airport",
 )
 CITIES = (
-    "Porto", "Leeds", "Lyon", "Graz", "Tampere", "Bergen", "Utrecht", "Bologna", "Krakow",
-    "Ghent", "Cork", "Malmo", "Brno", "Valencia", "Aarhus", "Ljubljana", "Tallinn", "Seville",
+    "Porto",
+    "Leeds",
+    "Lyon",
+    "Graz",
+    "Tampere",
+    "Bergen",
+    "Utrecht",
+    "Bologna",
+    "Krakow",
+    "Ghent",
+    "Cork",
+    "Malmo",
+    "Brno",
+    "Valencia",
+    "Aarhus",
+    "Ljubljana",
+    "Tallinn",
+    "Seville",
 )
 DESTINATIONS = (
-    "Kyoto", "Lima", "Oslo", "Hanoi", "Reykjavik", "Marrakech", "Tbilisi", "Havana", "Seoul",
-    "Cusco", "Nairobi", "Montreal", "Hobart", "Istanbul", "Cartagena", "Zanzibar",
+    "Kyoto",
+    "Lima",
+    "Oslo",
+    "Hanoi",
+    "Reykjavik",
+    "Marrakech",
+    "Tbilisi",
+    "Havana",
+    "Seoul",
+    "Cusco",
+    "Nairobi",
+    "Montreal",
+    "Hobart",
+    "Istanbul",
+    "Cartagena",
+    "Zanzibar",
 )
 MONTHS = (
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 BREEDS = {
     "dog": ("beagle", "collie", "terrier", "greyhound", "spaniel", "dachshund"),
@@ -112,9 +205,30 @@ BREEDS = {
     "rabbit": ("lop-eared bunny", "dwarf bunny"),
 }
 PET_NAMES = (
-    "Pickle", "Miso", "Biscuit", "Juniper", "Pepper", "Olive", "Waffles", "Ziggy", "Nutmeg",
-    "Clover", "Mango", "Pretzel", "Tofu", "Basil", "Ginger", "Noodle", "Pixel", "Turnip",
-    "Muffin", "Socks", "Bramble", "Kiwi", "Sprout", "Dumpling",
+    "Pickle",
+    "Miso",
+    "Biscuit",
+    "Juniper",
+    "Pepper",
+    "Olive",
+    "Waffles",
+    "Ziggy",
+    "Nutmeg",
+    "Clover",
+    "Mango",
+    "Pretzel",
+    "Tofu",
+    "Basil",
+    "Ginger",
+    "Noodle",
+    "Pixel",
+    "Turnip",
+    "Muffin",
+    "Socks",
+    "Bramble",
+    "Kiwi",
+    "Sprout",
+    "Dumpling",
 )
 ORDINALS = ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh")
 COUNTS = ("two", "three", "four", "five", "six", "seven")
@@ -170,10 +284,22 @@ SMALL_TALK = (
     "My cousin is visiting next week, so the spare room is a mess.",
 )
 REPLIES = (
-    "Ha, same here.", "Oh no, that sounds rough.", "Nice, I'd like that.", "Really? I had no idea.",
-    "Fair enough.", "I know what you mean.", "Let me know how it goes.", "Tell me more!",
-    "Sounds about right.", "Oh I love that.", "Hmm, maybe.", "Good for you.", "Same old, same old.",
-    "Wow, okay.", "That's the worst.", "Honestly, me too.",
+    "Ha, same here.",
+    "Oh no, that sounds rough.",
+    "Nice, I'd like that.",
+    "Really? I had no idea.",
+    "Fair enough.",
+    "I know what you mean.",
+    "Let me know how it goes.",
+    "Tell me more!",
+    "Sounds about right.",
+    "Oh I love that.",
+    "Hmm, maybe.",
+    "Good for you.",
+    "Same old, same old.",
+    "Wow, okay.",
+    "That's the worst.",
+    "Honestly, me too.",
 )
 REACTIONS = ("Congratulations, that's huge!", "Oh, how lovely!", "That's a big change.", "Good to know.", "Wow, noted.")
 
@@ -216,14 +342,18 @@ NUMBERS = {
         lambda rng: f"1:{rng.randint(32, 59):02d}",
     ),
     "floor": FactKind(
-        ("Our new flat is on the {v} floor and there's no lift.", "We're up on the {v} floor now, the stairs are a workout."),
+        (
+            "Our new flat is on the {v} floor and there's no lift.",
+            "We're up on the {v} floor now, the stairs are a workout.",
+        ),
         ("Which storey of the building does {p} live on?",),
         lambda rng: rng.choice(ORDINALS),
     ),
     "bike": FactKind(
         ("I paid {v} euros for the bike in the end.", "The bike set me back {v} euros, but it's worth it."),
         ("How much did {p}'s bicycle cost?", "What price did {p} pay for the new cycle?"),
-        lambda rng: str(rng.randrange(180, 1400, 10)), " euros",
+        lambda rng: str(rng.randrange(180, 1400, 10)),
+        " euros",
     ),
     "siblings": FactKind(
         ("I have {v} siblings, so family dinners are loud.",),
@@ -233,12 +363,14 @@ NUMBERS = {
     "commute": FactKind(
         ("The commute is {v} minutes each way, it's killing me.", "It takes me {v} minutes to get to the office."),
         ("How long is {p}'s journey to work?",),
-        lambda rng: str(rng.randrange(15, 95, 5)), " minutes",
+        lambda rng: str(rng.randrange(15, 95, 5)),
+        " minutes",
     ),
     "rent": FactKind(
         ("The rent went up to {v} euros a month, ridiculous.",),
         ("How much does {p} pay for housing each month?",),
-        lambda rng: str(rng.randrange(600, 2400, 25)), " euros",
+        lambda rng: str(rng.randrange(600, 2400, 25)),
+        " euros",
     ),
 }
 DATES = {
@@ -273,7 +405,10 @@ JOB_CHANGED = (
 )
 HOME_SAID = ("We're settled in {v} now, the flat is near the river.", "Living in {v} has been good for us so far.")
 HOME_CHANGED = ("The move is done: we live in {v} since last weekend.", "We finally relocated, {v} is home now.")
-PET_SAID = ("We brought home a {breed} on Saturday, we're calling her {v}.", "Meet the newest member of the house: a {breed} called {v}.")
+PET_SAID = (
+    "We brought home a {breed} on Saturday, we're calling her {v}.",
+    "Meet the newest member of the house: a {breed} called {v}.",
+)
 TRIP_SAID = ("Booked it: ten days in {v} in {month}, I can't wait.", "We're off to {v} in {month}, flights are sorted.")
 
 
@@ -304,8 +439,18 @@ def _say(person: Person, session: int, text: str, says: str) -> Said:
     return said
 
 
-def _changing(person: Person, rng: random.Random, *, values: Sequence[str], said: tuple[str, ...], changed: tuple[str, ...],
-              single: tuple[str, ...], latest: str, both: str, org: bool) -> None:
+def _changing(
+    person: Person,
+    rng: random.Random,
+    *,
+    values: Sequence[str],
+    said: tuple[str, ...],
+    changed: tuple[str, ...],
+    single: tuple[str, ...],
+    latest: str,
+    both: str,
+    org: bool,
+) -> None:
     """A job or a home: said once, or said and changed in a later session."""
     first, second = rng.sample(list(values), 2)
     where = {"org": rng.choice(EMPLOYERS)} if org else {}
@@ -326,15 +471,25 @@ def _how_many(person: Person, rng: random.Random) -> int:
     return rng.choices((0, 1, 2), weights=(3, 4, 3))[0] if len(person.sessions) >= 2 else rng.choice((0, 1))
 
 
-def _asked_about(person: Person, rng: random.Random, facts: Sequence[Said], *, unanswerable: str, single: tuple[str, ...],
-                 multi: tuple[str, ...], **words: str) -> None:
+def _asked_about(
+    person: Person,
+    rng: random.Random,
+    facts: Sequence[Said],
+    *,
+    unanswerable: str,
+    single: tuple[str, ...],
+    multi: tuple[str, ...],
+    **words: str,
+) -> None:
     """The question on facts of a kind: unanswerable with none, `single` with one, `multi`
     (both the answer) with two; `words` fill the question's other slots."""
     if not facts:
         person.unanswerable.append(unanswerable)
     elif len(facts) == 1:
         question = rng.choice(single)
-        person.asks.append(("single", question.format(p=person.name, **words), facts[0].says, (facts[0].says,), tuple(facts)))
+        person.asks.append(
+            ("single", question.format(p=person.name, **words), facts[0].says, (facts[0].says,), tuple(facts))
+        )
     else:
         both = " and ".join(fact.says for fact in facts)
         question = rng.choice(multi)
@@ -348,9 +503,15 @@ def _pets(person: Person, rng: random.Random, names: Pool) -> None:
     for kind, session in zip(species[:count], rng.sample(person.sessions, count)):
         name = names.take()
         facts.append(_say(person, session, rng.choice(PET_SAID).format(breed=rng.choice(BREEDS[kind]), v=name), name))
-    _asked_about(person, rng, facts, unanswerable=f"What is the name of {person.name}'s {species[0]}?",
-                 single=("What is the name of {p}'s {s}?", "What did {p} call the {s} they adopted?"),
-                 multi=("What are the names of {p}'s two pets?", "What are {p}'s two animals called?"), s=species[0])
+    _asked_about(
+        person,
+        rng,
+        facts,
+        unanswerable=f"What is the name of {person.name}'s {species[0]}?",
+        single=("What is the name of {p}'s {s}?", "What did {p} call the {s} they adopted?"),
+        multi=("What are the names of {p}'s two pets?", "What are {p}'s two animals called?"),
+        s=species[0],
+    )
 
 
 def _trips(person: Person, rng: random.Random, places: Pool) -> None:
@@ -360,9 +521,14 @@ def _trips(person: Person, rng: random.Random, places: Pool) -> None:
         facts.append(_say(person, session, rng.choice(TRIP_SAID).format(v=city, month=month), city))
         when = rng.choice(("In which month is {p}'s holiday in {c}?", "When does {p} travel to {c}?"))
         person.asks.append(("temporal", when.format(p=person.name, c=city), month, (month,), (facts[-1],)))
-    _asked_about(person, rng, facts, unanswerable=f"Which city is {person.name} visiting on holiday?",
-                 single=("Which city is {p} visiting on holiday?", "Where is {p} going for the vacation?"),
-                 multi=("Which two cities is {p} travelling to this year?", "Where are {p}'s two holidays this year?"))
+    _asked_about(
+        person,
+        rng,
+        facts,
+        unanswerable=f"Which city is {person.name} visiting on holiday?",
+        single=("Which city is {p} visiting on holiday?", "Where is {p} going for the vacation?"),
+        multi=("Which two cities is {p} travelling to this year?", "Where are {p}'s two holidays this year?"),
+    )
 
 
 def _facts_of(person: Person, kinds: dict[str, FactKind], chosen: int, category: str, rng: random.Random) -> None:
@@ -373,18 +539,36 @@ def _facts_of(person: Person, kinds: dict[str, FactKind], chosen: int, category:
         kind = kinds[name]
         value = kind.values(rng)
         fact = _say(person, rng.choice(person.sessions), rng.choice(kind.said).format(v=value), value)
-        person.asks.append((category, rng.choice(kind.asked).format(p=person.name), value + kind.unit, (value,), (fact,)))
+        person.asks.append(
+            (category, rng.choice(kind.asked).format(p=person.name), value + kind.unit, (value,), (fact,))
+        )
     for name in names[chosen:]:
         person.unanswerable.append(rng.choice(kinds[name].asked).format(p=person.name))
 
 
 def _person_facts(person: Person, rng: random.Random, pets: Pool, places: Pool) -> None:
-    _changing(person, rng, values=JOBS, said=JOB_SAID, changed=JOB_CHANGED, org=True,
-              single=("What does {p} do for a living?", "What is {p}'s occupation?"),
-              latest="What does {p} do for work these days?", both="Which two jobs has {p} mentioned having?")
-    _changing(person, rng, values=CITIES, said=HOME_SAID, changed=HOME_CHANGED, org=False,
-              single=("Which city is {p} based in?", "In what town does {p} have a home?"),
-              latest="Where does {p} live now?", both="Which two cities has {p} lived in?")
+    _changing(
+        person,
+        rng,
+        values=JOBS,
+        said=JOB_SAID,
+        changed=JOB_CHANGED,
+        org=True,
+        single=("What does {p} do for a living?", "What is {p}'s occupation?"),
+        latest="What does {p} do for work these days?",
+        both="Which two jobs has {p} mentioned having?",
+    )
+    _changing(
+        person,
+        rng,
+        values=CITIES,
+        said=HOME_SAID,
+        changed=HOME_CHANGED,
+        org=False,
+        single=("Which city is {p} based in?", "In what town does {p} have a home?"),
+        latest="Where does {p} live now?",
+        both="Which two cities has {p} lived in?",
+    )
     _pets(person, rng, pets)
     _trips(person, rng, places)
     _facts_of(person, NUMBERS, 2, "single", rng)
@@ -400,7 +584,9 @@ def _schedule(people: Sequence[str], sessions: int, rng: random.Random) -> list[
     for _ in range(sessions):
         weights = [1 / (1 + sum(name in pair for pair in pairs)) for name in people]
         first = rng.choices(people, weights=weights)[0]
-        second = rng.choices([p for p in people if p != first], weights=[w for p, w in zip(people, weights) if p != first])[0]
+        second = rng.choices(
+            [p for p in people if p != first], weights=[w for p, w in zip(people, weights) if p != first]
+        )[0]
         pairs.append((first, second))
     return pairs
 
@@ -414,7 +600,9 @@ def _turns(pair: tuple[str, str], facts: Sequence[Said], rng: random.Random) -> 
     texts: list[str | None] = [None] * count
     where = []
     for fact in facts:
-        free = [i for i in range(count) if speakers[i] == fact.who and texts[i] is None and (i == 0 or texts[i - 1] is None)]
+        free = [
+            i for i in range(count) if speakers[i] == fact.who and texts[i] is None and (i == 0 or texts[i - 1] is None)
+        ]
         at = rng.choice(free or [i for i in range(count) if speakers[i] == fact.who and texts[i] is None])
         texts[at] = fact.text
         where.append(at)
@@ -453,7 +641,14 @@ def conversations(rng: random.Random, *, sessions: int, people: int) -> tuple[li
         path = f"{LOGS}/session-{index + 1:03d}"
         for fact, line in zip(here, at):
             fact.evidence = _placed(path, lines, line, fact.says)
-        docs.append(Doc(path, "document", f"Session {index + 1}, {pair[0]} and {pair[1]}, {day.isoformat()}", "\n".join(lines) + "\n"))
+        docs.append(
+            Doc(
+                path,
+                "document",
+                f"Session {index + 1}, {pair[0]} and {pair[1]}, {day.isoformat()}",
+                "\n".join(lines) + "\n",
+            )
+        )
     questions = [
         Question(text, category, answer, parts, tuple(fact.evidence for fact in facts))
         for person in persons.values()
@@ -477,101 +672,178 @@ class LineFact:
 WEEKDAYS = SLOTS["day"][:5]
 NOTE_FACTS = (
     LineFact(
-        "wifi: {v} (the password is on the fridge)", "What is the home wireless network called?",
-        ("tern-5G", "Casa-Mesa", "BlueHeron", "Attic-Net")
+        "wifi: {v} (the password is on the fridge)",
+        "What is the home wireless network called?",
+        ("tern-5G", "Casa-Mesa", "BlueHeron", "Attic-Net"),
     ),
     LineFact(
-        "Landlord: {v}, call before 6pm.", "Who do we rent the flat from?",
-        ("Mr. Okafor", "Mrs. Lindqvist", "Mr. Ferreira", "Ms. Duval")
-    ),
-    LineFact("- dentist moved to {v}", "When is the next dental appointment?", ("3 March", "17 April", "9 June", "21 May")),
-    LineFact(
-        "Book club reads {v} for next month.", "Which novel did the reading group pick?",
-        ("The Dispossessed", "Middlemarch", "Piranesi", "Kindred")
+        "Landlord: {v}, call before 6pm.",
+        "Who do we rent the flat from?",
+        ("Mr. Okafor", "Mrs. Lindqvist", "Mr. Ferreira", "Ms. Duval"),
     ),
     LineFact(
-        "Locker code at the gym: {v}", "What is the combination for the fitness centre locker?",
-        ("4719", "8052", "3316", "6620")
+        "- dentist moved to {v}", "When is the next dental appointment?", ("3 March", "17 April", "9 June", "21 May")
     ),
     LineFact(
-        "Plumber quoted {v} euros for the boiler.", "How much will repairing the heater cost?",
-        ("340", "415", "280", "560"), " euros"
+        "Book club reads {v} for next month.",
+        "Which novel did the reading group pick?",
+        ("The Dispossessed", "Middlemarch", "Piranesi", "Kindred"),
     ),
     LineFact(
-        "Spare key is with {v} at number 12.", "Who keeps a copy of the house key?",
-        ("Mrs. Aziz", "Tomas", "the Hendersons", "Grandpa Joe")
+        "Locker code at the gym: {v}",
+        "What is the combination for the fitness centre locker?",
+        ("4719", "8052", "3316", "6620"),
     ),
     LineFact(
-        "Car insurance renews on {v}.", "When does the vehicle cover expire?",
-        ("30 September", "12 November", "2 August", "15 July")
+        "Plumber quoted {v} euros for the boiler.",
+        "How much will repairing the heater cost?",
+        ("340", "415", "280", "560"),
+        " euros",
+    ),
+    LineFact(
+        "Spare key is with {v} at number 12.",
+        "Who keeps a copy of the house key?",
+        ("Mrs. Aziz", "Tomas", "the Hendersons", "Grandpa Joe"),
+    ),
+    LineFact(
+        "Car insurance renews on {v}.",
+        "When does the vehicle cover expire?",
+        ("30 September", "12 November", "2 August", "15 July"),
     ),
     LineFact("Bin day is {v}, recycling every other week.", "Which day is the rubbish collected?", WEEKDAYS),
     LineFact(
-        "Paint for the hallway: {v}, two tins.", "What colour was chosen for the corridor walls?",
-        ("Sage Mist", "Harbour Grey", "Oat Milk", "Clay Pot")
+        "Paint for the hallway: {v}, two tins.",
+        "What colour was chosen for the corridor walls?",
+        ("Sage Mist", "Harbour Grey", "Oat Milk", "Clay Pot"),
     ),
     LineFact(
-        "Vet: Dr. {v}, Elm Road clinic.", "What is the animal doctor's name?",
-        ("Moreau", "Haddad", "Kowalski", "Brennan")
+        "Vet: Dr. {v}, Elm Road clinic.",
+        "What is the animal doctor's name?",
+        ("Moreau", "Haddad", "Kowalski", "Brennan"),
     ),
     LineFact(
-        "Sourdough: feed the starter {v} grams of flour.", "How much flour does the bread culture get?",
-        ("50", "75", "100", "120"), " grams"
+        "Sourdough: feed the starter {v} grams of flour.",
+        "How much flour does the bread culture get?",
+        ("50", "75", "100", "120"),
+        " grams",
     ),
     LineFact(
-        "Tax office reference: {v}", "What is our reference number with the revenue authority?",
-        ("TX-48213", "TX-90377", "TX-15524", "TX-66201")
+        "Tax office reference: {v}",
+        "What is our reference number with the revenue authority?",
+        ("TX-48213", "TX-90377", "TX-15524", "TX-66201"),
     ),
     LineFact(
-        "Electricity meter read {v} on the 1st.", "What did the power meter show at the start of the month?",
-        ("40231", "38817", "51902", "29475")
+        "Electricity meter read {v} on the 1st.",
+        "What did the power meter show at the start of the month?",
+        ("40231", "38817", "51902", "29475"),
     ),
     LineFact(
-        "The piano tuner comes on {v}.", "When is the instrument being tuned?",
-        ("4 February", "19 March", "8 May", "26 June")
+        "The piano tuner comes on {v}.",
+        "When is the instrument being tuned?",
+        ("4 February", "19 March", "8 May", "26 June"),
     ),
     LineFact(
-        "Babysitter: {v}, 12 euros an hour.", "Who looks after the children when we go out?",
-        ("Mira", "Jonas", "Leila", "Sven")
+        "Babysitter: {v}, 12 euros an hour.",
+        "Who looks after the children when we go out?",
+        ("Mira", "Jonas", "Leila", "Sven"),
     ),
 )
-NOTE_STEMS = ("todo", "house", "shopping", "ideas", "reminders", "misc", "weekend", "admin", "kitchen", "garden", "money", "travel-prep")
+NOTE_STEMS = (
+    "todo",
+    "house",
+    "shopping",
+    "ideas",
+    "reminders",
+    "misc",
+    "weekend",
+    "admin",
+    "kitchen",
+    "garden",
+    "money",
+    "travel-prep",
+)
 NOTE_LINES = (
-    "- buy {food} ingredients", "- call the bank about the card", "- water the plants", "- email the school",
-    "Idea: a {hobby} evening with friends", "- pick up the dry cleaning", "- book a table for {day}",
-    "Remember: the {sport} tickets", "- check the tyre pressure", "- back up the laptop", "- oil the squeaky door",
-    "- return the drill to the neighbours", "- send photos from {place}", "- order more coffee filters",
-    "- fix the wobbly chair", "- renew the library card", "Maybe paint the shed {colour}?", "- defrost the freezer",
+    "- buy {food} ingredients",
+    "- call the bank about the card",
+    "- water the plants",
+    "- email the school",
+    "Idea: a {hobby} evening with friends",
+    "- pick up the dry cleaning",
+    "- book a table for {day}",
+    "Remember: the {sport} tickets",
+    "- check the tyre pressure",
+    "- back up the laptop",
+    "- oil the squeaky door",
+    "- return the drill to the neighbours",
+    "- send photos from {place}",
+    "- order more coffee filters",
+    "- fix the wobbly chair",
+    "- renew the library card",
+    "Maybe paint the shed {colour}?",
+    "- defrost the freezer",
 )
 
-PROJECT_NAMES = ("tern", "quarry", "lantern", "brook", "fennel", "gable", "hollow", "kiln", "loom", "marsh", "nettle", "orchard")
-PURPOSES = (
-    "syncs invoices between two ledgers", "resizes images on upload", "collects sensor readings from greenhouses",
-    "sends reminder emails to members", "turns scanned receipts into spreadsheets", "watches a folder and backs it up",
+PROJECT_NAMES = (
+    "tern",
+    "quarry",
+    "lantern",
+    "brook",
+    "fennel",
+    "gable",
+    "hollow",
+    "kiln",
+    "loom",
+    "marsh",
+    "nettle",
+    "orchard",
 )
-MAINTAINERS = ("Priya Raman", "Tomas Vidal", "Ines Costa", "Marek Nowak", "Aiko Tanaka", "Olu Adeyemi", "Greta Holm", "Rafael Soto")
+PURPOSES = (
+    "syncs invoices between two ledgers",
+    "resizes images on upload",
+    "collects sensor readings from greenhouses",
+    "sends reminder emails to members",
+    "turns scanned receipts into spreadsheets",
+    "watches a folder and backs it up",
+)
+MAINTAINERS = (
+    "Priya Raman",
+    "Tomas Vidal",
+    "Ines Costa",
+    "Marek Nowak",
+    "Aiko Tanaka",
+    "Olu Adeyemi",
+    "Greta Holm",
+    "Rafael Soto",
+)
 PROJECT_FACTS = {
     "README.md": LineFact("Maintained by {v}.", "Who looks after the {proj} project?", MAINTAINERS),
     "config/settings.toml": LineFact(
-        "port = {v}", "On which port does the {proj} service accept connections?",
-        ("8081", "8443", "9090", "7070", "5005")
+        "port = {v}",
+        "On which port does the {proj} service accept connections?",
+        ("8081", "8443", "9090", "7070", "5005"),
     ),
     "config/settings.toml#2": LineFact(
-        "max_retries = {v}", "How many times does {proj} try a failed request again?",
-        ("3", "4", "5", "7", "9")
+        "max_retries = {v}", "How many times does {proj} try a failed request again?", ("3", "4", "5", "7", "9")
     ),
     "client.py": LineFact(
-        "TIMEOUT_SECONDS = {v}", "After how many seconds does a {proj} request give up?",
-        ("15", "20", "30", "45", "90"), " seconds"
+        "TIMEOUT_SECONDS = {v}",
+        "After how many seconds does a {proj} request give up?",
+        ("15", "20", "30", "45", "90"),
+        " seconds",
     ),
     "storage.py": LineFact(
-        "CACHE_TTL = {v}  # seconds", "How long does {proj} keep entries in its cache?",
-        ("60", "300", "600", "3600"), " seconds"
+        "CACHE_TTL = {v}  # seconds",
+        "How long does {proj} keep entries in its cache?",
+        ("60", "300", "600", "3600"),
+        " seconds",
     ),
-    "docs/deploy.md": LineFact("Releases go out every {v} after the standup.", "On which day of the week is {proj} shipped?", WEEKDAYS),
+    "docs/deploy.md": LineFact(
+        "Releases go out every {v} after the standup.", "On which day of the week is {proj} shipped?", WEEKDAYS
+    ),
     "CHANGELOG.md": LineFact(
-        "## {v}\n\n- Dropped support for Python 3.8.", "Which release of {proj} removed Python 3.8?",
-        ("2.4.0", "1.9.0", "3.1.0", "0.8.0")
+        "## {v}\n\n- Dropped support for Python 3.8.",
+        "Which release of {proj} removed Python 3.8?",
+        ("2.4.0", "1.9.0", "3.1.0", "0.8.0"),
     ),
 }
 CODE = (
@@ -581,7 +853,7 @@ CODE = (
     ),
     'def load_{noun}(path):\n    with open(path, encoding="utf-8") as handle:\n        return [line.strip() for line in handle if line.strip()]\n',
     'class {Noun}Error(Exception):\n    """Raised when a {noun} cannot be {verb}ed."""\n',
-    'def {verb}_all(session, rows):\n    for row in rows:\n        session.add(row)\n    session.commit()\n    return len(rows)\n',
+    "def {verb}_all(session, rows):\n    for row in rows:\n        session.add(row)\n    session.commit()\n    return len(rows)\n",
 )
 CODE_WORDS = {
     "verb": ("parse", "clean", "merge", "export", "check", "render"),
@@ -639,16 +911,55 @@ def _project_files(name: str, rng: random.Random) -> dict[str, list[str]]:
         return "\n\n".join(_code(rng, rng.randint(2, 4))).splitlines()
 
     return {
-        "README.md": [f"# {name}", "", f"{name} is a small service that {purpose}.", "", "## Install", "", "    pip install -e .",
-                      "", "## Usage", "", f"    {name} run --config config/settings.toml", "", "Bug reports are welcome."],
-        "config/settings.toml": ["[service]", f'name = "{name}"', 'host = "0.0.0.0"', "workers = 4", "", "[client]", "backoff = 0.5",
-                                 'user_agent = "' + name + '/1"', "", "[logging]", 'level = "info"'],
+        "README.md": [
+            f"# {name}",
+            "",
+            f"{name} is a small service that {purpose}.",
+            "",
+            "## Install",
+            "",
+            "    pip install -e .",
+            "",
+            "## Usage",
+            "",
+            f"    {name} run --config config/settings.toml",
+            "",
+            "Bug reports are welcome.",
+        ],
+        "config/settings.toml": [
+            "[service]",
+            f'name = "{name}"',
+            'host = "0.0.0.0"',
+            "workers = 4",
+            "",
+            "[client]",
+            "backoff = 0.5",
+            'user_agent = "' + name + '/1"',
+            "",
+            "[logging]",
+            'level = "info"',
+        ],
         f"src/{name}/__init__.py": [f'"""{name}: a service that {purpose}."""', "", '__all__ = ["run"]'],
         f"src/{name}/client.py": ["import json", "import urllib.request", "", *code()],
         f"src/{name}/storage.py": ["import sqlite3", "", *code()],
-        "docs/deploy.md": ["# Deploying", "", "Build the wheel, copy it to the host and restart the unit.",
-                           "Check the logs for a minute afterwards.", "Roll back by installing the previous wheel."],
-        "CHANGELOG.md": ["# Changelog", "", "## Unreleased", "", "- Clearer error messages.", "", "## 0.1.0", "", "- First release."],
+        "docs/deploy.md": [
+            "# Deploying",
+            "",
+            "Build the wheel, copy it to the host and restart the unit.",
+            "Check the logs for a minute afterwards.",
+            "Roll back by installing the previous wheel.",
+        ],
+        "CHANGELOG.md": [
+            "# Changelog",
+            "",
+            "## Unreleased",
+            "",
+            "- Clearer error messages.",
+            "",
+            "## 0.1.0",
+            "",
+            "- First release.",
+        ],
         "Makefile": ["test:", "\tpython -m pytest", "", "lint:", "\truff check src"],
     }
 
@@ -724,8 +1035,11 @@ class Sizes:
             return max(1, round(value * scale))
 
         return cls(
-            sessions=times(SESSIONS), people=min(len(PEOPLE), max(2, times(PEOPLE_COUNT))), notes=times(NOTES),
-            projects=times(PROJECTS), tree_nodes=max(50, times(TREE_NODES)),
+            sessions=times(SESSIONS),
+            people=min(len(PEOPLE), max(2, times(PEOPLE_COUNT))),
+            notes=times(NOTES),
+            projects=times(PROJECTS),
+            tree_nodes=max(50, times(TREE_NODES)),
             quotas=tuple((category, times(count)) for category, count in QUOTAS.items()),
         )
 
@@ -751,4 +1065,6 @@ def generate(seed: int = 7, sizes: Sizes = Sizes()) -> Corpus:
         chosen += rng.sample(pool, min(quotas[category], len(pool)))
     chosen += tree_questions
     rng.shuffle(chosen)
-    return Corpus(docs=[*sessions, *note_docs, *project_docs, *tree_docs], questions=chosen, tree_chunks=chunks, projects=names)
+    return Corpus(
+        docs=[*sessions, *note_docs, *project_docs, *tree_docs], questions=chosen, tree_chunks=chunks, projects=names
+    )

@@ -68,17 +68,30 @@ def sizes(text: str) -> list[int]:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=sizes, default=sizes("1000,10000,100000,1000000"),
-                        help="tree sizes in nodes (default 1000,10000,100000,1000000)")
+    parser.add_argument(
+        "--sizes",
+        type=sizes,
+        default=sizes("1000,10000,100000,1000000"),
+        help="tree sizes in nodes (default 1000,10000,100000,1000000)",
+    )
     parser.add_argument("--questions", type=int, default=100, help="questions per size (default 100)")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None,
-                        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
+    )
     parser.add_argument("--seed", type=int, default=7, help="seed of the trees and questions (default 7)")
-    parser.add_argument("--plain-folders", action="store_true",
-                        help="folder descriptions without examples of their contents (default: with three)")
+    parser.add_argument(
+        "--plain-folders",
+        action="store_true",
+        help="folder descriptions without examples of their contents (default: with three)",
+    )
     parser.add_argument("--skip-offline", action="store_true", help="leave out the offline provider's searches")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile the oracle searches at the largest size (a separate, untimed pass)")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile the oracle searches at the largest size (a separate, untimed pass)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
     if args.questions < 1:
@@ -140,7 +153,6 @@ def run(args: argparse.Namespace, scratch: Scratch, *, results_dir: Path) -> Tab
         targets=verdicts(results, scratch.vendor),
         notes=notes(results, args),
     )
-
 
 
 @dataclass
@@ -292,7 +304,9 @@ class Runs:
         return len(self.llm_calls) + len(self.crashed)
 
 
-def run_searches(root: Node, targets: Sequence[Target], *, oracle: Oracle | None, warmup: Sequence[Target] = ()) -> Runs:
+def run_searches(
+    root: Node, targets: Sequence[Target], *, oracle: Oracle | None, warmup: Sequence[Target] = ()
+) -> Runs:
     runs = Runs()
     with searches_run_here(), provider(oracle):
         for target in warmup:
@@ -316,7 +330,9 @@ def run_searches(root: Node, targets: Sequence[Target], *, oracle: Oracle | None
 def _one_search(root: Node, target: Target, oracle: Oracle | None):
     before = oracle.seconds if oracle is not None else 0.0
     started = time.perf_counter()
-    search = services.search_start(user=None, questions=[target.question.text], start_node=root, output="node", fallback="none")
+    search = services.search_start(
+        user=None, questions=[target.question.text], start_node=root, output="node", fallback="none"
+    )
     services.search_run(search_id=search.pk)
     wall = time.perf_counter() - started
     inside = (oracle.seconds - before) if oracle is not None else 0.0
@@ -345,7 +361,6 @@ def profile_searches(root: Node, targets: Sequence[Target], path: Path) -> str:
 # --- one size ---------------------------------------------------------------------------------
 
 
-
 # --- the report -------------------------------------------------------------------------------
 
 
@@ -364,26 +379,59 @@ def _share(found: int, asked: int) -> str:
 def oracle_table(results: Sequence[SizeResult]) -> TitledTable:
     table = TitledTable(
         "Routed search, scripted oracle (always routes right): the protocol's cost",
-        ("nodes", "answer depth p50", "LLM calls p50", "p95", "prompt tokens p50", "p95", "tokens per call p50",
-         "one prompt, every description", "ratio", "own ms p50", "p95", "found"),
+        (
+            "nodes",
+            "answer depth p50",
+            "LLM calls p50",
+            "p95",
+            "prompt tokens p50",
+            "p95",
+            "tokens per call p50",
+            "one prompt, every description",
+            "ratio",
+            "own ms p50",
+            "p95",
+            "found",
+        ),
     )
     for r in results:
         o = r.oracle
         calls, tokens, own = Stats.of(o.llm_calls), r.tokens(), Stats.of(o.own_ms)
         per_call = Stats.of([t / max(c, 1) for t, c in zip(o.prompt_tokens, o.llm_calls)])
-        table.rows.append((
-            f"{r.nodes:,}", _n(r.answer_depth.p50), _n(calls.p50), _n(calls.p95), _n(tokens.p50), _n(tokens.p95),
-            _n(per_call.p50), f"{r.one_prompt:,}", f"{r.fewer():,.0f}× fewer", _ms(own.p50), _ms(own.p95),
-            _share(o.found, o.asked),
-        ))
+        table.rows.append(
+            (
+                f"{r.nodes:,}",
+                _n(r.answer_depth.p50),
+                _n(calls.p50),
+                _n(calls.p95),
+                _n(tokens.p50),
+                _n(tokens.p95),
+                _n(per_call.p50),
+                f"{r.one_prompt:,}",
+                f"{r.fewer():,.0f}× fewer",
+                _ms(own.p50),
+                _ms(own.p95),
+                _share(o.found, o.asked),
+            )
+        )
     return table
 
 
 def finding_table(results: Sequence[SizeResult]) -> TitledTable:
     table = TitledTable(
         "Finding the answer: offline provider vs the full-text tool alone",
-        ("nodes", "offline found", "offline LLM calls p50", "p95", "offline ms p50", "ended because",
-         "full-text found", "full-text ms p50", "p95", "found ratio"),
+        (
+            "nodes",
+            "offline found",
+            "offline LLM calls p50",
+            "p95",
+            "offline ms p50",
+            "ended because",
+            "full-text found",
+            "full-text ms p50",
+            "p95",
+            "found ratio",
+        ),
     )
     for r in results:
         f, off = r.full_text, r.offline
@@ -392,10 +440,20 @@ def finding_table(results: Sequence[SizeResult]) -> TitledTable:
             ratio = "—"
         else:
             calls = Stats.of(off.llm_calls)
-            ended = ", ".join(f"{why} {count}" for why, count in (off.ended + Counter(raised=len(off.crashed))).most_common())
-            offline_cells = (_share(off.found, off.asked), _n(calls.p50), _n(calls.p95), _ms(Stats.of(off.wall_ms).p50), ended)
+            ended = ", ".join(
+                f"{why} {count}" for why, count in (off.ended + Counter(raised=len(off.crashed))).most_common()
+            )
+            offline_cells = (
+                _share(off.found, off.asked),
+                _n(calls.p50),
+                _n(calls.p95),
+                _ms(Stats.of(off.wall_ms).p50),
+                ended,
+            )
             ratio = f"{off.found / f.found:.2g}×" if f.found else ("=" if off.found == 0 else "∞")
-        table.rows.append((f"{r.nodes:,}", *offline_cells, _share(f.found, f.asked), _ms(f.stats.p50), _ms(f.stats.p95), ratio))
+        table.rows.append(
+            (f"{r.nodes:,}", *offline_cells, _share(f.found, f.asked), _ms(f.stats.p50), _ms(f.stats.p95), ratio)
+        )
     return table
 
 
@@ -406,7 +464,9 @@ def verdicts(results: Sequence[SizeResult], vendor: str) -> list[str]:
     at_target = next((r for r in results if r.nodes == TARGET_SIZE), None)
     lines = []
     if at_target is None:
-        lines.append(f"Oracle prompt tokens at {TARGET_SIZE:,} nodes: not measured (no {TARGET_SIZE:,}-node tree in this run).")
+        lines.append(
+            f"Oracle prompt tokens at {TARGET_SIZE:,} nodes: not measured (no {TARGET_SIZE:,}-node tree in this run)."
+        )
         lines.append(f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes on PostgreSQL: not measured.")
     else:
         tokens = at_target.tokens().p50
@@ -420,9 +480,13 @@ def verdicts(results: Sequence[SizeResult], vendor: str) -> list[str]:
         )
         own = Stats.of(at_target.oracle.own_ms).p95
         if vendor == "postgresql":
-            lines.append(f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes on PostgreSQL: {own:.0f} ms → {mark(own <= OWN_P95_TARGET_MS)}.")
+            lines.append(
+                f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes on PostgreSQL: {own:.0f} ms → {mark(own <= OWN_P95_TARGET_MS)}."
+            )
         else:
-            lines.append(f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes: applies on PostgreSQL; {own:.0f} ms here on SQLite.")
+            lines.append(
+                f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes: applies on PostgreSQL; {own:.0f} ms here on SQLite."
+            )
     if len(results) > 1:
         small, large = results[0], results[-1]
         growth_nodes = large.nodes / small.nodes
@@ -485,5 +549,3 @@ def notes(results: Sequence[SizeResult], args: argparse.Namespace) -> list[str]:
     if unparsed:
         lines.append(f"The oracle met {unparsed} prompt(s) it could not place on an answer's path.")
     return lines
-
-

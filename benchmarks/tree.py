@@ -122,7 +122,6 @@ def run(args: argparse.Namespace, scratch: Scratch, *, default_nodes: int) -> Re
     return report
 
 
-
 # --- the baseline -----------------------------------------------------------------------------
 
 
@@ -206,9 +205,7 @@ class Adjacency:
     @transaction.atomic
     def delete(self, node_id: str) -> None:
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"{self.SUBTREE} DELETE FROM {self.TABLE} WHERE id IN (SELECT id FROM down)", (node_id,)
-            )
+            cursor.execute(f"{self.SUBTREE} DELETE FROM {self.TABLE} WHERE id IN (SELECT id FROM down)", (node_id,))
 
 
 # --- what is timed ----------------------------------------------------------------------------
@@ -271,45 +268,70 @@ def operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
     def create_document(sample: tuple[Node, str]) -> Node:
         folder, name = sample
         return services.node_create(
-            parent=folder, type="document", name=name, description="A note written during the benchmark.",
+            parent=folder,
+            type="document",
+            name=name,
+            description="A note written during the benchmark.",
             content=b"# New note\n\nWritten by benchmarks/tree.py.\n",
         )
 
     branch_size = selectors.node_subtree(node=f.branches[0]).count()
     return [
         Operation(
-            f"children of a {_children_range(f.folders)}-child folder, first {PAGE}", f.folders,
-            children_page, lambda node: adjacency.children(node.pk), WARMUP, READ_TARGET_MS,
+            f"children of a {_children_range(f.folders)}-child folder, first {PAGE}",
+            f.folders,
+            children_page,
+            lambda node: adjacency.children(node.pk),
+            WARMUP,
+            READ_TARGET_MS,
         ),
         Operation(
-            f"children of a {f.hot_folders[0].numchild:,}-child folder, first {PAGE}", f.hot_folders,
-            children_page, lambda node: adjacency.children(node.pk), WARMUP, READ_TARGET_MS,
+            f"children of a {f.hot_folders[0].numchild:,}-child folder, first {PAGE}",
+            f.hot_folders,
+            children_page,
+            lambda node: adjacency.children(node.pk),
+            WARMUP,
+            READ_TARGET_MS,
         ),
         Operation(
-            "ancestors of a depth-6 node", f.deep_nodes,
+            "ancestors of a depth-6 node",
+            f.deep_nodes,
             lambda node: list(selectors.node_ancestors(node=node)),
-            lambda node: adjacency.ancestors(node.pk), WARMUP, READ_TARGET_MS,
+            lambda node: adjacency.ancestors(node.pk),
+            WARMUP,
+            READ_TARGET_MS,
         ),
         Operation(
-            "resolve a depth-6 readable path", f.deep_paths,
-            lambda path: selectors.node_resolve(path=path), adjacency.resolve, WARMUP, READ_TARGET_MS,
+            "resolve a depth-6 readable path",
+            f.deep_paths,
+            lambda path: selectors.node_resolve(path=path),
+            adjacency.resolve,
+            WARMUP,
+            READ_TARGET_MS,
         ),
         Operation(
-            f"subtree of a folder (e.g. {branch_size} nodes)", f.branches,
+            f"subtree of a folder (e.g. {branch_size} nodes)",
+            f.branches,
             lambda node: list(selectors.node_subtree(node=node)),
-            lambda node: adjacency.subtree(node.pk), WARMUP,
+            lambda node: adjacency.subtree(node.pk),
+            WARMUP,
         ),
         Operation(
-            "create a document", f.new_documents, create_document,
+            "create a document",
+            f.new_documents,
+            create_document,
             lambda sample: adjacency.create(sample[0].pk, sample[1]),
         ),
         Operation(
-            f"move a {selectors.node_subtree(node=f.movable).count():,}-node branch", f.move_targets,
+            f"move a {selectors.node_subtree(node=f.movable).count():,}-node branch",
+            f.move_targets,
             lambda target: services.node_move(node=f.movable, new_parent=target, user=None),
-            lambda target: adjacency.move(f.movable.pk, target.pk), target_ms=MOVE_TARGET_MS,
+            lambda target: adjacency.move(f.movable.pk, target.pk),
+            target_ms=MOVE_TARGET_MS,
         ),
         Operation(
-            f"delete a {selectors.node_subtree(node=f.discarded[0]).count()}-node branch", f.discarded,
+            f"delete a {selectors.node_subtree(node=f.discarded[0]).count()}-node branch",
+            f.discarded,
             lambda node: services.node_delete(node=node, user=None),
             lambda node: adjacency.delete(node.pk),
         ),
@@ -371,8 +393,11 @@ def measure_api(args: argparse.Namespace, scratch: Scratch, f: Fixtures) -> tupl
     connection.close()  # gunicorn's workers and this process should not share anything
     with gunicorn(scratch.env, workers=args.api_workers, threads=args.api_threads) as port:
         result = http_load(
-            port, urls, {"Authorization": f"Token {token.key}"},
-            connections=args.api_connections, seconds=args.api_seconds,
+            port,
+            urls,
+            {"Authorization": f"Token {token.key}"},
+            connections=args.api_connections,
+            seconds=args.api_seconds,
         )
     row = Row(
         operation=f"GET /api/nodes/{{id}}/children/, {args.api_connections} connections",
@@ -387,4 +412,3 @@ def measure_api(args: argparse.Namespace, scratch: Scratch, f: Fixtures) -> tupl
         f"{result.rate:,.0f} req/s, {result.errors} errors."
     )
     return row, note
-

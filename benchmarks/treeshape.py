@@ -22,13 +22,56 @@ from memory.models import Node
 from memory.services import NodeSpec
 
 WORDS = (
-    "agents", "alignment", "benchmarks", "caching", "compilers", "consensus", "databases",
-    "deployment", "embeddings", "evaluation", "feedback", "graphs", "indexing", "inference",
-    "kernels", "latency", "logging", "memory", "metrics", "networking", "optimizers", "parsing",
-    "planning", "privacy", "profiling", "prompts", "queues", "ranking", "reasoning", "recall",
-    "replication", "retrieval", "routing", "sandboxing", "scheduling", "search", "security",
-    "sharding", "storage", "streaming", "summaries", "testing", "tokenizers", "tools", "tracing",
-    "training", "transactions", "vectors", "workflows", "wrappers",
+    "agents",
+    "alignment",
+    "benchmarks",
+    "caching",
+    "compilers",
+    "consensus",
+    "databases",
+    "deployment",
+    "embeddings",
+    "evaluation",
+    "feedback",
+    "graphs",
+    "indexing",
+    "inference",
+    "kernels",
+    "latency",
+    "logging",
+    "memory",
+    "metrics",
+    "networking",
+    "optimizers",
+    "parsing",
+    "planning",
+    "privacy",
+    "profiling",
+    "prompts",
+    "queues",
+    "ranking",
+    "reasoning",
+    "recall",
+    "replication",
+    "retrieval",
+    "routing",
+    "sandboxing",
+    "scheduling",
+    "search",
+    "security",
+    "sharding",
+    "storage",
+    "streaming",
+    "summaries",
+    "testing",
+    "tokenizers",
+    "tools",
+    "tracing",
+    "training",
+    "transactions",
+    "vectors",
+    "workflows",
+    "wrappers",
 )
 
 JOURNALS = "/swarmstar/journals"
@@ -77,9 +120,7 @@ def note(rng: random.Random, name: str, about: str) -> NodeSpec:
         name=name,
         type="document",
         description=f"Notes on {about} and {other}: what we tried, what worked, what to read next.",
-        content=(
-            f"# {about} and {other}\n\n- Observation {rng.randint(1, 999)}\n- Follow-up: {other}\n"
-        ).encode(),
+        content=(f"# {about} and {other}\n\n- Observation {rng.randint(1, 999)}\n- Follow-up: {other}\n").encode(),
     )
 
 
@@ -98,9 +139,7 @@ def plan(total: int, *, discarded: int, seed: int = 42) -> Iterator[Chunk]:
     hot_children = min(10_000, max(10, total // 10))
     movable_size = min(10_001, max(MOVABLE_FOLDERS * 2 + 1, total // 10 + 1))
 
-    containers = [
-        folder(name, f"Benchmark fixtures: {name}.") for name in ("journals", "moves-a", "moves-b")
-    ]
+    containers = [folder(name, f"Benchmark fixtures: {name}.") for name in ("journals", "moves-a", "moves-b")]
     yield Chunk("/swarmstar", containers, len(containers))
     for path in hot_folder_paths():
         yield _hot_folder(rng, path, hot_children)
@@ -191,4 +230,3 @@ def build_chunks(chunks: Iterable[Chunk]) -> tuple[int, float]:
             print(f"built {built:,} nodes, {built / seconds:,.0f} nodes/s", file=sys.stderr)
             next_report += 100_000
     return built, seconds
-

@@ -167,7 +167,17 @@ class SearchAdmin(admin.ModelAdmin):
     """Read-only: searches are written step by step by their worker; cancel them from the
     dashboard or the API."""
 
-    list_display = ["id", "status", "created_at", "created_by", "output", "llm_calls", "prompt_tokens", "cost_usd", "ended_because"]
+    list_display = [
+        "id",
+        "status",
+        "created_at",
+        "created_by",
+        "output",
+        "llm_calls",
+        "prompt_tokens",
+        "cost_usd",
+        "ended_because",
+    ]
     list_filter = ["status", "output", "fallback"]
     date_hierarchy = "created_at"
     inlines = [SearchStepInline]

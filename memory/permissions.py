@@ -14,9 +14,7 @@ REFUSALS = {
     "set_context": "The internal folder '{name}' has no context, and none can be given to it.",
     "move": "The internal folder '{name}' cannot be moved.",
     "delete": "The internal folder '{name}' cannot be deleted.",
-    "write_content": (
-        "The internal folder '{name}' holds no content, and none can be written to it."
-    ),
+    "write_content": ("The internal folder '{name}' holds no content, and none can be written to it."),
 }
 
 

@@ -49,11 +49,42 @@ MAX_HTML_ENTITIES = 40_000
 MAX_HTML_DEPTH = 100
 # Elements that do not nest: void elements, and those whose next sibling closes them
 # (<p>, <li>, <td> ...), so an author's unclosed <li>s do not count as depth.
-_FLAT_ELEMENTS = frozenset({
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-    "track", "wbr", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody",
-    "tfoot", "colgroup", "caption", "rb", "rt", "rp", "rtc",
-})
+_FLAT_ELEMENTS = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+        "p",
+        "li",
+        "dt",
+        "dd",
+        "option",
+        "optgroup",
+        "tr",
+        "td",
+        "th",
+        "thead",
+        "tbody",
+        "tfoot",
+        "colgroup",
+        "caption",
+        "rb",
+        "rt",
+        "rp",
+        "rtc",
+    }
+)
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
 
 
@@ -84,9 +115,7 @@ def _render(text: str) -> str:
         raise Unrenderable(f"it has more than {MAX_MARKUP_CHARS:,} markup characters")
     if text.count("\n") > MAX_LINES:
         raise Unrenderable(f"it has more than {MAX_LINES:,} lines")
-    rendered = cmarkgfm.markdown_to_html_with_extensions(
-        text, options=MARKDOWN_OPTIONS, extensions=MARKDOWN_EXTENSIONS
-    )
+    rendered = cmarkgfm.markdown_to_html_with_extensions(text, options=MARKDOWN_OPTIONS, extensions=MARKDOWN_EXTENSIONS)
     _check_html_shape(rendered)
     return nh3.clean(
         rendered,

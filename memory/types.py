@@ -88,8 +88,7 @@ class MemoryType:
             return self.context_schema.model_validate(context or {}).model_dump()
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(part) for part in error['loc']) or 'context'}: {error['msg']}"
-                for error in exc.errors()
+                f"{'.'.join(str(part) for part in error['loc']) or 'context'}: {error['msg']}" for error in exc.errors()
             )
             raise InvalidInput(f"Invalid context for type '{self.name}': {problems}.") from None
 
@@ -129,12 +128,8 @@ def all_types() -> list[MemoryType]:
     return sorted(_registry.values(), key=lambda memory_type: memory_type.name)
 
 
-FOLDER = register(
-    MemoryType(name="folder", is_folder=True, description="Folders created by the swarm or user.")
-)
-INTERNAL_FOLDER = register(
-    MemoryType(name="internal_folder", is_folder=True, description="Default immutable folders.")
-)
+FOLDER = register(MemoryType(name="folder", is_folder=True, description="Folders created by the swarm or user."))
+INTERNAL_FOLDER = register(MemoryType(name="internal_folder", is_folder=True, description="Default immutable folders."))
 PROJECT_ROOT_FOLDER = register(
     MemoryType(
         name="project_root_folder",

@@ -14,9 +14,7 @@ MAX_NAME_BYTES = 255
 MAX_DESCRIPTION_LENGTH = 10_000
 MAX_FILE_PATH_LENGTH = 1024
 # memsite's own ids (`memory.models.new_node_id`) and seed 000's `memory_<uuid4>`, dashes or not.
-CLIENT_NODE_ID = re.compile(
-    r"memory_([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})"
-)
+CLIENT_NODE_ID = re.compile(r"memory_([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})")
 # Of a project file's mode, the permission bits kept: all but setuid, setgid and sticky, and
 # write for group and others. A project is unpacked into a container, where such a file would
 # run with its owner's rights or be any user's to change.
@@ -110,7 +108,5 @@ def client_node_id(value: str) -> str:
     hex digits. Seed 000's `memory_<uuid4>` loses its dashes."""
     match = CLIENT_NODE_ID.fullmatch(value.lower())
     if match is None:
-        raise InvalidInput(
-            f"A node id must be `memory_` and 32 hex digits, or `memory_` and a UUID: {value[:80]!r}."
-        )
+        raise InvalidInput(f"A node id must be `memory_` and 32 hex digits, or `memory_` and a UUID: {value[:80]!r}.")
     return "memory_" + "".join(match.groups())

@@ -356,9 +356,7 @@ def _project_import(request: HttpRequest, project: Node) -> HttpResponse:
         return _detail_response(request, project, error=form_error_message(form), status=400)
     data = form.cleaned_data
     try:
-        result = services.project_import(
-            project=project, archive=data["archive"], user=request.user, mode=data["mode"]
-        )
+        result = services.project_import(project=project, archive=data["archive"], user=request.user, mode=data["mode"])
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
     message = _import_message(result)

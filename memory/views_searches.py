@@ -60,7 +60,9 @@ def _search_or_404(search_id: int) -> Search:
 
 def _error_message(form: forms.Form) -> str:
     return " ".join(
-        f"{form.fields[name].label or name.capitalize()}: {error}" for name, errors in form.errors.items() for error in errors
+        f"{form.fields[name].label or name.capitalize()}: {error}"
+        for name, errors in form.errors.items()
+        for error in errors
     )
 
 
@@ -293,4 +295,3 @@ def question_answer(request: HttpRequest, question_id: int) -> HttpResponse:
         return _questions_page(request, error=error.message, status=error.status)
     messages.success(request, f"Answered; search {question.search_id} is complete.")
     return redirect("memory:question_list")
-

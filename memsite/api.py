@@ -111,4 +111,3 @@ def read_body(request: Request, *, what: str, limit: int, allow_empty: bool = Fa
     if not body and not allow_empty:
         raise InvalidInput(f"Send the {what} as the request body.")
     return body
-

@@ -110,16 +110,9 @@ def _bounded_record(record: Mapping | list | tuple) -> dict | list:
         return cut(item) if isinstance(item, str) else item
 
     if isinstance(record, Mapping):
-        return {
-            cut(str(key), MAX_KEY_CHARS): scalar(item)
-            for key, item in list(record.items())[:MAX_ERRORS]
-        }
+        return {cut(str(key), MAX_KEY_CHARS): scalar(item) for key, item in list(record.items())[:MAX_ERRORS]}
     shown = [scalar(item) for item in record[:MAX_ERRORS]]
-    return (
-        shown + more_errors(len(record) - MAX_ERRORS, "messages are")
-        if len(record) > MAX_ERRORS
-        else shown
-    )
+    return shown + more_errors(len(record) - MAX_ERRORS, "messages are") if len(record) > MAX_ERRORS else shown
 
 
 def _bounded_mapping(value: Mapping, budget: list[int]) -> dict:

@@ -161,17 +161,13 @@ def _parse_allowed_host(entry: str) -> AllowedHost:
         port = None
     if port is not None:
         if not port.isdigit() or not 0 < int(port) < 65536:
-            raise ImproperlyConfigured(
-                f"MEMSITE_FETCH_ALLOWED_HOSTS: {entry!r} names an invalid port."
-            )
+            raise ImproperlyConfigured(f"MEMSITE_FETCH_ALLOWED_HOSTS: {entry!r} names an invalid port.")
         ports = frozenset({int(port)})
     subdomains = name.startswith(".")
     try:
         name = _normal_host(name.removeprefix("."))
     except ValueError:
-        raise ImproperlyConfigured(
-            f"MEMSITE_FETCH_ALLOWED_HOSTS: {entry!r} is not a host name."
-        ) from None
+        raise ImproperlyConfigured(f"MEMSITE_FETCH_ALLOWED_HOSTS: {entry!r} is not a host name.") from None
     return AllowedHost(name=name, subdomains=subdomains, ports=ports)
 
 
@@ -218,9 +214,7 @@ def _check_url(url: str, allow_list: Sequence[AllowedHost]) -> _Hop:
     if not entries:
         raise _refused(url, f"host {host} is not on the allow-list")
     if not any(port in entry.ports for entry in entries):
-        allowed = ", ".join(
-            str(p) for p in sorted(set().union(*(entry.ports for entry in entries)))
-        )
+        allowed = ", ".join(str(p) for p in sorted(set().union(*(entry.ports for entry in entries))))
         raise _refused(url, f"port {port} is not allowed for host {host} (allowed: {allowed})")
     target = quote(parts.path or "/", safe="/%!$&'()*+,;=:@-._~")
     if parts.query:
@@ -242,9 +236,7 @@ def _vetted_addresses(hop: _Hop) -> list[VettedAddress]:
         if not address_is_public(address):
             kind = _address_kind(address)
             shown = f"{address} ({embedded})" if (embedded := _embedded_ipv4(address)) else address
-            raise _refused(
-                hop.url, f"{hop.host} resolves to a {kind} address {shown}", address=str(address)
-            )
+            raise _refused(hop.url, f"{hop.host} resolves to a {kind} address {shown}", address=str(address))
         vetted.append((family, sockaddr))
     if not vetted:
         raise _failed(hop.url, f"{hop.host} has no IPv4 or IPv6 address")
@@ -295,9 +287,7 @@ def _fetch_hop(hop: _Hop) -> FetchedPage | str:
         if response.status in REDIRECT_STATUSES:
             location = response.getheader("Location")
             if not location:
-                raise _failed(
-                    hop.url, f"{hop.url} answered HTTP {response.status} without a Location"
-                )
+                raise _failed(hop.url, f"{hop.url} answered HTTP {response.status} without a Location")
             return _header_text(location)
         if not 200 <= response.status < 300:
             raise _failed(
@@ -366,9 +356,7 @@ def _read_capped(response: http.client.HTTPResponse, cap: int) -> tuple[bytes, b
     return bytes(body[:cap]), len(body) > cap
 
 
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
-)
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9._-]+)""")
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -419,9 +407,7 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
     """Connects to addresses vetted beforehand, never to what the host name resolves to by then;
     the Host header still names the host."""
 
-    def __init__(
-        self, host: str, port: int, *, addresses: Sequence[VettedAddress], deadline: float
-    ):
+    def __init__(self, host: str, port: int, *, addresses: Sequence[VettedAddress], deadline: float):
         super().__init__(host, port, timeout=max(deadline - time.monotonic(), 0.001))
         self._addresses = addresses
         self._deadline = deadline

@@ -33,7 +33,9 @@ PAGE = """<!doctype html>
 </html>
 """
 # Swapped out of band into the layout's #outage region; nothing else on the page changes.
-HTMX_FRAGMENT = '<div id="outage" class="flash" role="alert" hx-swap-oob="true"><p class="alert alert-error">{}</p></div>'
+HTMX_FRAGMENT = (
+    '<div id="outage" class="flash" role="alert" hx-swap-oob="true"><p class="alert alert-error">{}</p></div>'
+)
 
 
 def database_unavailable_response(request: HttpRequest) -> HttpResponse:
@@ -60,5 +62,11 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, DATABASE_ERRORS):
             return None
         # No traceback: during an outage every request would log one.
-        logger.error("%s %s: the database is unavailable: %s: %s", request.method, request.path, type(exception).__name__, exception)
+        logger.error(
+            "%s %s: the database is unavailable: %s: %s",
+            request.method,
+            request.path,
+            type(exception).__name__,
+            exception,
+        )
         return database_unavailable_response(request)

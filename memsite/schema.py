@@ -72,8 +72,7 @@ def page_parameters(pagination: Any) -> list[OpenApiParameter]:
         OpenApiParameter(
             "page_size",
             page_size_type(pagination.max_page_size),
-            description=f"1 to {pagination.max_page_size}; "
-            f"the default is {pagination.default_page_size}.",
+            description=f"1 to {pagination.max_page_size}; the default is {pagination.default_page_size}.",
         ),
     ]
 

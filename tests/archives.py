@@ -45,7 +45,7 @@ def zip_bytes(files: dict[str, bytes], *, symlinks: dict[str, str] | None = None
             archive.writestr(name, data)
         for name, target in (symlinks or {}).items():
             info = zipfile.ZipInfo(name)
-            info.external_attr = (0o120777 << 16)
+            info.external_attr = 0o120777 << 16
             archive.writestr(info, target)
     return buffer.getvalue()
 

@@ -25,7 +25,9 @@ def fast_password_hashing(settings):
 def own_cache(settings, request):
     """A cache of the test's own (it counts API requests for the rate limit), whatever cache
     the run is configured with."""
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": request.node.nodeid}}
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": request.node.nodeid}
+    }
 
 
 @pytest.fixture(autouse=True)

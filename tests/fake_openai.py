@@ -60,7 +60,10 @@ class Reply:
 
     @classmethod
     def prose(cls, value: Any, **options: Any) -> "Reply":
-        return cls(content=f"Sure! Here is the result you asked for:\n{json.dumps(value)}\nLet me know if you need more.", **options)
+        return cls(
+            content=f"Sure! Here is the result you asked for:\n{json.dumps(value)}\nLet me know if you need more.",
+            **options,
+        )
 
     @classmethod
     def fenced(cls, value: Any, **options: Any) -> "Reply":
@@ -196,7 +199,11 @@ class FakeOpenAI:
         if reply.usage == AUTO:
             prompt = sum(_words(message.get("content")) for message in body.get("messages", [])) + 7
             completion = len((reply.content or "").split()) + 1
-            usage: dict[str, int] | None = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+            usage: dict[str, int] | None = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
         else:
             usage = reply.usage  # type: ignore[assignment]
         completion_body: dict[str, Any] = {

@@ -244,7 +244,9 @@ class TickRun(models.Model):
     brain = models.ForeignKey(Brain, on_delete=models.CASCADE, related_name="ticks")
     number = models.PositiveBigIntegerField()
     # Whose work the tick is (see Brain.tick_queued_by); its LLM calls are charged to them.
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.RUNNING)
     action = models.CharField(max_length=32, blank=True)
     arguments = models.JSONField(default=dict, blank=True)
@@ -266,9 +268,7 @@ class TickRun(models.Model):
             ),
         ]
         # The runs `ticks_sweep_stale` looks at, a few among all the runs kept.
-        indexes = [
-            models.Index(fields=["brain"], condition=Q(status="running"), name="agents_tick_running_idx")
-        ]
+        indexes = [models.Index(fields=["brain"], condition=Q(status="running"), name="agents_tick_running_idx")]
 
     def __str__(self) -> str:
         return f"Tick {self.number} of brain {self.brain_id}"

@@ -11,9 +11,7 @@ from agents.brains import services
 # dies; the redelivered tick finds the dead one's lease held and does nothing, and once the lease
 # runs out (MEMSITE_TICK_LEASE_S) the next tick beat starts takes the brain over, or
 # `ticks_sweep_stale` fails the dead tick's run.
-@shared_task(
-    name="agents.tasks.tick_run", acks_late=True, reject_on_worker_lost=True, ignore_result=True
-)
+@shared_task(name="agents.tasks.tick_run", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def tick_run(*, agent_id: int) -> None:
     services.tick_run(agent_id=agent_id)
 

@@ -75,12 +75,8 @@ class AgentAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def save_model(
-        self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool
-    ) -> None:
-        changes = {
-            field: form.cleaned_data[field] for field in form.changed_data if field in EDITABLE
-        }
+    def save_model(self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool) -> None:
+        changes = {field: form.cleaned_data[field] for field in form.changed_data if field in EDITABLE}
         if changes:
             services.agent_update(agent=obj, changes=changes)
 
@@ -92,16 +88,12 @@ class AgentAdmin(admin.ModelAdmin):
         deleted = [f"Agent: {agent.name}" for agent in agents]
         model_count = {Agent._meta.verbose_name_plural: len(agents)}
         for relation in Agent._meta.related_objects:
-            rows = relation.related_model._default_manager.filter(
-                **{f"{relation.field.name}__in": agents}
-            )
+            rows = relation.related_model._default_manager.filter(**{f"{relation.field.name}__in": agents})
             model_count[relation.related_model._meta.verbose_name_plural] = rows.count()
         perms_needed = set() if self.has_delete_permission(request) else {Agent._meta.verbose_name}
         return deleted, model_count, perms_needed, []
 
-    def changeform_view(
-        self, request: HttpRequest, object_id=None, form_url="", extra_context=None
-    ) -> HttpResponse:
+    def changeform_view(self, request: HttpRequest, object_id=None, form_url="", extra_context=None) -> HttpResponse:
         # A refused change shows the service's message, and nothing is saved.
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)

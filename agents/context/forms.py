@@ -16,16 +16,12 @@ APPENDABLE_ROLES = [(role.value, role.label) for role in (Role.USER, Role.ASSIST
 class AgentCreateForm(forms.Form):
     name = forms.CharField(max_length=MAX_NAME_CHARS)
     model = forms.CharField(max_length=MAX_MODEL_CHARS)
-    instructions = forms.CharField(
-        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 4})
-    )
+    instructions = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 4}))
 
 
 class MessageAppendForm(forms.Form):
     role = forms.ChoiceField(choices=APPENDABLE_ROLES, initial=Role.USER)
-    content = forms.CharField(
-        strip=False, max_length=MAX_CONTENT_CHARS, widget=forms.Textarea(attrs={"rows": 3})
-    )
+    content = forms.CharField(strip=False, max_length=MAX_CONTENT_CHARS, widget=forms.Textarea(attrs={"rows": 3}))
     pinned = forms.BooleanField(required=False)
 
 

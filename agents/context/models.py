@@ -231,9 +231,7 @@ class Summary(models.Model):
             models.CheckConstraint(
                 condition=Q(since__gte=1, through__gte=models.F("since")), name="agents_summary_span_valid"
             ),
-            models.CheckConstraint(
-                condition=Q(status__in=SummaryStatus.values), name="agents_summary_status_valid"
-            ),
+            models.CheckConstraint(condition=Q(status__in=SummaryStatus.values), name="agents_summary_status_valid"),
         ]
 
     def __str__(self) -> str:

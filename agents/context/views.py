@@ -151,9 +151,7 @@ def context_window(report: ContextReport) -> ContextView:
     return ContextView(
         report=report,
         segments=segments,
-        free=Segment(
-            key="free", label="free", tokens=report.free, share=_percent(report.free, scale)
-        ),
+        free=Segment(key="free", label="free", tokens=report.free, share=_percent(report.free, scale)),
         markers=markers,
         sent_messages=sum(1 for entry in report.included if entry.position is not None),
         dropped=[_dropped_row(entry) for entry in report.dropped],
@@ -179,12 +177,8 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
     try:
         assembled = services.context_build(agent=agent, **form.cleaned_data)
     except ServiceError as error:
-        numbers = [
-            (key.replace("_", " "), value) for key, value in error.data.items() if key != "reason"
-        ]
-        section["context_refusal"] = ContextRefusal(
-            message=error.message, status=error.status, numbers=numbers
-        )
+        numbers = [(key.replace("_", " "), value) for key, value in error.data.items() if key != "reason"]
+        section["context_refusal"] = ContextRefusal(message=error.message, status=error.status, numbers=numbers)
         return section, error.status
     section["window"] = context_window(assembled.report)
     return section, 200
@@ -193,9 +187,7 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def render_page(
-    request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200
-) -> HttpResponse:
+def render_page(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
     """Render a page or, for htmx, one of its partials; caches keep the two apart."""
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
@@ -211,9 +203,7 @@ def agent_or_404(agent_id: int) -> Agent:
 
 def form_error(form: forms.Form) -> str:
     return " ".join(
-        f"{form.fields[name].label or name.capitalize()}: {error}"
-        if name in form.fields
-        else str(error)
+        f"{form.fields[name].label or name.capitalize()}: {error}" if name in form.fields else str(error)
         for name, errors in form.errors.items()
         for error in errors
     )
@@ -265,9 +255,7 @@ def _agent_page(
 # -- the list of agents ------------------------------------------------------------------------
 
 
-def _list_page(
-    request: HttpRequest, form: AgentCreateForm, *, error: str = "", status: int = 200
-) -> HttpResponse:
+def _list_page(request: HttpRequest, form: AgentCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
     page = Paginator(selectors.agent_list(), AGENTS_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
@@ -313,15 +301,11 @@ def agent_context(request: HttpRequest, agent_id: int) -> HttpResponse:
     """The context report for the form's model and strategy; a refusal comes with its status."""
     agent = agent_or_404(agent_id)
     page_url = reverse("agents:agent_detail", args=[agent.pk])
-    query = urlencode(
-        {key: request.GET[key] for key in ("model", "strategy") if key in request.GET}
-    )
+    query = urlencode({key: request.GET[key] for key in ("model", "strategy") if key in request.GET})
     if not request.htmx:
         return redirect(f"{page_url}?{query}" if query else page_url)
     section, status = _context_section(agent, request.GET)
-    response = render_page(
-        request, f"{AGENT}#context_report", {"agent": agent, **section}, status=status
-    )
+    response = render_page(request, f"{AGENT}#context_report", {"agent": agent, **section}, status=status)
     if status == 200:
         push_url(response, f"{page_url}?{query}" if query else page_url)
     return response

@@ -85,9 +85,7 @@ class GraphAdmin(ReadOnlyAdmin):
         return (
             super()
             .get_queryset(request)
-            .annotate(
-                node_total=Count("nodes", distinct=True), op_total=Count("ops", distinct=True)
-            )
+            .annotate(node_total=Count("nodes", distinct=True), op_total=Count("ops", distinct=True))
         )
 
     @admin.display(description="task")

@@ -15,9 +15,7 @@ STANDARD_ROLES = ("assistant", "tool", "user", "system")
 
 class GraphCreateForm(forms.Form):
     task = forms.CharField(max_length=MAX_TASK_CHARS, widget=forms.Textarea(attrs={"rows": 3}))
-    agent = forms.ModelChoiceField(
-        queryset=context_selectors.agent_list(), required=False, empty_label="none"
-    )
+    agent = forms.ModelChoiceField(queryset=context_selectors.agent_list(), required=False, empty_label="none")
 
 
 class MemorizeForm(forms.Form):
@@ -58,8 +56,7 @@ class MemorizeForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         rows = [
-            (data.get(f"role_{row}", "").strip(), data.get(f"content_{row}", ""), row)
-            for row in range(MESSAGE_ROWS)
+            (data.get(f"role_{row}", "").strip(), data.get(f"content_{row}", ""), row) for row in range(MESSAGE_ROWS)
         ]
         written = [(role, content, row) for role, content, row in rows if content.strip()]
         pasted = data.get("messages_json", "")
@@ -69,15 +66,11 @@ class MemorizeForm(forms.Form):
             try:
                 data["messages"] = json.loads(pasted)
             except json.JSONDecodeError as error:
-                raise forms.ValidationError(
-                    f"The JSON does not parse: {error.msg} at line {error.lineno}."
-                ) from None
+                raise forms.ValidationError(f"The JSON does not parse: {error.msg} at line {error.lineno}.") from None
             except RecursionError:
                 raise forms.ValidationError("The JSON is nested too deeply.") from None
             if not isinstance(data["messages"], list):
-                raise forms.ValidationError(
-                    'The JSON must be a list of {"role", "content"} objects.'
-                )
+                raise forms.ValidationError('The JSON must be a list of {"role", "content"} objects.')
             return data
         if not written:
             raise forms.ValidationError("Write at least one message, or paste a JSON list.")

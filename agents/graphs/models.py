@@ -156,9 +156,7 @@ class GraphOp(models.Model):
         db_table = "agents_graphop"
         ordering = ["graph", "id"]
         # The operations `graphs_sweep_stale` looks at, a few among the whole audit trail.
-        indexes = [
-            models.Index(fields=["created_at"], condition=Q(status="queued"), name="agents_graphop_queued_idx")
-        ]
+        indexes = [models.Index(fields=["created_at"], condition=Q(status="queued"), name="agents_graphop_queued_idx")]
 
     def __str__(self) -> str:
         return f"{self.kind} on graph {self.graph_id} ({self.status})"

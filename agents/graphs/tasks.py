@@ -10,9 +10,7 @@ from agents.graphs import services
 # Retry policy: none by Celery. acks_late + reject_on_worker_lost redeliver the task if the worker
 # dies, and the graph's lease expires after MEMSITE_GRAPH_LEASE_S; `graphs_sweep_stale` (or the
 # next memorize or recall queued on the graph) then runs what is left.
-@shared_task(
-    name="agents.tasks.graph_work", acks_late=True, reject_on_worker_lost=True, ignore_result=True
-)
+@shared_task(name="agents.tasks.graph_work", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def graph_work(*, graph_id: int) -> None:
     services.graph_work(graph_id=graph_id)
 

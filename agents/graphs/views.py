@@ -209,9 +209,7 @@ def _drawing_part(graph: Graph) -> dict[str, Any]:
     return {"drawing": drawing, "nodes": nodes}
 
 
-def _page(
-    request: HttpRequest, graph: Graph, *, status: int = 200, **forms_and_errors: Any
-) -> HttpResponse:
+def _page(request: HttpRequest, graph: Graph, *, status: int = 200, **forms_and_errors: Any) -> HttpResponse:
     """The whole page; `forms_and_errors` are a refused form and its message (None: the default)."""
     context = {
         "graph": graph,
@@ -237,9 +235,7 @@ def _task_id(nodes: list[GraphNode]) -> int:
 # -- the list of graphs ------------------------------------------------------------------------
 
 
-def _list_page(
-    request: HttpRequest, form: GraphCreateForm, *, error: str = "", status: int = 200
-) -> HttpResponse:
+def _list_page(request: HttpRequest, form: GraphCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
     agent_id = _whole_number(request.GET.get("agent"))
     graphs = graph_selectors.graph_list(agent_id=agent_id)
     agent = context_selectors.agent_list().filter(pk=agent_id).first() if agent_id is not None else None
@@ -362,4 +358,3 @@ def graph_memorize(request: HttpRequest, graph_id: int) -> HttpResponse:
     turn_ids = op.detail.get("turn_ids", [])
     turns = f"turn {turn_ids[0]}" if len(turn_ids) == 1 else f"turns {turn_ids[0]}–{turn_ids[-1]}"
     return _actions(request, graph, message=f"Stored as {turns}; memorize queued (operation {op.pk}).")
-

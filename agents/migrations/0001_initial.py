@@ -6,81 +6,196 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Agent',
+            name="Agent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('model', models.CharField(max_length=128)),
-                ('instructions', models.TextField(blank=True)),
-                ('context_variables', models.JSONField(blank=True, default=dict)),
-                ('strategy', models.CharField(choices=[('fifo', 'drop the oldest first'), ('sliding_window', 'keep the last N turns'), ('importance', 'evict the lowest importance score first')], default='fifo', max_length=16)),
-                ('window_turns', models.PositiveIntegerField(default=20)),
-                ('reserved_output_tokens', models.PositiveIntegerField(default=4096)),
-                ('turn_input_limit', models.PositiveIntegerField(blank=True, null=True)),
-                ('conversation_token_budget', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('warning_threshold', models.FloatField(default=0.8)),
-                ('compaction_trigger', models.FloatField(default=0.9)),
-                ('compaction_target', models.FloatField(default=0.6)),
-                ('message_count', models.PositiveBigIntegerField(default=0)),
-                ('conversation_tokens', models.PositiveBigIntegerField(default=0)),
-                ('history_tokens', models.PositiveBigIntegerField(default=0)),
-                ('pending_tool_calls', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("model", models.CharField(max_length=128)),
+                ("instructions", models.TextField(blank=True)),
+                ("context_variables", models.JSONField(blank=True, default=dict)),
+                (
+                    "strategy",
+                    models.CharField(
+                        choices=[
+                            ("fifo", "drop the oldest first"),
+                            ("sliding_window", "keep the last N turns"),
+                            ("importance", "evict the lowest importance score first"),
+                        ],
+                        default="fifo",
+                        max_length=16,
+                    ),
+                ),
+                ("window_turns", models.PositiveIntegerField(default=20)),
+                ("reserved_output_tokens", models.PositiveIntegerField(default=4096)),
+                ("turn_input_limit", models.PositiveIntegerField(blank=True, null=True)),
+                ("conversation_token_budget", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("warning_threshold", models.FloatField(default=0.8)),
+                ("compaction_trigger", models.FloatField(default=0.9)),
+                ("compaction_target", models.FloatField(default=0.6)),
+                ("message_count", models.PositiveBigIntegerField(default=0)),
+                ("conversation_tokens", models.PositiveBigIntegerField(default=0)),
+                ("history_tokens", models.PositiveBigIntegerField(default=0)),
+                ("pending_tool_calls", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['name'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('strategy__in', ['fifo', 'sliding_window', 'importance'])), name='agents_agent_strategy_valid'), models.CheckConstraint(condition=models.Q(('window_turns__gte', 1)), name='agents_agent_window_turns_positive'), models.CheckConstraint(condition=models.Q(('reserved_output_tokens__gte', 1)), name='agents_agent_reserved_output_positive'), models.CheckConstraint(condition=models.Q(('turn_input_limit__isnull', True), ('turn_input_limit__gte', 1), _connector='OR'), name='agents_agent_turn_input_limit_positive'), models.CheckConstraint(condition=models.Q(('conversation_token_budget__isnull', True), ('conversation_token_budget__gte', 1), _connector='OR'), name='agents_agent_conversation_budget_positive'), models.CheckConstraint(condition=models.Q(('warning_threshold__gt', 0), ('warning_threshold__lte', 1)), name='agents_agent_warning_fraction'), models.CheckConstraint(condition=models.Q(('compaction_trigger__gt', 0), ('compaction_trigger__lte', 1)), name='agents_agent_trigger_fraction'), models.CheckConstraint(condition=models.Q(('compaction_target__gt', 0), ('compaction_target__lte', 1)), name='agents_agent_target_fraction'), models.CheckConstraint(condition=models.Q(('compaction_target__lt', models.F('compaction_trigger'))), name='agents_agent_target_below_trigger')],
+                "ordering": ["name"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("strategy__in", ["fifo", "sliding_window", "importance"])),
+                        name="agents_agent_strategy_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("window_turns__gte", 1)), name="agents_agent_window_turns_positive"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("reserved_output_tokens__gte", 1)),
+                        name="agents_agent_reserved_output_positive",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("turn_input_limit__isnull", True), ("turn_input_limit__gte", 1), _connector="OR"
+                        ),
+                        name="agents_agent_turn_input_limit_positive",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("conversation_token_budget__isnull", True),
+                            ("conversation_token_budget__gte", 1),
+                            _connector="OR",
+                        ),
+                        name="agents_agent_conversation_budget_positive",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("warning_threshold__gt", 0), ("warning_threshold__lte", 1)),
+                        name="agents_agent_warning_fraction",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("compaction_trigger__gt", 0), ("compaction_trigger__lte", 1)),
+                        name="agents_agent_trigger_fraction",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("compaction_target__gt", 0), ("compaction_target__lte", 1)),
+                        name="agents_agent_target_fraction",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("compaction_target__lt", models.F("compaction_trigger"))),
+                        name="agents_agent_target_below_trigger",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Checkpoint',
+            name="Checkpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField()),
-                ('message_count', models.PositiveBigIntegerField()),
-                ('document', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='checkpoints', to='agents.agent')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("version", models.PositiveIntegerField()),
+                ("message_count", models.PositiveBigIntegerField()),
+                ("document", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="checkpoints", to="agents.agent"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['agent', 'version'],
-                'constraints': [models.UniqueConstraint(fields=('agent', 'version'), name='agents_checkpoint_version_unique'), models.CheckConstraint(condition=models.Q(('version__gte', 1)), name='agents_checkpoint_version_positive')],
+                "ordering": ["agent", "version"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("agent", "version"), name="agents_checkpoint_version_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("version__gte", 1)), name="agents_checkpoint_version_positive"
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveBigIntegerField()),
-                ('role', models.CharField(choices=[('system', 'system'), ('user', 'user'), ('assistant', 'assistant'), ('tool', 'tool')], max_length=16)),
-                ('content', models.TextField(blank=True)),
-                ('tool_calls', models.JSONField(blank=True, default=list)),
-                ('tool_call_id', models.CharField(blank=True, max_length=128)),
-                ('tool_name', models.CharField(blank=True, max_length=128)),
-                ('sender', models.CharField(blank=True, max_length=200)),
-                ('pinned', models.BooleanField(default=False)),
-                ('importance', models.FloatField(default=0.5)),
-                ('references', models.JSONField(blank=True, default=list)),
-                ('token_count', models.PositiveIntegerField()),
-                ('token_encoding', models.CharField(max_length=64)),
-                ('tokens_approximate', models.BooleanField()),
-                ('history_offset', models.PositiveBigIntegerField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='agents.agent')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveBigIntegerField()),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("system", "system"), ("user", "user"), ("assistant", "assistant"), ("tool", "tool")],
+                        max_length=16,
+                    ),
+                ),
+                ("content", models.TextField(blank=True)),
+                ("tool_calls", models.JSONField(blank=True, default=list)),
+                ("tool_call_id", models.CharField(blank=True, max_length=128)),
+                ("tool_name", models.CharField(blank=True, max_length=128)),
+                ("sender", models.CharField(blank=True, max_length=200)),
+                ("pinned", models.BooleanField(default=False)),
+                ("importance", models.FloatField(default=0.5)),
+                ("references", models.JSONField(blank=True, default=list)),
+                ("token_count", models.PositiveIntegerField()),
+                ("token_encoding", models.CharField(max_length=64)),
+                ("tokens_approximate", models.BooleanField()),
+                ("history_offset", models.PositiveBigIntegerField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="messages", to="agents.agent"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['agent', 'position'],
-                'indexes': [models.Index(condition=models.Q(('pinned', False)), fields=['agent', 'history_offset'], name='agents_message_offset_idx'), models.Index(condition=models.Q(('pinned', True)), fields=['agent', 'position'], name='agents_message_pinned_idx'), models.Index(condition=models.Q(('role', 'user')), fields=['agent', 'position'], name='agents_message_turn_idx')],
-                'constraints': [models.UniqueConstraint(fields=('agent', 'position'), name='agents_message_position_unique'), models.CheckConstraint(condition=models.Q(('position__gte', 1)), name='agents_message_position_positive'), models.CheckConstraint(condition=models.Q(('role__in', ['system', 'user', 'assistant', 'tool'])), name='agents_message_role_valid'), models.CheckConstraint(condition=models.Q(('importance__gte', 0), ('importance__lte', 1)), name='agents_message_importance_fraction'), models.CheckConstraint(condition=models.Q(models.Q(('role', 'tool'), models.Q(('tool_call_id', ''), _negated=True)), models.Q(models.Q(('role', 'tool'), _negated=True), ('tool_call_id', ''), ('tool_name', '')), _connector='OR'), name='agents_message_tool_result_fields'), models.CheckConstraint(condition=models.Q(('pinned', True), ('role', 'tool'), _negated=True), name='agents_message_tool_result_not_pinned')],
+                "ordering": ["agent", "position"],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("pinned", False)),
+                        fields=["agent", "history_offset"],
+                        name="agents_message_offset_idx",
+                    ),
+                    models.Index(
+                        condition=models.Q(("pinned", True)),
+                        fields=["agent", "position"],
+                        name="agents_message_pinned_idx",
+                    ),
+                    models.Index(
+                        condition=models.Q(("role", "user")),
+                        fields=["agent", "position"],
+                        name="agents_message_turn_idx",
+                    ),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(fields=("agent", "position"), name="agents_message_position_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("position__gte", 1)), name="agents_message_position_positive"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("role__in", ["system", "user", "assistant", "tool"])),
+                        name="agents_message_role_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("importance__gte", 0), ("importance__lte", 1)),
+                        name="agents_message_importance_fraction",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("role", "tool"), models.Q(("tool_call_id", ""), _negated=True)),
+                            models.Q(
+                                models.Q(("role", "tool"), _negated=True), ("tool_call_id", ""), ("tool_name", "")
+                            ),
+                            _connector="OR",
+                        ),
+                        name="agents_message_tool_result_fields",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("pinned", True), ("role", "tool"), _negated=True),
+                        name="agents_message_tool_result_not_pinned",
+                    ),
+                ],
             },
         ),
     ]

@@ -5,66 +5,97 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0001_initial'),
+        ("agents", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Summary',
+            name="Summary",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('through', models.PositiveBigIntegerField()),
-                ('since', models.PositiveBigIntegerField(default=1)),
-                ('history_start', models.PositiveBigIntegerField(default=0)),
-                ('history_end', models.PositiveBigIntegerField(default=0)),
-                ('level', models.PositiveIntegerField(default=1)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=8)),
-                ('content', models.TextField(blank=True)),
-                ('token_count', models.PositiveIntegerField(default=0)),
-                ('token_encoding', models.CharField(blank=True, max_length=64)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("through", models.PositiveBigIntegerField()),
+                ("since", models.PositiveBigIntegerField(default=1)),
+                ("history_start", models.PositiveBigIntegerField(default=0)),
+                ("history_end", models.PositiveBigIntegerField(default=0)),
+                ("level", models.PositiveIntegerField(default=1)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("done", "Done"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=8,
+                    ),
+                ),
+                ("content", models.TextField(blank=True)),
+                ("token_count", models.PositiveIntegerField(default=0)),
+                ("token_encoding", models.CharField(blank=True, max_length=64)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['agent', 'through'],
+                "ordering": ["agent", "through"],
             },
         ),
         migrations.RemoveConstraint(
-            model_name='agent',
-            name='agents_agent_strategy_valid',
+            model_name="agent",
+            name="agents_agent_strategy_valid",
         ),
         migrations.AlterField(
-            model_name='agent',
-            name='strategy',
-            field=models.CharField(choices=[('fifo', 'drop the oldest first'), ('sliding_window', 'keep the last N turns'), ('importance', 'evict the lowest importance score first'), ('summarize', 'replace the oldest by a stored summary')], default='fifo', max_length=16),
+            model_name="agent",
+            name="strategy",
+            field=models.CharField(
+                choices=[
+                    ("fifo", "drop the oldest first"),
+                    ("sliding_window", "keep the last N turns"),
+                    ("importance", "evict the lowest importance score first"),
+                    ("summarize", "replace the oldest by a stored summary"),
+                ],
+                default="fifo",
+                max_length=16,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='agent',
-            constraint=models.CheckConstraint(condition=models.Q(('strategy__in', ['fifo', 'sliding_window', 'importance', 'summarize'])), name='agents_agent_strategy_valid'),
+            model_name="agent",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("strategy__in", ["fifo", "sliding_window", "importance", "summarize"])),
+                name="agents_agent_strategy_valid",
+            ),
         ),
         migrations.AddField(
-            model_name='summary',
-            name='agent',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='summaries', to='agents.agent'),
+            model_name="summary",
+            name="agent",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="summaries", to="agents.agent"
+            ),
         ),
         migrations.AddField(
-            model_name='summary',
-            name='base',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='agents.summary'),
+            model_name="summary",
+            name="base",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="agents.summary",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='summary',
-            constraint=models.UniqueConstraint(fields=('agent', 'through'), name='agents_summary_through_unique'),
+            model_name="summary",
+            constraint=models.UniqueConstraint(fields=("agent", "through"), name="agents_summary_through_unique"),
         ),
         migrations.AddConstraint(
-            model_name='summary',
-            constraint=models.CheckConstraint(condition=models.Q(('since__gte', 1), ('through__gte', models.F('since'))), name='agents_summary_span_valid'),
+            model_name="summary",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("since__gte", 1), ("through__gte", models.F("since"))),
+                name="agents_summary_span_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='summary',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['pending', 'done', 'failed'])), name='agents_summary_status_valid'),
+            model_name="summary",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["pending", "done", "failed"])), name="agents_summary_status_valid"
+            ),
         ),
     ]

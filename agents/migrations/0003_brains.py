@@ -5,175 +5,286 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0002_summaries'),
+        ("agents", "0002_summaries"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Brain',
+            name="Brain",
             fields=[
-                ('agent', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='brain', serialize=False, to='agents.agent')),
-                ('self_summary', models.TextField(blank=True)),
-                ('plan', models.JSONField(blank=True, default=list)),
-                ('plan_step', models.PositiveSmallIntegerField(default=0)),
-                ('emotions', models.JSONField(blank=True, default=dict)),
-                ('hormones', models.JSONField(blank=True, default=dict)),
-                ('last_user_message', models.TextField(blank=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('extra_state', models.JSONField(blank=True, default=dict)),
-                ('extra_user_model', models.JSONField(blank=True, default=dict)),
-                ('path_count', models.PositiveIntegerField(default=0)),
-                ('url_count', models.PositiveIntegerField(default=0)),
-                ('neuron_count', models.PositiveIntegerField(default=0)),
-                ('synapse_count', models.PositiveIntegerField(default=0)),
-                ('ticking', models.BooleanField(default=False)),
-                ('tick_interval_s', models.PositiveIntegerField(default=60)),
-                ('next_tick_at', models.DateTimeField(blank=True, null=True)),
-                ('tick_count', models.PositiveBigIntegerField(default=0)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "agent",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="brain",
+                        serialize=False,
+                        to="agents.agent",
+                    ),
+                ),
+                ("self_summary", models.TextField(blank=True)),
+                ("plan", models.JSONField(blank=True, default=list)),
+                ("plan_step", models.PositiveSmallIntegerField(default=0)),
+                ("emotions", models.JSONField(blank=True, default=dict)),
+                ("hormones", models.JSONField(blank=True, default=dict)),
+                ("last_user_message", models.TextField(blank=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("extra_state", models.JSONField(blank=True, default=dict)),
+                ("extra_user_model", models.JSONField(blank=True, default=dict)),
+                ("path_count", models.PositiveIntegerField(default=0)),
+                ("url_count", models.PositiveIntegerField(default=0)),
+                ("neuron_count", models.PositiveIntegerField(default=0)),
+                ("synapse_count", models.PositiveIntegerField(default=0)),
+                ("ticking", models.BooleanField(default=False)),
+                ("tick_interval_s", models.PositiveIntegerField(default=60)),
+                ("next_tick_at", models.DateTimeField(blank=True, null=True)),
+                ("tick_count", models.PositiveBigIntegerField(default=0)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('ticking', True)), fields=['next_tick_at'], name='agents_brain_due_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('tick_interval_s__gte', 1)), name='agents_brain_interval_positive')],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("ticking", True)), fields=["next_tick_at"], name="agents_brain_due_idx"
+                    )
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("tick_interval_s__gte", 1)), name="agents_brain_interval_positive"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Neuron',
+            name="Neuron",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=520)),
-                ('kind', models.CharField(max_length=8)),
-                ('label', models.CharField(max_length=512)),
-                ('strength', models.FloatField(default=1.0)),
-                ('last_used', models.DateTimeField()),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('brain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='neurons', to='agents.brain')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=520)),
+                ("kind", models.CharField(max_length=8)),
+                ("label", models.CharField(max_length=512)),
+                ("strength", models.FloatField(default=1.0)),
+                ("last_used", models.DateTimeField()),
+                ("data", models.JSONField(blank=True, default=dict)),
+                (
+                    "brain",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="neurons", to="agents.brain"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Record',
+            name="Record",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('thought', 'thoughts'), ('inner_thought', 'inner thoughts'), ('episode', 'episodes'), ('fact', 'semantic facts'), ('self_instruction', 'self-instructions'), ('chat', 'chat history'), ('log', 'logs'), ('user_message', "the user model's last messages")], max_length=16)),
-                ('seq', models.PositiveBigIntegerField()),
-                ('text', models.TextField()),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField()),
-                ('brain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='records', to='agents.brain')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("thought", "thoughts"),
+                            ("inner_thought", "inner thoughts"),
+                            ("episode", "episodes"),
+                            ("fact", "semantic facts"),
+                            ("self_instruction", "self-instructions"),
+                            ("chat", "chat history"),
+                            ("log", "logs"),
+                            ("user_message", "the user model's last messages"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("seq", models.PositiveBigIntegerField()),
+                ("text", models.TextField()),
+                ("data", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "brain",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="records", to="agents.brain"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Synapse',
+            name="Synapse",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('weight', models.FloatField(default=0.1)),
-                ('last_used', models.DateTimeField()),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('brain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='synapses', to='agents.brain')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='agents.neuron')),
-                ('target', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='agents.neuron')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("weight", models.FloatField(default=0.1)),
+                ("last_used", models.DateTimeField()),
+                ("data", models.JSONField(blank=True, default=dict)),
+                (
+                    "brain",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="synapses", to="agents.brain"
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="agents.neuron"
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="agents.neuron"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TickRun',
+            name="TickRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveBigIntegerField()),
-                ('status', models.CharField(choices=[('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='running', max_length=8)),
-                ('action', models.CharField(blank=True, max_length=32)),
-                ('arguments', models.JSONField(blank=True, default=dict)),
-                ('outcome', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('steps', models.JSONField(blank=True, default=list)),
-                ('emotions', models.JSONField(blank=True, default=dict)),
-                ('hormones', models.JSONField(blank=True, default=dict)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('brain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ticks', to='agents.brain')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveBigIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="running",
+                        max_length=8,
+                    ),
+                ),
+                ("action", models.CharField(blank=True, max_length=32)),
+                ("arguments", models.JSONField(blank=True, default=dict)),
+                ("outcome", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("steps", models.JSONField(blank=True, default=list)),
+                ("emotions", models.JSONField(blank=True, default=dict)),
+                ("hormones", models.JSONField(blank=True, default=dict)),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "brain",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="ticks", to="agents.brain"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['brain', '-number'],
+                "ordering": ["brain", "-number"],
             },
         ),
         migrations.CreateModel(
-            name='Explored',
+            name="Explored",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('path', 'Path'), ('url', 'Url')], max_length=4)),
-                ('key', models.CharField(max_length=512)),
-                ('summary', models.TextField(blank=True)),
-                ('at', models.DateTimeField()),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('brain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='explored', to='agents.brain')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("path", "Path"), ("url", "Url")], max_length=4)),
+                ("key", models.CharField(max_length=512)),
+                ("summary", models.TextField(blank=True)),
+                ("at", models.DateTimeField()),
+                ("data", models.JSONField(blank=True, default=dict)),
+                (
+                    "brain",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="explored", to="agents.brain"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['brain', 'kind', 'at'], name='agents_explored_at_idx')],
-                'constraints': [models.UniqueConstraint(fields=('brain', 'kind', 'key'), name='agents_explored_key_unique'), models.CheckConstraint(condition=models.Q(('kind__in', ['path', 'url'])), name='agents_explored_kind_valid')],
+                "indexes": [models.Index(fields=["brain", "kind", "at"], name="agents_explored_at_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("brain", "kind", "key"), name="agents_explored_key_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("kind__in", ["path", "url"])), name="agents_explored_kind_valid"
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Goal',
+            name="Goal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text', models.CharField(max_length=500)),
-                ('status', models.CharField(choices=[('active', 'Active'), ('done', 'Done')], default='active', max_length=8)),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField()),
-                ('done_at', models.DateTimeField(blank=True, null=True)),
-                ('brain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='goals', to='agents.brain')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("text", models.CharField(max_length=500)),
+                (
+                    "status",
+                    models.CharField(choices=[("active", "Active"), ("done", "Done")], default="active", max_length=8),
+                ),
+                ("data", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField()),
+                ("done_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "brain",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="goals", to="agents.brain"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['brain', 'created_at', 'id'],
-                'indexes': [models.Index(fields=['brain', 'status', 'created_at'], name='agents_goal_status_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['active', 'done'])), name='agents_goal_status_valid')],
+                "ordering": ["brain", "created_at", "id"],
+                "indexes": [models.Index(fields=["brain", "status", "created_at"], name="agents_goal_status_idx")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("status__in", ["active", "done"])), name="agents_goal_status_valid"
+                    )
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='neuron',
-            index=models.Index(fields=['brain', 'last_used'], name='agents_neuron_used_idx'),
+            model_name="neuron",
+            index=models.Index(fields=["brain", "last_used"], name="agents_neuron_used_idx"),
         ),
         migrations.AddIndex(
-            model_name='neuron',
-            index=models.Index(fields=['brain', '-strength'], name='agents_neuron_strength_idx'),
+            model_name="neuron",
+            index=models.Index(fields=["brain", "-strength"], name="agents_neuron_strength_idx"),
         ),
         migrations.AddConstraint(
-            model_name='neuron',
-            constraint=models.UniqueConstraint(fields=('brain', 'key'), name='agents_neuron_key_unique'),
+            model_name="neuron",
+            constraint=models.UniqueConstraint(fields=("brain", "key"), name="agents_neuron_key_unique"),
         ),
         migrations.AddConstraint(
-            model_name='record',
-            constraint=models.UniqueConstraint(fields=('brain', 'kind', 'seq'), name='agents_record_seq_unique'),
+            model_name="record",
+            constraint=models.UniqueConstraint(fields=("brain", "kind", "seq"), name="agents_record_seq_unique"),
         ),
         migrations.AddConstraint(
-            model_name='record',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['thought', 'inner_thought', 'episode', 'fact', 'self_instruction', 'chat', 'log', 'user_message'])), name='agents_record_kind_valid'),
+            model_name="record",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "kind__in",
+                        [
+                            "thought",
+                            "inner_thought",
+                            "episode",
+                            "fact",
+                            "self_instruction",
+                            "chat",
+                            "log",
+                            "user_message",
+                        ],
+                    )
+                ),
+                name="agents_record_kind_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='synapse',
-            index=models.Index(fields=['brain', 'last_used'], name='agents_synapse_used_idx'),
+            model_name="synapse",
+            index=models.Index(fields=["brain", "last_used"], name="agents_synapse_used_idx"),
         ),
         migrations.AddIndex(
-            model_name='synapse',
-            index=models.Index(fields=['target'], name='agents_synapse_target_idx'),
+            model_name="synapse",
+            index=models.Index(fields=["target"], name="agents_synapse_target_idx"),
         ),
         migrations.AddConstraint(
-            model_name='synapse',
-            constraint=models.UniqueConstraint(fields=('source', 'target'), name='agents_synapse_pair_unique'),
+            model_name="synapse",
+            constraint=models.UniqueConstraint(fields=("source", "target"), name="agents_synapse_pair_unique"),
         ),
         migrations.AddConstraint(
-            model_name='synapse',
-            constraint=models.CheckConstraint(condition=models.Q(('source', models.F('target')), _negated=True), name='agents_synapse_not_a_loop'),
+            model_name="synapse",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source", models.F("target")), _negated=True), name="agents_synapse_not_a_loop"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='tickrun',
-            constraint=models.UniqueConstraint(fields=('brain', 'number'), name='agents_tick_number_unique'),
+            model_name="tickrun",
+            constraint=models.UniqueConstraint(fields=("brain", "number"), name="agents_tick_number_unique"),
         ),
         migrations.AddConstraint(
-            model_name='tickrun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['running', 'done', 'failed'])), name='agents_tick_status_valid'),
+            model_name="tickrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["running", "done", "failed"])), name="agents_tick_status_valid"
+            ),
         ),
     ]

@@ -5,128 +5,210 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0003_brains'),
+        ("agents", "0003_brains"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Graph',
+            name="Graph",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task', models.TextField()),
-                ('model', models.CharField(max_length=128)),
-                ('trigger_tokens', models.PositiveIntegerField()),
-                ('target_tokens', models.PositiveIntegerField()),
-                ('max_recalls', models.PositiveSmallIntegerField(default=3)),
-                ('protected_head', models.PositiveSmallIntegerField(default=2)),
-                ('protected_tail', models.PositiveSmallIntegerField(default=4)),
-                ('next_node_id', models.PositiveIntegerField(default=1)),
-                ('next_turn_id', models.PositiveIntegerField(default=0)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('agent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='graphs', to='agents.agent')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("task", models.TextField()),
+                ("model", models.CharField(max_length=128)),
+                ("trigger_tokens", models.PositiveIntegerField()),
+                ("target_tokens", models.PositiveIntegerField()),
+                ("max_recalls", models.PositiveSmallIntegerField(default=3)),
+                ("protected_head", models.PositiveSmallIntegerField(default=2)),
+                ("protected_tail", models.PositiveSmallIntegerField(default=4)),
+                ("next_node_id", models.PositiveIntegerField(default=1)),
+                ("next_turn_id", models.PositiveIntegerField(default=0)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="graphs",
+                        to="agents.agent",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='GraphEdge',
+            name="GraphEdge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('src', models.PositiveIntegerField()),
-                ('dst', models.PositiveIntegerField()),
-                ('rationale', models.TextField(blank=True)),
-                ('graph', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='edges', to='agents.graph')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("src", models.PositiveIntegerField()),
+                ("dst", models.PositiveIntegerField()),
+                ("rationale", models.TextField(blank=True)),
+                (
+                    "graph",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="edges", to="agents.graph"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['graph', 'id'],
+                "ordering": ["graph", "id"],
             },
         ),
         migrations.CreateModel(
-            name='GraphNode',
+            name="GraphNode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('node_id', models.PositiveIntegerField()),
-                ('kind', models.CharField(choices=[('task', 'Task'), ('subtask', 'Subtask'), ('evidence', 'Evidence'), ('summary', 'Summary')], max_length=8)),
-                ('thought', models.JSONField()),
-                ('related_turn_ids', models.JSONField(blank=True, default=list)),
-                ('state', models.CharField(choices=[('active', 'Active'), ('folded', 'Folded'), ('flushed', 'Flushed')], default='active', max_length=8)),
-                ('folded_into', models.PositiveIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('graph', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='nodes', to='agents.graph')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("node_id", models.PositiveIntegerField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("task", "Task"),
+                            ("subtask", "Subtask"),
+                            ("evidence", "Evidence"),
+                            ("summary", "Summary"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("thought", models.JSONField()),
+                ("related_turn_ids", models.JSONField(blank=True, default=list)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("active", "Active"), ("folded", "Folded"), ("flushed", "Flushed")],
+                        default="active",
+                        max_length=8,
+                    ),
+                ),
+                ("folded_into", models.PositiveIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "graph",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="nodes", to="agents.graph"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['graph', 'node_id'],
+                "ordering": ["graph", "node_id"],
             },
         ),
         migrations.CreateModel(
-            name='GraphOp',
+            name="GraphOp",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('create', 'Create'), ('memorize', 'Memorize'), ('recall', 'Recall'), ('import', 'Import')], max_length=8)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('applied', 'Applied'), ('rejected', 'Rejected'), ('failed', 'Failed')], default='queued', max_length=8)),
-                ('rationale', models.TextField(blank=True)),
-                ('detail', models.JSONField(blank=True, default=dict)),
-                ('error', models.TextField(blank=True)),
-                ('tokens_before', models.PositiveIntegerField(blank=True, null=True)),
-                ('tokens_after', models.PositiveIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('graph', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ops', to='agents.graph')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("create", "Create"),
+                            ("memorize", "Memorize"),
+                            ("recall", "Recall"),
+                            ("import", "Import"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("applied", "Applied"),
+                            ("rejected", "Rejected"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=8,
+                    ),
+                ),
+                ("rationale", models.TextField(blank=True)),
+                ("detail", models.JSONField(blank=True, default=dict)),
+                ("error", models.TextField(blank=True)),
+                ("tokens_before", models.PositiveIntegerField(blank=True, null=True)),
+                ("tokens_after", models.PositiveIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "graph",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="ops", to="agents.graph"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['graph', 'id'],
+                "ordering": ["graph", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Turn',
+            name="Turn",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('turn_id', models.PositiveIntegerField()),
-                ('role', models.CharField(max_length=64)),
-                ('content', models.TextField()),
-                ('token_count', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('graph', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='agents.graph')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("turn_id", models.PositiveIntegerField()),
+                ("role", models.CharField(max_length=64)),
+                ("content", models.TextField()),
+                ("token_count", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "graph",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="turns", to="agents.graph"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['graph', 'turn_id'],
+                "ordering": ["graph", "turn_id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='graph',
-            constraint=models.CheckConstraint(condition=models.Q(('target_tokens__lt', models.F('trigger_tokens'))), name='agents_graph_target_below_trigger'),
+            model_name="graph",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("target_tokens__lt", models.F("trigger_tokens"))),
+                name="agents_graph_target_below_trigger",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='graphedge',
-            constraint=models.UniqueConstraint(fields=('graph', 'src', 'dst'), name='agents_graphedge_pair_unique'),
+            model_name="graphedge",
+            constraint=models.UniqueConstraint(fields=("graph", "src", "dst"), name="agents_graphedge_pair_unique"),
         ),
         migrations.AddConstraint(
-            model_name='graphedge',
-            constraint=models.CheckConstraint(condition=models.Q(('src', models.F('dst')), _negated=True), name='agents_graphedge_not_a_loop'),
+            model_name="graphedge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("src", models.F("dst")), _negated=True), name="agents_graphedge_not_a_loop"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='graphnode',
-            constraint=models.UniqueConstraint(fields=('graph', 'node_id'), name='agents_graphnode_id_unique'),
+            model_name="graphnode",
+            constraint=models.UniqueConstraint(fields=("graph", "node_id"), name="agents_graphnode_id_unique"),
         ),
         migrations.AddConstraint(
-            model_name='graphnode',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['task', 'subtask', 'evidence', 'summary'])), name='agents_graphnode_kind_valid'),
+            model_name="graphnode",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["task", "subtask", "evidence", "summary"])),
+                name="agents_graphnode_kind_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='graphnode',
-            constraint=models.CheckConstraint(condition=models.Q(('state__in', ['active', 'folded', 'flushed'])), name='agents_graphnode_state_valid'),
+            model_name="graphnode",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("state__in", ["active", "folded", "flushed"])), name="agents_graphnode_state_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='graphnode',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'task'), _negated=True), ('state', 'active'), _connector='OR'), name='agents_graphnode_task_active'),
+            model_name="graphnode",
+            constraint=models.CheckConstraint(
+                condition=models.Q(models.Q(("kind", "task"), _negated=True), ("state", "active"), _connector="OR"),
+                name="agents_graphnode_task_active",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turn',
-            constraint=models.UniqueConstraint(fields=('graph', 'turn_id'), name='agents_turn_id_unique'),
+            model_name="turn",
+            constraint=models.UniqueConstraint(fields=("graph", "turn_id"), name="agents_turn_id_unique"),
         ),
     ]

@@ -4,18 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0004_graphs'),
+        ("agents", "0004_graphs"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='graphop',
-            index=models.Index(condition=models.Q(('status', 'queued')), fields=['created_at'], name='agents_graphop_queued_idx'),
+            model_name="graphop",
+            index=models.Index(
+                condition=models.Q(("status", "queued")), fields=["created_at"], name="agents_graphop_queued_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='tickrun',
-            index=models.Index(condition=models.Q(('status', 'running')), fields=['brain'], name='agents_tick_running_idx'),
+            model_name="tickrun",
+            index=models.Index(
+                condition=models.Q(("status", "running")), fields=["brain"], name="agents_tick_running_idx"
+            ),
         ),
     ]

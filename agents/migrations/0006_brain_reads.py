@@ -17,29 +17,33 @@ def record_seqs_fill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0005_sweep_indexes'),
+        ("agents", "0005_sweep_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='brain',
-            name='record_seqs',
+            model_name="brain",
+            name="record_seqs",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.RunPython(record_seqs_fill, migrations.RunPython.noop),
         migrations.AddField(
-            model_name='explored',
-            name='folder',
+            model_name="explored",
+            name="folder",
             field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddIndex(
-            model_name='explored',
-            index=models.Index(condition=models.Q(('folder', True)), fields=['brain', 'at', 'id'], name='agents_explored_folder_idx'),
+            model_name="explored",
+            index=models.Index(
+                condition=models.Q(("folder", True)), fields=["brain", "at", "id"], name="agents_explored_folder_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='explored',
-            constraint=models.CheckConstraint(condition=models.Q(('folder', False), ('kind', 'path'), _connector='OR'), name='agents_explored_folder_is_path'),
+            model_name="explored",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("folder", False), ("kind", "path"), _connector="OR"),
+                name="agents_explored_folder_is_path",
+            ),
         ),
     ]

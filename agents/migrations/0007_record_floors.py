@@ -17,15 +17,14 @@ def record_floors_fill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0006_brain_reads'),
+        ("agents", "0006_brain_reads"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='brain',
-            name='record_floors',
+            model_name="brain",
+            name="record_floors",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.RunPython(record_floors_fill, migrations.RunPython.noop),

@@ -4,27 +4,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0008_quota_users'),
+        ("agents", "0008_quota_users"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='graphedge',
-            name='agents_graphedge_pair_unique',
+            model_name="graphedge",
+            name="agents_graphedge_pair_unique",
         ),
         migrations.RemoveConstraint(
-            model_name='graphedge',
-            name='agents_graphedge_not_a_loop',
+            model_name="graphedge",
+            name="agents_graphedge_not_a_loop",
         ),
         migrations.RemoveConstraint(
-            model_name='graphnode',
-            name='agents_graphnode_task_active',
+            model_name="graphnode",
+            name="agents_graphnode_task_active",
         ),
         migrations.AlterField(
-            model_name='graphedge',
-            name='rationale',
+            model_name="graphedge",
+            name="rationale",
             field=models.TextField(blank=True, null=True),
         ),
     ]

@@ -5,17 +5,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0009_graph_edges_as_a_list'),
+        ("agents", "0009_graph_edges_as_a_list"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BrainExtra',
+            name="BrainExtra",
             fields=[
-                ('brain', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='extra', serialize=False, to='agents.brain')),
-                ('document', models.JSONField(blank=True, default=dict)),
+                (
+                    "brain",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="extra",
+                        serialize=False,
+                        to="agents.brain",
+                    ),
+                ),
+                ("document", models.JSONField(blank=True, default=dict)),
             ],
         ),
     ]

@@ -4,61 +4,76 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0010_brain_extra'),
+        ("agents", "0010_brain_extra"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='message',
-            name='agents_message_role_valid',
+            model_name="message",
+            name="agents_message_role_valid",
         ),
         migrations.RemoveConstraint(
-            model_name='message',
-            name='agents_message_tool_result_not_pinned',
+            model_name="message",
+            name="agents_message_tool_result_not_pinned",
         ),
         migrations.AddField(
-            model_name='message',
-            name='annotations',
+            model_name="message",
+            name="annotations",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='message',
-            name='audio',
+            model_name="message",
+            name="audio",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='message',
-            name='content_parts',
+            model_name="message",
+            name="content_parts",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='message',
-            name='function_call',
+            model_name="message",
+            name="function_call",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='message',
-            name='name',
+            model_name="message",
+            name="name",
             field=models.CharField(blank=True, max_length=128),
         ),
         migrations.AddField(
-            model_name='message',
-            name='refusal',
+            model_name="message",
+            name="refusal",
             field=models.TextField(blank=True),
         ),
         migrations.AlterField(
-            model_name='message',
-            name='role',
-            field=models.CharField(choices=[('system', 'system'), ('developer', 'developer'), ('user', 'user'), ('assistant', 'assistant'), ('tool', 'tool'), ('function', 'function')], max_length=16),
+            model_name="message",
+            name="role",
+            field=models.CharField(
+                choices=[
+                    ("system", "system"),
+                    ("developer", "developer"),
+                    ("user", "user"),
+                    ("assistant", "assistant"),
+                    ("tool", "tool"),
+                    ("function", "function"),
+                ],
+                max_length=16,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.CheckConstraint(condition=models.Q(('role__in', ['system', 'developer', 'user', 'assistant', 'tool', 'function'])), name='agents_message_role_valid'),
+            model_name="message",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("role__in", ["system", "developer", "user", "assistant", "tool", "function"])),
+                name="agents_message_role_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.CheckConstraint(condition=models.Q(('pinned', True), ('role__in', ('tool', 'function')), _negated=True), name='agents_message_tool_result_not_pinned'),
+            model_name="message",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("pinned", True), ("role__in", ("tool", "function")), _negated=True),
+                name="agents_message_tool_result_not_pinned",
+            ),
         ),
     ]

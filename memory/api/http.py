@@ -61,7 +61,6 @@ class RawBodyParser(BaseParser):
 # `text/markdown` must not get 406; errors are still JSON. (A comment, not a docstring, so that
 # it stays out of the OpenAPI descriptions of the views.)
 class AnyAcceptMixin:
-
     def perform_content_negotiation(self, request: Request, force: bool = False):
         return super().perform_content_negotiation(request, force=True)
 
@@ -79,14 +78,10 @@ def expected_version(request: Request, body_version: int | None = None) -> int |
     if header is not None and header.strip() != "*":
         match = VERSION_PATTERN.fullmatch(header.strip())
         if match is None:
-            raise InvalidInput(
-                f"The If-Match header {header!r} is not a node version; send the version, such as \"3\"."
-            )
+            raise InvalidInput(f'The If-Match header {header!r} is not a node version; send the version, such as "3".')
         header_version = int(match.group(1))
     if header_version is not None and body_version is not None and header_version != body_version:
-        raise InvalidInput(
-            f"The If-Match header says version {header_version} but the body says {body_version}."
-        )
+        raise InvalidInput(f"The If-Match header says version {header_version} but the body says {body_version}.")
     return body_version if body_version is not None else header_version
 
 
@@ -103,4 +98,3 @@ class NodeChildrenPagination(CheckedCursorPagination):
 
     def get_default_page_size(self) -> int:
         return settings.MEMSITE_CHILDREN_PAGE_SIZE
-

@@ -66,8 +66,7 @@ IF_MATCH = OpenApiParameter(
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
     required=False,
-    description='The version the node must be at, such as "3" (the ETag of the node); '
-    "a stale version gets 409.",
+    description='The version the node must be at, such as "3" (the ETag of the node); a stale version gets 409.',
 )
 ETAG = OpenApiParameter(
     "ETag",
@@ -138,8 +137,7 @@ class NodeCreateApi(APIView):
         content_base64 = StrictCharField(
             required=False,
             allow_blank=True,
-            help_text="Binary content in standard base64, for project_file_bytes; "
-            "not together with `content`.",
+            help_text="Binary content in standard base64, for project_file_bytes; not together with `content`.",
         )
         # Seed 000's node shape (swarmstar's MemoryMetadata) carries these three too.
         id = StrictCharField(
@@ -160,8 +158,7 @@ class NodeCreateApi(APIView):
             required=False,
             allow_null=True,
             error_messages={
-                "max_length": "A node is created without children: create each child "
-                "with this node as its parent."
+                "max_length": "A node is created without children: create each child with this node as its parent."
             },
             help_text="Null or empty: a node is created without children.",
         )
@@ -383,7 +380,6 @@ class NodeResolveApi(APIView):
 
 @max_body_bytes(content_body_limit)
 class NodeContentApi(AnyAcceptMixin, APIView):
-
     parser_classes = [RawBodyParser]
     OutputSerializer = NodeDetailSerializer
 
@@ -450,9 +446,7 @@ class ProjectExportApi(AnyAcceptMixin, APIView):
         description="An attachment named `<project name>.tar.gz`; each file sits at its file_path.",
         parameters=[NODE_ID],
         responses={
-            (200, "application/gzip"): OpenApiResponse(
-                OpenApiTypes.BINARY, description="Each file at its file_path."
-            ),
+            (200, "application/gzip"): OpenApiResponse(OpenApiTypes.BINARY, description="Each file at its file_path."),
             **errors(400, 404),
         },
     )
@@ -514,7 +508,5 @@ class ProjectImportApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        result = services.project_import(
-            project=project, archive=data["archive"], user=request.user, mode=data["mode"]
-        )
+        result = services.project_import(project=project, archive=data["archive"], user=request.user, mode=data["mode"])
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

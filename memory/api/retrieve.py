@@ -69,7 +69,9 @@ class RetrieveApi(APIView):
         start = node_id_field(
             required=False, allow_null=True, default=None, help_text="Only this node and its subtree; absent for all."
         )
-        k = StrictIntegerField(required=False, default=10, min_value=1, max_value=MAX_K, help_text=f"1 to {MAX_K} passages.")
+        k = StrictIntegerField(
+            required=False, default=10, min_value=1, max_value=MAX_K, help_text=f"1 to {MAX_K} passages."
+        )
         types = BoundedListField(
             child=type_field(), required=False, default=list, max_length=16, help_text="Only nodes of these types."
         )

@@ -462,8 +462,7 @@ class QuestionAnswerApi(APIView):
         tags=[TAG],
         operation_id="question_answer",
         summary="Answer a search's question",
-        description="The waiting search ends with this answer, which is also kept as a document "
-        "in the `user` folder.",
+        description="The waiting search ends with this answer, which is also kept as a document in the `user` folder.",
         parameters=[QUESTION_ID],
         request=InputSerializer,
         responses={200: SearchQuestionSerializer, **errors(400, 404, 409)},

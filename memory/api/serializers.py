@@ -25,7 +25,7 @@ def context_field(**kwargs: Any) -> serializers.DictField:
     kwargs.setdefault(
         "help_text",
         "The type's context, an object checked against the type's schema "
-        "(project_file_bytes: {\"file_path\": \"relative/path\"}; other types: {}).",
+        '(project_file_bytes: {"file_path": "relative/path"}; other types: {}).',
     )
     return serializers.DictField(**kwargs)
 

@@ -38,7 +38,9 @@ def content_passages(*, node_id: str) -> list[tuple[int, int, str]]:
     """The node's content passages, (start, end, text) in the text's order: what `locate`
     looks in."""
     return list(
-        Passage.objects.filter(node_id=node_id, kind=Passage.Kind.CONTENT).order_by("seq").values_list("start", "end", "text")
+        Passage.objects.filter(node_id=node_id, kind=Passage.Kind.CONTENT)
+        .order_by("seq")
+        .values_list("start", "end", "text")
     )
 
 

@@ -83,7 +83,9 @@ def _matches(words: list[str]) -> dict[str, int]:
     found = dict.fromkeys(common, COMMON)
     if not counted:
         return found
-    counts = ", ".join(f"(SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched_{n})" for n in range(len(counted)))
+    counts = ", ".join(
+        f"(SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched_{n})" for n in range(len(counted))
+    )
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {counts}", [value for word in counted for value in (_match([word]), COMMON)])
         return found | dict(zip(counted, cursor.fetchone(), strict=True))
@@ -160,7 +162,10 @@ def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
     rarer = [word for word in words if 0 < counts[word] < COMMON]
     where, params = scope_sql(scope)
     if not rarer:  # common words alone: a bounded share of their matches in the scope
-        where, params = f" AND p.id IN ({_matching_sql(where)} LIMIT %s){where}", [_match(words), *params, COMMON_RANKED, *params]
+        where, params = (
+            f" AND p.id IN ({_matching_sql(where)} LIMIT %s){where}",
+            [_match(words), *params, COMMON_RANKED, *params],
+        )
     with connection.cursor() as cursor:
         cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
         return Ranking([(pk, float(score)) for pk, score in cursor.fetchall()], share)

@@ -12,7 +12,9 @@ K = 10
 T = TypeVar("T")
 
 
-def fuse(rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None) -> list[tuple[Hashable, float]]:
+def fuse(
+    rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None
+) -> list[tuple[Hashable, float]]:
     """Items of every ranking by fused score, best first; ties keep the first ranking's order."""
     scores: dict[Hashable, float] = {}
     for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):

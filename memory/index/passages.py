@@ -39,7 +39,9 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """A line longer than MAX_CHARS, cut between words (hard where there are none)."""
     spans, at = [], start
     while end - at > MAX_CHARS:
-        cut = max((m.start() for m in SPACE.finditer(text, at + MAX_CHARS // 2, at + MAX_CHARS)), default=at + MAX_CHARS)
+        cut = max(
+            (m.start() for m in SPACE.finditer(text, at + MAX_CHARS // 2, at + MAX_CHARS)), default=at + MAX_CHARS
+        )
         spans.append((at, cut))
         at = cut
     spans.append((at, end))

@@ -111,7 +111,9 @@ def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
         return Rankings(words, [], [])
     matrix = vectors.current()
     nearest = vectors.rank(embedded[0], scope=scope, limit=limit, matrix=matrix)
-    about = named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit, matrix=matrix) if named else []
+    about = (
+        named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit, matrix=matrix) if named else []
+    )
     return Rankings(words, nearest, about)
 
 
@@ -191,9 +193,20 @@ def _hits(ranked: Rankings, query: str, k: int) -> list[Hit]:
     words, nearest, named = dict(ranked.words.hits), dict(ranked.nearest), dict(ranked.named)
     return [
         Hit(
-            passage_id=pk, node_id=row.node_id, path=paths[row.node_id], tree_path=row.node.path,
-            type=row.node.type, name=row.node.name, kind=row.kind, start=row.start, end=row.end, text=row.text,
-            snippet=snippet(row.text, query), score=round(score, 6), fulltext=words.get(pk), vector=nearest.get(pk),
+            passage_id=pk,
+            node_id=row.node_id,
+            path=paths[row.node_id],
+            tree_path=row.node.path,
+            type=row.node.type,
+            name=row.node.name,
+            kind=row.kind,
+            start=row.start,
+            end=row.end,
+            text=row.text,
+            snippet=snippet(row.text, query),
+            score=round(score, 6),
+            fulltext=words.get(pk),
+            vector=nearest.get(pk),
             named=named.get(pk),
         )
         for pk, score, row in live
@@ -201,8 +214,10 @@ def _hits(ranked: Rankings, query: str, k: int) -> list[Hit]:
 
 
 def _passages(ids: list[int]) -> dict[int, Passage]:
-    rows = Passage.objects.filter(pk__in=ids).select_related("node").only(
-        "id", "kind", "start", "end", "text", "node__id", "node__path", "node__name", "node__type", "node__depth"
+    rows = (
+        Passage.objects.filter(pk__in=ids)
+        .select_related("node")
+        .only("id", "kind", "start", "end", "text", "node__id", "node__path", "node__name", "node__type", "node__depth")
     )
     return {row.pk: row for row in rows}
 

@@ -131,7 +131,9 @@ def cosines(query_vector: np.ndarray, ids: list[int], *, matrix: Matrix | None =
     return dict(zip(matrix.ids[rows].tolist(), (matrix.vectors[rows] @ query_vector).tolist(), strict=True))
 
 
-def rank(query_vector: np.ndarray, *, scope: Scope, limit: int, matrix: Matrix | None = None) -> list[tuple[int, float]]:
+def rank(
+    query_vector: np.ndarray, *, scope: Scope, limit: int, matrix: Matrix | None = None
+) -> list[tuple[int, float]]:
     """(passage id, cosine) best first, from `matrix` (else the current one: one look at the
     table for rows embedded since, so a caller ranking several times passes it)."""
     matrix = matrix if matrix is not None else current()

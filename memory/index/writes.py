@@ -92,7 +92,9 @@ def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
     at a time. Returns how many passages were written anew."""
     written = 0
     for chunk in chunks(list(dict.fromkeys(node_ids)), NODES_PER_QUERY):
-        nodes = list(Node.objects.filter(pk__in=chunk).values_list("id", "name", "description", "type", "content__size"))
+        nodes = list(
+            Node.objects.filter(pk__in=chunk).values_list("id", "name", "description", "type", "content__size")
+        )
         written += _index_labels(nodes)
         if not labels_only:
             written += _index_contents(nodes)
@@ -201,7 +203,7 @@ def _move(rows: list[tuple]) -> None:
             # One statement: executemany would be a round trip of the pipeline a row.
             cursor.execute(
                 'UPDATE memory_passage AS p SET seq = v.seq, start = v.start, "end" = v.end '
-                "FROM unnest(%s::int4[], %s::int4[], %s::int4[], %s::int8[]) AS v(seq, start, \"end\", id) "
+                'FROM unnest(%s::int4[], %s::int4[], %s::int4[], %s::int8[]) AS v(seq, start, "end", id) '
                 "WHERE p.id = v.id",
                 [list(column) for column in zip(*rows, strict=True)],
             )

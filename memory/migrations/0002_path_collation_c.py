@@ -12,7 +12,7 @@ def path_collation_c(apps, schema_editor):
 
 def path_collation_default(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("ALTER TABLE memory_node ALTER COLUMN path TYPE varchar(255) COLLATE \"default\"")
+        schema_editor.execute('ALTER TABLE memory_node ALTER COLUMN path TYPE varchar(255) COLLATE "default"')
 
 
 class Migration(migrations.Migration):

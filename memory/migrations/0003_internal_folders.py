@@ -88,9 +88,7 @@ def create_internal_folders(apps, schema_editor):
             context={},
         )
         data = text.encode()
-        NodeContent.objects.create(
-            node=document, data=data, size=len(data), sha256=hashlib.sha256(data).hexdigest()
-        )
+        NodeContent.objects.create(node=document, data=data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
 
 
 class Migration(migrations.Migration):

@@ -59,7 +59,9 @@ def index_existing(apps, schema_editor):
     Node = apps.get_model("memory", "Node")
     Passage = apps.get_model("memory", "Passage")
     rows = []
-    for node_id, name, description, data in Node.objects.values_list("id", "name", "description", "content__data").iterator():
+    for node_id, name, description, data in Node.objects.values_list(
+        "id", "name", "description", "content__data"
+    ).iterator():
         rows.append(Passage(node_id=node_id, seq=0, kind="label", start=0, end=0, text=label(name, description)))
         raw = bytes(data[:2_000_000]) if data is not None else b""
         text = "" if b"\x00" in raw[:8192] else raw.decode("utf-8", errors="replace")
@@ -74,33 +76,44 @@ def index_existing(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0005_searches'),
+        ("memory", "0005_searches"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='node',
-            name='description_auto',
+            model_name="node",
+            name="description_auto",
             field=models.BooleanField(default=False),
         ),
         migrations.CreateModel(
-            name='Passage',
+            name="Passage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('kind', models.CharField(choices=[('label', 'name and description'), ('content', 'content')], max_length=8)),
-                ('start', models.PositiveIntegerField()),
-                ('end', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('vector', models.BinaryField(blank=True, null=True)),
-                ('embedded_at', models.DateTimeField(blank=True, db_index=True, null=True)),
-                ('node', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='passages', to='memory.node')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("seq", models.PositiveIntegerField()),
+                (
+                    "kind",
+                    models.CharField(choices=[("label", "name and description"), ("content", "content")], max_length=8),
+                ),
+                ("start", models.PositiveIntegerField()),
+                ("end", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("vector", models.BinaryField(blank=True, null=True)),
+                ("embedded_at", models.DateTimeField(blank=True, db_index=True, null=True)),
+                (
+                    "node",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="passages", to="memory.node"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('vector__isnull', True)), fields=['id'], name='memory_passage_pending')],
-                'constraints': [models.UniqueConstraint(fields=('node', 'seq'), name='memory_passage_unique_seq')],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("vector__isnull", True)), fields=["id"], name="memory_passage_pending"
+                    )
+                ],
+                "constraints": [models.UniqueConstraint(fields=("node", "seq"), name="memory_passage_unique_seq")],
             },
         ),
         migrations.RunPython(_run(forward=True), _run(forward=False)),

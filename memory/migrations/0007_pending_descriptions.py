@@ -5,18 +5,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0006_content_index'),
+        ("memory", "0006_content_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PendingDescription',
+            name="PendingDescription",
             fields=[
-                ('node', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='+', serialize=False, to='memory.node')),
-                ('queued_at', models.DateTimeField(auto_now_add=True)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
+                (
+                    "node",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="+",
+                        serialize=False,
+                        to="memory.node",
+                    ),
+                ),
+                ("queued_at", models.DateTimeField(auto_now_add=True)),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
             ],
         ),
     ]

@@ -11,7 +11,6 @@ def recut(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("memory", "0007_pending_descriptions"),
     ]

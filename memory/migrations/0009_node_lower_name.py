@@ -6,15 +6,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0008_passages_a_line_each'),
+        ("memory", "0008_passages_a_line_each"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='node',
-            index=models.Index(django.db.models.functions.text.Lower('name'), name='memory_node_lower_name'),
+            model_name="node",
+            index=models.Index(django.db.models.functions.text.Lower("name"), name="memory_node_lower_name"),
         ),
     ]

@@ -6,19 +6,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0009_node_lower_name'),
+        ("memory", "0009_node_lower_name"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='node',
-            name='memory_node_lower_name',
+            model_name="node",
+            name="memory_node_lower_name",
         ),
         migrations.AddIndex(
-            model_name='node',
-            index=models.Index(django.db.models.functions.text.Lower('name'), models.F('path'), name='memory_node_lower_name_path'),
+            model_name="node",
+            index=models.Index(
+                django.db.models.functions.text.Lower("name"), models.F("path"), name="memory_node_lower_name_path"
+            ),
         ),
     ]

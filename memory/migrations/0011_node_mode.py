@@ -10,15 +10,14 @@ def project_files_get_the_default_mode(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0010_node_lower_name_path'),
+        ("memory", "0010_node_lower_name_path"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='node',
-            name='mode',
+            model_name="node",
+            name="mode",
             field=models.PositiveSmallIntegerField(blank=True, null=True),
         ),
         migrations.RunPython(project_files_get_the_default_mode, migrations.RunPython.noop),

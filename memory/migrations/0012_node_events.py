@@ -6,26 +6,46 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0011_node_mode'),
+        ("memory", "0011_node_mode"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='NodeEvent',
+            name="NodeEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('node_id', models.CharField(max_length=39)),
-                ('action', models.CharField(choices=[('create', 'created'), ('update', 'updated'), ('content', 'content written'), ('move', 'moved'), ('delete', 'deleted')], max_length=8)),
-                ('version_before', models.PositiveIntegerField(blank=True, null=True)),
-                ('version_after', models.PositiveIntegerField(blank=True, null=True)),
-                ('at', models.DateTimeField()),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("node_id", models.CharField(max_length=39)),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("create", "created"),
+                            ("update", "updated"),
+                            ("content", "content written"),
+                            ("move", "moved"),
+                            ("delete", "deleted"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("version_before", models.PositiveIntegerField(blank=True, null=True)),
+                ("version_after", models.PositiveIntegerField(blank=True, null=True)),
+                ("at", models.DateTimeField()),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['node_id', 'id'], name='memory_nodeevent_node')],
+                "indexes": [models.Index(fields=["node_id", "id"], name="memory_nodeevent_node")],
             },
         ),
     ]

@@ -45,7 +45,9 @@ def _asker(context: str) -> list[str]:
     return [f"The asker's context: {context}"] if context else []
 
 
-def route_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], where: str, options: Sequence[Option]) -> list[dict[str, str]]:
+def route_messages(
+    *, questions: Sequence[str], context: str, notes: Sequence[str], where: str, options: Sequence[Option]
+) -> list[dict[str, str]]:
     """The options come alone in the last message, so nothing numbered in the context or notes
     can pass for one. What memory says (the folder's name, the options' names and descriptions,
     what the walk has learnt from it) is quoted as data."""
@@ -58,7 +60,9 @@ def route_messages(*, questions: Sequence[str], context: str, notes: Sequence[st
     ]
 
 
-def read_messages(*, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str) -> list[dict[str, str]]:
+def read_messages(
+    *, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str
+) -> list[dict[str, str]]:
     """The node and its content, and what the walk has learnt, are quoted as data."""
     system = [READ_SYSTEM, *_asker(context)]
     if notes:
@@ -203,7 +207,9 @@ class ReadReplyBase(BaseModel):
             ranked = reading.rank(option.text)
             if not ranked or ranked[0].score < PARTIAL:
                 continue
-            chosen = sorted((scored for scored in ranked[:2] if scored.score >= PARTIAL), key=lambda scored: scored.position)
+            chosen = sorted(
+                (scored for scored in ranked[:2] if scored.score >= PARTIAL), key=lambda scored: scored.position
+            )
             answer = " ".join(scored.text for scored in chosen)[:4000]
             findings.append({"question": option.index, "answer": answer, "complete": ranked[0].score >= ANSWERED})
         return {

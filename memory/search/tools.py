@@ -53,7 +53,9 @@ class Tool:
         """`scope` is the search and the folder: an exploratory tool's results hold for them
         only; an interactive tool's node holds for every search."""
         scope = None if self.interactive else list(scope)
-        canonical = json.dumps([self.id, arguments.model_dump(mode="json"), scope], sort_keys=True, separators=(",", ":"))
+        canonical = json.dumps(
+            [self.id, arguments.model_dump(mode="json"), scope], sort_keys=True, separators=(",", ":")
+        )
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -143,7 +145,9 @@ SAVE_ANSWER = Tool(
     NoArguments,
     save_answer,
 )
-LIST_FILES = Tool("list_files", "List this project's files whose paths match a glob pattern.", False, PatternArguments, list_files)
+LIST_FILES = Tool(
+    "list_files", "List this project's files whose paths match a glob pattern.", False, PatternArguments, list_files
+)
 GREP = Tool("grep", "Find lines holding some text in this project's files.", False, QueryArguments, grep)
 
 TOOL_TREES: dict[str, tuple[Tool, ...]] = {

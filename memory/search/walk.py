@@ -91,7 +91,9 @@ def advance(search: Search) -> Outcome:
     if not state.remaining:
         return Outcome(Kind.FINISH, state, "Every question is answered.", end="answered")
     if state.start and search.start_node_id is None:  # not the whole tree instead
-        return Outcome(Kind.FINISH, state, "The start node was deleted.", end="start node deleted", status=Search.Status.FAILED)
+        return Outcome(
+            Kind.FINISH, state, "The start node was deleted.", end="start node deleted", status=Search.Status.FAILED
+        )
     try:
         _check_time(search)
         return _step(search, state)
@@ -99,7 +101,14 @@ def advance(search: Search) -> Outcome:
         said = f"The {exc.budget} budget ran out." + (f" {exc.detail}" if exc.detail else "")
         return Outcome(Kind.FINISH, state, said, end=f"budget:{exc.budget}")
     except _Failed as exc:
-        return Outcome(Kind.FINISH, state, f"The LLM failed: {exc.message}", call=exc.call, end=f"error: {exc.message}"[:255], status=Search.Status.FAILED)
+        return Outcome(
+            Kind.FINISH,
+            state,
+            f"The LLM failed: {exc.message}",
+            call=exc.call,
+            end=f"error: {exc.message}"[:255],
+            status=Search.Status.FAILED,
+        )
 
 
 def _step(search: Search, state: WalkState) -> Outcome:
@@ -141,7 +150,9 @@ def _check_time(search: Search) -> None:
         raise _OverBudget("timeout_s")
 
 
-def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema: type[BaseModel]) -> tuple[BaseModel, LLMCall]:
+def _ask(
+    search: Search, *, purpose: str, messages: list[dict[str, str]], schema: type[BaseModel]
+) -> tuple[BaseModel, LLMCall]:
     """One LLM call, after checking that the budgets allow it."""
     if search.llm_calls >= search.max_llm_calls:
         raise _OverBudget("max_llm_calls")
@@ -163,7 +174,11 @@ def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema
 def _notes(state: WalkState) -> list[str]:
     """What the walk has learnt, for its prompts: the newest first kept within a token budget,
     so a long search's prompts do not outgrow the model's window."""
-    partial = [f"Known so far about '{entry.question}': {entry.answer}" for entry in state.answers if entry.answer and not entry.complete]
+    partial = [
+        f"Known so far about '{entry.question}': {entry.answer}"
+        for entry in state.answers
+        if entry.answer and not entry.complete
+    ]
     counter = offline_counter()
     kept, spent = [], 0
     for note in reversed([*state.notes, *partial]):
@@ -196,7 +211,9 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome
         state.passed.pop(key, None)
     if state.trail:
         state.trail.pop()
-        return Outcome(Kind.BACKTRACK, state, f"Nothing left to try in {_name(folder)}; back to its parent.", node=folder)
+        return Outcome(
+            Kind.BACKTRACK, state, f"Nothing left to try in {_name(folder)}; back to its parent.", node=folder
+        )
     return _exhausted(search, state)
 
 
@@ -240,10 +257,20 @@ def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome |
         return None
     options = [prompts.Option(node_id, f"{hit.path}: {prompts.one_line(hit.snippet)}") for node_id, hit in best.items()]
     where = "the passages that best match the questions"
-    return _route(search, state, key=SHORTCUT_KEY, candidates=options, where=where, node=start, detail={"candidates": _seen(options, best)})
+    return _route(
+        search,
+        state,
+        key=SHORTCUT_KEY,
+        candidates=options,
+        where=where,
+        node=start,
+        detail={"candidates": _seen(options, best)},
+    )
 
 
-def _by_passages(state: WalkState, folder: Node | None, rows: list[tuple[str, str, str, str]]) -> tuple[list[prompts.Option], dict[str, Any]]:
+def _by_passages(
+    state: WalkState, folder: Node | None, rows: list[tuple[str, str, str, str]]
+) -> tuple[list[prompts.Option], dict[str, Any]]:
     """A folder's unmarked children, those holding the best passages under them first (with
     the passage beside the description), the rest by lexical overlap with the questions."""
     prefix = len(folder.path) + Node.steplen if folder is not None else Node.steplen
@@ -253,14 +280,23 @@ def _by_passages(state: WalkState, folder: Node | None, rows: list[tuple[str, st
         child = child_of.get(hit.tree_path[:prefix])
         if child is not None:
             best.setdefault(child, hit)
-    options = {node_id: prompts.Option(node_id, _label(name, description, best.get(node_id))) for node_id, name, description, _ in rows}
+    options = {
+        node_id: prompts.Option(node_id, _label(name, description, best.get(node_id)))
+        for node_id, name, description, _ in rows
+    }
     rest = prompts.lexical_rank([option for key, option in options.items() if key not in best], state.remaining)
     ranked = [options[node_id] for node_id in best] + rest
     return ranked, {"candidates": _seen(ranked, best)}
 
 
 def _route(
-    search: Search, state: WalkState, *, key: str, candidates: list[prompts.Option], where: str, node: Node | None,
+    search: Search,
+    state: WalkState,
+    *,
+    key: str,
+    candidates: list[prompts.Option],
+    where: str,
+    node: Node | None,
     detail: dict[str, Any] | None = None,
 ) -> Outcome:
     """Show the router the first batch of `candidates` (the unmarked options at `key`, best
@@ -275,7 +311,14 @@ def _route(
         reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.route_reply(len(shown)))
     except _Rejected as exc:
         state.passed.setdefault(key, []).extend(option.key for option in shown)
-        return Outcome(Kind.ROUTE, state, f"Reply rejected, nothing followed: {exc.message}", node=node, call=exc.call, detail={**detail, "rejected": True})
+        return Outcome(
+            Kind.ROUTE,
+            state,
+            f"Reply rejected, nothing followed: {exc.message}",
+            node=node,
+            call=exc.call,
+            detail={**detail, "rejected": True},
+        )
     unviable = [shown[index - 1].key for index in reply.unviable]
     for node_id in unviable:
         state.mark_unviable(node_id)
@@ -283,12 +326,21 @@ def _route(
     if reply.choice is None:
         state.passed.setdefault(key, []).extend(option.key for option in shown if option.key not in unviable)
         more = len(candidates) > len(shown)
-        return Outcome(Kind.ROUTE, state, f"No option in {where} can help{'; next batch' if more else ''}.", node=node, call=call, detail=detail)
+        return Outcome(
+            Kind.ROUTE,
+            state,
+            f"No option in {where} can help{'; next batch' if more else ''}.",
+            node=node,
+            call=call,
+            detail=detail,
+        )
     chosen = shown[reply.choice - 1]
     state.trail.append(chosen.key)
     state.chunk = 0
     detail["chosen"] = chosen.key
-    return Outcome(Kind.ROUTE, state, f"Entered {prompts.option_name(chosen.label)}.", node=node, call=call, detail=detail)
+    return Outcome(
+        Kind.ROUTE, state, f"Entered {prompts.option_name(chosen.label)}.", node=node, call=call, detail=detail
+    )
 
 
 # At a node with content ----------------------------------------------------------------------
@@ -312,7 +364,11 @@ def _chunks(node: Node, questions: list[str]) -> list[str]:
     encoding = offline_counter().encoding
     tokens = encoding.encode(text, disallowed_special=())
     chunks = [encoding.decode(tokens[start : start + size]) for start in range(0, max(len(tokens), 1), size)]
-    best = _best_passages(node, questions) if len(chunks) > 1 or len(tokens) >= size * settings.MEMSITE_SEARCH_MAX_CHUNKS else ""
+    best = (
+        _best_passages(node, questions)
+        if len(chunks) > 1 or len(tokens) >= size * settings.MEMSITE_SEARCH_MAX_CHUNKS
+        else ""
+    )
     return [best, *chunks] if best else chunks
 
 
@@ -320,7 +376,11 @@ def _best_passages(node: Node, questions: list[str]) -> str:
     """The node's passages that best match the questions, taken best first until one reading
     budget is full (a passage is a line: many fit), then put in the text's order, each headed
     by where it is."""
-    hits = [hit for hit in retrieve(query=" ".join(questions), start=node, k=settings.MEMSITE_INDEX_CANDIDATES) if hit.kind == "content"]
+    hits = [
+        hit
+        for hit in retrieve(query=" ".join(questions), start=node, k=settings.MEMSITE_INDEX_CANDIDATES)
+        if hit.kind == "content"
+    ]
     counter, budget, kept = offline_counter(), settings.MEMSITE_SEARCH_READ_TOKENS, []
     for hit in hits:
         piece = f"[characters {hit.start}-{hit.end}]\n{hit.text}"
@@ -355,11 +415,15 @@ def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
 def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: Node | None) -> Outcome:
     open_entries = [entry for entry in state.answers if not entry.complete]
     questions = [entry.question for entry in open_entries]
-    messages = prompts.read_messages(questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text)
+    messages = prompts.read_messages(
+        questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text
+    )
     try:
         reply, call = _ask(search, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
     except _Rejected as exc:
-        return Outcome(Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True})
+        return Outcome(
+            Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True}
+        )
     answered = _apply_findings(open_entries, reply.findings, node)
     if reply.is_answer and node is not None and node.pk not in state.found:
         state.found.append(node.pk)
@@ -387,7 +451,9 @@ def _apply_findings(open_entries: list, findings: list, node: Node | None) -> li
         if node is not None:
             if node.pk not in entry.node_ids:
                 entry.node_ids.append(node.pk)
-            entry.cite([Citation(node=node.pk, start=start, end=end) for start, end in locate(finding.answer, passages)])
+            entry.cite(
+                [Citation(node=node.pk, start=start, end=end) for start, end in locate(finding.answer, passages)]
+            )
         entry.complete = entry.complete or finding.complete
         answered.append(entry.question)
     return answered
@@ -415,7 +481,11 @@ def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str
     tools = _tools(state, folder)
     options = [prompts.Option(tool.id, f"{tool.id}: ({tool.group}) {tool.description}") for tool in tools]
     messages = prompts.route_messages(
-        questions=state.remaining, context=search.context, notes=_notes(state), where=f"the tools of {_name(folder)}", options=options
+        questions=state.remaining,
+        context=search.context,
+        notes=_notes(state),
+        where=f"the tools of {_name(folder)}",
+        options=options,
     )
     try:
         reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.tool_reply(len(options)))
@@ -443,7 +513,9 @@ def _call_tool(search: Search, state: WalkState) -> Outcome:
         try:
             arguments, call = _ask(search, purpose="decide", messages=messages, schema=tool.arguments)
         except _Rejected as exc:
-            return Outcome(Kind.TOOL, state, f"No usable arguments for {tool.id}: {exc.message}", node=folder, call=exc.call)
+            return Outcome(
+                Kind.TOOL, state, f"No usable arguments for {tool.id}: {exc.message}", node=folder, call=exc.call
+            )
     tool_input = ToolInput(
         node=folder,
         arguments=arguments,
@@ -457,11 +529,20 @@ def _call_tool(search: Search, state: WalkState) -> Outcome:
         if not tool.interactive and earlier.found:
             state.tool_results[_here(search, state)] = earlier.pk
         made = f" (node {earlier.node_id})" if earlier.node_id else ""
-        return Outcome(Kind.TOOL, state, f"{tool.id} was called with these arguments before; reusing its result{made}.", node=folder, call=call, detail={**detail, "reused": True})
+        return Outcome(
+            Kind.TOOL,
+            state,
+            f"{tool.id} was called with these arguments before; reusing its result{made}.",
+            node=folder,
+            call=call,
+            detail={**detail, "reused": True},
+        )
     output = tool.run(tool_input)
     if not tool.interactive:
         # The service records the call and, if it found anything, files it under this folder.
-        made = NewToolCall(key, tool.id, detail["arguments"], output.text, output.nodes, output.found, _here(search, state))
+        made = NewToolCall(
+            key, tool.id, detail["arguments"], output.text, output.nodes, output.found, _here(search, state)
+        )
         said = f"Called {tool.id}." if output.found else f"Called {tool.id}: {output.text}"
         return Outcome(Kind.TOOL, state, said, node=folder, call=call, detail=detail, tool_call=made)
     return _describe_and_create(search, state, tool, output.text, key, detail, folder)
@@ -477,14 +558,26 @@ def _answers_key(state: WalkState) -> BaseModel:
     return Saved(answers=[(entry.question, entry.answer) for entry in state.answers])
 
 
-def _describe_and_create(search: Search, state: WalkState, tool: Tool, content: str, key: str, detail: dict[str, Any], folder: Node | None) -> Outcome:
+def _describe_and_create(
+    search: Search, state: WalkState, tool: Tool, content: str, key: str, detail: dict[str, Any], folder: Node | None
+) -> Outcome:
     messages = prompts.describe_messages(content)
     try:
         described, call = _ask(search, purpose="describe", messages=messages, schema=prompts.NodeDescription)
     except _Rejected as exc:
-        return Outcome(Kind.TOOL, state, f"{tool.id}: no usable name for the new node: {exc.message}", node=folder, call=exc.call)
+        return Outcome(
+            Kind.TOOL, state, f"{tool.id}: no usable name for the new node: {exc.message}", node=folder, call=exc.call
+        )
     document = NewDocument(described.name, described.description, content, key, tool.id, detail["arguments"])
-    return Outcome(Kind.TOOL, state, f"{tool.id}: saving '{described.name}'.", node=folder, call=call, detail=detail, document=document)
+    return Outcome(
+        Kind.TOOL,
+        state,
+        f"{tool.id}: saving '{described.name}'.",
+        node=folder,
+        call=call,
+        detail=detail,
+        document=document,
+    )
 
 
 def _tool_results(search: Search, state: WalkState) -> Outcome | None:
@@ -497,17 +590,25 @@ def _tool_results(search: Search, state: WalkState) -> Outcome | None:
         marked = {*state.visited, *state.unviable, *state.passed.get(key, ())}
         found = {
             node_id: prompts.option_label(name, description)
-            for node_id, name, description in Node.objects.filter(pk__in=tool_call.nodes).values_list("id", "name", "description")
+            for node_id, name, description in Node.objects.filter(pk__in=tool_call.nodes).values_list(
+                "id", "name", "description"
+            )
         }
         # In the tool's own order: full_text_search ranks its nodes by the content index.
-        candidates = [prompts.Option(node_id, found[node_id]) for node_id in tool_call.nodes if node_id in found and node_id not in marked]
+        candidates = [
+            prompts.Option(node_id, found[node_id])
+            for node_id in tool_call.nodes
+            if node_id in found and node_id not in marked
+        ]
         if candidates:
             where = f"the results of {tool_call.tool} {tool_call.arguments}"
             return _route(search, state, key=key, candidates=candidates, where=where, node=None)
     del state.tool_results[here]
     if tool_call is None or tool_call.nodes:
         return None
-    return _read(search, state, node_line=f"Result of {tool_call.tool} {tool_call.arguments}", text=tool_call.result, node=None)
+    return _read(
+        search, state, node_line=f"Result of {tool_call.tool} {tool_call.arguments}", text=tool_call.result, node=None
+    )
 
 
 # The end of the tree -------------------------------------------------------------------------
@@ -519,7 +620,11 @@ def _exhausted(search: Search, state: WalkState) -> Outcome:
         state.known_at_start = state.known
         state.visited, state.unviable, state.passed, state.tools_tried, state.trail = [], [], {}, [], []
         state.tool_results, state.shortcut_done = {}, False
-        return Outcome(Kind.RESTART, state, f"Tree exhausted with {len(state.remaining)} question(s) open; restarting with what was learnt.")
+        return Outcome(
+            Kind.RESTART,
+            state,
+            f"Tree exhausted with {len(state.remaining)} question(s) open; restarting with what was learnt.",
+        )
     if search.fallback == Search.Fallback.ASK_USER and search.parent_id is None:
         return Outcome(Kind.ASK_USER, state, "Tree exhausted; asking the user.", ask_user=state.remaining)
     return Outcome(Kind.FINISH, state, f"Tree exhausted with {len(state.remaining)} question(s) open.", end="exhausted")

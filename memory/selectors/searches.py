@@ -38,9 +38,7 @@ def search_node_names(*, search: Search) -> dict[str, str]:
     return dict(Node.objects.filter(pk__in=ids).values_list("pk", "name"))
 
 
-def search_steps(
-    *, search: Search, after: int | None = None, with_text: bool = False
-) -> QuerySet[SearchStep]:
+def search_steps(*, search: Search, after: int | None = None, with_text: bool = False) -> QuerySet[SearchStep]:
     """A search's steps in order, each with its LLM call's spend. What the call was shown and
     replied (and any error text) can run to many kilobytes a call, over up to a thousand calls:
     loaded only `with_text`, for a step the reader opens."""

@@ -48,18 +48,12 @@ class _Budget:
             raise InvalidInput("A file in the archive has a negative size.")
         self.entries += 1
         if self.entries > settings.MEMSITE_ARCHIVE_MAX_FILES:
-            raise TooLarge(
-                f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders."
-            )
+            raise TooLarge(f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders.")
         if size > settings.MEMSITE_MAX_CONTENT_BYTES:
-            raise TooLarge(
-                f"A file in the archive is {size} bytes; the limit is {settings.MEMSITE_MAX_CONTENT_BYTES}."
-            )
+            raise TooLarge(f"A file in the archive is {size} bytes; the limit is {settings.MEMSITE_MAX_CONTENT_BYTES}.")
         self.bytes += size
         if self.bytes > settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES:
-            raise TooLarge(
-                f"The archive unpacks to more than {settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES} bytes."
-            )
+            raise TooLarge(f"The archive unpacks to more than {settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES} bytes.")
 
 
 def _member_path(raw: str) -> str | None:
@@ -117,13 +111,9 @@ class _BoundedTarFile(tarfile.TarFile):
 
     def check_header(self, info: tarfile.TarInfo) -> None:
         if info.size < 0:
-            raise InvalidInput(
-                "The file is not a readable .tar.gz archive: a member has a negative size."
-            )
+            raise InvalidInput("The file is not a readable .tar.gz archive: a member has a negative size.")
         if len(self.pax_headers) > GLOBAL_ATTRIBUTES_MAX:
-            raise InvalidInput(
-                f"The archive's global PAX header has more than {GLOBAL_ATTRIBUTES_MAX} attributes."
-            )
+            raise InvalidInput(f"The archive's global PAX header has more than {GLOBAL_ATTRIBUTES_MAX} attributes.")
         if info.type not in EXTENDED_TYPES:
             self.extended_in_a_row = 0
             return
@@ -192,9 +182,7 @@ def _check_zip_directory(upload: BinaryIO) -> None:
     while 0 <= position < stop:
         count += 1
         if count > settings.MEMSITE_ARCHIVE_MAX_FILES:
-            raise TooLarge(
-                f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders."
-            )
+            raise TooLarge(f"The archive has more than {settings.MEMSITE_ARCHIVE_MAX_FILES} files and folders.")
         upload.seek(position + 28)
         lengths = upload.read(ZIP_NAME_SIZES.size)
         if len(lengths) < ZIP_NAME_SIZES.size:
@@ -202,9 +190,7 @@ def _check_zip_directory(upload: BinaryIO) -> None:
         position += ZIP_CENTRAL_HEADER + sum(ZIP_NAME_SIZES.unpack(lengths))
     limit = settings.MEMSITE_ARCHIVE_MAX_FILES * ZIP_DIRECTORY_BYTES_PER_ENTRY
     if size > limit:
-        raise TooLarge(
-            f"The archive's list of members (its zip directory) is {size} bytes; the limit is {limit}."
-        )
+        raise TooLarge(f"The archive's list of members (its zip directory) is {size} bytes; the limit is {limit}.")
 
 
 # Of a member's data read at a time. A slice is held three times over while it is read: as
@@ -240,9 +226,7 @@ class Archive(ABC):
                 budget.add_entry(size or 0)
                 if path is not None:
                     mode = None if size is None else file_mode(bits)
-                    self.entries.append(
-                        ArchiveEntry(path=path, size=size, member=member, mode=mode)
-                    )
+                    self.entries.append(ArchiveEntry(path=path, size=size, member=member, mode=mode))
         _check_paths(self.entries)
 
     def read(self, entry: ArchiveEntry) -> bytearray:
@@ -272,9 +256,7 @@ class Archive(ABC):
 
 
 def _link_refused(name: str) -> InvalidInput:
-    return InvalidInput(
-        f"The archive member {excerpt(name)} is a link or device; only files and folders are accepted."
-    )
+    return InvalidInput(f"The archive member {excerpt(name)} is a link or device; only files and folders are accepted.")
 
 
 class _TarArchive(Archive):

@@ -137,9 +137,7 @@ class _Planner:
             current = child
         return current
 
-    def _meets(
-        self, folder: _Folder, name: str, path: str, *, as_folder: bool
-    ) -> ProjectNode | None:
+    def _meets(self, folder: _Folder, name: str, path: str, *, as_folder: bool) -> ProjectNode | None:
         """The project's node at `path` that the entry there reuses or updates; None when the
         entry makes a node of its own there (the place is free, or replace deletes its node)."""
         node = self.children.get(folder.node_id, {}).get(name) if folder.node_id else None
@@ -198,13 +196,8 @@ def _check_result(plan: ImportPlan, nodes: list[ProjectNode], mode: ImportMode) 
         kept = [node for node in nodes if node.is_file and node.id not in updated]
     count, limit = len(kept) + len(plan.files), settings.MEMSITE_ARCHIVE_MAX_FILES
     if count > limit:
-        raise TooLarge(
-            f"The project would hold {count} files after this import; the limit is {limit}."
-        )
+        raise TooLarge(f"The project would hold {count} files after this import; the limit is {limit}.")
     size = sum(node.size for node in kept) + sum(file.entry.size for file in plan.files)
     limit = settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES
     if size > limit:
-        raise TooLarge(
-            f"The project's files would add up to {size} bytes after this import; "
-            f"the limit is {limit}."
-        )
+        raise TooLarge(f"The project's files would add up to {size} bytes after this import; the limit is {limit}.")

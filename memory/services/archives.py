@@ -48,9 +48,7 @@ IMPORT_BYTES_PER_WRITE = 8 * 1024 * 1024
 
 
 @transaction.atomic
-def project_import(
-    *, project: Node, archive: BinaryIO, user: User, mode: str = ImportMode.FAIL
-) -> ImportResult:
+def project_import(*, project: Node, archive: BinaryIO, user: User, mode: str = ImportMode.FAIL) -> ImportResult:
     """Import the archive into the project in `mode` (`memory.services.archive_plan`): fail adds
     only, merge also updates the project's files, replace makes the project the archive. The
     plan is checked whole before anything is written; the files' data is then written as it is
@@ -82,15 +80,18 @@ def _project_nodes(project: Node) -> list[ProjectNode]:
         selectors.node_subtree(node=project)
         .select_for_update(of=("self",))
         .values_list(
-            "pk", "parent_id", "name", "is_folder", "type", "context__file_path",
-            "content__size", "content__sha256", "mode",
+            "pk",
+            "parent_id",
+            "name",
+            "is_folder",
+            "type",
+            "context__file_path",
+            "content__size",
+            "content__sha256",
+            "mode",
         )
     )
-    return [
-        ProjectNode(*row[:6], size=row[6] or 0, sha256=row[7], mode=row[8])
-        for row in rows
-        if row[0] != project.pk
-    ]
+    return [ProjectNode(*row[:6], size=row[6] or 0, sha256=row[7], mode=row[8]) for row in rows if row[0] != project.pk]
 
 
 def _delete(node_ids: list[str], *, user_id: int | None) -> int:
@@ -138,9 +139,7 @@ def _mark_updated(files: list[FileWrite], written: set[str], *, user_id: int | N
             by_mode.setdefault(file.entry.mode, []).append(file.node.id)
     now = timezone.now()
     for mode, node_ids in by_mode.items():
-        Node.objects.filter(pk__in=node_ids).update(
-            mode=mode, version=F("version") + 1, updated_at=now
-        )
+        Node.objects.filter(pk__in=node_ids).update(mode=mode, version=F("version") + 1, updated_at=now)
     updated = {node_id for node_ids in by_mode.values() for node_id in node_ids}
     versions = list(Node.objects.filter(pk__in=updated).values_list("pk", "version"))
     # A file whose data was written is a content write; one whose mode alone changed, an update.

@@ -101,7 +101,9 @@ def node_describe(*, node_id: str) -> bool:
     if seen.text is None:
         return _settle(node_id, seen.sha256, None)
     try:
-        completion = complete(purpose=Purpose.DESCRIBE, messages=describe_messages(seen.name, seen.text), user_id=seen.creator_id)
+        completion = complete(
+            purpose=Purpose.DESCRIBE, messages=describe_messages(seen.name, seen.text), user_id=seen.creator_id
+        )
     except LLMError as exc:
         _failed(node_id, exc)
         return False
@@ -127,7 +129,11 @@ def one_line(reply: str) -> str:
 
 
 def _read(node_id: str) -> _Seen | None:
-    node = Node.objects.filter(pk=node_id).values_list("name", "type", "description", "description_auto", "created_by_id").first()
+    node = (
+        Node.objects.filter(pk=node_id)
+        .values_list("name", "type", "description", "description_auto", "created_by_id")
+        .first()
+    )
     if node is None:
         return None  # deleted: its queue row went with it
     name, type_name, description, auto, creator_id = node

@@ -130,12 +130,11 @@ def _check_file_path_free(project: Node, file_path: str, *, exclude: Node | None
         files = files.exclude(pk=exclude.pk)
     if files.filter(context__file_path=file_path).exists():
         raise Conflict(f"The project '{project.name}' already has a file at '{file_path}'.")
-    if files.filter(context__file_path__in=folders).exists() or files.filter(
-        context__file_path__startswith=f"{file_path}/"
-    ).exists():
-        raise Conflict(
-            f"'{file_path}' would make a file of the project '{project.name}' a folder, or the reverse."
-        )
+    if (
+        files.filter(context__file_path__in=folders).exists()
+        or files.filter(context__file_path__startswith=f"{file_path}/").exists()
+    ):
+        raise Conflict(f"'{file_path}' would make a file of the project '{project.name}' a folder, or the reverse.")
 
 
 def _folders_of(file_path: str) -> list[str]:
@@ -156,9 +155,7 @@ def _check_file_paths_free(project: Node, file_paths: Collection[str]) -> None:
     existing_folders = {folder for path in existing for folder in _folders_of(path)}
     for file_path in sorted(file_paths):
         if file_path in existing_folders or not existing.isdisjoint(_folders_of(file_path)):
-            raise Conflict(
-                f"'{file_path}' would make a file of the project '{project.name}' a folder, or the reverse."
-            )
+            raise Conflict(f"'{file_path}' would make a file of the project '{project.name}' a folder, or the reverse.")
 
 
 def _check_version(node: Node, expected_version: int | None) -> None:
@@ -249,9 +246,7 @@ def _client_id_free(node_id: str) -> str:
 
 
 @transaction.atomic
-def node_bulk_create(
-    *, parent: Node, specs: Sequence[NodeSpec], user: User = None, defer_content: bool = False
-) -> int:
+def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = None, defer_content: bool = False) -> int:
     """Create whole branches under `parent` in a few statements: paths are computed here and
     rows are copied in at once. All specs are validated before anything is written. Returns how
     many nodes were created, and sets each spec's `node_id`.
@@ -283,9 +278,24 @@ def node_bulk_create(
             node_id = spec.node_id = new_node_id()
             path = Node._get_path(parent_path, depth, position)
             node_rows.append(
-                (node_id, path, depth, len(spec.children), parent_id, memory_type.name, memory_type.is_folder,
-                 spec.name, spec.description, False, json.dumps(spec.context or {}),
-                 creator_id, now, now, 1, memory_type.file_mode if spec.mode is None else spec.mode)
+                (
+                    node_id,
+                    path,
+                    depth,
+                    len(spec.children),
+                    parent_id,
+                    memory_type.name,
+                    memory_type.is_folder,
+                    spec.name,
+                    spec.description,
+                    False,
+                    json.dumps(spec.context or {}),
+                    creator_id,
+                    now,
+                    now,
+                    1,
+                    memory_type.file_mode if spec.mode is None else spec.mode,
+                )
             )
             if memory_type.content is not ContentKind.NONE and not defer_content:
                 content_rows.append(content_values(node_id, spec.content or b""))
@@ -308,17 +318,28 @@ def node_bulk_create(
 
 
 NODE_COLUMNS = (
-    "id", "path", "depth", "numchild", "parent", "type", "is_folder",
-    "name", "description", "description_auto", "context", "created_by", "created_at", "updated_at", "version",
+    "id",
+    "path",
+    "depth",
+    "numchild",
+    "parent",
+    "type",
+    "is_folder",
+    "name",
+    "description",
+    "description_auto",
+    "context",
+    "created_by",
+    "created_at",
+    "updated_at",
+    "version",
     "mode",
 )
 CONTENT_COLUMNS = ("node", "data", "size", "sha256")
 CONTENT_TYPES = ("text", "bytea", "int8", "text")  # for a binary COPY: a varchar travels as text
 
 
-def _validate_specs(
-    specs: Sequence[NodeSpec], *, parent: Node, taken: set[str], in_project: bool
-) -> set[str]:
+def _validate_specs(specs: Sequence[NodeSpec], *, parent: Node, taken: set[str], in_project: bool) -> set[str]:
     """Validate and normalize specs in place; return the project file paths they create."""
     file_paths: set[str] = set()
 
@@ -412,9 +433,7 @@ def node_update(
             )
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
-    node_events_record(
-        NodeEvent.Action.UPDATE, [(node.pk, node.version - 1, node.version)], user_id=user_id_of(user)
-    )
+    node_events_record(NodeEvent.Action.UPDATE, [(node.pk, node.version - 1, node.version)], user_id=user_id_of(user))
     if (node.name, node.description) != before[:2]:
         index_nodes([node.pk], labels_only=True)
     if before[1] and not node.description:
@@ -438,9 +457,7 @@ def _check_update_allowed(
 def _check_retype(node: Node, memory_type: MemoryType) -> None:
     current = get_type(node.type)
     if (memory_type.is_folder, memory_type.content) != (current.is_folder, current.content):
-        raise InvalidInput(
-            f"A '{current.name}' node cannot become a '{memory_type.name}': they hold different things."
-        )
+        raise InvalidInput(f"A '{current.name}' node cannot become a '{memory_type.name}': they hold different things.")
     parent = Node.objects.get(pk=node.parent_id)
     _check_placement(memory_type, parent, parent_in_project=selectors.node_in_project(node=parent))
     if node.type == "project_root_folder" and selectors.project_files(project=node).exists():

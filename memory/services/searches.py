@@ -55,7 +55,10 @@ def _budget(name: str, value: int | None) -> int:
 
 
 def _initial_state(questions: Sequence[str], start_node: Node | None = None) -> dict:
-    state = WalkState(answers=[QuestionAnswer(question=question) for question in questions], start=start_node.pk if start_node else None)
+    state = WalkState(
+        answers=[QuestionAnswer(question=question) for question in questions],
+        start=start_node.pk if start_node else None,
+    )
     return state.model_dump(mode="json")
 
 
@@ -176,13 +179,17 @@ def search_advance(*, search_id: int) -> bool:
         return False
     if root.status == Search.Status.QUEUED:
         now = timezone.now()
-        Search.objects.filter(pk=root.pk, status=Search.Status.QUEUED).update(status=Search.Status.RUNNING, started_at=now, heartbeat_at=now)
+        Search.objects.filter(pk=root.pk, status=Search.Status.QUEUED).update(
+            status=Search.Status.RUNNING, started_at=now, heartbeat_at=now
+        )
         root.refresh_from_db()
         if root.status != Search.Status.RUNNING:  # cancelled meanwhile
             return False
     if root.cancel_requested:
         with transaction.atomic():
-            _end_family(Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.CANCELLED, because="cancelled")
+            _end_family(
+                Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.CANCELLED, because="cancelled"
+            )
         return False
     target = root
     while target.state.get("child"):
@@ -193,14 +200,28 @@ def search_advance(*, search_id: int) -> bool:
     except Exception as exc:  # a bug must end the search, not leave it "running" for the sweep
         logger.exception("Search %s failed at step %s.", target.pk, target.steps_taken + 1)
         with transaction.atomic():
-            _end_family(Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.FAILED, because=f"error: {type(exc).__name__}: {exc}"[:255])
+            _end_family(
+                Search.objects.select_for_update().get(pk=root.pk),
+                status=Search.Status.FAILED,
+                because=f"error: {type(exc).__name__}: {exc}"[:255],
+            )
         return False
     # A sub-search's step never ends its parent; the parent's own step may.
     return recorded is not None and (recorded.pk != root.pk or recorded.status == Search.Status.RUNNING)
 
 
 # Written by every step; the rest of a running search's row does not change.
-STEP_FIELDS = ["state", "steps_taken", "heartbeat_at", "requeues", "status", "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd"]
+STEP_FIELDS = [
+    "state",
+    "steps_taken",
+    "heartbeat_at",
+    "requeues",
+    "status",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+]
 
 
 @transaction.atomic
@@ -223,7 +244,13 @@ def _record(search: Search, outcome: walk.Outcome, *, root_id: int) -> Search | 
     if outcome.tool_call is not None:
         made = outcome.tool_call
         saved = ToolCall.objects.create(
-            key=made.key, tool=made.tool, arguments=made.arguments, result=made.result, nodes=made.nodes, found=made.found, search=current
+            key=made.key,
+            tool=made.tool,
+            arguments=made.arguments,
+            result=made.result,
+            nodes=made.nodes,
+            found=made.found,
+            search=current,
         )
         if made.found:
             state.tool_results[made.folder] = saved.pk
@@ -233,7 +260,12 @@ def _record(search: Search, outcome: walk.Outcome, *, root_id: int) -> Search | 
     if outcome.spawn:
         child = _spawn(current, outcome.spawn, state)
         state.child = child.pk
-        _write_step(current, SearchStep.Kind.SUBSEARCH, f"Sub-search {child.pk} for {len(outcome.spawn)} new question(s).", detail={"child": child.pk, "questions": outcome.spawn})
+        _write_step(
+            current,
+            SearchStep.Kind.SUBSEARCH,
+            f"Sub-search {child.pk} for {len(outcome.spawn)} new question(s).",
+            detail={"child": child.pk, "questions": outcome.spawn},
+        )
     if outcome.ask_user:
         SearchQuestion.objects.create(search=current, questions=outcome.ask_user)
         current.status = Search.Status.WAITING
@@ -245,7 +277,9 @@ def _record(search: Search, outcome: walk.Outcome, *, root_id: int) -> Search | 
     return current
 
 
-def _write_step(search: Search, kind: str, summary: str, *, node: Node | None = None, detail: dict | None = None, call=None) -> None:
+def _write_step(
+    search: Search, kind: str, summary: str, *, node: Node | None = None, detail: dict | None = None, call=None
+) -> None:
     search.steps_taken += 1
     search.heartbeat_at = timezone.now()
     search.requeues = 0  # it moves: earlier re-queues are forgiven
@@ -271,7 +305,14 @@ def _save_document(search: Search, document: walk.NewDocument) -> None:
         content=document.content.encode(),
         user=search.created_by,
     )
-    ToolCall.objects.create(key=document.tool_key, tool=document.tool, arguments=document.arguments, result=document.content, node=node, search=search)
+    ToolCall.objects.create(
+        key=document.tool_key,
+        tool=document.tool,
+        arguments=document.arguments,
+        result=document.content,
+        node=node,
+        search=search,
+    )
 
 
 def _free_name(parent: Node, wanted: str) -> str:
@@ -348,7 +389,9 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
     found = retrieve(query=" ".join(search.questions), start=start, k=settings.MEMSITE_INDEX_CANDIDATES)
     best = best_by_node(found, limit=INDEX_NODES, kind=Passage.Kind.CONTENT)
     return [
-        _node_entry(node_id, hits[0].name, hits[0].path, "index", sorted((hit.start, hit.end, hit.snippet) for hit in hits))
+        _node_entry(
+            node_id, hits[0].name, hits[0].path, "index", sorted((hit.start, hit.end, hit.snippet) for hit in hits)
+        )
         for node_id, hits in best.items()
     ]
 
@@ -372,7 +415,9 @@ def _finish(search: Search, state: WalkState, *, status: str, because: str, hand
     search.ended_because = because[:255]
     search.finished_at = timezone.now()
     search.save()
-    SearchQuestion.objects.filter(search=search, status=SearchQuestion.Status.PENDING).update(status=SearchQuestion.Status.CLOSED)
+    SearchQuestion.objects.filter(search=search, status=SearchQuestion.Status.PENDING).update(
+        status=SearchQuestion.Status.CLOSED
+    )
     if hand_back and search.parent_id is not None:
         _hand_back(search)
 
@@ -395,7 +440,9 @@ def _hand_back(child: Search) -> None:
     state.child = None
     _add_spend(parent, child)
     parent.state = state.model_dump(mode="json")
-    summary = f"Sub-search {child.pk} answered {len(answers)} of {len(child.questions)} question(s) ({child.ended_because})."
+    summary = (
+        f"Sub-search {child.pk} answered {len(answers)} of {len(child.questions)} question(s) ({child.ended_because})."
+    )
     _write_step(parent, SearchStep.Kind.HANDBACK, summary, detail={"child": child.pk, "answers": answers})
     parent.save()
 
@@ -418,7 +465,9 @@ def searches_sweep_stale() -> dict[str, int]:
     cutoff = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S)
     stale = Search.objects.filter(parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)).filter(
         heartbeat_at__lt=cutoff
-    ) | Search.objects.filter(parent__isnull=True, status=Search.Status.QUEUED, heartbeat_at__isnull=True, created_at__lt=cutoff)
+    ) | Search.objects.filter(
+        parent__isnull=True, status=Search.Status.QUEUED, heartbeat_at__isnull=True, created_at__lt=cutoff
+    )
     counts = {"requeued": 0, "failed": 0}
     stale_ids = list(stale.values_list("pk", flat=True))
     if not stale_ids:
@@ -435,7 +484,11 @@ def _requeue_or_fail(search_id: int, counts: dict[str, int]) -> None:
         if search.status in TERMINAL or search.status == Search.Status.WAITING:
             return
         if search.requeues >= settings.MEMSITE_SEARCH_MAX_REQUEUES:
-            _end_family(search, status=Search.Status.FAILED, because=f"stalled: no step for {settings.MEMSITE_SEARCH_STALE_S} s after {search.requeues} re-queues")
+            _end_family(
+                search,
+                status=Search.Status.FAILED,
+                because=f"stalled: no step for {settings.MEMSITE_SEARCH_STALE_S} s after {search.requeues} re-queues",
+            )
             counts["failed"] += 1
             return
         Search.objects.filter(pk=search.pk).update(requeues=F("requeues") + 1, heartbeat_at=timezone.now())

@@ -7,7 +7,16 @@ from memsite.llm.models import LLMCall
 class LLMCallAdmin(admin.ModelAdmin):
     """Read-only: the ledger is written by the gateway alone."""
 
-    list_display = ["created_at", "purpose", "provider", "model", "status", "prompt_tokens", "completion_tokens", "cost_usd"]
+    list_display = [
+        "created_at",
+        "purpose",
+        "provider",
+        "model",
+        "status",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+    ]
     list_filter = ["purpose", "provider", "status"]
     date_hierarchy = "created_at"
 

@@ -125,9 +125,7 @@ def complete(
     if purpose == Purpose.EMBED:
         raise InvalidInput("Embeddings are not completions: call memsite.llm.embeddings.embed.")
     if purpose not in COMPLETION_PURPOSES:
-        raise InvalidInput(
-            f"Unknown LLM purpose {purpose!r}; expected one of {', '.join(COMPLETION_PURPOSES)}."
-        )
+        raise InvalidInput(f"Unknown LLM purpose {purpose!r}; expected one of {', '.join(COMPLETION_PURPOSES)}.")
     if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise InvalidInput("An LLM reply schema must be a pydantic model class.")
     normalized = _normalized(messages)

@@ -28,9 +28,7 @@ GELU_ROWS = 256  # rows per pass of the GELU, so that its temporaries stay in ca
 # Abramowitz and Stegun 7.1.26: erf within 1.5e-7, below float32's own rounding at these
 # magnitudes. numpy has no erf, and BERT's GELU is the exact one, not the tanh approximation.
 _ERF_P = np.float32(0.3275911)
-_ERF_A = tuple(
-    np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
-)
+_ERF_A = tuple(np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
 
 
 def _gelu_(x: np.ndarray) -> np.ndarray:
@@ -128,9 +126,7 @@ class MiniLM:
         self.word = weights["embeddings.word_embeddings.weight"].astype(np.float32)
         # Every token is of type 0: its embedding is a constant, added to the positions once.
         token_type = weights["embeddings.token_type_embeddings.weight"][0]
-        self.position = (weights["embeddings.position_embeddings.weight"] + token_type).astype(
-            np.float32
-        )
+        self.position = (weights["embeddings.position_embeddings.weight"] + token_type).astype(np.float32)
         self.embedding_norm = (
             weights["embeddings.LayerNorm.weight"].astype(np.float32),
             weights["embeddings.LayerNorm.bias"].astype(np.float32),
@@ -174,9 +170,7 @@ class MiniLM:
         pooled = np.einsum("nwd,nw->nd", hidden, mask) / counts
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
-    def _layer(
-        self, layer: Layer, x: np.ndarray, key_mask: np.ndarray | None, n: int, width: int
-    ) -> np.ndarray:
+    def _layer(self, layer: Layer, x: np.ndarray, key_mask: np.ndarray | None, n: int, width: int) -> np.ndarray:
         heads, size = self.heads, DIMENSIONS // self.heads
         qkv = x @ layer.qkv
         qkv += layer.qkv_bias
@@ -197,9 +191,7 @@ class MiniLM:
             # The softmax's division, done on the context (width x size) instead of the scores.
             np.matmul(scores, value[rows], out=context[rows])
             context[rows] /= scores.sum(axis=-1, keepdims=True)
-        attended = (
-            context.transpose(0, 2, 1, 3).reshape(n * width, DIMENSIONS) @ layer.attention_out
-        )
+        attended = context.transpose(0, 2, 1, 3).reshape(n * width, DIMENSIONS) @ layer.attention_out
         attended += layer.attention_out_bias
         attended += x
         x = _layer_norm_(attended, *layer.attention_norm, self.eps)
@@ -231,11 +223,7 @@ def _batches(lengths: list[int]) -> list[list[int]]:
     for row in sorted(range(len(lengths)), key=lengths.__getitem__):
         length = lengths[row]
         padded = (len(batches[-1]) + 1) * length if batches else 0
-        if (
-            batches
-            and padded <= BATCH_TOKENS
-            and padded - real - length <= max(real // 4, PADDING_SLACK)
-        ):
+        if batches and padded <= BATCH_TOKENS and padded - real - length <= max(real // 4, PADDING_SLACK):
             batches[-1].append(row)
             real += length
         else:

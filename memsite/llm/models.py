@@ -57,9 +57,7 @@ class LLMCall(models.Model):
             models.Index(fields=["user", "created_at"], name="llm_call_user_day_idx"),
         ]
         constraints = [
-            models.CheckConstraint(
-                condition=models.Q(status__in=["ok", "error"]), name="llm_call_status_valid"
-            ),
+            models.CheckConstraint(condition=models.Q(status__in=["ok", "error"]), name="llm_call_status_valid"),
             models.CheckConstraint(
                 condition=models.Q(served_type__isnull=True, served_id__isnull=True)
                 | models.Q(served_type__isnull=False, served_id__isnull=False),

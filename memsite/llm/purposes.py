@@ -21,6 +21,4 @@ class Purpose(StrEnum):
 PURPOSES: tuple[str, ...] = tuple(purpose.value for purpose in Purpose)  # what the ledger holds
 # What `complete` runs, each with a model of its own (MEMSITE_LLM_MODEL_<PURPOSE>): an embedding
 # is no completion, and its model is MEMSITE_EMBEDDING_MODEL.
-COMPLETION_PURPOSES: tuple[str, ...] = tuple(
-    purpose for purpose in PURPOSES if purpose != Purpose.EMBED
-)
+COMPLETION_PURPOSES: tuple[str, ...] = tuple(purpose for purpose in PURPOSES if purpose != Purpose.EMBED)

@@ -101,6 +101,5 @@ def parse_reply(text: str, schema: type[T]) -> T:
             first_error = first_error or exc
     assert first_error is not None
     raise ReplyInvalid(
-        f"The JSON in the reply does not match the schema {schema.__name__}:\n"
-        + describe_validation_error(first_error)
+        f"The JSON in the reply does not match the schema {schema.__name__}:\n" + describe_validation_error(first_error)
     )

@@ -29,10 +29,19 @@ TOKENS_REPLY_PRIMING = 3
 _BLOB = "https://openaipublic.blob.core.windows.net"
 _R50K = (f"{_BLOB}/encodings/r50k_base.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930")
 _P50K = (f"{_BLOB}/encodings/p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069")
-_CL100K = (f"{_BLOB}/encodings/cl100k_base.tiktoken", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7")
+_CL100K = (
+    f"{_BLOB}/encodings/cl100k_base.tiktoken",
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+)
 _O200K = (f"{_BLOB}/encodings/o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")
-_GPT2_VOCAB = (f"{_BLOB}/gpt-2/encodings/main/vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5")
-_GPT2_ENCODER = (f"{_BLOB}/gpt-2/encodings/main/encoder.json", "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783")
+_GPT2_VOCAB = (
+    f"{_BLOB}/gpt-2/encodings/main/vocab.bpe",
+    "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+)
+_GPT2_ENCODER = (
+    f"{_BLOB}/gpt-2/encodings/main/encoder.json",
+    "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+)
 # Where tiktoken_ext.openai_public loads each encoding from, with its sha256; tiktoken caches a
 # file under sha1(url) in its cache directory (tiktoken/load.py, read_file_cached).
 ENCODING_FILES: dict[str, tuple[tuple[str, str], ...]] = {

@@ -16,9 +16,7 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "memsite.sqlite3",
             "OPTIONS": {
-                "init_command": (
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
-                ),
+                "init_command": ("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"),
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
             },

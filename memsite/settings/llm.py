@@ -26,9 +26,7 @@ if MEMSITE_EMBEDDINGS == "server" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
 # A model per purpose, e.g. MEMSITE_LLM_MODEL_DEEP_REFLECT=gpt-4.1; unset purposes use the default.
 # `embed` is not one of them: its one setting is MEMSITE_EMBEDDING_MODEL.
 MEMSITE_LLM_PURPOSE_MODELS = {
-    purpose: model
-    for purpose in COMPLETION_PURPOSES
-    if (model := env_str(f"MEMSITE_LLM_MODEL_{purpose.upper()}"))
+    purpose: model for purpose in COMPLETION_PURPOSES if (model := env_str(f"MEMSITE_LLM_MODEL_{purpose.upper()}"))
 }
 # Additions to and overrides of the model table, as JSON: {"name": {"context_window": 32768,
 # "max_output_tokens": 4096, "input_price_per_million": 0.2, "output_price_per_million": 0.6}}.

@@ -32,8 +32,7 @@ def say(agent: Agent, tokens: int, role: str = "user", **fields) -> Message:
 
 def tool_exchange(agent: Agent, call_ids: list[str], result_words: int = 20) -> list[Message]:
     calls = [
-        {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
-        for call_id in call_ids
+        {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": "{}"}} for call_id in call_ids
     ]
     messages = [services.message_append(agent=agent, role="assistant", tool_calls=calls)]
     for call_id in call_ids:

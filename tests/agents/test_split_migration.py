@@ -56,9 +56,7 @@ def _old_layout_rows(apps) -> dict:
         task="Deploy", agent=agent, model="gpt-4", trigger_tokens=1000, target_tokens=500
     )
     for node_id, kind in ((1, "task"), (2, "subtask")):
-        model("GraphNode").objects.create(
-            graph=graph, node_id=node_id, kind=kind, thought={"text": f"n{node_id}"}
-        )
+        model("GraphNode").objects.create(graph=graph, node_id=node_id, kind=kind, thought={"text": f"n{node_id}"})
     model("GraphEdge").objects.create(graph=graph, src=1, dst=2, rationale="first step")
     ContentType = apps.get_model("contenttypes", "ContentType")
     Permission = apps.get_model("auth", "Permission")
@@ -98,11 +96,7 @@ def test_rows_made_before_the_split_are_kept_and_permissions_follow_their_models
         assert list(group.permissions.values_list("content_type__app_label", "codename")) == [
             ("context", "change_agent")
         ]
-        assert (
-            not apps.get_model("contenttypes", "ContentType")
-            .objects.filter(app_label="agents")
-            .exists()
-        )
+        assert not apps.get_model("contenttypes", "ContentType").objects.filter(app_label="agents").exists()
     finally:
         _migrate_to_latest()
 

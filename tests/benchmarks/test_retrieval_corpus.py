@@ -11,8 +11,14 @@ from benchmarks.retrieval import BM25, Oracle, contains, recall, token_f1, token
 from benchmarks.retrievalcorpus import Evidence, Question, Sizes, generate
 from memory.search import prompts
 
-SMALL = Sizes(sessions=12, people=4, notes=6, projects=1, tree_nodes=60,
-              quotas=(("single", 6), ("multi", 3), ("temporal", 5), ("unanswerable", 4), ("files", 5), ("tree", 3)))
+SMALL = Sizes(
+    sessions=12,
+    people=4,
+    notes=6,
+    projects=1,
+    tree_nodes=60,
+    quotas=(("single", 6), ("multi", 3), ("temporal", 5), ("unanswerable", 4), ("files", 5), ("tree", 3)),
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +52,9 @@ def test_evidence_is_the_line_that_holds_the_answer(corpus):
         for evidence in question.evidence:
             span = texts[evidence.path][evidence.start : evidence.end]
             assert evidence.says in span
-            assert span.splitlines()[0] in texts[evidence.path].splitlines()[evidence.line]  # the tree's: a sentence of it
+            assert (
+                span.splitlines()[0] in texts[evidence.path].splitlines()[evidence.line]
+            )  # the tree's: a sentence of it
         if question.category != "tree":  # paraphrased: the question does not give the answer away
             assert not any(part.lower() in question.text.lower() for part in question.parts)
 
@@ -137,11 +145,23 @@ def _route_messages(where: str, labels: list[str], questions: list[str]) -> list
 
 
 def test_a_route_prompt_names_its_options_and_the_shortcut_names_them_by_path():
-    folder = route_prompt(_route_messages("logs", ["session-001: Session 1 | matched: Ana: hi", "session-002 | matched: Bo: a: b", "notes"], ["a?", "b?"]))
-    assert (folder.where, folder.asked, folder.names) == ("logs", ["a?", "b?"], {1: "session-001", 2: "session-002", 3: "notes"})
+    folder = route_prompt(
+        _route_messages(
+            "logs",
+            ["session-001: Session 1 | matched: Ana: hi", "session-002 | matched: Bo: a: b", "notes"],
+            ["a?", "b?"],
+        )
+    )
+    assert (folder.where, folder.asked, folder.names) == (
+        "logs",
+        ["a?", "b?"],
+        {1: "session-001", 2: "session-002", 3: "notes"},
+    )
     assert not folder.shortcut
     best = "the passages that best match the questions"
-    shortcut = route_prompt(_route_messages(best, ["/user/notes/todo.md: milk: 2", "/projects/tern/README.md: x | matched: y"], ["a?"]))
+    shortcut = route_prompt(
+        _route_messages(best, ["/user/notes/todo.md: milk: 2", "/projects/tern/README.md: x | matched: y"], ["a?"])
+    )
     assert shortcut.names == {1: "/user/notes/todo.md", 2: "/projects/tern/README.md"} and shortcut.shortcut
     assert not route_prompt(_route_messages(best, [], ["a?"])).shortcut
 
@@ -160,7 +180,11 @@ def test_the_search_oracle_walks_the_answers_path_and_reads_only_the_answer():
     folder = route("search-bench-60", ["network: Notes on network.", "storage: Notes on storage. | matched: weight"])
     assert folder == {"choice": 2, "unviable": [1], "reason": "storage leads to the answer."}
     assert route("network", ["other.md: Other."])["choice"] is None and oracle.unparsed == 1
-    read = prompts.read_messages(questions=[question.text], context="", notes=[], node_line=f"[{node_id}] {path}", text="x")
+    read = prompts.read_messages(
+        questions=[question.text], context="", notes=[], node_line=f"[{node_id}] {path}", text="x"
+    )
     assert oracle.read_node(read)["findings"] == [{"question": 1, "answer": question.answer, "complete": True}]
-    elsewhere = prompts.read_messages(questions=[question.text], context="", notes=[], node_line=f"[memory_{'4' * 32}] /x", text="x")
+    elsewhere = prompts.read_messages(
+        questions=[question.text], context="", notes=[], node_line=f"[memory_{'4' * 32}] /x", text="x"
+    )
     assert oracle.read_node(elsewhere)["findings"] == []

@@ -32,21 +32,15 @@ def test_switching_the_strategy_redraws_the_bar(page, live_server, screenshot):
     report = page.locator("#context-report")
     conversation = report.locator('.context-legend li[data-tier="short_term"]')
     expect(conversation).to_have_attribute("data-tokens", "600")
-    expect(report.locator('.context-bar [data-tier="short_term"]')).to_have_attribute(
-        "style", "width: 60.000%"
-    )
+    expect(report.locator('.context-bar [data-tier="short_term"]')).to_have_attribute("style", "width: 60.000%")
     expect(report.locator("#nothing-dropped")).to_be_visible()
     screenshot("agent-context-fifo")
 
     page.get_by_label("Strategy").select_option("sliding_window")
     expect(conversation).to_have_attribute("data-tokens", "300")
-    expect(report.locator('.context-bar [data-tier="short_term"]')).to_have_attribute(
-        "style", "width: 30.000%"
-    )
+    expect(report.locator('.context-bar [data-tier="short_term"]')).to_have_attribute("style", "width: 30.000%")
     expect(report.locator("#context-strategy")).to_have_text("sliding_window")
-    expect(report.locator(".context-dropped")).to_contain_text(
-        "before the last turns the sliding window keeps"
-    )
+    expect(report.locator(".context-dropped")).to_contain_text("before the last turns the sliding window keeps")
     expect(page).to_have_url(f"{agent_url}?model=gpt-4&strategy=sliding_window")
     screenshot("agent-context-sliding-window")
 

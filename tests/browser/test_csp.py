@@ -14,7 +14,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pyte
 def refusals(page) -> list[str]:
     """What the browser refused to run or load, as its console says."""
     messages: list[str] = []
-    page.on("console", lambda message: messages.append(message.text) if "Content Security Policy" in message.text else None)
+    page.on(
+        "console", lambda message: messages.append(message.text) if "Content Security Policy" in message.text else None
+    )
     return messages
 
 

@@ -14,7 +14,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SNAPSHOT = {
     "nodes": {
-        "1": {"node_id": 1, "kind": "task", "thought": "Research NestJS best practices", "related_turn_ids": [0], "active": True},
+        "1": {
+            "node_id": 1,
+            "kind": "task",
+            "thought": "Research NestJS best practices",
+            "related_turn_ids": [0],
+            "active": True,
+        },
         "2": {
             "node_id": 2,
             "kind": "subtask",
@@ -25,9 +31,27 @@ SNAPSHOT = {
             "related_turn_ids": [1, 2],
             "active": True,
         },
-        "3": {"node_id": 3, "kind": "evidence", "thought": "Modular architecture found", "related_turn_ids": [1], "active": False},
-        "4": {"node_id": 4, "kind": "evidence", "thought": "Mocha is the default", "related_turn_ids": [2], "active": "Flushed"},
-        "5": {"node_id": 5, "kind": "summary", "thought": "Architecture: modules", "related_turn_ids": [1], "active": True},
+        "3": {
+            "node_id": 3,
+            "kind": "evidence",
+            "thought": "Modular architecture found",
+            "related_turn_ids": [1],
+            "active": False,
+        },
+        "4": {
+            "node_id": 4,
+            "kind": "evidence",
+            "thought": "Mocha is the default",
+            "related_turn_ids": [2],
+            "active": "Flushed",
+        },
+        "5": {
+            "node_id": 5,
+            "kind": "summary",
+            "thought": "Architecture: modules",
+            "related_turn_ids": [1],
+            "active": True,
+        },
     },
     "edges": [
         {"src": 1, "dst": 2, "rationale": "decompose task"},
@@ -101,7 +125,10 @@ def test_read_a_graph_and_memorize_a_step(page, live_server, screenshot, queued)
     expect(page.locator(f"#op-{op.pk}")).to_contain_text("queued")
     expect(page.locator("#graph-ops")).to_have_attribute("data-settled", "false")
     assert queued == [{"graph_id": graph.pk}] * 2  # the setup's step, and this one
-    assert list(Turn.objects.filter(graph=graph, turn_id__gte=3).values_list("role", flat=True)) == ["assistant", "tool"]
+    assert list(Turn.objects.filter(graph=graph, turn_id__gte=3).values_list("role", flat=True)) == [
+        "assistant",
+        "tool",
+    ]
 
     services.graph_work(graph_id=graph.pk)  # the worker's turn
 

@@ -39,7 +39,9 @@ def test_steps_appear_live_and_polling_stops_when_the_search_ends(page, live_ser
     call = make_call(messages=[{"role": "user", "content": f"1. ops {SCRIPT}"}], reply='{"choice": 1}', latency_ms=250)
     SearchStepFactory(search=search, kind="route", node=references, summary="Entered ops.", llm_call=call)
     Search.objects.filter(pk=search.pk).update(
-        llm_calls=1, prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
+        llm_calls=1,
+        prompt_tokens=call.prompt_tokens,
+        completion_tokens=call.completion_tokens,
         state={**search.state, "trail": [ops.pk], "visited": [references.pk]},
     )
     expect(steps).to_have_count(1)

@@ -13,7 +13,11 @@ from playwright.sync_api import expect
 from tests.security.payloads import PAYLOADS, SCRIPT
 from tests.security.world import build_world
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots", "offline_llm")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("memory_roots", "offline_llm"),
+]
 
 # Long enough for an <img src=x> to fail and fire its onerror, were it markup.
 SETTLE_MS = 300
@@ -24,7 +28,13 @@ def test_no_stored_payload_runs(page, live_server, screenshot):
     client = Client()
     client.force_login(world.staff)
     page.context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}]
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
     )
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))

@@ -69,7 +69,9 @@ class World:
 def build_world() -> World:
     user = UserFactory(username="reader")
     staff = StaffFactory(username="keeper")
-    internal = {name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")}
+    internal = {
+        name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")
+    }
 
     folder = services.node_create(parent=internal["user"], type="folder", name="notes", description="Notes.", user=user)
     child = services.node_create(parent=folder, type="folder", name="drafts", user=user)
@@ -111,13 +113,21 @@ def build_world() -> World:
         document={
             "nodes": {
                 "1": {"node_id": 1, "kind": "task", "thought": "Find the port", "related_turn_ids": [], "active": True},
-                "2": {"node_id": 2, "kind": "subtask", "thought": "Read the config", "related_turn_ids": [0], "active": True},
+                "2": {
+                    "node_id": 2,
+                    "kind": "subtask",
+                    "thought": "Read the config",
+                    "related_turn_ids": [0],
+                    "active": True,
+                },
                 "3": {"node_id": 3, "kind": "evidence", "thought": "8443", "related_turn_ids": [1], "active": True},
             },
             "edges": [{"src": 1, "dst": 2, "rationale": "decompose"}, {"src": 3, "dst": 2, "rationale": "support"}],
         },
     )
-    graph_services.graph_memorize(graph=graph, messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}])
+    graph_services.graph_memorize(
+        graph=graph, messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}]
+    )
 
     ended_search = SearchFactory(questions=["Where is the plan?"], created_by=user, status=Search.Status.DONE)
     waiting_search = SearchFactory(questions=["What does the user prefer?"], status=Search.Status.WAITING)

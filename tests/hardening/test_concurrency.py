@@ -368,9 +368,7 @@ def test_edits_from_one_version_one_wins_the_rest_get_409(tree, token):
         if api:
             return edit_via(kind, token, stale, tag, version)
         if kind == "content":
-            return services.node_content_set(
-                node=stale, data=written(kind, tag), user=None, expected_version=version
-            )
+            return services.node_content_set(node=stale, data=written(kind, tag), user=None, expected_version=version)
         return services.node_update(node=stale, user=None, expected_version=version, **{kind: written(kind, tag)})
 
     for round_number in range(8):

@@ -52,8 +52,12 @@ class Fault:
 
 FAULTS = {
     "garbage body": Fault(Reply.garbage(), Reason.SERVER_ERROR),
-    "garbage text body": Fault(Reply.garbage(b"\x00\x1b[31m<<<\xff>>>", content_type="text/plain"), Reason.SERVER_ERROR),
-    "not a completion": Fault(Reply.garbage(b'{"choices": [{"message": {"content": {"no": "text"}}}]}'), Reason.SERVER_ERROR),
+    "garbage text body": Fault(
+        Reply.garbage(b"\x00\x1b[31m<<<\xff>>>", content_type="text/plain"), Reason.SERVER_ERROR
+    ),
+    "not a completion": Fault(
+        Reply.garbage(b'{"choices": [{"message": {"content": {"no": "text"}}}]}'), Reason.SERVER_ERROR
+    ),
     "garbage text": Fault(Reply.text("\x00\x07\x1b[2J\ud800\ufffd \u202e}{][ \udfff\x00"), Reason.INVALID_REPLY),
     "prose": Fault(Reply.text("I'm sorry, but I would rather describe this in my own words."), Reason.INVALID_REPLY),
     "truncated JSON": Fault(Reply.text('{"choice": 1, "unviable": [2, 3], "reason": "the ans'), Reason.INVALID_REPLY),
@@ -88,7 +92,10 @@ def served_by(row) -> list[LLMCall]:
 
 
 def assert_failed_call(call: LLMCall, fault: Fault) -> None:
-    assert call.status == LLMCall.Status.ERROR and call.error_reason == fault.reason.value, (call.error_reason, call.error)
+    assert call.status == LLMCall.Status.ERROR and call.error_reason == fault.reason.value, (
+        call.error_reason,
+        call.error,
+    )
     assert call.error
     assert (call.repairs if fault.invalid else call.retries) == 1
 
@@ -173,7 +180,9 @@ SEARCH_STEPS = {
         in_child=True,
     ),
     "tool choice": SearchStepCase((pick(None),), SearchStep.Kind.TOOLS, start="databases", tools=True),
-    "tool arguments": SearchStepCase((pick(None), pick("full_text_search")), SearchStep.Kind.TOOL, start="databases", tools=True),
+    "tool arguments": SearchStepCase(
+        (pick(None), pick("full_text_search")), SearchStep.Kind.TOOL, start="databases", tools=True
+    ),
     "describe a saved answer": SearchStepCase(
         (pick("pg-tuning.md"), found("Some of the RAM.", complete=False), pick("save_answer")),
         SearchStep.Kind.TOOL,
@@ -265,7 +274,11 @@ def brain_rows(agent) -> dict:
     return {
         **brain,
         "goals": list(Goal.objects.filter(brain_id=agent.pk).values_list("text", flat=True)),
-        "facts": list(Record.objects.filter(brain_id=agent.pk, kind__in=["fact", "self_instruction"]).values_list("text", flat=True)),
+        "facts": list(
+            Record.objects.filter(brain_id=agent.pk, kind__in=["fact", "self_instruction"]).values_list(
+                "text", flat=True
+            )
+        ),
     }
 
 
@@ -303,7 +316,10 @@ def test_a_tick_ends_cleanly_whatever_step_the_llm_fails(llm, internal, settings
     assert run.status == TickRun.Status.DONE
     assert "record" in steps and Record.objects.filter(brain_id=agent.pk, kind="episode").count() == 1
     if case.step == "decide":
-        assert run.error.startswith("No valid action was decided") and brain.last_error == run.error[: len(brain.last_error)]
+        assert (
+            run.error.startswith("No valid action was decided")
+            and brain.last_error == run.error[: len(brain.last_error)]
+        )
     else:
         assert run.error == ""
     if case.step == "reflect":
@@ -397,7 +413,11 @@ def test_a_memorize_keeps_the_pairs_applied_and_nothing_of_the_failed_one(llm, g
     assert kept["node_ids"] == {"s": 2, "e": 3}
     # The applied pair's nodes and edges, whole; nothing of the failed pair.
     nodes = GraphNode.objects.filter(graph=graph).order_by("node_id")
-    assert list(nodes.values_list("node_id", "related_turn_ids")) == [(1, []), (2, kept["turn_ids"]), (3, kept["turn_ids"])]
+    assert list(nodes.values_list("node_id", "related_turn_ids")) == [
+        (1, []),
+        (2, kept["turn_ids"]),
+        (3, kept["turn_ids"]),
+    ]
     assert list(GraphEdge.objects.filter(graph=graph).values_list("src", "dst")) == [(1, 2), (3, 2)]
     graph.refresh_from_db()
     assert graph.next_node_id == 4
@@ -412,7 +432,9 @@ def test_a_failed_recall_leaves_the_graph_as_it_was(llm, graph, how, fault):
     graph_services.graph_work(graph_id=graph.pk)
     before = graph_rows(graph)
     if how == "over the trigger":  # the next memorize pushes the context past it: recall fires
-        Graph.objects.filter(pk=graph.pk).update(trigger_tokens=20, target_tokens=10, protected_head=0, protected_tail=0)
+        Graph.objects.filter(pk=graph.pk).update(
+            trigger_tokens=20, target_tokens=10, protected_head=0, protected_tail=0
+        )
         llm.script(Reply.json({"add_nodes": [], "add_edges": []}), *fault.replies)
         memorized = graph_services.graph_memorize(graph=graph, messages=step(2))
     else:

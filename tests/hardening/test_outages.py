@@ -145,7 +145,9 @@ def broker(settings) -> Iterator[Broker]:
                 yield Broker(proxy=proxy, url=url, queue=queue)
         finally:
             client = redis.Redis.from_url(settings.REDIS_URL)
-            client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")  # the worker declared them
+            client.delete(
+                queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"
+            )  # the worker declared them
             client.close()
 
 
@@ -156,19 +158,25 @@ def starts(world) -> list[tuple[str, Callable[[dict], object]]]:
     return [
         ("api search", lambda c: c["api"].post("/api/searches/", {"questions": ["Where is the plan?"]}, format="json")),
         ("api tick", lambda c: c["api"].post(f"/api/agents/{agent.pk}/tick/")),
-        ("api ticking", lambda c: c["api"].post(f"/api/agents/{agent.pk}/ticking/start/", {"interval_s": 30}, format="json")),
+        (
+            "api ticking",
+            lambda c: c["api"].post(f"/api/agents/{agent.pk}/ticking/start/", {"interval_s": 30}, format="json"),
+        ),
         ("api memorize", lambda c: c["api"].post(f"/api/graphs/{graph.pk}/memorize/", memorize, format="json")),
         ("api recall", lambda c: c["api"].post(f"/api/graphs/{graph.pk}/recall/")),
         (
             "page search",
             lambda c: c["dashboard"].post(
-                reverse("memory:search_start"), {"questions": "Where is the plan?", "output": "answer", "fallback": "none"}
+                reverse("memory:search_start"),
+                {"questions": "Where is the plan?", "output": "answer", "fallback": "none"},
             ),
         ),
         ("page tick", lambda c: c["dashboard"].post(reverse("agents:brain_tick", args=[agent.pk]), **HTMX)),
         (
             "page ticking",
-            lambda c: c["dashboard"].post(reverse("agents:brain_ticking_start", args=[agent.pk]), {"interval_s": "30"}, **HTMX),
+            lambda c: c["dashboard"].post(
+                reverse("agents:brain_ticking_start", args=[agent.pk]), {"interval_s": "30"}, **HTMX
+            ),
         ),
         (
             "page memorize",
@@ -338,7 +346,9 @@ def search_status(search_id: int) -> str:
 @pytest.fixture
 def worker_database(transactional_db):
     if connection.vendor != "postgresql":
-        pytest.skip("The worker is a process of its own: it cannot see the in-memory SQLite test database; run with a PostgreSQL DATABASE_URL.")
+        pytest.skip(
+            "The worker is a process of its own: it cannot see the in-memory SQLite test database; run with a PostgreSQL DATABASE_URL."
+        )
     internal_folders()
 
 
@@ -361,7 +371,11 @@ def test_a_worker_runs_the_work_queued_before_redis_went_away(worker_database, b
         assert search_status(queued) == Search.Status.QUEUED
 
         broker.proxy.start()
-        wait_for(lambda: search_status(queued) == Search.Status.DONE, timeout=45, what=f"the queued search to run\n{log.read_text()}")
+        wait_for(
+            lambda: search_status(queued) == Search.Status.DONE,
+            timeout=45,
+            what=f"the queued search to run\n{log.read_text()}",
+        )
 
         # Redis goes away under the connected worker, for a moment, and comes back.
         broker.proxy.stop()
@@ -371,13 +385,23 @@ def test_a_worker_runs_the_work_queued_before_redis_went_away(worker_database, b
         # A search that was running when Redis went away, and whose worker went with it: the
         # sweep queues it again.
         long_ago = timezone.now() - timedelta(hours=1)
-        stale = SearchFactory(questions=["Which port?"], status=Search.Status.RUNNING, started_at=long_ago, heartbeat_at=long_ago)
+        stale = SearchFactory(
+            questions=["Which port?"], status=Search.Status.RUNNING, started_at=long_ago, heartbeat_at=long_ago
+        )
         assert memory_services.searches_sweep_stale() == {"requeued": 1, "failed": 0}
-        wait_for(lambda: search_status(stale.pk) == Search.Status.DONE, timeout=45, what=f"the swept search\n{log.read_text()}")
+        wait_for(
+            lambda: search_status(stale.pk) == Search.Status.DONE,
+            timeout=45,
+            what=f"the swept search\n{log.read_text()}",
+        )
 
         fresh = api.post("/api/searches/", {"questions": ["Who deploys?"]}, format="json")
         assert fresh.status_code == 202
-        wait_for(lambda: search_status(fresh.json()["id"]) == Search.Status.DONE, timeout=45, what=f"a new search\n{log.read_text()}")
+        wait_for(
+            lambda: search_status(fresh.json()["id"]) == Search.Status.DONE,
+            timeout=45,
+            what=f"a new search\n{log.read_text()}",
+        )
         assert worker.poll() is None  # one worker process throughout
 
 
@@ -424,7 +448,9 @@ def test_a_lost_database_met_outside_a_view_is_a_503_too(rf: RequestFactory):
 @pytest.fixture
 def postgres_proxy(transactional_db) -> Iterator[TcpProxy]:
     if connection.vendor != "postgresql":
-        pytest.skip("A PostgreSQL restart is simulated in front of a real PostgreSQL: run with a postgres DATABASE_URL.")
+        pytest.skip(
+            "A PostgreSQL restart is simulated in front of a real PostgreSQL: run with a postgres DATABASE_URL."
+        )
     params = connection.settings_dict
     with TcpProxy(params["HOST"] or "127.0.0.1", int(params["PORT"] or 5432)) as proxy:
         yield proxy
@@ -440,7 +466,9 @@ def gunicorn(env: dict[str, str], log: Path) -> Iterator[tuple[subprocess.Popen,
         "--worker-class=gthread", "--workers=1", "--threads=2", "--log-level=warning",
     ]  # fmt: skip
     with log.open("wb") as output:
-        process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, cwd=REPO, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT
+        )
     try:
         wait_for(lambda: _answers(port) or process.poll() is not None, timeout=60, what="gunicorn")
         assert process.poll() is None, log.read_text()
@@ -472,7 +500,9 @@ def get(port: int, path: str, headers: dict[str, str] | None = None) -> Answer:
         conn.request("GET", path, headers=headers or {})
         response = conn.getresponse()
         body = response.read().decode()
-        return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, body, time.monotonic() - started)
+        return Answer(
+            response.status, {k.lower(): v for k, v in response.getheaders()}, body, time.monotonic() - started
+        )
     finally:
         conn.close()
 

@@ -278,8 +278,10 @@ def test_a_tick_whose_worker_is_killed_is_failed_and_the_brain_ticks_again(tree,
     fake_openai.script(decide("list_dir", path="/user"), REFLECT, Reply.json({"steps": ["idle"]}))
     brain_services.tick_request(agent=agent)
     wait_for(
-        lambda: TickRun.objects.filter(brain_id=agent.pk, status=TickRun.Status.DONE).exists()
-        and Brain.objects.filter(pk=agent.pk, lease_until__isnull=True).exists(),
+        lambda: (
+            TickRun.objects.filter(brain_id=agent.pk, status=TickRun.Status.DONE).exists()
+            and Brain.objects.filter(pk=agent.pk, lease_until__isnull=True).exists()
+        ),
         BOUND_S,
         "the next tick",
         second,
@@ -360,7 +362,9 @@ SNAPSHOT = {
 FOLD = Reply.json(
     {
         "flush_ops": [{"id": 4, "rationale": "a dead end"}],
-        "fold_ops": [{"ids": [2, 3], "notes": [{"role": "system", "content": "The port is 8443."}], "rationale": "done"}],
+        "fold_ops": [
+            {"ids": [2, 3], "notes": [{"role": "system", "content": "The port is 8443."}], "rationale": "done"}
+        ],
     }
 )
 
@@ -412,7 +416,9 @@ def test_a_memorize_stopped_half_way_goes_on_from_the_pairs_it_recorded(db, monk
     with pytest.raises(SystemExit):
         graph_services.graph_work(graph_id=graph.pk)
     op.refresh_from_db()
-    assert op.status == GraphOp.Status.QUEUED and [pair["node_ids"] for pair in op.detail["pairs"]] == [{"s": 2, "e": 3}]
+    assert op.status == GraphOp.Status.QUEUED and [pair["node_ids"] for pair in op.detail["pairs"]] == [
+        {"s": 2, "e": 3}
+    ]
 
     assert graph_services.graph_work(graph_id=graph.pk) == 1
 

@@ -18,7 +18,9 @@ def lexical_only(settings):
 
 
 def read(text: str, *questions: str):
-    messages = prompts.read_messages(questions=list(questions), context="", notes=[], node_line="[memory_x] notes.md", text=text)
+    messages = prompts.read_messages(
+        questions=list(questions), context="", notes=[], node_line="[memory_x] notes.md", text=text
+    )
     return complete(purpose="read", messages=messages, schema=prompts.read_reply(len(questions))).value
 
 
@@ -32,7 +34,9 @@ def test_irregular_and_inflected_forms_share_a_root():
 
 
 def test_ran_answers_a_question_about_running():
-    reply = read("Maya ran the Lisbon marathon in May 2023. She trains on Sundays.", "When did Maya run the Lisbon marathon?")
+    reply = read(
+        "Maya ran the Lisbon marathon in May 2023. She trains on Sundays.", "When did Maya run the Lisbon marathon?"
+    )
 
     [finding] = reply.findings
     assert finding.complete and reply.is_answer
@@ -50,7 +54,10 @@ def test_the_sentence_paraphrasing_the_question_is_ranked_first():
 
 
 def test_a_text_sharing_one_common_word_does_not_answer():
-    reply = read("The weather in Oslo was cold all week. We stayed indoors and read.", "What was the weather like at Anna's wedding?")
+    reply = read(
+        "The weather in Oslo was cold all week. We stayed indoors and read.",
+        "What was the weather like at Anna's wedding?",
+    )
 
     assert reply.findings == [] and reply.is_answer is False
 
@@ -94,8 +101,12 @@ def route(questions: list[str], labels: list[str]):
 def test_the_router_reads_each_options_matched_snippet():
     labels = [
         prompts.option_label("session-1", "Chat between Ana and Bo, 2024-03-01"),
-        prompts.option_label("session-2", "Chat between Ana and Bo, 2024-03-08", snippet="Bo: I finally bought the red kayak."),
-        prompts.option_label("session-3", "Chat between Ana and Bo, 2024-03-15", snippet="Ana: the weather was lovely."),
+        prompts.option_label(
+            "session-2", "Chat between Ana and Bo, 2024-03-08", snippet="Bo: I finally bought the red kayak."
+        ),
+        prompts.option_label(
+            "session-3", "Chat between Ana and Bo, 2024-03-15", snippet="Ana: the weather was lovely."
+        ),
     ]
 
     reply = route(["What colour was the kayak?"], labels)
@@ -119,7 +130,9 @@ def test_option_labels_carry_the_snippet_on_one_line_and_option_score_counts_it(
     assert "\n" not in label and len(label.split(" | matched: ", 1)[1]) == prompts.SNIPPET_CHARS
     assert prompts.option_label("notes.md", "", snippet="kayak") == "notes.md | matched: kayak"
     wanted = frozenset(offline.roots("kayak"))
-    assert prompts.option_score("notes.md | matched: a red kayak", wanted) > prompts.option_score("notes.md", wanted) == 0
+    assert (
+        prompts.option_score("notes.md | matched: a red kayak", wanted) > prompts.option_score("notes.md", wanted) == 0
+    )
 
 
 class FakeModel:

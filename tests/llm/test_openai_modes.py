@@ -33,8 +33,16 @@ def test_refusals_of_the_response_format_are_recognised(message, param, code):
 @pytest.mark.parametrize(
     ("message", "param", "code"),
     [
-        ("This model's maximum context length is 8192 tokens. However, you requested 9001 tokens.", "messages", "context_length_exceeded"),
-        ("Unsupported parameter: 'max_tokens' is not supported with this model.", "max_tokens", "unsupported_parameter"),
+        (
+            "This model's maximum context length is 8192 tokens. However, you requested 9001 tokens.",
+            "messages",
+            "context_length_exceeded",
+        ),
+        (
+            "Unsupported parameter: 'max_tokens' is not supported with this model.",
+            "max_tokens",
+            "unsupported_parameter",
+        ),
         ("temperature must be between 0 and 2", "temperature", None),
         ("the request exceeds the available context size, try increasing it", None, "exceed_context_size_error"),
         ("", None, None),

@@ -52,7 +52,9 @@ def test_a_fence_the_text_holds_is_never_used(monkeypatch):
 
 def test_the_offline_provider_reads_the_text_not_its_fences():
     quoted = data_block("Node: [memory_x] notes\nContent:\nThe server has 16 GB of RAM.")
-    reading = read_messages([{"role": "user", "content": quoted}, {"role": "user", "content": "Questions:\n1. How much RAM?"}])
+    reading = read_messages(
+        [{"role": "user", "content": quoted}, {"role": "user", "content": "Questions:\n1. How much RAM?"}]
+    )
     assert "<data" not in reading.context and "</data" not in reading.context
     assert "The server has 16 GB of RAM." in reading.context
     assert without_fences(quoted) == "Node: [memory_x] notes\nContent:\nThe server has 16 GB of RAM."

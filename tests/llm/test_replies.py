@@ -14,8 +14,8 @@ class Point(BaseModel):
     [
         '{"x": 1, "y": 2}',
         'Here it is: {"x": 1, "y": 2}. Done.',
-        "```json\n{\"x\": 1, \"y\": 2}\n```",
-        "```\n{\"x\": 1, \"y\": 2}\n```",
+        '```json\n{"x": 1, "y": 2}\n```',
+        '```\n{"x": 1, "y": 2}\n```',
         'First a list [1, 2] then {"note": "not it"} and {"x": 1, "y": 2}',
         'Broken {"x": 1, then good {"x": 1, "y": 2}',
     ],

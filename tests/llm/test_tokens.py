@@ -77,8 +77,10 @@ def test_chat_messages_count_with_per_message_overhead(empty_cache):
         {"role": "user", "content": "Hello there", "name": "alice"},
     ]
     encode = lambda text: len(OFFLINE.encode(text, disallowed_special=()))  # noqa: E731
-    expected = 3 + (3 + encode("system") + encode("You are terse.")) + (
-        3 + encode("user") + encode("Hello there") + encode("alice") + 1
+    expected = (
+        3
+        + (3 + encode("system") + encode("You are terse."))
+        + (3 + encode("user") + encode("Hello there") + encode("alice") + 1)
     )
 
     count, approximate = count_message_tokens(messages, model="gpt-4o")

@@ -70,7 +70,8 @@ def test_an_internal_folder_has_only_its_description_editable(admin_client, inte
 def test_staff_edit_an_internal_folders_description_through_the_services(admin_client, internal):
     folder = internal["swarmstar"]
     response = admin_client.post(
-        change_url(folder), {"description": "The swarm's own notes.", "expected_version": folder.version, "name": "hacked"}
+        change_url(folder),
+        {"description": "The swarm's own notes.", "expected_version": folder.version, "name": "hacked"},
     )
     assert response.status_code == 302
     folder.refresh_from_db()

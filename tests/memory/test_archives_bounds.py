@@ -118,11 +118,17 @@ def test_a_huge_long_name_header_is_refused_before_it_is_read(api, kind):
     [
         ([tar_extended(tarfile.XHDTYPE, b"")] * 2000 + [tar_file("a.txt", b"a")], "headers in a row"),
         (
-            [tar_extended(tarfile.XGLTYPE, b"".join(pax_record(f"k{i}", "v") for i in range(1000))), tar_file("a.txt", b"a")],
+            [
+                tar_extended(tarfile.XGLTYPE, b"".join(pax_record(f"k{i}", "v") for i in range(1000))),
+                tar_file("a.txt", b"a"),
+            ],
             "global PAX header has more than",
         ),
         (
-            [tar_extended(tarfile.XHDTYPE, pax_record("GNU.sparse.map", ",".join(["1"] * 5000))), tar_file("a.txt", b"a")],
+            [
+                tar_extended(tarfile.XHDTYPE, pax_record("GNU.sparse.map", ",".join(["1"] * 5000))),
+                tar_file("a.txt", b"a"),
+            ],
             "sparse files are refused",
         ),
         (
@@ -147,9 +153,11 @@ def test_long_names_within_the_rules_import_in_gnu_and_pax_form(api):
     path = "d" * 200 + "/" + "f" * 200 + ".txt"
     gnu = tar_extended(tarfile.GNUTYPE_LONGNAME, path.encode() + b"\0") + tar_file("placeholder", b"gnu")
     attributes = pax_record("path", path.replace("f" * 200, "p" * 200)) + pax_record("comment", "e" * 60_000)
-    pax = tar_extended(tarfile.XGLTYPE, pax_record("comment", "0" * 40)) + tar_extended(
-        tarfile.XHDTYPE, attributes
-    ) + tar_file("placeholder", b"pax")
+    pax = (
+        tar_extended(tarfile.XGLTYPE, pax_record("comment", "0" * 40))
+        + tar_extended(tarfile.XHDTYPE, attributes)
+        + tar_file("placeholder", b"pax")
+    )
     assert upload(api, project, tar_gz_raw(gnu, pax)).status_code == 201
     assert tar_members(services.project_export(project=project)) == {
         path: b"gnu",
@@ -160,7 +168,9 @@ def test_long_names_within_the_rules_import_in_gnu_and_pax_form(api):
 def test_a_refused_name_is_quoted_short(api):
     project = ProjectFactory()
     name = "z" * 5000 + "\x07"
-    response = upload(api, project, tar_gz_raw(tar_extended(tarfile.XHDTYPE, pax_record("path", name)), tar_file("p", b"")))
+    response = upload(
+        api, project, tar_gz_raw(tar_extended(tarfile.XHDTYPE, pax_record("path", name)), tar_file("p", b""))
+    )
     assert response.status_code == 400
     detail = response.json()["detail"]
     assert "must be at most 1024 characters" in detail and "(5001 characters)" in detail
@@ -225,11 +235,15 @@ GREEK = "λ" * 128  # 128 characters, 256 bytes
 def test_a_name_over_255_bytes_is_refused_by_the_api_the_dashboard_and_archives(api, client, user, internal):
     project = ProjectFactory()
     before = tree_state()
-    response = api.post(url("node-create"), {"parent": internal["user"].pk, "type": "folder", "name": GREEK}, format="json")
+    response = api.post(
+        url("node-create"), {"parent": internal["user"].pk, "type": "folder", "name": GREEK}, format="json"
+    )
     assert response.status_code == 400 and "at most 255 bytes" in response.content.decode()
     client.force_login(user)
     page = client.post(
-        reverse("memory:node_create", args=[internal["user"].pk]), {"type": "folder", "name": GREEK}, HTTP_HX_REQUEST="true"
+        reverse("memory:node_create", args=[internal["user"].pk]),
+        {"type": "folder", "name": GREEK},
+        HTTP_HX_REQUEST="true",
     )
     assert page.status_code == 400 and "at most 255 bytes" in page.content.decode()
     archive = upload(api, project, tar_gz({f"src/{GREEK}.py": b""}))
@@ -239,7 +253,9 @@ def test_a_name_over_255_bytes_is_refused_by_the_api_the_dashboard_and_archives(
 
 def test_an_export_of_a_stored_over_long_name_extracts_with_gnu_tar(api, user, tmp_path):
     project = ProjectFactory()
-    services.project_import(project=project, archive=io.BytesIO(tar_gz({"src/short.txt": b"keep", "b.txt": b"b"})), user=user)
+    services.project_import(
+        project=project, archive=io.BytesIO(tar_gz({"src/short.txt": b"keep", "b.txt": b"b"})), user=user
+    )
     long_name = "é" * 255  # 510 bytes, stored before names were counted in bytes
     Node.objects.filter(name="short.txt").update(name=long_name, context={"file_path": f"src/{long_name}"})
     archive = tmp_path / "export.tar.gz"
@@ -504,7 +520,9 @@ HALF_WAY = {
     "zip-bad-checksum": (lambda files: zip_with_central_field(zip_bytes(files), LAST, "crc", 0), 400, "Bad CRC-32"),
     # The member holds 3 MiB where it declares 1 KiB: no more than that is unpacked.
     "zip-longer-than-declared": (
-        lambda files: zip_with_central_field(zip_bytes(files), LAST, "file_size", 1024), 400, "Bad CRC-32"
+        lambda files: zip_with_central_field(zip_bytes(files), LAST, "file_size", 1024),
+        400,
+        "Bad CRC-32",
     ),
     "database-lost": (tar_gz, 503, DATABASE_UNAVAILABLE),
 }

@@ -82,7 +82,12 @@ def test_render_stays_within_the_token_limit():
 
 def test_render_describes_binary_content_instead_of_dumping_it():
     rendered = types.get_type("project_file_bytes").render(
-        RenderInput(name="logo.png", description="", context={"file_path": "img/logo.png"},
-                    content=b"\x89PNG\x00\x00" + bytes(100), token_limit=50)
+        RenderInput(
+            name="logo.png",
+            description="",
+            context={"file_path": "img/logo.png"},
+            content=b"\x89PNG\x00\x00" + bytes(100),
+            token_limit=50,
+        )
     )
     assert rendered == "# logo.png (img/logo.png)\n\n(binary content, 106 bytes)"

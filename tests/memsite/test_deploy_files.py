@@ -15,8 +15,12 @@ BEAT_TASKS = sorted({entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.va
 # What beat's jobs queue in turn: searches, ticks, graphs' operations, summaries, embeddings
 # and descriptions.
 WORK_TASKS = [
-    "memory.tasks.search_run", "agents.tasks.tick_run", "agents.tasks.graph_work", "agents.tasks.summary_write",
-    "memory.tasks.index_embed", "memory.tasks.descriptions_write",
+    "memory.tasks.search_run",
+    "agents.tasks.tick_run",
+    "agents.tasks.graph_work",
+    "agents.tasks.summary_write",
+    "memory.tasks.index_embed",
+    "memory.tasks.descriptions_write",
 ]
 
 
@@ -69,7 +73,7 @@ def test_gunicorn_reads_one_config_in_the_procfile_compose_and_the_dockerfile():
     expected = ["gunicorn", "memsite.wsgi:application", "--config", GUNICORN_CONFIG]
     assert procfile_commands("Procfile")["web"] == expected
     assert compose_commands()["web"] == expected
-    assert f'CMD {expected}'.replace("'", '"') in (ROOT / "Dockerfile").read_text()
+    assert f"CMD {expected}".replace("'", '"') in (ROOT / "Dockerfile").read_text()
 
 
 def test_the_gunicorn_config_runs_threads_on_the_platforms_port(monkeypatch):
@@ -90,4 +94,6 @@ def test_compose_publishes_nginx_in_front_of_gunicorn_not_gunicorn():
     assert nginx["environment"] == {"MEMSITE_UPSTREAM": "web:8000", "MEMSITE_PROXY_PORT": "8000"}
     assert nginx["volumes"] == ["./deploy/nginx/default.conf.template:/etc/nginx/templates/default.conf.template:ro"]
     web = services["web"]["environment"]
-    assert web["DJANGO_DEBUG"] == "false" and web["FORWARDED_ALLOW_IPS"] == "*" and web["MEMSITE_TRUSTED_PROXIES"] == "1"
+    assert (
+        web["DJANGO_DEBUG"] == "false" and web["FORWARDED_ALLOW_IPS"] == "*" and web["MEMSITE_TRUSTED_PROXIES"] == "1"
+    )

@@ -24,7 +24,9 @@ from memsite.limits import declared_limits
 ROOT = Path(__file__).resolve().parent.parent.parent
 NGINX_TEMPLATE = ROOT / "deploy" / "nginx" / "default.conf.template"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-needs_nginx = pytest.mark.skipif(not os.access(NGINX, os.X_OK), reason="nginx is not installed (apt-get install nginx-light)")
+needs_nginx = pytest.mark.skipif(
+    not os.access(NGINX, os.X_OK), reason="nginx is not installed (apt-get install nginx-light)"
+)
 TIMEOUT_S = 10
 
 
@@ -95,7 +97,9 @@ def nginx_config(folder: Path, sockets: Path) -> Path:
     rendered = rendered.replace("${MEMSITE_UPSTREAM}", f"unix:{sockets}/upstream.sock:")
     rendered = rendered.replace("${MEMSITE_PROXY_PORT}", f"unix:{sockets}/nginx.sock")
     (folder / "memsite.conf").write_text(rendered)
-    temp_paths = "\n".join(f"    {kind}_temp_path {folder}/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    temp_paths = "\n".join(
+        f"    {kind}_temp_path {folder}/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
     user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""  # workers reach this test's files
     config = folder / "nginx.conf"
     config.write_text(
@@ -120,7 +124,9 @@ def nginx_command(config: Path, *args: str) -> list[str]:
 
 @needs_nginx
 def test_nginx_accepts_the_rendered_template(tmp_path, sockets):
-    result = subprocess.run(nginx_command(nginx_config(tmp_path, sockets), "-t"), capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        nginx_command(nginx_config(tmp_path, sockets), "-t"), capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 0, result.stderr
 
 

@@ -42,8 +42,15 @@ print(json.dumps({
 
 
 def run_memsite(tmp_path: Path, code: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "memsite.settings", "MEMSITE_VAR_DIR": str(tmp_path), **env}
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "DJANGO_SETTINGS_MODULE": "memsite.settings",
+        "MEMSITE_VAR_DIR": str(tmp_path),
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
+    )
 
 
 def strong_key() -> str:
@@ -103,7 +110,9 @@ def test_make_run_s_debug_keeps_the_developer_s_http_defaults(tmp_path):
 
 
 def test_check_deploy_finds_nothing_with_debug_off_and_a_strong_key(tmp_path):
-    code = "import sys; from django.core.management import execute_from_command_line; execute_from_command_line(sys.argv)"
+    code = (
+        "import sys; from django.core.management import execute_from_command_line; execute_from_command_line(sys.argv)"
+    )
     result = run_memsite(tmp_path, code.replace("sys.argv", '["manage.py", "check", "--deploy", "--fail-level", "DEBUG"]'),
                          DJANGO_DEBUG="false", DJANGO_SECRET_KEY=strong_key())  # fmt: skip
     assert result.returncode == 0, result.stderr

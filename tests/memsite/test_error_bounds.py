@@ -39,9 +39,7 @@ def agent():
 
 @pytest.fixture
 def graph():
-    return graph_services.graph_create(
-        task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
-    )
+    return graph_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
 
 
 def repeated(item: object, wrap: Callable[[list], object]) -> bytes:
@@ -115,9 +113,7 @@ def test_values_are_counted_in_one_pass_whatever_the_quotes(body, over):
 
 
 def test_a_search_of_too_many_bad_questions_is_refused_by_its_length(api):
-    body = refused(
-        api, "post", "/api/searches/", repeated(NUMBER, lambda items: {"questions": items})
-    )
+    body = refused(api, "post", "/api/searches/", repeated(NUMBER, lambda items: {"questions": items}))
 
     assert body == {"questions": ["Ensure this field has no more than 20 elements."]}
 
@@ -144,9 +140,7 @@ def test_too_many_bad_references_are_refused_by_their_number(api, agent):
     assert body == {"references": ["references must be a list of at most 32 message positions."]}
 
 
-def test_a_list_within_its_length_names_the_first_errors_and_says_the_rest_were_not_checked(
-    api, agent
-):
+def test_a_list_within_its_length_names_the_first_errors_and_says_the_rest_were_not_checked(api, agent):
     body = refused(
         api,
         "post",
@@ -155,9 +149,7 @@ def test_a_list_within_its_length_names_the_first_errors_and_says_the_rest_were_
     )
 
     errors = body["tool_calls"]
-    assert [key for key in errors if key != MORE_ERRORS] == [
-        str(index) for index in range(MAX_ERRORS)
-    ]
+    assert [key for key in errors if key != MORE_ERRORS] == [str(index) for index in range(MAX_ERRORS)]
     assert errors["0"] == ['Expected a dictionary of items but got type "int".']
     assert errors[MORE_ERRORS] == ["The other 44 items were not checked."]
 
@@ -192,54 +184,38 @@ def test_a_snapshot_of_bad_notes_is_refused_at_the_first(api, graph):
     )
     body = refused(api, "put", f"/api/graphs/{graph.pk}/snapshot/", notes)
 
-    assert body == {
-        "detail": "Invalid snapshot at nodes.1.thought.0.role: Input should be a valid string."
-    }
+    assert body == {"detail": "Invalid snapshot at nodes.1.thought.0.role: Input should be a valid string."}
 
 
 def test_a_snapshot_of_bad_edges_is_refused_at_the_first(api, graph):
     edges = repeated({"src": "a", "dst": "b"}, lambda items: {"nodes": {}, "edges": items})
     body = refused(api, "put", f"/api/graphs/{graph.pk}/snapshot/", edges)
 
-    assert body["detail"].startswith(
-        "Invalid snapshot at edges.0.src: Input should be a valid integer"
-    )
+    assert body["detail"].startswith("Invalid snapshot at edges.0.src: Input should be a valid integer")
 
 
 def test_a_snapshot_of_bad_turn_ids_is_refused_at_the_first(api, graph):
     turns = repeated(
         "x",
-        lambda items: {
-            "nodes": {
-                "1": {"node_id": 1, "kind": "task", "thought": "t", "related_turn_ids": items}
-            }
-        },
+        lambda items: {"nodes": {"1": {"node_id": 1, "kind": "task", "thought": "t", "related_turn_ids": items}}},
     )
     body = refused(api, "put", f"/api/graphs/{graph.pk}/snapshot/", turns)
 
-    assert body["detail"].startswith(
-        "Invalid snapshot at nodes.1.related_turn_ids.0: Input should be a valid integer"
-    )
+    assert body["detail"].startswith("Invalid snapshot at nodes.1.related_turn_ids.0: Input should be a valid integer")
 
 
 def test_a_memory_json_of_bad_plan_steps_is_refused_at_the_first(api, agent):
     document = repeated([1], lambda items: {"state": {"plan": {"steps": items}}})
     body = refused(api, "put", f"/api/agents/{agent.pk}/memory.json", document)
 
-    assert body["errors"] == [
-        {"path": "state.plan.steps[0]", "message": "a plan step should be a string or an object"}
-    ]
+    assert body["errors"] == [{"path": "state.plan.steps[0]", "message": "a plan step should be a string or an object"}]
 
 
 def test_a_memory_json_of_many_bad_emotions_is_refused_by_their_number(api, agent):
-    document = json.dumps(
-        {"state": {"emotions": {f"e{number}": "x" for number in range(60_000)}}}
-    ).encode()
+    document = json.dumps({"state": {"emotions": {f"e{number}": "x" for number in range(60_000)}}}).encode()
     body = refused(api, "put", f"/api/agents/{agent.pk}/memory.json", document)
 
-    assert body["errors"] == [
-        {"path": "state.emotions", "message": "should have at most 100 entries, not 60000"}
-    ]
+    assert body["errors"] == [{"path": "state.emotions", "message": "should have at most 100 entries, not 60000"}]
 
 
 def test_a_memory_json_of_bad_entries_names_the_first_twenty(api, agent):

@@ -89,9 +89,7 @@ def dns(monkeypatch) -> FakeDNS:
 def loopback_is_public(monkeypatch):
     """The test server's 127.0.0.1 counts as public; every other address is judged as usual."""
     judge = fetch.address_is_public
-    monkeypatch.setattr(
-        fetch, "address_is_public", lambda address: str(address) == "127.0.0.1" or judge(address)
-    )
+    monkeypatch.setattr(fetch, "address_is_public", lambda address: str(address) == "127.0.0.1" or judge(address))
 
 
 Respond = Callable[[BaseHTTPRequestHandler], None]
@@ -144,9 +142,7 @@ class Site:
 def site(dns, loopback_is_public, fetch_settings) -> Iterator[Site]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            served.requests.append(
-                {"path": self.path, "host": self.headers["Host"], "peer": self.client_address[0]}
-            )
+            served.requests.append({"path": self.path, "host": self.headers["Host"], "peer": self.client_address[0]})
             respond = served.routes.get(self.path, page("not here", status=404))
             try:
                 respond(self)
@@ -159,9 +155,7 @@ def site(dns, loopback_is_public, fetch_settings) -> Iterator[Site]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     served = Site(server=server)
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-    )
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     dns.add("docs.example.org", "127.0.0.1")
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = [f"docs.example.org:{served.port}"]
@@ -186,9 +180,7 @@ def test_fetches_text_from_an_allowed_host(site):
         truncated=False,
         redirects=(),
     )
-    assert site.requests == [
-        {"path": "/notes.txt", "host": f"docs.example.org:{site.port}", "peer": "127.0.0.1"}
-    ]
+    assert site.requests == [{"path": "/notes.txt", "host": f"docs.example.org:{site.port}", "peer": "127.0.0.1"}]
 
 
 def test_html_is_returned_as_its_text(site):
@@ -201,15 +193,11 @@ def test_html_is_returned_as_its_text(site):
     )
     fetched = fetch_url(site.url("/page"))
     assert fetched.content_type == "text/html"
-    assert (
-        fetched.text == "Docs\nHello & welcome\nFirst paragraph spread over lines.\none\ntwo\na b"
-    )
+    assert fetched.text == "Docs\nHello & welcome\nFirst paragraph spread over lines.\none\ntwo\na b"
 
 
 def test_json_is_returned_as_is(site):
-    site.routes["/api"] = page(
-        '{"answer": 42, "name": "caf\u00e9"}', content_type="application/json"
-    )
+    site.routes["/api"] = page('{"answer": 42, "name": "caf\u00e9"}', content_type="application/json")
     fetched = fetch_url(site.url("/api"))
     assert fetched.content_type == "application/json"
     assert fetched.charset == "utf-8"
@@ -271,9 +259,7 @@ def test_an_exact_entry_does_not_allow_other_names(site, host):
         fetch_url(site.url("/", host=host))
 
 
-@pytest.mark.parametrize(
-    "host", ["example.org", "api.example.org", "a.b.example.org", "API.Example.ORG."]
-)
+@pytest.mark.parametrize("host", ["example.org", "api.example.org", "a.b.example.org", "API.Example.ORG."])
 def test_a_leading_dot_entry_allows_the_domain_and_its_subdomains(site, dns, fetch_settings, host):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = [f".example.org:{site.port}"]
     dns.add(host.lower().rstrip("."), "127.0.0.1")
@@ -314,9 +300,7 @@ def test_only_http_and_https_are_allowed(site, url, scheme):
     ],
 )
 def test_user_information_in_the_url_is_refused(site, netloc):
-    with pytest.raises(
-        FetchRefused, match=r"user information in the URL \(user:password@\) is not allowed"
-    ):
+    with pytest.raises(FetchRefused, match=r"user information in the URL \(user:password@\) is not allowed"):
         fetch_url(f"http://{netloc}:{site.port}/")
     assert site.requests == []
 
@@ -325,10 +309,7 @@ def test_an_entry_without_a_port_allows_only_80_and_443(site, fetch_settings):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = ["docs.example.org"]
     with pytest.raises(FetchRefused) as refused:
         fetch_url(site.url("/"))
-    assert (
-        refused.value.message
-        == f"port {site.port} is not allowed for host docs.example.org (allowed: 80, 443)"
-    )
+    assert refused.value.message == f"port {site.port} is not allowed for host docs.example.org (allowed: 80, 443)"
     assert site.requests == []
 
 
@@ -347,9 +328,7 @@ def test_an_entry_with_a_port_allows_only_that_port(site):
             fetch_url(url)
 
 
-@pytest.mark.parametrize(
-    "entry", ["docs.example.org:http", "docs.example.org:0", "docs.example.org:70000", "a..b"]
-)
+@pytest.mark.parametrize("entry", ["docs.example.org:http", "docs.example.org:0", "docs.example.org:70000", "a..b"])
 def test_a_malformed_allow_list_entry_is_a_configuration_error(fetch_settings, entry):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = [entry]
     with pytest.raises(ImproperlyConfigured, match="MEMSITE_FETCH_ALLOWED_HOSTS"):
@@ -393,25 +372,19 @@ def test_a_malformed_allow_list_entry_is_a_configuration_error(fetch_settings, e
         ("2001:db8::1", "private", None),
     ],
 )
-def test_a_host_resolving_to_a_non_public_address_is_refused(
-    dns, fetch_settings, address, kind, embedded
-):
+def test_a_host_resolving_to_a_non_public_address_is_refused(dns, fetch_settings, address, kind, embedded):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = ["docs.example.org"]
     dns.add("docs.example.org", address)
     ip = ipaddress.ip_address(address)
     assert not address_is_public(ip)
     with pytest.raises(FetchRefused) as refused:
         fetch_url("http://docs.example.org/")
-    shown = (
-        f"{ip} ({embedded})" if embedded else str(ip)
-    )  # IPv6 as Python spells it, e.g. ::ffff:7f00:1
+    shown = f"{ip} ({embedded})" if embedded else str(ip)  # IPv6 as Python spells it, e.g. ::ffff:7f00:1
     assert refused.value.message == f"docs.example.org resolves to a {kind} address {shown}"
     assert ipaddress.ip_address(refused.value.data["address"]) == ip
 
 
-@pytest.mark.parametrize(
-    "address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1"]
-)
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1"])
 def test_public_addresses_are_public(address):
     assert address_is_public(ipaddress.ip_address(address))
 
@@ -419,9 +392,7 @@ def test_public_addresses_are_public(address):
 def test_a_host_resolving_to_public_and_private_addresses_is_refused(dns, fetch_settings):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = ["docs.example.org"]
     dns.add("docs.example.org", "8.8.8.8", "2606:4700:4700::1111", "192.168.0.10")
-    with pytest.raises(
-        FetchRefused, match="^docs.example.org resolves to a private address 192.168.0.10$"
-    ):
+    with pytest.raises(FetchRefused, match="^docs.example.org resolves to a private address 192.168.0.10$"):
         fetch_url("http://docs.example.org/")
 
 
@@ -441,9 +412,7 @@ def test_the_connection_goes_to_the_vetted_address_not_a_second_lookup(site, dns
     assert site.requests[0]["host"] == f"docs.example.org:{site.port}"
 
 
-def test_a_rebinding_name_is_connected_to_at_the_address_that_was_checked(
-    dns, fetch_settings, monkeypatch
-):
+def test_a_rebinding_name_is_connected_to_at_the_address_that_was_checked(dns, fetch_settings, monkeypatch):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = ["docs.example.org"]
     dns.answers["docs.example.org"] = [["93.184.216.34"], ["127.0.0.1"]]
     connected = []
@@ -510,9 +479,7 @@ def test_a_redirect_to_a_host_not_on_the_allow_list_is_refused(site, dns):
     assert [request["path"] for request in site.requests] == ["/go"]
 
 
-def test_a_redirect_to_an_allowed_host_resolving_to_a_private_address_is_refused(
-    site, dns, fetch_settings
-):
+def test_a_redirect_to_an_allowed_host_resolving_to_a_private_address_is_refused(site, dns, fetch_settings):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS += ["metadata.example.org"]
     dns.add("metadata.example.org", "169.254.169.254")
     site.routes["/go"] = redirect("http://metadata.example.org/latest/meta-data/")
@@ -526,18 +493,14 @@ def test_a_redirect_to_an_allowed_host_resolving_to_a_private_address_is_refused
 @pytest.mark.parametrize("location", ["ftp://docs.example.org/file", "file:///etc/passwd"])
 def test_a_redirect_to_another_scheme_is_refused(site, location):
     site.routes["/go"] = redirect(location)
-    with pytest.raises(
-        FetchRefused, match="is not allowed \\(only http and https\\) \\(redirected to"
-    ):
+    with pytest.raises(FetchRefused, match="is not allowed \\(only http and https\\) \\(redirected to"):
         fetch_url(site.url("/go"))
 
 
 def test_a_redirect_loop_is_refused(site):
     site.routes["/a"] = redirect("/b")
     site.routes["/b"] = redirect("/a")
-    with pytest.raises(
-        FetchRefused, match="^redirect loop: .*/b redirects to .*/a, which was already visited$"
-    ):
+    with pytest.raises(FetchRefused, match="^redirect loop: .*/b redirects to .*/a, which was already visited$"):
         fetch_url(site.url("/a"))
     assert [request["path"] for request in site.requests] == ["/a", "/b"]
 
@@ -591,7 +554,9 @@ def test_an_address_spelt_otherwise_is_not_an_allowed_host(numeric_resolver, fet
 @pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
 def test_an_allowed_host_spelt_as_a_number_is_judged_by_the_address_it_means(numeric_resolver, fetch_settings, host):
     fetch_settings.MEMSITE_FETCH_ALLOWED_HOSTS = [host]
-    with pytest.raises(FetchRefused, match=r"^\S+ resolves to a (loopback|unspecified) address (127\.0\.0\.1|0\.0\.0\.0)$"):
+    with pytest.raises(
+        FetchRefused, match=r"^\S+ resolves to a (loopback|unspecified) address (127\.0\.0\.1|0\.0\.0\.0)$"
+    ):
         fetch_url(f"http://{host}/")
     assert numeric_resolver == [host]
 
@@ -628,9 +593,7 @@ def test_other_ipv6_and_special_purpose_addresses_are_refused(dns, fetch_setting
         fetch_url("http://docs.example.org/")
 
 
-@pytest.mark.parametrize(
-    "private", ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "::ffff:10.1.2.3", "fd00::1"]
-)
+@pytest.mark.parametrize("private", ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "::ffff:10.1.2.3", "fd00::1"])
 def test_a_name_resolving_to_a_private_address_is_refused_before_any_connection(
     dns, fetch_settings, monkeypatch, private
 ):
@@ -720,9 +683,7 @@ def test_binary_content_types_are_refused(site, content_type):
     site.routes["/file"] = page(b"\x89PNG\r\n\x1a\n", content_type=content_type)
     with pytest.raises(FetchRefused) as refused:
         fetch_url(site.url("/file"))
-    assert refused.value.message.startswith(
-        f"content type {content_type} is not allowed (only text:"
-    )
+    assert refused.value.message.startswith(f"content type {content_type} is not allowed (only text:")
 
 
 @pytest.mark.parametrize(
@@ -736,9 +697,7 @@ def test_binary_content_types_are_refused(site, content_type):
     ],
 )
 def test_other_text_content_types_are_fetched(site, content_type):
-    site.routes["/doc"] = page(
-        "<p>text</p>" if "xhtml" in content_type else "text", content_type=content_type
-    )
+    site.routes["/doc"] = page("<p>text</p>" if "xhtml" in content_type else "text", content_type=content_type)
     assert fetch_url(site.url("/doc")).text == "text"
 
 

@@ -19,7 +19,9 @@ MESSAGES = [{"role": "user", "content": "What is the port?"}]
 
 
 def spend(calls: int, tokens: int) -> Spend:
-    return Spend(calls=calls, tokens=tokens, calls_limit=10, tokens_limit=1_000, resets_at=datetime(2025, 5, 7, tzinfo=UTC))
+    return Spend(
+        calls=calls, tokens=tokens, calls_limit=10, tokens_limit=1_000, resets_at=datetime(2025, 5, 7, tzinfo=UTC)
+    )
 
 
 # -- the rules ---------------------------------------------------------------------------------

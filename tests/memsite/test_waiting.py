@@ -131,7 +131,9 @@ def test_the_dashboards_chat_is_busy_when_no_slot_is_free(client, user, agent, s
 @pytest.fixture
 def project(user):
     project = ProjectFactory()
-    node_create(parent=project, type="project_file_bytes", name="a.txt", context={"file_path": "a.txt"}, content=b"a", user=user)
+    node_create(
+        parent=project, type="project_file_bytes", name="a.txt", context={"file_path": "a.txt"}, content=b"a", user=user
+    )
     return project
 
 

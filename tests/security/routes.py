@@ -203,7 +203,9 @@ ROUTES: dict[str, Route] = {
     "agents/<int:agent_id>/": page(agent, get=ok()),
     "agents/<int:agent_id>/context/": page(agent, get=ok(htmx=True)),
     "agents/<int:agent_id>/messages/": page(agent, get=ok(htmx=True)),
-    "agents/<int:agent_id>/messages/append/": page(agent, post=ok(302, form=lambda w: {"role": "user", "content": "Hi."})),
+    "agents/<int:agent_id>/messages/append/": page(
+        agent, post=ok(302, form=lambda w: {"role": "user", "content": "Hi."})
+    ),
     "agents/<int:agent_id>/brain/": page(agent, get=ok()),
     "agents/<int:agent_id>/brain/stream/": page(agent, get=ok(POLLING, htmx=True)),
     "agents/<int:agent_id>/brain/tick/": page(agent, post=ok(302, form=lambda w: {})),
@@ -229,7 +231,9 @@ ROUTES: dict[str, Route] = {
     "memory/find/": page(get=ok(query="?q=plan", htmx=True)),
     "memory/<str:node_id>/": page(node("document"), get=ok()),
     "memory/<str:node_id>/children/": page(node("folder"), get=ok(htmx=True)),
-    "memory/<str:node_id>/create/": page(node("folder"), post=ok(302, form=lambda w: {"type": "folder", "name": "new"})),
+    "memory/<str:node_id>/create/": page(
+        node("folder"), post=ok(302, form=lambda w: {"type": "folder", "name": "new"})
+    ),
     "memory/<str:node_id>/update/": page(
         node("document"), post=ok(302, form=lambda w: {"version": w.document.version, "description": "Changed."})
     ),
@@ -249,7 +253,9 @@ ROUTES: dict[str, Route] = {
     "searches/<int:search_id>/steps/<int:number>/call/": page(
         lambda w: {"search_id": w.search.pk, "number": w.step.number}, get=ok(htmx=True)
     ),
-    "searches/<int:search_id>/cancel/": page(lambda w: {"search_id": w.question.search_id}, post=ok(302, form=lambda w: {})),
+    "searches/<int:search_id>/cancel/": page(
+        lambda w: {"search_id": w.question.search_id}, post=ok(302, form=lambda w: {})
+    ),
     "questions/": page(get=ok()),
     "questions/<int:question_id>/answer/": page(
         lambda w: {"question_id": w.question.pk}, post=ok(302, form=lambda w: {"answer": "Dark mode."})
@@ -276,7 +282,11 @@ def site_patterns() -> Iterator[Pattern]:
     def walk(resolver: URLResolver, prefix: str, namespace: str | None) -> Iterator[Pattern]:
         for entry in resolver.url_patterns:
             if isinstance(entry, URLResolver):
-                inner = f"{namespace}:{entry.namespace}" if namespace and entry.namespace else (entry.namespace or namespace)
+                inner = (
+                    f"{namespace}:{entry.namespace}"
+                    if namespace and entry.namespace
+                    else (entry.namespace or namespace)
+                )
                 yield from walk(entry, prefix + str(entry.pattern), inner)
             else:
                 route = prefix + str(entry.pattern)
@@ -346,6 +356,7 @@ def _admin_model(pattern: Pattern) -> tuple[str, str] | None:
 
 
 # -- callers ------------------------------------------------------------------------------------
+
 
 def client_for(world: World, caller: str, **options: Any) -> Client:
     """A client as one of the callers: nobody; a swarm node's token and no session; a logged-in

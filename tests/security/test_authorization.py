@@ -103,7 +103,9 @@ def verdict(kind: str, caller: str, call: Call, response) -> tuple[bool, str]:
         return True, "" if call.allows(status) else f"expected {call.status}, got {status}"
     if kind == API:
         if caller == "anonymous":
-            return False, "" if status == 401 and response["WWW-Authenticate"] == "Token" else f"expected 401, got {status}"
+            return False, "" if status == 401 and response[
+                "WWW-Authenticate"
+            ] == "Token" else f"expected 401, got {status}"
         return True, "" if call.allows(status) else f"expected {call.status}, got {status}: {response.content[:300]!r}"
     assert kind == PAGE
     if caller in ("anonymous", "token", "staff_token"):
@@ -199,7 +201,9 @@ def test_the_admin_is_for_staff_sessions_only(world, pattern):
                 if pattern.name in ADMIN_OPEN:
                     problem = "" if status < 500 else f"got {status}"
                 elif caller != "staff":
-                    problem = "" if lands_on_admin_login(client, response) else f"expected the admin login, got {status}"
+                    problem = (
+                        "" if lands_on_admin_login(client, response) else f"expected the admin login, got {status}"
+                    )
                     if not problem and writes and fingerprint() != before:
                         problem = "a refused call changed the database"
                 elif status >= 500 or lands_on_admin_login(client, response):

@@ -142,7 +142,10 @@ def test_the_admin_needs_the_csrf_token(world):
     before = fingerprint()
     form = {"name": "renamed", "type": "folder", "description": "", "context": "{}", "expected_version": folder.version}
     assert client.post(change, form).status_code == 403
-    assert client.post(reverse("admin:memory_node_delete", args=[quote(world.document.pk)]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(reverse("admin:memory_node_delete", args=[quote(world.document.pk)]), {"post": "yes"}).status_code
+        == 403
+    )
     assert fingerprint() == before
 
 

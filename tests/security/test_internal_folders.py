@@ -68,7 +68,9 @@ def describe_by_api(client, world, folder):
 
 def describe_by_page(client, world, folder):
     return client.post(
-        reverse("memory:node_update", args=[folder.pk]), {"version": folder.version, "description": "Described."}, **HTMX
+        reverse("memory:node_update", args=[folder.pk]),
+        {"version": folder.version, "description": "Described."},
+        **HTMX,
     )
 
 
@@ -121,7 +123,13 @@ def test_the_admin_lets_staff_describe_an_internal_folder_and_nothing_more(world
     folder = world.internal[name]
     client = client_for(world, "staff")
     change = reverse("admin:memory_node_change", args=[quote(folder.pk)])
-    form = {"name": "renamed", "type": "folder", "description": "Described.", "context": "{}", "expected_version": folder.version}
+    form = {
+        "name": "renamed",
+        "type": "folder",
+        "description": "Described.",
+        "context": "{}",
+        "expected_version": folder.version,
+    }
     response = client.post(change, form)
     assert response.status_code == 302, response.content
     changed = Node.objects.get(pk=folder.pk)
@@ -152,7 +160,9 @@ def test_anyone_may_still_put_nodes_into_an_internal_folder(world, name, caller)
     folder = world.internal[name]
     client = api_client(world, staff=False) if caller == "token" else client_for(world, "user")
     response = client.post(
-        "/api/nodes/", json.dumps({"parent": folder.pk, "type": "folder", "name": "added"}), content_type="application/json"
+        "/api/nodes/",
+        json.dumps({"parent": folder.pk, "type": "folder", "name": "added"}),
+        content_type="application/json",
     )
     assert response.status_code == 201, response.content
     assert Node.objects.get(pk=response.json()["id"]).parent_id == folder.pk

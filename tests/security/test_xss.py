@@ -84,12 +84,21 @@ def echoes(world: World) -> list[tuple[str, dict]]:
     """Writes whose answers show what was sent: (URL, form) with a payload in every text."""
     node, agent, graph = world.folder.pk, world.agent.pk, world.graph.pk
     return [
-        (reverse("memory:node_create", args=[node]), {"type": "document", "name": NAME, "description": SCRIPT, "content": SCRIPT}),
+        (
+            reverse("memory:node_create", args=[node]),
+            {"type": "document", "name": NAME, "description": SCRIPT, "content": SCRIPT},
+        ),
         # The same name again: the conflict's message names it.
         (reverse("memory:node_create", args=[node]), {"type": "folder", "name": world.document.name}),
-        (reverse("memory:node_update", args=[world.document.pk]), {"version": world.document.version, "name": NAME + " 2", "description": SCRIPT}),
+        (
+            reverse("memory:node_update", args=[world.document.pk]),
+            {"version": world.document.version, "name": NAME + " 2", "description": SCRIPT},
+        ),
         (reverse("memory:node_update", args=[world.document.pk]), {"version": 999, "name": NAME + " 3"}),
-        (reverse("memory:document_save", args=[world.user_document.pk]), {"version": world.user_document.version, "content": SCRIPT}),
+        (
+            reverse("memory:document_save", args=[world.user_document.pk]),
+            {"version": world.user_document.version, "content": SCRIPT},
+        ),
         (reverse("memory:markdown_preview"), {"content": SCRIPT + "\n\n[x](javascript:window.__xss=1)"}),
         (reverse("agents:agent_create"), {"name": SCRIPT + " new", "model": SCRIPT[:100], "instructions": SCRIPT}),
         (reverse("agents:agent_create"), {"name": world.agent.name, "model": "gpt-4"}),
@@ -100,9 +109,18 @@ def echoes(world: World) -> list[tuple[str, dict]]:
         (reverse("agents:brain_ticking_start", args=[agent]), {"interval_s": SCRIPT}),
         (reverse("agents:graph_create"), {"task": SCRIPT}),
         (reverse("agents:graph_memorize", args=[graph]), {"role_0": SHORT, "content_0": SCRIPT}),
-        (reverse("agents:graph_memorize", args=[graph]), {"messages_json": json.dumps([{"role": SHORT, "content": 1}])}),
-        (reverse("memory:search_start"), {"questions": SCRIPT, "context": SCRIPT, "output": "answer", "fallback": "none"}),
-        (reverse("memory:search_start"), {"questions": "q", "start_node": NAME[:64], "output": "answer", "fallback": "none"}),
+        (
+            reverse("agents:graph_memorize", args=[graph]),
+            {"messages_json": json.dumps([{"role": SHORT, "content": 1}])},
+        ),
+        (
+            reverse("memory:search_start"),
+            {"questions": SCRIPT, "context": SCRIPT, "output": "answer", "fallback": "none"},
+        ),
+        (
+            reverse("memory:search_start"),
+            {"questions": "q", "start_node": NAME[:64], "output": "answer", "fallback": "none"},
+        ),
         (reverse("memory:question_answer", args=[world.question.pk]), {"answer": SCRIPT}),
     ]
 
@@ -154,24 +172,49 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
     return [
         (reverse("memory:node_detail", args=[world.document.pk]), [name("plan.md"), text("The plan."), name("notes")]),
         (reverse("memory:node_detail", args=[world.project_file.pk]), [name("main.py"), text("print('hello')")]),
-        (f"{reverse('memory:user_preferences')}?doc={world.user_document.pk}", [name("habits.md"), text("Works at night.")]),
+        (
+            f"{reverse('memory:user_preferences')}?doc={world.user_document.pk}",
+            [name("habits.md"), text("Works at night.")],
+        ),
         (reverse("memory:browser"), [name("keeper")]),
         (reverse("agents:agent_list"), [text("scout")]),
-        (reverse("agents:agent_detail", args=[agent]), [text("Help the user."), text("Hello there."), text("Hello, Ada.")]),
+        (
+            reverse("agents:agent_detail", args=[agent]),
+            [text("Help the user."), text("Hello there."), text("Hello, Ada.")],
+        ),
         (
             reverse("agents:brain_detail", args=[agent]),
-            [text("A thought."), text("A fact."), text("A chat."), text("A self_instruction."), text("Learn the user's habits."),
-             text("List the notes."), text("I read notes.")],
+            [
+                text("A thought."),
+                text("A fact."),
+                text("A chat."),
+                text("A self_instruction."),
+                text("Learn the user's habits."),
+                text("List the notes."),
+                text("I read notes."),
+            ],
         ),
         (reverse("agents:graph_list"), [text("The task.")]),
         (
             f"{reverse('agents:graph_detail', args=[graph])}?node=2",
-            [text("The task."), text("A note."), short("assistant"), text("I look up the port."),
-             text("decompose"), text("Why it was done.")],
+            [
+                text("The task."),
+                text("A note."),
+                short("assistant"),
+                text("I look up the port."),
+                text("decompose"),
+                text("Why it was done."),
+            ],
         ),
         (reverse("memory:search_list"), [text("Where is the plan?")]),
-        (reverse("memory:search_detail", args=[search]), [text("Where is the plan?"), text("Planning the week."), text("Entered notes."), text("In notes.")]),
-        (reverse("memory:search_step_call", args=[search, world.step.number]), [text("user prompt"), text("the reply")]),
+        (
+            reverse("memory:search_detail", args=[search]),
+            [text("Where is the plan?"), text("Planning the week."), text("Entered notes."), text("In notes.")],
+        ),
+        (
+            reverse("memory:search_step_call", args=[search, world.step.number]),
+            [text("user prompt"), text("the reply")],
+        ),
         (reverse("memory:question_list"), [text("What does the user prefer?")]),
         (reverse("llm:call", args=[world.llm_call.pk]), [text("system prompt"), text("the reply"), text("An error.")]),
     ]

@@ -89,7 +89,8 @@ def build_world(words: Words = PLAIN) -> World:
     user = UserFactory(username=name("reader")[:150])
     staff = StaffFactory(username=name("keeper")[:150])
     internal = {
-        folder: selectors.node_internal_folder(name=folder) for folder in ("swarmstar", "user", "projects", "references")
+        folder: selectors.node_internal_folder(name=folder)
+        for folder in ("swarmstar", "user", "projects", "references")
     }
 
     # -- the memory tree -------------------------------------------------------------------------
@@ -134,7 +135,9 @@ def build_world(words: Words = PLAIN) -> World:
         instructions=text("Help the user.") + " $user",
         context_variables={"user": text("Ada")},
     )
-    message = context_services.message_append(agent=agent, role="user", content=text("Hello there."), sender=text("ada"))
+    message = context_services.message_append(
+        agent=agent, role="user", content=text("Hello there."), sender=text("ada")
+    )
     context_services.message_append(agent=agent, role="assistant", content=text("Hello, Ada."))
     start = timezone.now() - timedelta(minutes=10)
     with brain_writing(agent=agent) as brain:
@@ -188,7 +191,13 @@ def build_world(words: Words = PLAIN) -> World:
         graph=graph,
         document={
             "nodes": {
-                "1": {"node_id": 1, "kind": "task", "thought": text("The task."), "related_turn_ids": [], "active": True},
+                "1": {
+                    "node_id": 1,
+                    "kind": "task",
+                    "thought": text("The task."),
+                    "related_turn_ids": [],
+                    "active": True,
+                },
                 "2": {
                     "node_id": 2,
                     "kind": "subtask",
@@ -196,7 +205,13 @@ def build_world(words: Words = PLAIN) -> World:
                     "related_turn_ids": [0, 1],
                     "active": True,
                 },
-                "3": {"node_id": 3, "kind": "evidence", "thought": text("8443."), "related_turn_ids": [1], "active": True},
+                "3": {
+                    "node_id": 3,
+                    "kind": "evidence",
+                    "thought": text("8443."),
+                    "related_turn_ids": [1],
+                    "active": True,
+                },
             },
             "edges": [
                 {"src": 1, "dst": 2, "rationale": text("decompose")},
@@ -218,7 +233,12 @@ def build_world(words: Words = PLAIN) -> World:
         status=Search.Status.DONE,
         result={
             "answers": [
-                {"question": text("Where is the plan?"), "answer": text("In notes."), "node_ids": [document.pk], "complete": True}
+                {
+                    "question": text("Where is the plan?"),
+                    "answer": text("In notes."),
+                    "node_ids": [document.pk],
+                    "complete": True,
+                }
             ],
             "nodes": [{"id": document.pk, "name": document.name, "path": f"/user/{folder.name}/{document.name}"}],
             "open_questions": [],
@@ -226,7 +246,12 @@ def build_world(words: Words = PLAIN) -> World:
         },
         ended_because=text("answered")[:255],
     )
-    search.state = {**(search.state or {}), "trail": [folder.pk], "visited": [document.pk], "unviable": [destination.pk]}
+    search.state = {
+        **(search.state or {}),
+        "trail": [folder.pk],
+        "visited": [document.pk],
+        "unviable": [destination.pk],
+    }
     search.save(update_fields=["state"])
     step = SearchStepFactory(
         search=search,

@@ -350,5 +350,7 @@ class MemoryJsonApi(APIView):
     )
     def put(self, request: Request, agent_id: int) -> Response:
         agent = context_selectors.agent_get(agent_id=agent_id)
-        report = services.brain_import(agent=agent, document=read_body(request, what="memory.json", limit=settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES))
+        report = services.brain_import(
+            agent=agent, document=read_body(request, what="memory.json", limit=settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES)
+        )
         return Response(self.ImportOutputSerializer(report).data)

@@ -73,15 +73,9 @@ class BrainTickSerializer(BrainTickSummarySerializer):
     arguments = serializers.DictField()
     outcome = serializers.CharField()
     error = serializers.CharField()
-    steps = serializers.ListField(
-        child=serializers.DictField(), help_text="[{name, ms, detail}], in order."
-    )
-    emotions = serializers.DictField(
-        child=serializers.FloatField(), help_text="As the tick left them."
-    )
-    hormones = serializers.DictField(
-        child=serializers.FloatField(), help_text="As the tick left them."
-    )
+    steps = serializers.ListField(child=serializers.DictField(), help_text="[{name, ms, detail}], in order.")
+    emotions = serializers.DictField(child=serializers.FloatField(), help_text="As the tick left them.")
+    hormones = serializers.DictField(child=serializers.FloatField(), help_text="As the tick left them.")
 
     class Meta:
         ref_name = "BrainTick"
@@ -148,20 +142,12 @@ class BrainSerializer(serializers.Serializer):
     agent = serializers.IntegerField(source="brain.agent_id")
     self_summary = serializers.CharField(source="brain.self_summary")
     plan = BrainPlanSerializer()
-    goals = BrainGoalSerializer(
-        many=True, help_text="Active first, then done; oldest first within each."
-    )
-    emotions = serializers.DictField(
-        child=serializers.FloatField(), source="brain.emotions", help_text="0 to 1."
-    )
-    hormones = serializers.DictField(
-        child=serializers.FloatField(), source="brain.hormones", help_text="0 to 1."
-    )
+    goals = BrainGoalSerializer(many=True, help_text="Active first, then done; oldest first within each.")
+    emotions = serializers.DictField(child=serializers.FloatField(), source="brain.emotions", help_text="0 to 1.")
+    hormones = serializers.DictField(child=serializers.FloatField(), source="brain.hormones", help_text="0 to 1.")
     last_user_message = serializers.CharField(source="brain.last_user_message")
     last_error = serializers.CharField(source="brain.last_error")
-    state = serializers.DictField(
-        source="brain.extra_state", help_text="memory.json's other state keys."
-    )
+    state = serializers.DictField(source="brain.extra_state", help_text="memory.json's other state keys.")
     counts = BrainCountsSerializer()
     ticking = BrainTickingSerializer()
     created_at = serializers.DateTimeField(
@@ -208,9 +194,7 @@ class BrainImportReportSerializer(serializers.Serializer):
         child=serializers.IntegerField(),
         help_text="Left out as unusable: empty or overlong keys; synapses with a missing end, a loop or a repeated pair.",
     )
-    clipped = serializers.DictField(
-        child=serializers.IntegerField(), help_text="Texts cut to their character cap."
-    )
+    clipped = serializers.DictField(child=serializers.IntegerField(), help_text="Texts cut to their character cap.")
     kept_keys = serializers.ListField(
         child=serializers.CharField(),
         help_text="Top-level keys kept as they are and given back by an export (embeddings, fileContents, ...).",

@@ -397,9 +397,7 @@ class Memory:
             return None
 
     def _collect(self, exc: ValidationError, loc: tuple, model: type[BaseModel]) -> None:
-        for error in exc.errors(include_url=False, include_input=False)[
-            : MAX_ERRORS - len(self.errors)
-        ]:
+        for error in exc.errors(include_url=False, include_input=False)[: MAX_ERRORS - len(self.errors)]:
             where = (*loc, *error["loc"])
             message = _MESSAGES.get(error["type"]) or error["msg"].removeprefix("Value error, ")
             if error["type"] == "model_type" and not error["loc"] and issubclass(model, Entry):
@@ -407,14 +405,10 @@ class Memory:
             self.errors.append({"path": json_path(where), "message": message})
 
     def _refusal(self) -> InvalidInput:
-        shown = "; ".join(
-            f"{error['path']}: {error['message']}" for error in self.errors[:SHOWN_ERRORS]
-        )
+        shown = "; ".join(f"{error['path']}: {error['message']}" for error in self.errors[:SHOWN_ERRORS])
         more = len(self.errors) - SHOWN_ERRORS
         tail = f" (and {more} more)" if more > 0 else ""
-        return InvalidInput(
-            f"memory.json is not valid: {shown}{tail}.", data={"errors": list(self.errors)}
-        )
+        return InvalidInput(f"memory.json is not valid: {shown}{tail}.", data={"errors": list(self.errors)})
 
 
 _MESSAGES = {
@@ -447,9 +441,7 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _too_deep() -> InvalidInput:
-    return InvalidInput(
-        f"memory.json is nested too deeply: at most {MAX_DEPTH} levels of objects and lists."
-    )
+    return InvalidInput(f"memory.json is nested too deeply: at most {MAX_DEPTH} levels of objects and lists.")
 
 
 def _json_type(value: Any) -> str:
@@ -551,9 +543,7 @@ def explored_fields(*, at: datetime, summary: str) -> list[EntryField]:
     return [("at", at, ms(at)), ("summary", summary, summary)]
 
 
-def neuron_fields(
-    *, key: str, label: str, kind: str, strength: float, last_used: datetime
-) -> list[EntryField]:
+def neuron_fields(*, key: str, label: str, kind: str, strength: float, last_used: datetime) -> list[EntryField]:
     return [
         ("id", key, key),
         ("label", label, label),
@@ -563,9 +553,7 @@ def neuron_fields(
     ]
 
 
-def synapse_fields(
-    *, source: str, target: str, weight: float, last_used: datetime
-) -> list[EntryField]:
+def synapse_fields(*, source: str, target: str, weight: float, last_used: datetime) -> list[EntryField]:
     return [
         ("fromId", source, source),
         ("toId", target, target),
@@ -575,9 +563,7 @@ def synapse_fields(
 
 
 def goal_entry(*, text: str, status: str, data: Any) -> dict[str, Any]:
-    return keyed_entry(
-        data if isinstance(data, dict) else {}, [("text", text, text), ("status", status, status)]
-    )
+    return keyed_entry(data if isinstance(data, dict) else {}, [("text", text, text), ("status", status, status)])
 
 
 def goal_item(*, text: str, at: datetime, index: int = 0) -> dict[str, Any]:
@@ -611,9 +597,7 @@ def kept_defaults() -> dict[str, Any]:
 
 
 def self_neuron(*, at: datetime) -> dict[str, Any]:
-    return keyed_entry(
-        {}, neuron_fields(key=SELF, label=SELF, kind=SELF, strength=1.0, last_used=at)
-    )
+    return keyed_entry({}, neuron_fields(key=SELF, label=SELF, kind=SELF, strength=1.0, last_used=at))
 
 
 def default_document(*, at: datetime) -> dict[str, Any]:
@@ -667,13 +651,7 @@ def _same(left: dict[str, Any], right: dict[str, Any]) -> bool:
     """Equal as JSON text: the same keys in the same order, the same values of the same types."""
     if len(left) != len(right):
         return False
-    for (left_key, left_value), (right_key, right_value) in zip(
-        left.items(), right.items(), strict=True
-    ):
-        if (
-            left_key != right_key
-            or type(left_value) is not type(right_value)
-            or left_value != right_value
-        ):
+    for (left_key, left_value), (right_key, right_value) in zip(left.items(), right.items(), strict=True):
+        if left_key != right_key or type(left_value) is not type(right_value) or left_value != right_value:
             return False
     return True

@@ -113,9 +113,7 @@ class Migration(migrations.Migration):
                         ),
                         (
                             "kind",
-                            models.CharField(
-                                choices=[("path", "Path"), ("url", "Url")], max_length=4
-                            ),
+                            models.CharField(choices=[("path", "Path"), ("url", "Url")], max_length=4),
                         ),
                         ("key", models.CharField(max_length=512)),
                         ("summary", models.TextField(blank=True)),
@@ -368,9 +366,7 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddIndex(
                     model_name="explored",
-                    index=models.Index(
-                        fields=["brain", "kind", "at"], name="agents_explored_at_idx"
-                    ),
+                    index=models.Index(fields=["brain", "kind", "at"], name="agents_explored_at_idx"),
                 ),
                 migrations.AddIndex(
                     model_name="explored",
@@ -402,9 +398,7 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddIndex(
                     model_name="goal",
-                    index=models.Index(
-                        fields=["brain", "status", "created_at"], name="agents_goal_status_idx"
-                    ),
+                    index=models.Index(fields=["brain", "status", "created_at"], name="agents_goal_status_idx"),
                 ),
                 migrations.AddConstraint(
                     model_name="goal",
@@ -415,21 +409,15 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddIndex(
                     model_name="neuron",
-                    index=models.Index(
-                        fields=["brain", "last_used"], name="agents_neuron_used_idx"
-                    ),
+                    index=models.Index(fields=["brain", "last_used"], name="agents_neuron_used_idx"),
                 ),
                 migrations.AddIndex(
                     model_name="neuron",
-                    index=models.Index(
-                        fields=["brain", "-strength"], name="agents_neuron_strength_idx"
-                    ),
+                    index=models.Index(fields=["brain", "-strength"], name="agents_neuron_strength_idx"),
                 ),
                 migrations.AddConstraint(
                     model_name="neuron",
-                    constraint=models.UniqueConstraint(
-                        fields=("brain", "key"), name="agents_neuron_key_unique"
-                    ),
+                    constraint=models.UniqueConstraint(fields=("brain", "key"), name="agents_neuron_key_unique"),
                 ),
                 migrations.AddConstraint(
                     model_name="record",
@@ -460,9 +448,7 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddIndex(
                     model_name="synapse",
-                    index=models.Index(
-                        fields=["brain", "last_used"], name="agents_synapse_used_idx"
-                    ),
+                    index=models.Index(fields=["brain", "last_used"], name="agents_synapse_used_idx"),
                 ),
                 migrations.AddIndex(
                     model_name="synapse",
@@ -470,9 +456,7 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddConstraint(
                     model_name="synapse",
-                    constraint=models.UniqueConstraint(
-                        fields=("source", "target"), name="agents_synapse_pair_unique"
-                    ),
+                    constraint=models.UniqueConstraint(fields=("source", "target"), name="agents_synapse_pair_unique"),
                 ),
                 migrations.AddConstraint(
                     model_name="synapse",
@@ -491,9 +475,7 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddConstraint(
                     model_name="tickrun",
-                    constraint=models.UniqueConstraint(
-                        fields=("brain", "number"), name="agents_tick_number_unique"
-                    ),
+                    constraint=models.UniqueConstraint(fields=("brain", "number"), name="agents_tick_number_unique"),
                 ),
                 migrations.AddConstraint(
                     model_name="tickrun",

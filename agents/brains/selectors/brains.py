@@ -139,9 +139,7 @@ def brain_record_spans(*, brain: Brain) -> dict[str, tuple[int, int]]:
     a collection holds the seqs above its floor up to its last, without gaps."""
     floors = brain.record_floors
     return {
-        kind: (floors.get(kind, 0) + 1, last)
-        for kind, last in brain.record_seqs.items()
-        if last > floors.get(kind, 0)
+        kind: (floors.get(kind, 0) + 1, last) for kind, last in brain.record_seqs.items() if last > floors.get(kind, 0)
     }
 
 

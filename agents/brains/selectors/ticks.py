@@ -123,7 +123,9 @@ TICK_LISTS = {"episodes": 5, "facts": 3, "self_instructions": 7, "thoughts": 5, 
 def _newest(brain: Brain, lists: Mapping[str, int]) -> dict[str, list[Record]]:
     unknown = set(lists) - set(VIEW_LISTS)
     if unknown:
-        raise TypeError(f"A brain view has no list {', '.join(sorted(unknown))}; its lists are {', '.join(VIEW_LISTS)}.")
+        raise TypeError(
+            f"A brain view has no list {', '.join(sorted(unknown))}; its lists are {', '.join(VIEW_LISTS)}."
+        )
     counts = {**TICK_LISTS, **lists}
     records = brain_records(brain=brain, counts={VIEW_LISTS[name]: count for name, count in counts.items()})
     return {name: records[VIEW_LISTS[name]] for name in counts}

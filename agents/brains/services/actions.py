@@ -289,9 +289,7 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
         if problem := _not_own_note(existing, path):
             return refused(problem, where=path)
         # Conflict (refused) if someone wrote the note since it was resolved above.
-        node = memory_services.node_content_set(
-            node=existing, data=data, user=None, expected_version=existing.version
-        )
+        node = memory_services.node_content_set(node=existing, data=data, user=None, expected_version=existing.version)
         verb = "Rewrote"
     return Outcome(
         ok=True,
@@ -355,7 +353,9 @@ ACTIONS: dict[str, Action] = {
     for action in (
         Action("list_dir", "list a folder of the memory tree (/ for the top)", PathArguments, list_dir),
         Action("read_file", "read a document or file of the memory tree", PathArguments, read_file),
-        Action("search_memory", "start a search of the memory tree; its answer comes later", SearchArguments, search_memory),
+        Action(
+            "search_memory", "start a search of the memory tree; its answer comes later", SearchArguments, search_memory
+        ),
         Action("write_note", f"write a markdown note in your folder of /{NOTE_FOLDER}", NoteArguments, write_note),
         Action("fetch_url", "fetch a web page from an allowed host", UrlArguments, fetch_url),
         Action("reply", "say something to the user in your chat", ReplyArguments, reply),
@@ -396,15 +396,23 @@ def explore_next(*, brain: Brain, limit: int = 5) -> Exploration:
     for folder_path in _folders_to_scan(brain):
         prefix = "" if folder_path == "/" else folder_path
         unexplored = brain_unexplored(
-            brain=brain, folder_path=folder_path, count=limit - len(suggestions), scan=SUGGESTION_SCAN,
-            max_path_chars=SUGGESTION_PATH_CHARS, leave_out_char="]",
+            brain=brain,
+            folder_path=folder_path,
+            count=limit - len(suggestions),
+            scan=SUGGESTION_SCAN,
+            max_path_chars=SUGGESTION_PATH_CHARS,
+            leave_out_char="]",
         )
         if not unexplored and folder_path != "/":
             spent.append(folder_path)
         for child in unexplored:
             path = f"{prefix}/{child.name}"
             # The description is the tree's data, quoted like everything remembered.
-            about = f", described as {json.dumps(_clip(child.description, 120), ensure_ascii=False)}" if child.description else ""
+            about = (
+                f", described as {json.dumps(_clip(child.description, 120), ensure_ascii=False)}"
+                if child.description
+                else ""
+            )
             if child.is_folder:
                 suggestions.append(Suggestion("list_dir", path, f"a folder you have not listed{about}"))
             else:

@@ -66,9 +66,7 @@ class BrainWrite:
         """Append to a list collection (see `records`)."""
         return self.records([(kind, text, item)], at=at)[0]
 
-    def records(
-        self, entries: Sequence[tuple[str, str, Mapping[str, Any] | str]], *, at: datetime
-    ) -> list[Record]:
+    def records(self, entries: Sequence[tuple[str, str, Mapping[str, Any] | str]], *, at: datetime) -> list[Record]:
         """Append to list collections, in order: (kind, text, item) each, `item` the entry as
         memory.json has it (`memory_json.entry` shapes one as her writes it). One INSERT, and
         one DELETE of the oldest beyond each cap (those above the collection's floor: a cap
@@ -155,8 +153,7 @@ class BrainWrite:
         keys = [neuron_key(kind, label) for kind, label, _ in wanted]
         found = {neuron.key: neuron for neuron in Neuron.objects.filter(brain=self.brain, key__in=set(keys))}
         new = [
-            (key, {"key": key, "kind": kind, "label": label[:512]}, by)
-            for key, (kind, label, by) in zip(keys, wanted)
+            (key, {"key": key, "kind": kind, "label": label[:512]}, by) for key, (kind, label, by) in zip(keys, wanted)
         ]
         neurons, made = self._strengthen(Neuron, found, new, field="strength", maximum=STRENGTH_MAX, at=at)
         self._grow("neuron_count", made)
@@ -197,8 +194,14 @@ class BrainWrite:
             self._grow("synapse_count", -oldest.delete()[0])
 
     def _strengthen(
-        self, model: type[Model], found: dict[Any, Model], wanted: list[tuple[Any, dict[str, Any], float]],
-        *, field: str, maximum: float, at: datetime,
+        self,
+        model: type[Model],
+        found: dict[Any, Model],
+        wanted: list[tuple[Any, dict[str, Any], float]],
+        *,
+        field: str,
+        maximum: float,
+        at: datetime,
     ) -> tuple[list[Any], int]:
         """Add to `field` of each wanted row (up to `maximum`) and mark it used: (key, the new
         row's fields, how much) each; `found` holds the rows there are, by key. One UPDATE and one
@@ -273,8 +276,12 @@ def goal_complete(*, agent: Agent, goal_id: int) -> Goal:
             raise NotFound(f"Agent {agent.pk} has no goal {goal_id}.")
         if goal.status == Goal.Status.DONE:
             raise Conflict(f"Goal {goal_id} is already done.")
-        Goal.objects.filter(pk=goal.pk).update(status=Goal.Status.DONE, done_at=now, data={**goal.data, "status": "done"})
-        brain.record(kind=RecordKind.LOG, text=f"goal done: {goal.text}", item=_log("goal_done", goal.text, now), at=now)
+        Goal.objects.filter(pk=goal.pk).update(
+            status=Goal.Status.DONE, done_at=now, data={**goal.data, "status": "done"}
+        )
+        brain.record(
+            kind=RecordKind.LOG, text=f"goal done: {goal.text}", item=_log("goal_done", goal.text, now), at=now
+        )
     goal.refresh_from_db()
     return goal
 

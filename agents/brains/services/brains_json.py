@@ -169,9 +169,7 @@ def brain_export(*, agent: Agent) -> dict[str, Any]:
         kept = BrainExtra.objects.filter(brain=brain).values_list("document", flat=True).first()
 
     user_model = {"lastMessages": lists.pop("userModel.lastMessages")}
-    user_model.update(
-        (key, value) for key, value in brain.extra_user_model.items() if key not in user_model
-    )
+    user_model.update((key, value) for key, value in brain.extra_user_model.items() if key not in user_model)
     return {
         "thoughts": lists["thoughts"],
         "innerThoughts": lists["innerThoughts"],
@@ -196,11 +194,7 @@ def brain_export(*, agent: Agent) -> dict[str, Any]:
 def _export_lists(brain: Brain) -> dict[str, list[Any]]:
     lists: dict[str, list[Any]] = {name: [] for name, _, _ in mj.RECORD_SECTIONS}
     section_of = {kind: name for name, kind, _ in mj.RECORD_SECTIONS}
-    rows = (
-        Record.objects.filter(brain=brain)
-        .order_by("kind", "seq")
-        .values_list("kind", "text", "data", "created_at")
-    )
+    rows = Record.objects.filter(brain=brain).order_by("kind", "seq").values_list("kind", "text", "data", "created_at")
     for kind, text, data, at in rows.iterator(chunk_size=CHUNK_SIZE):
         lists[section_of[kind]].append(mj.record_entry(kind=kind, text=text, data=data, at=at))
     return lists
@@ -208,11 +202,7 @@ def _export_lists(brain: Brain) -> dict[str, list[Any]]:
 
 def _export_explored(brain: Brain) -> dict[str, dict[str, Any]]:
     explored: dict[str, dict[str, Any]] = {kind: {} for kind in EXPLORED_SECTIONS}
-    rows = (
-        Explored.objects.filter(brain=brain)
-        .order_by("id")
-        .values_list("kind", "key", "summary", "at", "data")
-    )
+    rows = Explored.objects.filter(brain=brain).order_by("id").values_list("kind", "key", "summary", "at", "data")
     for kind, key, summary, at, data in rows.iterator(chunk_size=CHUNK_SIZE):
         explored[kind][key] = mj.keyed_entry(data, mj.explored_fields(at=at, summary=summary))
     return explored
@@ -226,9 +216,7 @@ def _export_neurons(brain: Brain) -> tuple[dict[str, Any], dict[int, str]]:
     rows = rows.values_list("id", "key", "kind", "label", "strength", "last_used", "data")
     for pk, key, kind, label, strength, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
         keys[pk] = key
-        fields = mj.neuron_fields(
-            key=key, label=label, kind=kind, strength=strength, last_used=last_used
-        )
+        fields = mj.neuron_fields(key=key, label=label, kind=kind, strength=strength, last_used=last_used)
         neurons[key] = mj.keyed_entry(data, fields)
     return neurons, keys
 
@@ -238,9 +226,7 @@ def _export_synapses(brain: Brain, keys: dict[int, str]) -> list[dict[str, Any]]
     rows = Synapse.objects.filter(brain=brain).order_by("id")
     rows = rows.values_list("source_id", "target_id", "weight", "last_used", "data")
     for source, target, weight, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
-        fields = mj.synapse_fields(
-            source=keys[source], target=keys[target], weight=weight, last_used=last_used
-        )
+        fields = mj.synapse_fields(source=keys[source], target=keys[target], weight=weight, last_used=last_used)
         synapses.append(mj.keyed_entry(data, fields))
     return synapses
 
@@ -316,9 +302,7 @@ def _goals(memory: mj.Memory, report: ImportReport, *, agent: Agent, now: dateti
     return rows
 
 
-def _explored(
-    memory: mj.Memory, report: ImportReport, *, kind: str, now: datetime
-) -> list[_Explored]:
+def _explored(memory: mj.Memory, report: ImportReport, *, kind: str, now: datetime) -> list[_Explored]:
     name = EXPLORED_SECTIONS[kind]
     rows = []
     for position, (key, item, entry) in enumerate(memory.entries(name, mj.ExploredEntry)):
@@ -345,9 +329,7 @@ def _neurons(memory: mj.Memory, report: ImportReport, *, now: datetime) -> list[
         report.count(report.clipped, "neurons", len(label) > LABEL_CHARS)
         strength = 1.0 if entry.strength is None else min(STRENGTH_MAX, max(0.0, entry.strength))
         kind = entry.type or mj.neuron_kind(key)
-        row = _Neuron(
-            position, key, kind, label[:LABEL_CHARS], strength, entry.lastUsed or now, item
-        )
+        row = _Neuron(position, key, kind, label[:LABEL_CHARS], strength, entry.lastUsed or now, item)
         if key == SELF:
             myself = row
         else:
@@ -362,9 +344,7 @@ def _neurons(memory: mj.Memory, report: ImportReport, *, now: datetime) -> list[
     return kept
 
 
-def _synapses(
-    memory: mj.Memory, report: ImportReport, *, neurons: set[str], now: datetime
-) -> list[_Synapse]:
+def _synapses(memory: mj.Memory, report: ImportReport, *, neurons: set[str], now: datetime) -> list[_Synapse]:
     pairs: dict[tuple[str, str], _Synapse] = {}
     for position, item, entry in memory.items("synapses", mj.SynapseEntry):
         source, target = entry.fromId, entry.toId
@@ -413,9 +393,7 @@ def _state(memory: mj.Memory, report: ImportReport) -> dict[str, Any]:
         extra_state["plan"] = plan_extra
     fields["extra_state"] = extra_state
     raw_user_model = memory.section("userModel") or {}
-    fields["extra_user_model"] = {
-        key: value for key, value in raw_user_model.items() if key != "lastMessages"
-    }
+    fields["extra_user_model"] = {key: value for key, value in raw_user_model.items() if key != "lastMessages"}
     return fields
 
 
@@ -448,9 +426,7 @@ def _clear(brain: Brain) -> None:
     BrainExtra.objects.filter(brain=brain).delete()
 
 
-def _insert(
-    model: type[models.Model], columns: Sequence[str], brain: Brain, rows: Iterable[tuple]
-) -> None:
+def _insert(model: type[models.Model], columns: Sequence[str], brain: Brain, rows: Iterable[tuple]) -> None:
     """Insert the brain's rows (values for `columns`, after the brain) in batches, each one
     statement run over many rows: building a model instance per row would take most of the time
     of an import at the caps."""
@@ -507,8 +483,6 @@ def _neuron_row(row: _Neuron) -> tuple:
 
 
 def _synapse_row(row: _Synapse, ids: dict[str, int]) -> tuple:
-    fields = mj.synapse_fields(
-        source=row.source, target=row.target, weight=row.weight, last_used=row.last_used
-    )
+    fields = mj.synapse_fields(source=row.source, target=row.target, weight=row.weight, last_used=row.last_used)
     data = mj.stored_entry(row.item, fields)
     return (ids[row.source], ids[row.target], row.weight, row.last_used, data)

@@ -44,9 +44,7 @@ class ChatExchange:
 
 
 def _line(write, *, role: str, text: str, at) -> Record:
-    return write.record(
-        kind=RecordKind.CHAT, text=text, item=mj.entry(RecordKind.CHAT, text, at, role=role), at=at
-    )
+    return write.record(kind=RecordKind.CHAT, text=text, item=mj.entry(RecordKind.CHAT, text, at, role=role), at=at)
 
 
 def _user_says(agent: Agent, text: str) -> Record:
@@ -87,7 +85,9 @@ def chat_send(*, agent: Agent, text: str, user: Any = None) -> ChatExchange:
         try:
             goal = goal_create(agent=agent, text=command["text"])
         except Conflict as exc:
-            return ChatExchange(user_line=user_line, reply_line=_agent_says(agent, f"I could not add that goal: {exc.message}"))
+            return ChatExchange(
+                user_line=user_line, reply_line=_agent_says(agent, f"I could not add that goal: {exc.message}")
+            )
         return ChatExchange(user_line=user_line, reply_line=_agent_says(agent, f"Goal added: {goal.text}"), goal=goal)
 
     view = brain_view(brain=user_line.brain, chat=CHAT_LINES + 1)  # the brain as that write left it

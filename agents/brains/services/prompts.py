@@ -80,8 +80,7 @@ def _argument_fields() -> dict[str, Any]:
         for name in action.arguments.model_fields:
             users.setdefault(name, []).append(action.name)
     return {
-        name: (str | None, Field(default=None, description=f"for {', '.join(names)}"))
-        for name, names in users.items()
+        name: (str | None, Field(default=None, description=f"for {', '.join(names)}")) for name, names in users.items()
     }
 
 
@@ -164,7 +163,10 @@ class DeepReflection(BaseModel):
                 facts = [str(json.loads(episodes[-1][len(EPISODE_LINE) :]))]
             except ValueError:
                 pass
-        return {"self_summary": f"{OFFLINE_REASON}. Recurring themes of my recent experience: {themes}.", "facts": facts}
+        return {
+            "self_summary": f"{OFFLINE_REASON}. Recurring themes of my recent experience: {themes}.",
+            "facts": facts,
+        }
 
 
 class Plan(BaseModel):
@@ -287,9 +289,7 @@ def decide_long_term(view: BrainView) -> list[str]:
         f"- recent thought: {quoted(view.thoughts[-1].text) if view.thoughts else 'none'}\n"
         f"- capabilities: {', '.join(ACTION_NAMES)}"
     )
-    episodes = [
-        f"{quoted(record.data.get('type', ''), 40)} {quoted(record.text)}" for record in view.episodes
-    ]
+    episodes = [f"{quoted(record.data.get('type', ''), 40)} {quoted(record.text)}" for record in view.episodes]
     explored = [f"{quoted(item.key, 200)}: {quoted(item.summary, 160)}" for item in view.paths]
     urls = [f"{quoted(item.key, 200)}: {quoted(item.summary, 160)}" for item in view.urls]
     return [
@@ -306,9 +306,7 @@ def decide_long_term(view: BrainView) -> list[str]:
 
 
 def decide_request(agent: Agent, view: BrainView, suggestions: Sequence[Suggestion]) -> str:
-    actions = "\n".join(
-        f"- {action.name}: {action.signature} {action.description}" for action in ACTIONS.values()
-    )
+    actions = "\n".join(f"- {action.name}: {action.signature} {action.description}" for action in ACTIONS.values())
     suggested = "\n".join(
         f"{number}. [{suggestion.key}] {suggestion.why}" for number, suggestion in enumerate(suggestions, 1)
     )

@@ -306,7 +306,9 @@ def _loop(tick: _Tick) -> None:
     except (LLMError, ServiceError) as exc:
         _step_noted(tick, "reflect", started, **_failure_detail(exc))
     else:
-        _step_noted(tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call)
+        _step_noted(
+            tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call
+        )
 
     brain = _record(tick, decision, outcome, reflection)  # it saves the reflection's step too
 
@@ -382,7 +384,9 @@ def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection
             changes["plan_step"] = brain.plan_step + 1
         if changes:
             write.set(**changes)
-        _step_noted(tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error)
+        _step_noted(
+            tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error
+        )
     return brain
 
 
@@ -430,7 +434,9 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
         view=tick.view, brain=brain, thoughts=10, episodes=10, facts=10, self_instructions=cap("self_instruction")
     )
     try:
-        reply, call = _ask(tick, Purpose.DEEP_REFLECT, deep_reflect_messages(agent=tick.agent, view=view), DeepReflection)
+        reply, call = _ask(
+            tick, Purpose.DEEP_REFLECT, deep_reflect_messages(agent=tick.agent, view=view), DeepReflection
+        )
     except (LLMError, ServiceError) as exc:
         _step_saved(tick, "deep_reflect", started, **_failure_detail(exc))  # a new plan's LLM call may follow
         return brain
@@ -459,10 +465,11 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
         rules = [rule for rule in reply.self_instructions if rule.casefold() not in known_rules]
         write.records(
             [
-                *((RecordKind.FACT, fact, mj.entry(RecordKind.FACT, fact, now, source=FACT_SOURCE))
-                  for fact in facts),
-                *((RecordKind.SELF_INSTRUCTION, rule, mj.entry(RecordKind.SELF_INSTRUCTION, rule, now))
-                  for rule in rules),
+                *((RecordKind.FACT, fact, mj.entry(RecordKind.FACT, fact, now, source=FACT_SOURCE)) for fact in facts),
+                *(
+                    (RecordKind.SELF_INSTRUCTION, rule, mj.entry(RecordKind.SELF_INSTRUCTION, rule, now))
+                    for rule in rules
+                ),
                 (
                     RecordKind.LOG,
                     f"deep reflection: {len(added_goals)} goals, {len(facts)} facts, {len(rules)} self-instructions",

@@ -85,7 +85,9 @@ class AgentSettingsSerializer(StrictInputSerializer):
     """The settings both creating and updating take; which are required is the view's choice."""
 
     name = StrictCharField(max_length=200)
-    model = StrictCharField(max_length=MAX_MODEL_CHARS, help_text="The model the agent calls; tokens are counted with it.")
+    model = StrictCharField(
+        max_length=MAX_MODEL_CHARS, help_text="The model the agent calls; tokens are counted with it."
+    )
     instructions = StrictCharField(
         required=False,
         allow_blank=True,
@@ -201,9 +203,7 @@ class MessageContentField(serializers.Field):
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.text = StrictCharField(
-            allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
-        )
+        self.text = StrictCharField(allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS)
         self.parts = _objects("content", MAX_CONTENT_PARTS, "content parts")
 
     def to_internal_value(self, data: Any) -> str | list[dict]:
@@ -228,8 +228,7 @@ class MessageAppendApi(APIView):
             required=False,
             allow_null=True,
             max_length=MAX_NAME_CHARS,
-            help_text="The participant's name; function messages: the function whose call "
-            "they answer.",
+            help_text="The participant's name; function messages: the function whose call they answer.",
         )
         refusal = StrictCharField(
             required=False,
@@ -266,14 +265,11 @@ class MessageAppendApi(APIView):
             "annotations",
             required=False,
             allow_null=True,
-            help_text="An assistant reply's url_citation annotations: kept and shown, never "
-            "sent to the model.",
+            help_text="An assistant reply's url_citation annotations: kept and shown, never sent to the model.",
         )
         tool_call_id = StrictCharField(required=False, help_text="Tool messages: the call this answers.")
         tool_name = StrictCharField(required=False, help_text="Tool messages: taken from the call when left out.")
-        sender = StrictCharField(
-            required=False, allow_blank=True, help_text="Who wrote it, such as an agent's name."
-        )
+        sender = StrictCharField(required=False, allow_blank=True, help_text="Who wrote it, such as an agent's name.")
         pinned = StrictBooleanField(
             required=False, help_text="Never dropped from the context. Not for tool calls or results."
         )
@@ -312,7 +308,9 @@ class MessageAppendApi(APIView):
 
 class AgentContextApi(APIView):
     class FilterSerializer(serializers.Serializer):
-        model = serializers.CharField(required=False, max_length=MAX_MODEL_CHARS, help_text="Default: the agent's model.")
+        model = serializers.CharField(
+            required=False, max_length=MAX_MODEL_CHARS, help_text="Default: the agent's model."
+        )
         strategy = serializers.ChoiceField(
             choices=Strategy.choices, required=False, help_text="Default: the agent's strategy."
         )

@@ -43,22 +43,16 @@ class AgentSerializer(serializers.Serializer):
 class MessageSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     role = serializers.ChoiceField(choices=Role.choices)
-    content = serializers.CharField(
-        help_text="The text; of content parts, their text joined by blank lines."
-    )
+    content = serializers.CharField(help_text="The text; of content parts, their text joined by blank lines.")
     content_parts = serializers.ListField(
         child=serializers.DictField(), help_text="The content as sent when it was a list of parts."
     )
     name = serializers.CharField()
     refusal = serializers.CharField()
-    audio = serializers.DictField(
-        help_text="An audio reply: {id, expires_at, transcript}; empty otherwise."
-    )
+    audio = serializers.DictField(help_text="An audio reply: {id, expires_at, transcript}; empty otherwise.")
     function_call = serializers.DictField(help_text="{name, arguments}; empty when none.")
     tool_calls = serializers.ListField(child=serializers.DictField())
-    annotations = serializers.ListField(
-        child=serializers.DictField(), help_text="Shown, never sent."
-    )
+    annotations = serializers.ListField(child=serializers.DictField(), help_text="Shown, never sent.")
     tool_call_id = serializers.CharField()
     tool_name = serializers.CharField()
     sender = serializers.CharField()
@@ -74,9 +68,7 @@ class MessageSerializer(serializers.Serializer):
         ref_name = "AgentMessage"
 
 
-@extend_schema_field(
-    {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}]}
-)
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}]})
 class WireContentField(serializers.JSONField):
     """Text, or the content parts it was sent as."""
 

@@ -184,11 +184,7 @@ class Conversation:
 
 
 def _text_items(name: str, items: object) -> list[str]:
-    if (
-        isinstance(items, str)
-        or not isinstance(items, Sequence)
-        or not all(isinstance(item, str) for item in items)
-    ):
+    if isinstance(items, str) or not isinstance(items, Sequence) or not all(isinstance(item, str) for item in items):
         raise InvalidInput(f"{name} must be a list of strings.")
     return list(items)
 
@@ -213,9 +209,7 @@ def context_request(
     working = _text_items("working_memory", working_memory)
     memory = _text_items("long_term", long_term)
     if long_term_budget is not None and (
-        isinstance(long_term_budget, bool)
-        or not isinstance(long_term_budget, int)
-        or long_term_budget < 0
+        isinstance(long_term_budget, bool) or not isinstance(long_term_budget, int) or long_term_budget < 0
     ):
         raise InvalidInput("long_term_budget must be a whole number of tokens.")
     return ContextRequest(
@@ -353,11 +347,7 @@ class FixedTiers:
 
 
 def _pinned_refusal(window: Window, needed: int, pinned_messages: int) -> TokenBudgetExceeded:
-    capped = (
-        f", capped at {window.turn_input_limit} per turn"
-        if window.turn_input_limit is not None
-        else ""
-    )
+    capped = f", capped at {window.turn_input_limit} per turn" if window.turn_input_limit is not None else ""
     return TokenBudgetExceeded(
         f"The instructions and pinned messages need {needed} tokens; the window holds "
         f"{window.size} ({window.context_window} in {window.model}'s context less "
@@ -430,9 +420,7 @@ class HistoryBudget:
     summary_room: int
 
 
-def history_budget(
-    *, window: Window, strategy: str, others: int, summary_max_tokens: int
-) -> HistoryBudget:
+def history_budget(*, window: Window, strategy: str, others: int, summary_max_tokens: int) -> HistoryBudget:
     summary_room = 0
     if strategy == Strategy.SUMMARIZE:
         summary_room = min(summary_max_tokens, math.floor(SUMMARY_SHARE * window.size))
@@ -551,9 +539,7 @@ def _scores(units: list[Unit], referenced: Counter) -> list[float]:
     return scores
 
 
-def importance_keep(
-    *, units: list[Unit], pinned: Sequence[Row], budget: int, ranges: Ranges
-) -> list[int]:
+def importance_keep(*, units: list[Unit], pinned: Sequence[Row], budget: int, ranges: Ranges) -> list[int]:
     """The positions kept when the lowest-scored units are evicted until the rest fit in
     `budget`; the newest unit goes last."""
     referenced = Counter(
@@ -573,12 +559,7 @@ def importance_keep(
         evicted.add(index)
         kept_tokens -= units[index].tokens
     ranges.units("low_importance", [unit for index, unit in enumerate(units) if index in evicted])
-    return [
-        message.position
-        for index, unit in enumerate(units)
-        if index not in evicted
-        for message in unit.messages
-    ]
+    return [message.position for index, unit in enumerate(units) if index not in evicted for message in unit.messages]
 
 
 @dataclass(frozen=True)
@@ -591,9 +572,7 @@ class History:
     wanted: int | None = None
 
 
-def summary_message(
-    counter: TokenCounter, summary: StoredSummary, room: int
-) -> tuple[dict | None, SummaryUsed | None]:
+def summary_message(counter: TokenCounter, summary: StoredSummary, room: int) -> tuple[dict | None, SummaryUsed | None]:
     """The summary as a system message, cut to `room` tokens when it is longer (as when it was
     written for a model with a larger window); None when not even its heading fits."""
 
@@ -602,11 +581,7 @@ def summary_message(
 
     text = summary.content
     whole = message(text)
-    tokens = (
-        summary.token_count
-        if summary.token_encoding == counter.encoding.name
-        else wire_tokens(counter, whole)
-    )
+    tokens = summary.token_count if summary.token_encoding == counter.encoding.name else wire_tokens(counter, whole)
     truncated = False
     while tokens > room and text:
         # Tokens can merge across the cut, so cut again until it fits.
@@ -665,9 +640,7 @@ def stored_wire(message: StoredMessage) -> dict:
     return wire_message_of(vars(message))
 
 
-def _sent(
-    tiers: FixedTiers, history: History, stored: list[StoredMessage]
-) -> tuple[list[dict], list[Included]]:
+def _sent(tiers: FixedTiers, history: History, stored: list[StoredMessage]) -> tuple[list[dict], list[Included]]:
     """The messages in the order the model reads them, and what each is."""
     messages = list(tiers.system)
     included = [Included(tier=SYSTEM, tokens=tiers.system_tokens)] if tiers.system else []
@@ -714,9 +687,7 @@ def _warnings(
             f"compaction trigger ({window.trigger_at}): no unpinned history fits."
         )
     if history.wanted:
-        warnings.append(
-            f"Messages up to position {history.wanted} are cut while a summary of them is written."
-        )
+        warnings.append(f"Messages up to position {history.wanted} are cut while a summary of them is written.")
     return warnings
 
 

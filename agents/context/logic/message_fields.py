@@ -63,9 +63,7 @@ def _object(where: str, value: object, keys: Sequence[str], optional: Sequence[s
         raise InvalidInput(f"{where} must be an object with {_listed(keys)}.")
     unknown = next((key for key in value if key not in keys), None)
     if unknown is not None:
-        raise InvalidInput(
-            f"{where} must be an object with {_listed(keys)}; {unknown!r} is not one of them."
-        )
+        raise InvalidInput(f"{where} must be an object with {_listed(keys)}; {unknown!r} is not one of them.")
     missing = next((key for key in required if value.get(key) is None), None)
     if missing is not None:
         raise InvalidInput(f"{where} needs {missing}.")
@@ -174,17 +172,13 @@ def _text_part(where: str, part: dict) -> None:
 
 
 def _image_part(where: str, part: dict) -> None:
-    image = part["image_url"] = _object(
-        f"{where}.image_url", part["image_url"], ("url", "detail"), ("detail",)
-    )
+    image = part["image_url"] = _object(f"{where}.image_url", part["image_url"], ("url", "detail"), ("detail",))
     short_text(f"{where}.image_url.url", image["url"], MAX_CONTENT_CHARS)
     _choice(f"{where}.image_url.detail", image.get("detail", "auto"), IMAGE_DETAILS)
 
 
 def _audio_part(where: str, part: dict) -> None:
-    audio = part["input_audio"] = _object(
-        f"{where}.input_audio", part["input_audio"], ("data", "format")
-    )
+    audio = part["input_audio"] = _object(f"{where}.input_audio", part["input_audio"], ("data", "format"))
     short_text(f"{where}.input_audio.data", audio["data"], MAX_CONTENT_CHARS)
     _choice(f"{where}.input_audio.format", audio["format"], AUDIO_FORMATS)
 
@@ -230,9 +224,7 @@ def _content(role: str, value: object) -> tuple[str, list[dict]]:
         return "", []
     if isinstance(value, str):
         if len(value) > MAX_CONTENT_CHARS:
-            raise InvalidInput(
-                f"content is {len(value)} characters; the limit is {MAX_CONTENT_CHARS}."
-            )
+            raise InvalidInput(f"content is {len(value)} characters; the limit is {MAX_CONTENT_CHARS}.")
         _storable("content", value)
         return value, []
     types = PART_TYPES[role]
@@ -242,11 +234,7 @@ def _content(role: str, value: object) -> tuple[str, list[dict]]:
     value = _list("content", value, MAX_CONTENT_PARTS, "content parts")
     parts = [_part(f"content[{number}]", part, types) for number, part in enumerate(value)]
     _capped_json("content", parts, MAX_CONTENT_CHARS)
-    texts = [
-        part.get("text", part.get("refusal"))
-        for part in parts
-        if part["type"] in ("text", "refusal")
-    ]
+    texts = [part.get("text", part.get("refusal")) for part in parts if part["type"] in ("text", "refusal")]
     return "\n\n".join(texts), parts
 
 
@@ -327,7 +315,5 @@ def chat_fields(
         if fields[field] and role not in roles:
             if field == "tool_calls":
                 raise InvalidInput("Only assistant messages make tool calls.")
-            raise InvalidInput(
-                f"{field} belongs to {_listed(roles)} messages, not to {role} messages."
-            )
+            raise InvalidInput(f"{field} belongs to {_listed(roles)} messages, not to {role} messages.")
     return fields

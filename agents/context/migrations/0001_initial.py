@@ -101,27 +101,19 @@ class Migration(migrations.Migration):
                                 name="agents_agent_conversation_budget_positive",
                             ),
                             models.CheckConstraint(
-                                condition=models.Q(
-                                    ("warning_threshold__gt", 0), ("warning_threshold__lte", 1)
-                                ),
+                                condition=models.Q(("warning_threshold__gt", 0), ("warning_threshold__lte", 1)),
                                 name="agents_agent_warning_fraction",
                             ),
                             models.CheckConstraint(
-                                condition=models.Q(
-                                    ("compaction_trigger__gt", 0), ("compaction_trigger__lte", 1)
-                                ),
+                                condition=models.Q(("compaction_trigger__gt", 0), ("compaction_trigger__lte", 1)),
                                 name="agents_agent_trigger_fraction",
                             ),
                             models.CheckConstraint(
-                                condition=models.Q(
-                                    ("compaction_target__gt", 0), ("compaction_target__lte", 1)
-                                ),
+                                condition=models.Q(("compaction_target__gt", 0), ("compaction_target__lte", 1)),
                                 name="agents_agent_target_fraction",
                             ),
                             models.CheckConstraint(
-                                condition=models.Q(
-                                    ("compaction_target__lt", models.F("compaction_trigger"))
-                                ),
+                                condition=models.Q(("compaction_target__lt", models.F("compaction_trigger"))),
                                 name="agents_agent_target_below_trigger",
                             ),
                         ],
@@ -353,13 +345,9 @@ class Migration(migrations.Migration):
                         "db_table": "agents_summary",
                         "ordering": ["agent", "through"],
                         "constraints": [
-                            models.UniqueConstraint(
-                                fields=("agent", "through"), name="agents_summary_through_unique"
-                            ),
+                            models.UniqueConstraint(fields=("agent", "through"), name="agents_summary_through_unique"),
                             models.CheckConstraint(
-                                condition=models.Q(
-                                    ("since__gte", 1), ("through__gte", models.F("since"))
-                                ),
+                                condition=models.Q(("since__gte", 1), ("through__gte", models.F("since"))),
                                 name="agents_summary_span_valid",
                             ),
                             models.CheckConstraint(

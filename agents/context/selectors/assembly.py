@@ -108,9 +108,7 @@ def _sequential(reading: _Reading) -> History:
     agent, budget, ranges = reading.agent, reading.budget, reading.ranges
     start = selectors.HistoryPoint(position=1, offset=0)
     if reading.request.strategy == Strategy.SLIDING_WINDOW:
-        turn = selectors.message_turn_start(
-            agent=agent, turns=reading.request.turns, through=agent.message_count
-        )
+        turn = selectors.message_turn_start(agent=agent, turns=reading.request.turns, through=agent.message_count)
         if turn is not None and turn.position > start.position:
             ranges.span("outside_window", start.position, turn.position - 1, turn.offset)
             start = turn
@@ -127,9 +125,7 @@ def _sequential(reading: _Reading) -> History:
         if cut.position > start.position:
             ranges.span("compaction", start.position, cut.position - 1, cut.offset - start.offset)
             start = cut
-    history = selectors.message_history(
-        agent=agent, start_position=start.position, through=agent.message_count
-    )
+    history = selectors.message_history(agent=agent, start_position=start.position, through=agent.message_count)
     orphans, units = units_of(history)
     ranges.orphans(orphans)
     return History(kept=[message for unit in units for message in unit.messages])
@@ -150,9 +146,7 @@ def _by_importance(reading: _Reading) -> History:
         return History(kept=[])
     ranges.span("beyond_lookback", 1, horizon.position - 1, horizon.offset)
     # Scored without their contents; only the kept are then read whole.
-    scored = selectors.message_scores(
-        agent=agent, start_position=horizon.position, through=agent.message_count
-    )
+    scored = selectors.message_scores(agent=agent, start_position=horizon.position, through=agent.message_count)
     orphans, units = units_of(scored)
     ranges.orphans(orphans)
     if not units:
@@ -176,9 +170,7 @@ def _summarized(reading: _Reading) -> History:
     kept: list[StoredMessage] = []
     end = agent.message_count + 1, agent.history_tokens  # where the kept history starts
     if cut is not None:
-        history = selectors.message_history(
-            agent=agent, start_position=cut.position, through=agent.message_count
-        )
+        history = selectors.message_history(agent=agent, start_position=cut.position, through=agent.message_count)
         orphans, units = units_of(history)
         start = units[0].position if units else agent.message_count + 1
         end = start, cut.offset + sum(message.token_count for message in orphans)
@@ -243,16 +235,12 @@ def context_assemble(
     context_size = llm_config().model_info(request.model).context_window
     counter = counter_for_model(request.model)
     conversation = _conversation(agent)
-    window = context_window(
-        model=request.model, context_window=context_size, conversation=conversation
-    )
+    window = context_window(model=request.model, context_window=context_size, conversation=conversation)
     tiers = fixed_tiers(
         counter,
         window=window,
         request=request,
-        instructions=instructions_render(
-            template=agent.instructions, variables=agent.context_variables
-        ),
+        instructions=instructions_render(template=agent.instructions, variables=agent.context_variables),
         pinned=selectors.message_pinned(agent=agent, through=agent.message_count),
     )
     budget = history_budget(

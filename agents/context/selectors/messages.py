@@ -197,9 +197,11 @@ def message_history(*, agent: Agent, start_position: int, through: int) -> list[
 def message_scores(*, agent: Agent, start_position: int, through: int) -> list[ScoredMessage]:
     """What the importance strategy scores of the same messages, without their contents."""
     rows = _oldest_first(
-        lambda before: _unpinned(agent, start_position, before)
-        .annotate(references_text=Cast("references", TextField()))
-        .values_list("position", "role", "importance", "references_text", "token_count"),
+        lambda before: (
+            _unpinned(agent, start_position, before)
+            .annotate(references_text=Cast("references", TextField()))
+            .values_list("position", "role", "importance", "references_text", "token_count")
+        ),
         through,
     )
     return [

@@ -83,9 +83,7 @@ def _context_variables(value: object) -> dict:
     except (TypeError, ValueError):
         raise InvalidInput("context_variables must hold JSON values only.") from None
     if size > MAX_CONTEXT_VARIABLES_BYTES:
-        raise InvalidInput(
-            f"context_variables take {size} bytes as JSON; the limit is {MAX_CONTEXT_VARIABLES_BYTES}."
-        )
+        raise InvalidInput(f"context_variables take {size} bytes as JSON; the limit is {MAX_CONTEXT_VARIABLES_BYTES}.")
     return dict(value)
 
 

@@ -45,25 +45,16 @@ def _role_rules(fields: dict[str, Any], pinned: bool) -> None:
     role, calls = fields["role"], fields["tool_calls"] or fields["function_call"]
     if fields["tool_calls"] and fields["function_call"]:
         raise InvalidInput("An assistant message makes tool_calls or a function_call, not both.")
-    has_content = bool(fields["content"].strip()) or any(
-        part["type"] != "text" for part in fields["content_parts"]
-    )
+    has_content = bool(fields["content"].strip()) or any(part["type"] != "text" for part in fields["content_parts"])
     if role in (Role.SYSTEM, Role.DEVELOPER, Role.USER) and not has_content:
         raise InvalidInput(f"A {role} message needs content.")
-    if role == Role.ASSISTANT and not (
-        has_content or calls or fields["refusal"] or fields["audio"]
-    ):
-        raise InvalidInput(
-            "An assistant message needs content, a refusal, audio, tool_calls or a function_call."
-        )
+    if role == Role.ASSISTANT and not (has_content or calls or fields["refusal"] or fields["audio"]):
+        raise InvalidInput("An assistant message needs content, a refusal, audio, tool_calls or a function_call.")
     if role == Role.FUNCTION and not fields["name"].strip():
-        raise InvalidInput(
-            "A function message needs the name of the function whose call it answers."
-        )
+        raise InvalidInput("A function message needs the name of the function whose call it answers.")
     if pinned and (role in RESULT_ROLES or calls):
         raise InvalidInput(
-            "Tool calls, function calls and their results cannot be pinned: "
-            "they are kept or dropped as a pair."
+            "Tool calls, function calls and their results cannot be pinned: they are kept or dropped as a pair."
         )
 
 
@@ -129,19 +120,14 @@ def _answers_function_call(fields: dict[str, Any], call: Mapping) -> None:
     API's older form of a tool call, which has no id)."""
     if not call:
         raise InvalidInput(
-            "A function message answers the function_call of the message just before it; "
-            "that message made none."
+            "A function message answers the function_call of the message just before it; that message made none."
         )
     if call["name"] != fields["name"]:
-        raise InvalidInput(
-            f"The function_call just before called {call['name']!r}, not {fields['name']!r}."
-        )
+        raise InvalidInput(f"The function_call just before called {call['name']!r}, not {fields['name']!r}.")
 
 
 def _last_function_call(agent: Agent) -> dict:
-    rows = Message.objects.filter(agent=agent, position=agent.message_count).values_list(
-        "function_call", flat=True
-    )
+    rows = Message.objects.filter(agent=agent, position=agent.message_count).values_list("function_call", flat=True)
     return next(iter(rows), None) or {}
 
 

@@ -73,12 +73,9 @@ def summary_request(*, agent: Agent, through: int) -> Summary:
     retry_before = timezone.now() - timedelta(seconds=settings.MEMSITE_SUMMARY_RETRY_S)
     with transaction.atomic():
         summary, created = Summary.objects.get_or_create(agent=agent, through=through)
-        retried = (
-            not created
-            and Summary.objects.filter(pk=summary.pk, updated_at__lt=retry_before)
-            .exclude(status=Summary.Status.DONE)
-            .update(status=Summary.Status.PENDING, error="", updated_at=timezone.now())
-        )
+        retried = not created and Summary.objects.filter(pk=summary.pk, updated_at__lt=retry_before).exclude(
+            status=Summary.Status.DONE
+        ).update(status=Summary.Status.PENDING, error="", updated_at=timezone.now())
         if created or retried:
             _enqueue(summary)
     return summary
@@ -146,8 +143,7 @@ def _as_line(counter: TokenCounter, message: StoredMessage) -> str:
     targets = [called(call) for call in message.tool_calls]
     targets += [message.function_call] if message.function_call else []
     calls = ", ".join(
-        f"{target['name']}({_one_line(target.get('arguments', target.get('input', '')))})"
-        for target in targets
+        f"{target['name']}({_one_line(target.get('arguments', target.get('input', '')))})" for target in targets
     )
     role = f"tool ({message.tool_call_id})" if message.tool_call_id else message.role
     said = (

@@ -12,9 +12,7 @@ from agents.graphs.models import Graph, GraphNode
 class GraphNodeCountsSerializer(serializers.Serializer):
     active = serializers.IntegerField()
     folded = serializers.IntegerField(help_text="Folded into a summary node.")
-    flushed = serializers.IntegerField(
-        help_text="Out of the context; their notes stand for their turns."
-    )
+    flushed = serializers.IntegerField(help_text="Out of the context; their notes stand for their turns.")
 
     class Meta:
         ref_name = "GraphNodeCounts"
@@ -25,18 +23,10 @@ class GraphSerializer(serializers.Serializer):
     task = serializers.CharField()
     agent = serializers.IntegerField(source="agent_id", allow_null=True)
     model = serializers.CharField(help_text="Whose encoding counts the context.")
-    trigger_tokens = serializers.IntegerField(
-        help_text="Past this many tokens in the context, recall runs."
-    )
-    target_tokens = serializers.IntegerField(
-        help_text="Recall runs until the context is under this."
-    )
-    max_recalls = serializers.IntegerField(
-        help_text="Recalls at most, each time the context passes the trigger."
-    )
-    protected_head = serializers.IntegerField(
-        help_text="The first turns, always sent as they were."
-    )
+    trigger_tokens = serializers.IntegerField(help_text="Past this many tokens in the context, recall runs.")
+    target_tokens = serializers.IntegerField(help_text="Recall runs until the context is under this.")
+    max_recalls = serializers.IntegerField(help_text="Recalls at most, each time the context passes the trigger.")
+    protected_head = serializers.IntegerField(help_text="The first turns, always sent as they were.")
     protected_tail = serializers.IntegerField(help_text="The last turns, always sent as they were.")
     nodes = serializers.SerializerMethodField(help_text="Nodes by state.")
     turns = serializers.SerializerMethodField(help_text="Turns stored.")
@@ -60,16 +50,10 @@ class GraphNodeSerializer(serializers.Serializer):
     node_id = serializers.IntegerField(help_text="Numbers the graph's nodes from 1 (the task).")
     kind = serializers.CharField(help_text="task, subtask, evidence or summary.")
     thought = serializers.JSONField(help_text="A string, or notes: [{role, content}].")
-    related_turn_ids = serializers.ListField(
-        child=serializers.IntegerField(), help_text="The turns it stands for."
-    )
+    related_turn_ids = serializers.ListField(child=serializers.IntegerField(), help_text="The turns it stands for.")
     state = serializers.CharField(help_text="active, folded (into a summary) or flushed.")
-    active = serializers.SerializerMethodField(
-        help_text="The state as the seed's snapshot says it."
-    )
-    folded_into = serializers.IntegerField(
-        allow_null=True, help_text="Folded nodes: the summary's node_id."
-    )
+    active = serializers.SerializerMethodField(help_text="The state as the seed's snapshot says it.")
+    folded_into = serializers.IntegerField(allow_null=True, help_text="Folded nodes: the summary's node_id.")
     created_at = serializers.DateTimeField()
 
     class Meta:
@@ -86,9 +70,7 @@ class GraphNodeDetailSerializer(GraphNodeSerializer):
 
     children = serializers.SerializerMethodField()
     parents = serializers.SerializerMethodField()
-    path_to_root = serializers.SerializerMethodField(
-        help_text="From the node up to the task, both included."
-    )
+    path_to_root = serializers.SerializerMethodField(help_text="From the node up to the task, both included.")
 
     class Meta:
         ref_name = "GraphNodeDetail"
@@ -107,9 +89,7 @@ class GraphNodeDetailSerializer(GraphNodeSerializer):
 
 
 class GraphLeavesSerializer(serializers.Serializer):
-    node_ids = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Active nodes with no active child."
-    )
+    node_ids = serializers.ListField(child=serializers.IntegerField(), help_text="Active nodes with no active child.")
 
     class Meta:
         ref_name = "GraphLeaves"
@@ -128,9 +108,7 @@ class GraphOpSerializer(serializers.Serializer):
         "result) its patch and node_ids or its error; recall: the operation, flushed, summaries, edges_left_out; "
         "import: the nodes and edges imported.",
     )
-    tokens_before = serializers.IntegerField(
-        allow_null=True, help_text="The context's tokens before it ran."
-    )
+    tokens_before = serializers.IntegerField(allow_null=True, help_text="The context's tokens before it ran.")
     tokens_after = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField(allow_null=True, help_text="Null while queued.")
@@ -148,12 +126,8 @@ class GraphContextMessageSerializer(serializers.Serializer):
 
 
 class GraphStandInSerializer(serializers.Serializer):
-    node_id = serializers.IntegerField(
-        help_text="A summary, or a flushed step whose notes are sent."
-    )
-    turn_ids = serializers.ListField(
-        child=serializers.IntegerField(), help_text="The turns its message replaces."
-    )
+    node_id = serializers.IntegerField(help_text="A summary, or a flushed step whose notes are sent.")
+    turn_ids = serializers.ListField(child=serializers.IntegerField(), help_text="The turns its message replaces.")
     tokens = serializers.IntegerField()
 
     class Meta:
@@ -164,9 +138,7 @@ class GraphContextSerializer(serializers.Serializer):
     """A `GraphContext` with its graph's budget: {"graph": ..., "context": ...}."""
 
     messages = GraphContextMessageSerializer(many=True, source="context.messages")
-    tokens = serializers.IntegerField(
-        source="context.tokens", help_text="The messages' tokens, counted as sent."
-    )
+    tokens = serializers.IntegerField(source="context.tokens", help_text="The messages' tokens, counted as sent.")
     raw_turns = serializers.ListField(
         child=serializers.IntegerField(),
         source="context.raw_turns",

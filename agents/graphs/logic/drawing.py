@@ -178,6 +178,7 @@ def layer_order(layers: Mapping[int, Sequence[int]], links: Mapping[int, Iterabl
     ordered: dict[int, list[int]] = {}
     above: dict[int, int] = {}
     for depth in sorted(layers):
+
         def key(node: int) -> tuple[int, float, int]:
             positions = [above[other] for other in links.get(node, ()) if other in above]
             if not positions:
@@ -346,7 +347,9 @@ def context_gauge(*, tokens: int, stand_in_tokens: int, trigger: int, target: in
     parts = [
         GaugePart(key="turns", label="turns as sent", tokens=raw, share=_share(raw, scale)),
         GaugePart(key="stand_ins", label="notes and summaries", tokens=stand_ins, share=_share(stand_ins, scale)),
-        GaugePart(key="room", label="room", tokens=scale - raw - stand_ins, share=_share(scale - raw - stand_ins, scale)),
+        GaugePart(
+            key="room", label="room", tokens=scale - raw - stand_ins, share=_share(scale - raw - stand_ins, scale)
+        ),
     ]
     markers = [
         GaugePart(key="target", label="recall target", tokens=target, share=_share(target, scale)),

@@ -63,9 +63,7 @@ class GraphView:
         return {node for node, state in self.states.items() if state == NodeState.ACTIVE}
 
 
-def on_a_cycle(
-    edges: Iterable[tuple[Hashable, Hashable]], new: Iterable[tuple[Hashable, Hashable]]
-) -> bool:
+def on_a_cycle(edges: Iterable[tuple[Hashable, Hashable]], new: Iterable[tuple[Hashable, Hashable]]) -> bool:
     """Whether one of the `new` edges (among `edges`) lies on a cycle: its dst leads back to its
     src. Cycles of the other edges do not count: an imported graph may hold them, and a step
     must still be added to it."""
@@ -88,9 +86,7 @@ def on_a_cycle(
 Edge = tuple[int, int, str | None]  # src, dst, rationale
 
 
-def folded_edges(
-    edges: list[Edge], folded: set[int], summary_id: int
-) -> tuple[list[Edge], list[list[int]]]:
+def folded_edges(edges: list[Edge], folded: set[int], summary_id: int) -> tuple[list[Edge], list[list[int]]]:
     """The edges, in their order, once `folded` is folded into `summary_id`: those that crossed
     into the folded set meet the summary instead; those inside stay with the folded nodes. One
     that would repeat a pair or lie on a cycle is left out, and listed: memsite's own folds make

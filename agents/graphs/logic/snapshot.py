@@ -138,9 +138,7 @@ def _parsed(document: Any) -> tuple[dict[int, SnapshotNode], list[SnapshotEdge]]
 
 def _problems(nodes: dict[int, SnapshotNode], edges: list[SnapshotEdge]) -> list[str]:
     """What makes the snapshot no graph memsite can keep, up to MAX_PROBLEMS of it."""
-    problems = [
-        f"node {key} says its node_id is {node.node_id}" for key, node in nodes.items() if key != node.node_id
-    ]
+    problems = [f"node {key} says its node_id is {node.node_id}" for key, node in nodes.items() if key != node.node_id]
     tasks = [key for key, node in nodes.items() if node.kind == NodeKind.TASK]
     if len(tasks) != 1:
         problems.append(f"a graph has one task node, this snapshot has {len(tasks)}")

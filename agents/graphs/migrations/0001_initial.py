@@ -251,16 +251,12 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddConstraint(
                     model_name="graphnode",
-                    constraint=models.UniqueConstraint(
-                        fields=("graph", "node_id"), name="agents_graphnode_id_unique"
-                    ),
+                    constraint=models.UniqueConstraint(fields=("graph", "node_id"), name="agents_graphnode_id_unique"),
                 ),
                 migrations.AddConstraint(
                     model_name="graphnode",
                     constraint=models.CheckConstraint(
-                        condition=models.Q(
-                            ("kind__in", ["task", "subtask", "evidence", "summary"])
-                        ),
+                        condition=models.Q(("kind__in", ["task", "subtask", "evidence", "summary"])),
                         name="agents_graphnode_kind_valid",
                     ),
                 ),
@@ -281,9 +277,7 @@ class Migration(migrations.Migration):
                 ),
                 migrations.AddConstraint(
                     model_name="turn",
-                    constraint=models.UniqueConstraint(
-                        fields=("graph", "turn_id"), name="agents_turn_id_unique"
-                    ),
+                    constraint=models.UniqueConstraint(fields=("graph", "turn_id"), name="agents_turn_id_unique"),
                 ),
             ],
         ),

@@ -71,9 +71,12 @@ def graph_turn_count(*, graph: Graph) -> int:
 
 def graph_context(*, graph: Graph) -> GraphContext:
     """The agent's messages as the graph stands, and their tokens."""
-    turns = [TurnRow(*row) for row in Turn.objects.filter(graph=graph).order_by("turn_id").values_list(
-        "turn_id", "role", "content", "token_count"
-    )]
+    turns = [
+        TurnRow(*row)
+        for row in Turn.objects.filter(graph=graph)
+        .order_by("turn_id")
+        .values_list("turn_id", "role", "content", "token_count")
+    ]
     nodes = [NodeRow(*row) for row in GraphNode.objects.filter(graph=graph).values_list(*NODE_COLUMNS)]
     return rebuild(
         turns=turns,

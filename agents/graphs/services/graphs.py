@@ -118,8 +118,12 @@ def graph_create(
         )
         GraphNode.objects.create(graph=graph, node_id=1, kind=NodeKind.TASK, thought=task)
         GraphOp.objects.create(
-            graph=graph, kind=GraphOp.Kind.CREATE, status=GraphOp.Status.APPLIED, rationale="the task",
-            detail={"task": task}, ended_at=timezone.now(),
+            graph=graph,
+            kind=GraphOp.Kind.CREATE,
+            status=GraphOp.Status.APPLIED,
+            rationale="the task",
+            detail={"task": task},
+            ended_at=timezone.now(),
         )
     return graph
 
@@ -157,7 +161,11 @@ def _steps_check(roles: list[str]) -> None:
 def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], user: Any = None) -> GraphOp:
     """Store the turns (ids that never shift) and queue their memorizing for `user`, within
     the user's quota (QuotaExceeded, 429)."""
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not 1 <= len(messages) <= MAX_MESSAGES:
+    if (
+        isinstance(messages, (str, bytes))
+        or not isinstance(messages, Sequence)
+        or not 1 <= len(messages) <= MAX_MESSAGES
+    ):
         raise InvalidInput(f"messages must be a list of 1 to {MAX_MESSAGES} messages.")
     cleaned = []
     for number, message in enumerate(messages):
@@ -295,7 +303,9 @@ def graphs_sweep_stale() -> int:
     waiting = GraphOp.objects.filter(
         status=GraphOp.Status.QUEUED, created_at__lt=now - timedelta(seconds=settings.MEMSITE_GRAPH_LEASE_S)
     )
-    stale = Graph.objects.filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now), pk__in=waiting.values("graph_id"))
+    stale = Graph.objects.filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now), pk__in=waiting.values("graph_id")
+    )
     queued = 0
     graphs = list(stale.only("pk"))
     if not graphs:
@@ -412,9 +422,7 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
         notes = [{"role": turn.role, "content": turn.content[:2_000]} for turn in pair]
         view = _view(graph)
         subtasks = [node for node in view.active if view.kinds[node] == NodeKind.SUBTASK]
-        schema = schema_for(
-            MemoryPatch, view, notes=notes, task=_anchor(view), subtask=max(subtasks, default=None)
-        )
+        schema = schema_for(MemoryPatch, view, notes=notes, task=_anchor(view), subtask=max(subtasks, default=None))
         step = "\n".join(f"{note['role']}: {' '.join(note['content'].split())}" for note in notes)
         messages = [
             {"role": "system", "content": MEMORIZE_SYSTEM},
@@ -471,9 +479,7 @@ def _foldable(graph: Graph) -> list[tuple[int, str]]:
     return candidates[: max(0, len(candidates) - 2)]
 
 
-def _apply_recall(
-    graph: Graph, op: FlushAndFoldOp, *, record: GraphOp, tokens_before: int
-) -> dict[str, Any]:
+def _apply_recall(graph: Graph, op: FlushAndFoldOp, *, record: GraphOp, tokens_before: int) -> dict[str, Any]:
     """Apply a valid FlushAndFoldOp atomically: flushed nodes marked; each fold a summary node
     with the union of the folded nodes' turns, the crossing edges moved to it, the folded nodes
     marked. InvalidInput, and nothing written, when it no longer fits the graph. `record`, the

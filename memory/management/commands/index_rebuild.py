@@ -4,7 +4,9 @@ from memory.index.writes import index_embed_pending, index_rebuild
 
 
 class Command(BaseCommand):
-    help = "Bring every node's passages in step with its text (those whose text is unchanged are kept, vectors and all)."
+    help = (
+        "Bring every node's passages in step with its text (those whose text is unchanged are kept, vectors and all)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--embed", action="store_true", help="Also compute every missing vector now.")

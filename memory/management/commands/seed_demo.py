@@ -34,9 +34,9 @@ class Command(BaseCommand):
             except ServiceUnavailable as error:
                 self.stdout.write(f"Demo search not queued: {error.message}")
             else:
-                self.stdout.write(f"Demo search {search.pk} queued: the worker runs it; watch it at {url}searches/{search.pk}/")
+                self.stdout.write(
+                    f"Demo search {search.pk} queued: the worker runs it; watch it at {url}searches/{search.pk}/"
+                )
         self.stdout.write(
-            self.style.SUCCESS(
-                f"\nmemsite: open {url} and log in as {DEMO_USERNAME} / {DEMO_PASSWORD} (staff).\n"
-            )
+            self.style.SUCCESS(f"\nmemsite: open {url} and log in as {DEMO_USERNAME} / {DEMO_PASSWORD} (staff).\n")
         )

@@ -5,44 +5,66 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('contenttypes', '0002_remove_content_type_name'),
+        ("contenttypes", "0002_remove_content_type_name"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='LLMCall',
+            name="LLMCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('purpose', models.CharField(max_length=32)),
-                ('provider', models.CharField(max_length=32)),
-                ('model', models.CharField(max_length=128)),
-                ('status', models.CharField(choices=[('ok', 'ok'), ('error', 'error')], max_length=8)),
-                ('error_reason', models.CharField(blank=True, max_length=32)),
-                ('error', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('tokens_reported', models.BooleanField(default=True)),
-                ('tokens_approximate', models.BooleanField(default=False)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('cost_usd', models.DecimalField(decimal_places=8, default=0, max_digits=14)),
-                ('retries', models.PositiveSmallIntegerField(default=0)),
-                ('repairs', models.PositiveSmallIntegerField(default=0)),
-                ('response_mode', models.CharField(blank=True, max_length=16)),
-                ('schema_name', models.CharField(blank=True, max_length=128)),
-                ('messages', models.JSONField(default=list)),
-                ('reply', models.TextField(blank=True)),
-                ('served_id', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('served_type', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='contenttypes.contenttype')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("purpose", models.CharField(max_length=32)),
+                ("provider", models.CharField(max_length=32)),
+                ("model", models.CharField(max_length=128)),
+                ("status", models.CharField(choices=[("ok", "ok"), ("error", "error")], max_length=8)),
+                ("error_reason", models.CharField(blank=True, max_length=32)),
+                ("error", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                ("tokens_reported", models.BooleanField(default=True)),
+                ("tokens_approximate", models.BooleanField(default=False)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("cost_usd", models.DecimalField(decimal_places=8, default=0, max_digits=14)),
+                ("retries", models.PositiveSmallIntegerField(default=0)),
+                ("repairs", models.PositiveSmallIntegerField(default=0)),
+                ("response_mode", models.CharField(blank=True, max_length=16)),
+                ("schema_name", models.CharField(blank=True, max_length=128)),
+                ("messages", models.JSONField(default=list)),
+                ("reply", models.TextField(blank=True)),
+                ("served_id", models.PositiveBigIntegerField(blank=True, null=True)),
+                (
+                    "served_type",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="contenttypes.contenttype",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['purpose', 'created_at'], name='llm_call_purpose_idx'), models.Index(fields=['served_type', 'served_id'], name='llm_call_served_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['ok', 'error'])), name='llm_call_status_valid'), models.CheckConstraint(condition=models.Q(models.Q(('served_id__isnull', True), ('served_type__isnull', True)), models.Q(('served_id__isnull', False), ('served_type__isnull', False)), _connector='OR'), name='llm_call_served_pair')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [
+                    models.Index(fields=["purpose", "created_at"], name="llm_call_purpose_idx"),
+                    models.Index(fields=["served_type", "served_id"], name="llm_call_served_idx"),
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("status__in", ["ok", "error"])), name="llm_call_status_valid"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("served_id__isnull", True), ("served_type__isnull", True)),
+                            models.Q(("served_id__isnull", False), ("served_type__isnull", False)),
+                            _connector="OR",
+                        ),
+                        name="llm_call_served_pair",
+                    ),
+                ],
             },
         ),
     ]

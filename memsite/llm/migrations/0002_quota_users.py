@@ -6,21 +6,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('contenttypes', '0002_remove_content_type_name'),
-        ('llm', '0001_initial'),
+        ("contenttypes", "0002_remove_content_type_name"),
+        ("llm", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='llmcall',
-            name='user',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="llmcall",
+            name="user",
+            field=models.ForeignKey(
+                blank=True,
+                db_index=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddIndex(
-            model_name='llmcall',
-            index=models.Index(fields=['user', 'created_at'], name='llm_call_user_day_idx'),
+            model_name="llmcall",
+            index=models.Index(fields=["user", "created_at"], name="llm_call_user_day_idx"),
         ),
     ]

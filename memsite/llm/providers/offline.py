@@ -53,19 +53,72 @@ logger = logging.getLogger(__name__)
 # Forms no suffix rule reaches: a question asks whether she ran, the text says she runs. Only
 # words with one common reading: "left" or "found" would join unrelated words.
 IRREGULAR = {
-    "ran": "run", "went": "go", "gone": "go", "bought": "buy", "met": "meet", "ate": "eat",
-    "eaten": "eat", "saw": "see", "seen": "see", "took": "take", "taken": "take", "gave": "give",
-    "given": "give", "wrote": "write", "written": "write", "told": "tell", "said": "say",
-    "thought": "think", "brought": "bring", "came": "come", "began": "begin", "begun": "begin",
-    "sold": "sell", "paid": "pay", "spent": "spend", "sent": "send", "built": "build",
-    "felt": "feel", "kept": "keep", "lost": "lose", "won": "win", "held": "hold", "knew": "know",
-    "known": "know", "flew": "fly", "flown": "fly", "drove": "drive", "driven": "drive",
-    "spoke": "speak", "spoken": "speak", "taught": "teach", "caught": "catch", "chose": "choose",
-    "chosen": "choose", "broke": "break", "broken": "break", "grew": "grow", "grown": "grow",
-    "wore": "wear", "worn": "wear", "slept": "sleep", "swam": "swim", "sang": "sing",
-    "sung": "sing", "heard": "hear", "understood": "understand", "sat": "sit", "forgot": "forget",
-    "forgotten": "forget", "children": "child", "men": "man", "women": "woman", "people": "person",
-    "mice": "mouse", "feet": "foot", "teeth": "tooth",
+    "ran": "run",
+    "went": "go",
+    "gone": "go",
+    "bought": "buy",
+    "met": "meet",
+    "ate": "eat",
+    "eaten": "eat",
+    "saw": "see",
+    "seen": "see",
+    "took": "take",
+    "taken": "take",
+    "gave": "give",
+    "given": "give",
+    "wrote": "write",
+    "written": "write",
+    "told": "tell",
+    "said": "say",
+    "thought": "think",
+    "brought": "bring",
+    "came": "come",
+    "began": "begin",
+    "begun": "begin",
+    "sold": "sell",
+    "paid": "pay",
+    "spent": "spend",
+    "sent": "send",
+    "built": "build",
+    "felt": "feel",
+    "kept": "keep",
+    "lost": "lose",
+    "won": "win",
+    "held": "hold",
+    "knew": "know",
+    "known": "know",
+    "flew": "fly",
+    "flown": "fly",
+    "drove": "drive",
+    "driven": "drive",
+    "spoke": "speak",
+    "spoken": "speak",
+    "taught": "teach",
+    "caught": "catch",
+    "chose": "choose",
+    "chosen": "choose",
+    "broke": "break",
+    "broken": "break",
+    "grew": "grow",
+    "grown": "grow",
+    "wore": "wear",
+    "worn": "wear",
+    "slept": "sleep",
+    "swam": "swim",
+    "sang": "sing",
+    "sung": "sing",
+    "heard": "hear",
+    "understood": "understand",
+    "sat": "sit",
+    "forgot": "forget",
+    "forgotten": "forget",
+    "children": "child",
+    "men": "man",
+    "women": "woman",
+    "people": "person",
+    "mice": "mouse",
+    "feet": "foot",
+    "teeth": "tooth",
 }
 _stemmers = threading.local()  # a Snowball stemmer holds the word it works on: one per thread
 
@@ -492,16 +545,71 @@ def _name_matches(name: str, *words: str) -> bool:
     return any(stem(word.lower()) in forms or word.lower() in forms for word in words)
 
 
-ID_NAMES = ("id", "key", "choice", "option", "selected", "selection", "target", "node", "child", "next", "route", "pick", "action", "decision", "ref", "path")
+ID_NAMES = (
+    "id",
+    "key",
+    "choice",
+    "option",
+    "selected",
+    "selection",
+    "target",
+    "node",
+    "child",
+    "next",
+    "route",
+    "pick",
+    "action",
+    "decision",
+    "ref",
+    "path",
+)
 INDEX_NAMES = ("index", "indice", "idx", "choice", "option", "selected", "position", "number", "rank")
 KEYWORD_NAMES = ("keyword", "tag", "topic", "term", "entity", "entitie", "concept", "theme", "label")
 SUMMARY_NAMES = ("summary", "abstract", "gist", "description", "synopsis", "overview", "digest")
-REASON_NAMES = ("reason", "reasoning", "rationale", "why", "explanation", "justification", "thought", "thinking", "reflection", "insight", "analysis", "note", "comment")
+REASON_NAMES = (
+    "reason",
+    "reasoning",
+    "rationale",
+    "why",
+    "explanation",
+    "justification",
+    "thought",
+    "thinking",
+    "reflection",
+    "insight",
+    "analysis",
+    "note",
+    "comment",
+)
 TITLE_NAMES = ("title", "name", "heading", "subject", "headline")
 QUERY_NAMES = ("query", "question", "goal", "task", "intent", "search", "subquery")
 EVIDENCE_NAMES = ("quote", "evidence", "excerpt", "snippet", "fact", "sentence", "passage", "finding")
-SCORE_NAMES = ("confidence", "score", "importance", "probability", "weight", "relevance", "certainty", "salience", "priority", "intensity")
-TRUE_NAMES = ("relevant", "viable", "found", "match", "answerable", "done", "complete", "success", "useful", "sufficient", "enough", "answered")
+SCORE_NAMES = (
+    "confidence",
+    "score",
+    "importance",
+    "probability",
+    "weight",
+    "relevance",
+    "certainty",
+    "salience",
+    "priority",
+    "intensity",
+)
+TRUE_NAMES = (
+    "relevant",
+    "viable",
+    "found",
+    "match",
+    "answerable",
+    "done",
+    "complete",
+    "success",
+    "useful",
+    "sufficient",
+    "enough",
+    "answered",
+)
 # Strings of a fixed format: any valid one will do.
 FORMATTED_STRINGS = {
     "date-time": "1970-01-01T00:00:00Z",
@@ -536,7 +644,10 @@ class SchemaFiller:
     def resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
         seen = 0
         while "$ref" in schema and seen < 32:
-            schema = {**self.defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), **{k: v for k, v in schema.items() if k != "$ref"}}
+            schema = {
+                **self.defs.get(schema["$ref"].rsplit("/", 1)[-1], {}),
+                **{k: v for k, v in schema.items() if k != "$ref"},
+            }
             seen += 1
         return schema
 
@@ -591,7 +702,11 @@ class SchemaFiller:
             ranked = self.reading.ranked_options
             relevant = [option for option in ranked if option.score > 0] or list(ranked[:1])
             values = [option.index if items.get("type") != "string" else option.ref for option in relevant[:1]]
-            values += [option.index if items.get("type") != "string" else option.ref for option in ranked if option not in relevant[:1]][: max(low - 1, 0)]
+            values += [
+                option.index if items.get("type") != "string" else option.ref
+                for option in ranked
+                if option not in relevant[:1]
+            ][: max(low - 1, 0)]
         else:
             values = [self.value(items, name=name, item=index, depth=depth + 1) for index in range(max(low, 1))]
         while len(values) < low:

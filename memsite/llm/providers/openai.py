@@ -45,9 +45,7 @@ RESPONSE_FORMAT_ERROR = re.compile(
 )
 PLACEHOLDER_KEY = "not-needed"  # local OpenAI-compatible servers often take no key
 
-SCHEMA_INSTRUCTION = (
-    "Reply with only one JSON object, and no other text, that matches this JSON schema:\n{schema}"
-)
+SCHEMA_INSTRUCTION = "Reply with only one JSON object, and no other text, that matches this JSON schema:\n{schema}"
 REPAIR_INSTRUCTION = (
     "Your previous reply could not be used. {error}\n"
     "Reply again with only one JSON object that matches the schema, and no other text."
@@ -271,7 +269,9 @@ def with_retries(
         _wait_to_retry(request, trace, reason, detail, retry_after)
 
 
-def _wait_to_retry(request: LLMRequest, trace: CallTrace, reason: Reason, detail: str, retry_after: float | None) -> None:
+def _wait_to_retry(
+    request: LLMRequest, trace: CallTrace, reason: Reason, detail: str, retry_after: float | None
+) -> None:
     if trace.retries >= request.config.max_retries:
         raise LLMError(reason, f"{detail} (after {trace.retries} retries)")
     delay = backoff_seconds(attempt=trace.retries, retry_after=retry_after, request=request)
@@ -322,9 +322,7 @@ class OpenAIProvider:
                 return parse_reply(text, schema)
             except ReplyInvalid as exc:
                 if trace.repairs >= config.max_repairs:
-                    raise LLMError(
-                        Reason.INVALID_REPLY, f"{exc} (after {trace.repairs} repairs)"
-                    ) from None
+                    raise LLMError(Reason.INVALID_REPLY, f"{exc} (after {trace.repairs} repairs)") from None
                 trace.repairs += 1
                 conversation = [
                     *conversation,
@@ -354,10 +352,14 @@ class OpenAIProvider:
             options["temperature"] = request.temperature
 
         def send(timeout: float) -> tuple[str, Any]:
-            completion = client.chat.completions.create(model=request.model, messages=messages, timeout=timeout, **options)
+            completion = client.chat.completions.create(
+                model=request.model, messages=messages, timeout=timeout, **options
+            )
             text = completion_text(completion)
             if text is None:
-                raise Retry(Reason.SERVER_ERROR, f"The server's reply is not a chat completion: {str(completion)[:200]!r}")
+                raise Retry(
+                    Reason.SERVER_ERROR, f"The server's reply is not a chat completion: {str(completion)[:200]!r}"
+                )
             return text, getattr(completion, "usage", None)
 
         # A 400 goes back to the caller as it is: it may be a refused response format.
@@ -371,9 +373,7 @@ class OpenAIProvider:
         config = request.config
         trace.response_mode = EMBEDDING
         if not (config.base_url or config.api_key):
-            raise LLMError(
-                Reason.CONFIGURATION, "Server embeddings need OPENAI_BASE_URL or OPENAI_API_KEY."
-            )
+            raise LLMError(Reason.CONFIGURATION, "Server embeddings need OPENAI_BASE_URL or OPENAI_API_KEY.")
         client = client_for(config.base_url, config.api_key or PLACEHOLDER_KEY)
         options = {"dimensions": dimensions} if dimensions is not None else {}
 
@@ -389,8 +389,11 @@ class OpenAIProvider:
         response = with_retries(request, trace, send)
         usage = getattr(response, "usage", None)
         trace.add_usage(
-            messages=trace.messages, reply="", prompt_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
-            completion_tokens=0, inputs=texts,
+            messages=trace.messages,
+            reply="",
+            prompt_tokens=_token_count(getattr(usage, "prompt_tokens", None)),
+            completion_tokens=0,
+            inputs=texts,
         )
         vectors = _embedding_vectors(response, len(texts), dimensions)
         trace.reply = f"{len(vectors)} vectors of {len(vectors[0])} dimensions"

@@ -61,9 +61,7 @@ def llm_call_get(*, call_id: int) -> LLMCall:
 
 def llm_calls_serving(*, served: models.Model) -> models.QuerySet[LLMCall]:
     """The calls made for one row (a search, a tick, a graph)."""
-    return LLMCall.objects.filter(
-        served_type=ContentType.objects.get_for_model(served), served_id=served.pk
-    )
+    return LLMCall.objects.filter(served_type=ContentType.objects.get_for_model(served), served_id=served.pk)
 
 
 _SUMS = {
@@ -89,13 +87,7 @@ def llm_call_totals(*, calls: models.QuerySet[LLMCall]) -> LedgerTotal:
 
 
 def llm_call_totals_by_day(*, calls: models.QuerySet[LLMCall]) -> list[LedgerTotal]:
-    rows = (
-        calls.order_by()
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(**_SUMS)
-        .order_by("-day")
-    )
+    rows = calls.order_by().annotate(day=TruncDate("created_at")).values("day").annotate(**_SUMS).order_by("-day")
     return [_total(row["day"], row) for row in rows]
 
 

@@ -12,9 +12,7 @@ SECRET = "hunter2-do-not-show"
 
 
 def agent_with_history(name: str, messages: int = 3, checkpoints: int = 1) -> Agent:
-    agent = AgentFactory(
-        name=name, model="gpt-4", instructions="Use $key.", context_variables={"key": SECRET}
-    )
+    agent = AgentFactory(name=name, model="gpt-4", instructions="Use $key.", context_variables={"key": SECRET})
     for _ in range(messages):
         say(agent, 10)
     for _ in range(checkpoints):
@@ -41,9 +39,7 @@ def settings_form(agent: Agent, **changes) -> dict:
 
 
 @pytest.mark.parametrize("model", ["agent", "message", "checkpoint"])
-def test_the_changelists_cost_the_same_queries_whatever_the_rows(
-    admin_client, model, django_assert_max_num_queries
-):
+def test_the_changelists_cost_the_same_queries_whatever_the_rows(admin_client, model, django_assert_max_num_queries):
     url = reverse(f"admin:context_{model}_changelist")
     agent_with_history("first")
     with django_assert_max_num_queries(12) as few:
@@ -86,9 +82,7 @@ def test_settings_change_through_the_services(admin_client):
     agent = agent_with_history("scout")
     url = reverse("admin:context_agent_change", args=[agent.pk])
 
-    response = admin_client.post(
-        url, settings_form(agent, strategy="importance", turn_input_limit=2000)
-    )
+    response = admin_client.post(url, settings_form(agent, strategy="importance", turn_input_limit=2000))
 
     assert response.status_code == 302
     agent.refresh_from_db()
@@ -100,14 +94,9 @@ def test_a_change_the_services_refuse_shows_their_message_and_saves_nothing(admi
     agent = agent_with_history("scout")
     url = reverse("admin:context_agent_change", args=[agent.pk])
 
-    response = admin_client.post(
-        url, settings_form(agent, instructions="Use $missing."), follow=True
-    )
+    response = admin_client.post(url, settings_form(agent, instructions="Use $missing."), follow=True)
 
-    assert (
-        "Instructions use $missing, which the context variables do not define."
-        in response.content.decode()
-    )
+    assert "Instructions use $missing, which the context variables do not define." in response.content.decode()
     agent.refresh_from_db()
     assert agent.instructions == "Use $key."
 
@@ -126,32 +115,23 @@ def test_messages_and_checkpoints_are_read_only(admin_client):
         response = admin_client.get(change_url)
         assert response.status_code == 200 and response.context["has_change_permission"] is False
         assert SECRET not in response.content.decode()
-        assert (
-            admin_client.post(change_url, {"content": "changed", "version": 9}).status_code == 403
-        )
+        assert admin_client.post(change_url, {"content": "changed", "version": 9}).status_code == 403
         assert admin_client.get(reverse(f"admin:context_{model}_add")).status_code == 403
         assert (
-            admin_client.post(
-                reverse(f"admin:context_{model}_delete", args=[row.pk]), {"post": "yes"}
-            ).status_code
+            admin_client.post(reverse(f"admin:context_{model}_delete", args=[row.pk]), {"post": "yes"}).status_code
             == 403
         )
 
     message.refresh_from_db()
     assert message.content == "cat " * 5 + "cat"
-    assert (
-        Message.objects.filter(agent=agent).count() == 3
-        and Checkpoint.objects.filter(agent=agent).exists()
-    )
+    assert Message.objects.filter(agent=agent).count() == 3 and Checkpoint.objects.filter(agent=agent).exists()
 
 
 def test_the_messages_of_one_agent(admin_client):
     agent_with_history("scout", messages=2)
     other = agent_with_history("keeper", messages=1)
 
-    response = admin_client.get(
-        reverse("admin:context_message_changelist"), {"agent__id__exact": other.pk}
-    )
+    response = admin_client.get(reverse("admin:context_message_changelist"), {"agent__id__exact": other.pk})
 
     assert response.status_code == 200
     assert list(response.context["cl"].result_list) == list(Message.objects.filter(agent=other))

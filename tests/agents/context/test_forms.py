@@ -37,9 +37,7 @@ def test_a_bad_context_query_is_refused_before_assembly(user_client, monkeypatch
     agent = AgentFactory()
     monkeypatch.setattr(services, "context_build", pytest.fail)
 
-    response = user_client.get(
-        reverse("agents:agent_context", args=[agent.pk]), {"strategy": "newest_first"}, **HTMX
-    )
+    response = user_client.get(reverse("agents:agent_context", args=[agent.pk]), {"strategy": "newest_first"}, **HTMX)
 
     assert response.status_code == 400
     assert "strategy must be one of" in response.content.decode()

@@ -8,9 +8,7 @@ pytestmark = pytest.mark.django_db
 
 
 def graph_with_history(task: str) -> Graph:
-    graph = graph_services.graph_create(
-        task=task, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
-    )
+    graph = graph_services.graph_create(task=task, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
     graph_services.graph_snapshot_import(
         graph=graph,
         document={
@@ -36,9 +34,7 @@ def graph_with_history(task: str) -> Graph:
     return graph
 
 
-def test_graphs_are_listed_and_read_with_their_nodes_and_edges(
-    admin_client, django_assert_max_num_queries
-):
+def test_graphs_are_listed_and_read_with_their_nodes_and_edges(admin_client, django_assert_max_num_queries):
     graph = graph_with_history("Find the port")
     for number in range(5):
         graph_with_history(f"Find port {number}")
@@ -63,15 +59,10 @@ def test_graphs_and_their_operations_are_read_only(admin_client):
     for model, row in (("graph", graph), ("graphop", op)):
         change_url = reverse(f"admin:graphs_{model}_change", args=[row.pk])
         assert admin_client.get(change_url).context["has_change_permission"] is False
-        assert (
-            admin_client.post(change_url, {"task": "changed", "rationale": "changed"}).status_code
-            == 403
-        )
+        assert admin_client.post(change_url, {"task": "changed", "rationale": "changed"}).status_code == 403
         assert admin_client.get(reverse(f"admin:graphs_{model}_add")).status_code == 403
         assert (
-            admin_client.post(
-                reverse(f"admin:graphs_{model}_delete", args=[row.pk]), {"post": "yes"}
-            ).status_code
+            admin_client.post(reverse(f"admin:graphs_{model}_delete", args=[row.pk]), {"post": "yes"}).status_code
             == 403
         )
 
@@ -79,9 +70,6 @@ def test_graphs_and_their_operations_are_read_only(admin_client):
     op.refresh_from_db()
     assert graph.task == "Find the port" and op.rationale == "the task"
     assert (
-        admin_client.get(
-            reverse("admin:graphs_graphop_changelist"), {"graph__id__exact": graph.pk}
-        ).status_code
-        == 200
+        admin_client.get(reverse("admin:graphs_graphop_changelist"), {"graph__id__exact": graph.pk}).status_code == 200
     )
     assert admin_client.get(reverse("admin:graphs_turn_changelist")).status_code == 200

@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from agents.graphs.logic.patches import (
     FlushAndFoldOp,
     GraphView,
-    folded_edges,
     MemoryPatch,
+    folded_edges,
     patch_errors,
     recall_errors,
     schema_for,

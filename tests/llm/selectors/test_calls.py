@@ -49,7 +49,11 @@ def test_totals_per_day_and_per_purpose():
         (timezone.now().date(), 2, 33),
         (days_ago(2).date(), 1, 10),
     ]
-    assert (by_purpose["route"].calls, by_purpose["route"].prompt_tokens, by_purpose["route"].cost_usd) == (2, 30, Decimal("0.3"))
+    assert (by_purpose["route"].calls, by_purpose["route"].prompt_tokens, by_purpose["route"].cost_usd) == (
+        2,
+        30,
+        Decimal("0.3"),
+    )
     assert by_purpose["answer"].completion_tokens == 5
 
 

@@ -186,7 +186,9 @@ def test_answer_is_extracted_from_the_context():
 def test_different_input_gives_a_different_reply():
     other = [{"role": "user", "content": "Question: what do searches use?\nContext: Searches use a threads pool."}]
 
-    assert complete(purpose="answer", messages=CONTEXT_MESSAGES).value != complete(purpose="answer", messages=other).value
+    assert (
+        complete(purpose="answer", messages=CONTEXT_MESSAGES).value != complete(purpose="answer", messages=other).value
+    )
 
 
 class Nested(BaseModel):

@@ -20,9 +20,7 @@ UNCHANGED = {
 
 @pytest.mark.parametrize("name", ["swarmstar", "user", "projects", "references"])
 @pytest.mark.parametrize("unchanged", UNCHANGED.values(), ids=UNCHANGED.keys())
-def test_a_non_staff_patch_of_an_internal_folder_is_refused_even_if_it_changes_nothing(
-    api, internal, name, unchanged
-):
+def test_a_non_staff_patch_of_an_internal_folder_is_refused_even_if_it_changes_nothing(api, internal, name, unchanged):
     folder = internal[name]
     before = tree_state()
 

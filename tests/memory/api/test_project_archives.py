@@ -24,9 +24,7 @@ def upload(blob: bytes, name: str = "archive.tar.gz") -> io.BytesIO:
     return handle
 
 
-@pytest.mark.parametrize(
-    "pack, filename", [(tar_gz, "src.tar.gz"), (zip_bytes, "src.zip")], ids=["tar.gz", "zip"]
-)
+@pytest.mark.parametrize("pack, filename", [(tar_gz, "src.tar.gz"), (zip_bytes, "src.zip")], ids=["tar.gz", "zip"])
 def test_import_then_export_gives_back_the_same_bytes(api, user, pack, filename):
     project = ProjectFactory(name="demo app")
     response = api.post(url("project-import", project), {"archive": upload(pack(FILES), filename)}, format="multipart")
@@ -216,9 +214,7 @@ def test_merge_refuses_a_file_over_a_folder_with_a_409_and_changes_nothing(api):
         format="multipart",
     )
     assert response.status_code == 409
-    assert response.json()["detail"] == (
-        "'src/pkg' is a folder in the project but a file in the archive."
-    )
+    assert response.json()["detail"] == ("'src/pkg' is a folder in the project but a file in the archive.")
     assert tree_state() == before
 
 

@@ -20,9 +20,7 @@ def test_the_schema_is_a_valid_openapi_document(schema):
 
 
 def test_every_node_operation_is_described(schema):
-    operations = {
-        (path, method) for path, item in schema["paths"].items() for method in item if method != "parameters"
-    }
+    operations = {(path, method) for path, item in schema["paths"].items() for method in item if method != "parameters"}
     assert {
         ("/api/nodes/", "post"),
         ("/api/nodes/roots/", "get"),
@@ -49,8 +47,16 @@ def test_bodies_are_described_as_they_are_sent(schema):
     paths = schema["paths"]
     create = resolve(schema, paths["/api/nodes/"]["post"]["requestBody"]["content"]["application/json"]["schema"])
     assert set(create["properties"]) == {
-        "parent", "type", "name", "description", "context", "content", "content_base64",
-        "id", "is_folder", "children_ids",
+        "parent",
+        "type",
+        "name",
+        "description",
+        "context",
+        "content",
+        "content_base64",
+        "id",
+        "is_folder",
+        "children_ids",
     }
     assert set(create["required"]) == {"parent", "type", "name"}
 
@@ -74,9 +80,7 @@ def test_bodies_are_described_as_they_are_sent(schema):
     assert resolve(schema, mode.get("allOf", [mode])[0])["enum"] == ["fail", "merge", "replace"]
     assert mode["default"] == "fail" and form["required"] == ["archive"]
     result = paths[f"{NODE}/import/"]["post"]["responses"]["201"]["content"]["application/json"]
-    assert set(resolve(schema, result["schema"])["properties"]) == {
-        "folders", "files", "updated", "deleted"
-    }
+    assert set(resolve(schema, result["schema"])["properties"]) == {"folders", "files", "updated", "deleted"}
 
     update = paths[f"{NODE}/"]["patch"]
     assert any(parameter["name"] == "If-Match" for parameter in update["parameters"])

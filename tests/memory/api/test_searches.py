@@ -102,7 +102,12 @@ def test_start_takes_every_option(api, internal):
 
     assert response.status_code == 202, response.content
     search = Search.objects.get()
-    assert (search.start_node, search.output, search.fallback, search.context) == (folder, "node", "ask_user", "Preparing a release.")
+    assert (search.start_node, search.output, search.fallback, search.context) == (
+        folder,
+        "node",
+        "ask_user",
+        "Preparing a release.",
+    )
     assert (search.max_llm_calls, search.max_tokens, search.timeout_s) == (5, 1000, 60)
     assert response.json()["start_node"] == folder.pk
 
@@ -128,7 +133,13 @@ BAD_STARTS = [
     ("an unknown output", {"questions": ["q"], "output": "both"}, None, 400, "not a valid choice"),
     ("an unknown fallback", {"questions": ["q"], "fallback": "web"}, None, 400, "not a valid choice"),
     ("a zero budget", {"questions": ["q"], "budgets": {"max_llm_calls": 0}}, None, 400, "greater than or equal to 1"),
-    ("a budget over the cap", {"questions": ["q"], "budgets": {"timeout_s": 3601}}, None, 400, "less than or equal to 3600"),
+    (
+        "a budget over the cap",
+        {"questions": ["q"], "budgets": {"timeout_s": 3601}},
+        None,
+        400,
+        "less than or equal to 3600",
+    ),
     ("a budget as a string", {"questions": ["q"], "budgets": {"max_tokens": "5"}}, None, 400, "Must be an integer"),
     ("an unknown budget", {"questions": ["q"], "budgets": {"max_dollars": 1}}, None, 400, "Unknown field"),
     ("an unknown field", {"questions": ["q"], "max_llm_calls": 3}, None, 400, "Unknown field"),
@@ -158,7 +169,9 @@ def test_a_body_that_is_not_json_is_refused(api):
 
 def test_wait_answers_200_with_the_result_when_the_search_ends_in_time(api, internal, inline_worker):
     demo_memory_seed(user=None)
-    response = start(api, {"questions": ["Which HTTP status code means a conflicting resource?"], "output": "node"}, wait="10")
+    response = start(
+        api, {"questions": ["Which HTTP status code means a conflicting resource?"], "output": "node"}, wait="10"
+    )
 
     assert response.status_code == 200, response.content
     body = response.json()
@@ -246,7 +259,9 @@ def test_an_unknown_search_is_404(api):
 
 def test_steps_come_in_order_with_their_llm_call_costs_but_not_the_messages(api):
     search = SearchFactory(status=Search.Status.RUNNING)
-    call = make_call(messages=[{"role": "user", "content": SECRET}], prompt_tokens=120, completion_tokens=9, latency_ms=42)
+    call = make_call(
+        messages=[{"role": "user", "content": SECRET}], prompt_tokens=120, completion_tokens=9, latency_ms=42
+    )
     SearchStepFactory(search=search, kind="route", llm_call=call, detail={"choice": 1})
     SearchStepFactory(search=search, kind="backtrack")
     SearchStepFactory(search=search, kind="finish")
@@ -346,7 +361,9 @@ def test_cancel_a_running_search_asks_the_worker_to_stop(api):
 
 def test_a_search_that_asks_the_user_is_answered_through_the_api(api, user, internal, inline_worker):
     empty = NodeFactory(parent=internal["references"], name="empty")
-    started = start(api, {"questions": ["Which port does staging use?"], "start_node": empty.pk, "fallback": "ask_user"}, wait="1")
+    started = start(
+        api, {"questions": ["Which port does staging use?"], "start_node": empty.pk, "fallback": "ask_user"}, wait="1"
+    )
     # it waits for the user, which is not an end: 202 once `wait` runs out
     assert started.status_code == 202 and started.json()["status"] == "waiting"
     question_id = started.json()["user_question"]
@@ -413,7 +430,11 @@ def test_pending_questions_are_a_hundred_a_page_by_default(api):
 
 @pytest.mark.parametrize(
     "query, fragment",
-    [({"page_size": 0}, "whole number from 1 to 1000"), ({"page_size": "x"}, "whole number"), ({"cursor": "bogus"}, "Invalid cursor")],
+    [
+        ({"page_size": 0}, "whole number from 1 to 1000"),
+        ({"page_size": "x"}, "whole number"),
+        ({"cursor": "bogus"}, "Invalid cursor"),
+    ],
 )
 def test_bad_question_list_queries_are_400(api, query, fragment):
     response = api.get(url("question-list"), query)

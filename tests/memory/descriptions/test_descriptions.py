@@ -57,10 +57,22 @@ def test_a_document_created_without_a_description_is_described_offline():
 
 def test_a_text_project_file_is_described_and_a_binary_one_skipped():
     project = ProjectFactory()
-    text = NodeFactory(parent=project, type="project_file_bytes", name="app.py", description="",
-                       context={"file_path": "app.py"}, content=b"def serve_greyhound_photos():\n    return photos_of_greyhound()\n")
-    binary = NodeFactory(parent=project, type="project_file_bytes", name="logo.png", description="",
-                         context={"file_path": "logo.png"}, content=b"\x89PNG\x00\x00greyhound")
+    text = NodeFactory(
+        parent=project,
+        type="project_file_bytes",
+        name="app.py",
+        description="",
+        context={"file_path": "app.py"},
+        content=b"def serve_greyhound_photos():\n    return photos_of_greyhound()\n",
+    )
+    binary = NodeFactory(
+        parent=project,
+        type="project_file_bytes",
+        name="logo.png",
+        description="",
+        context={"file_path": "logo.png"},
+        content=b"\x89PNG\x00\x00greyhound",
+    )
 
     assert descriptions_write_pending() == 2
 
@@ -130,7 +142,9 @@ def test_a_content_change_describes_an_auto_description_again():
     doc = DocumentFactory(description="", content=SESSION)
     node_describe(node_id=doc.pk)
 
-    services.node_content_set(node=doc, data=b"Bo: the kayak trip on the river was cold. Bo paddled the kayak for hours.", user=None)
+    services.node_content_set(
+        node=doc, data=b"Bo: the kayak trip on the river was cold. Bo paddled the kayak for hours.", user=None
+    )
     assert pending() == {doc.pk}
     node_describe(node_id=doc.pk)
 
@@ -224,7 +238,9 @@ def test_one_task_at_a_time():
     assert pending() == {doc.pk}
 
 
-def test_with_the_broker_down_the_write_stands_and_the_sweep_queues_it_later(monkeypatch, django_capture_on_commit_callbacks):
+def test_with_the_broker_down_the_write_stands_and_the_sweep_queues_it_later(
+    monkeypatch, django_capture_on_commit_callbacks
+):
     from memory import tasks
 
     def broker_down():

@@ -72,10 +72,7 @@ def test_batches_are_sorted_by_length_and_bounded():
     batches = minilm._batches(lengths)
     assert sorted(row for batch in batches for row in batch) == list(range(len(lengths)))
     for batch in batches:
-        assert (
-            len(batch) * max(lengths[row] for row in batch) <= minilm.BATCH_TOKENS
-            or len(batch) == 1
-        )
+        assert len(batch) * max(lengths[row] for row in batch) <= minilm.BATCH_TOKENS or len(batch) == 1
     flat = [lengths[row] for batch in batches for row in batch]
     assert flat == sorted(lengths)
 
@@ -104,9 +101,7 @@ def test_server_embeddings_are_one_ledger_row_per_call(settings, openai_gateway,
     assert vectors.dtype == np.float32 and vectors.shape == (3, DIMENSIONS)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-6)
     expected = np.array([embedding(text, DIMENSIONS) for text in texts])
-    assert np.allclose(
-        vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6
-    )
+    assert np.allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6)
     [request] = openai_gateway.requests
     assert request.path == "/v1/embeddings"
     assert request.body["input"] == texts and request.body["dimensions"] == DIMENSIONS

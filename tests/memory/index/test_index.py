@@ -243,7 +243,9 @@ def test_an_archive_import_indexes_each_node_once(user, monkeypatch):
     monkeypatch.setattr(writes, "insert_rows", insert_rows)
     files = {f"src/module_{n}.py": f"def compute_{n}():\n    return {n}\n".encode() for n in range(3)}
     services.project_import(project=project, archive=io.BytesIO(tar_gz(files)), user=user)
-    created = set(Node.objects.filter(path__startswith=project.path).exclude(pk=project.pk).values_list("pk", flat=True))
+    created = set(
+        Node.objects.filter(path__startswith=project.path).exclude(pk=project.pk).values_list("pk", flat=True)
+    )
     assert sorted(indexed) == sorted(created)  # the folder by node_bulk_create, the files by the import
     assert len(inserted) == Passage.objects.filter(node_id__in=created).count()  # each passage written once
     assert [hit.name for hit in retrieve(query="compute_1")] == ["module_1.py"]

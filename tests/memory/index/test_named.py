@@ -31,7 +31,11 @@ def sessions(settings):
         if number == 1:
             lines.insert(5, "Bo: Big news, I'm a carpenter at the city council now.")
         content = "\n".join(lines).encode()
-        made.append(DocumentFactory(parent=logs, name=f"session-{number}", description=f"Session {number}, Elif and Bo", content=content))
+        made.append(
+            DocumentFactory(
+                parent=logs, name=f"session-{number}", description=f"Session {number}, Elif and Bo", content=content
+            )
+        )
     embed_pending()
     return logs, made
 
@@ -59,7 +63,10 @@ def test_a_question_naming_a_node_ranks_its_subtree_by_the_rest(settings):
         project = NodeFactory(name=name, description="")
         docs = NodeFactory(parent=project, name="docs", description="")
         deploys[name] = DocumentFactory(
-            parent=docs, name="deploy.md", description="", content=f"# Deploying\n\nReleases go out every {day} after the standup.\n".encode()
+            parent=docs,
+            name="deploy.md",
+            description="",
+            content=f"# Deploying\n\nReleases go out every {day} after the standup.\n".encode(),
         )
     embed_pending()
     top = retrieve(query="On which day of the week is quarry shipped?", k=1)[0]
@@ -69,7 +76,9 @@ def test_a_question_naming_a_node_ranks_its_subtree_by_the_rest(settings):
 def test_the_named_ranking_keeps_to_the_scope(sessions):
     logs, made = sessions
     elsewhere = NodeFactory(name="elsewhere", description="")
-    DocumentFactory(parent=elsewhere, name="cv.md", description="", content=b"Elif: I am a pharmacist, my occupation is pharmacy.")
+    DocumentFactory(
+        parent=elsewhere, name="cv.md", description="", content=b"Elif: I am a pharmacist, my occupation is pharmacy."
+    )
     embed_pending()
     hits = retrieve(query="What is Elif's occupation?", start=made[4], k=10)
     assert hits and {hit.node_id for hit in hits} == {made[4].pk}

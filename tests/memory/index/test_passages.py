@@ -65,5 +65,10 @@ def test_a_ranking_of_less_weight_counts_for_less_but_keeps_its_items():
 def test_repeated_items_come_after_the_distinct_ones_in_their_order():
     items = ["tell me more", "nurse", "tell me more", "fine", "nurse", "tell me more"]
     assert distinct_first(list(enumerate(items)), key=lambda item: item[1]) == [
-        (0, "tell me more"), (1, "nurse"), (3, "fine"), (2, "tell me more"), (4, "nurse"), (5, "tell me more"),
+        (0, "tell me more"),
+        (1, "nurse"),
+        (3, "fine"),
+        (2, "tell me more"),
+        (4, "nurse"),
+        (5, "tell me more"),
     ]

@@ -24,14 +24,19 @@ def _migrate_to_latest():
 def test_passages_of_the_old_cut_become_a_line_each():
     apps = _migrate(BEFORE)
     Node, NodeContent, Passage = (apps.get_model("memory", name) for name in ("Node", "NodeContent", "Passage"))
-    node = Node.objects.create(path="Z000", depth=1, numchild=0, type="document", is_folder=False, name="session-1", description="Session 1")
+    node = Node.objects.create(
+        path="Z000", depth=1, numchild=0, type="document", is_folder=False, name="session-1", description="Session 1"
+    )
     NodeContent.objects.create(node=node, data=TEXT.encode(), size=len(TEXT), sha256="0" * 64)
     Passage.objects.create(node=node, seq=0, kind="label", start=0, end=0, text="session-1\nSession 1")
     Passage.objects.create(node=node, seq=1, kind="content", start=0, end=len(TEXT), text=TEXT)
     try:
         apps = _migrate(AFTER)
         rows = apps.get_model("memory", "Passage").objects.filter(node_id=node.pk).order_by("seq")
-        assert [(row.kind, row.text) for row in rows] == [("label", "session-1\nSession 1"), *(("content", line) for line in TEXT.split("\n"))]
+        assert [(row.kind, row.text) for row in rows] == [
+            ("label", "session-1\nSession 1"),
+            *(("content", line) for line in TEXT.split("\n")),
+        ]
         assert all(row.vector is None for row in rows)  # to be embedded again by the sweep
     finally:
         apps.get_model("memory", "Node").objects.filter(pk=node.pk).delete()

@@ -17,7 +17,12 @@ def test_k_live_hits_come_back_while_the_vector_matrix_still_holds_deleted_passa
     settings.MEMSITE_INDEX_RELOAD_S = 3_600  # the matrix the first ranking loads is kept
     folder = NodeFactory(name="kennel", description="")
     docs = [
-        DocumentFactory(parent=folder, name=f"note-{number}", description="", content=f"Bo: we adopted a puppy, number {number}.".encode())
+        DocumentFactory(
+            parent=folder,
+            name=f"note-{number}",
+            description="",
+            content=f"Bo: we adopted a puppy, number {number}.".encode(),
+        )
         for number in range(10)
     ]
     embed_pending()

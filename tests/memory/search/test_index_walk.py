@@ -25,15 +25,20 @@ FILLER = [
 @pytest.fixture
 def sessions(db, internal):
     """Twelve sessions described only by who spoke and when; the fact is in session 7."""
-    folder = services.node_create(parent=internal["swarmstar"], type="folder", name="logs", description="Conversation logs")
+    folder = services.node_create(
+        parent=internal["swarmstar"], type="folder", name="logs", description="Conversation logs"
+    )
     nodes = {}
     for number in range(1, 13):
         turns = [*FILLER, f"Bo: Session {number} ends here."]
         if number == 7:
             turns.insert(2, FACT)
         nodes[number] = services.node_create(
-            parent=folder, type="document", name=f"session-{number:02}",
-            description=f"Session {number}, Ana and Bo, 2026-03-{number:02}", content="\n".join(turns).encode(),
+            parent=folder,
+            type="document",
+            name=f"session-{number:02}",
+            description=f"Session {number}, Ana and Bo, 2026-03-{number:02}",
+            content="\n".join(turns).encode(),
         )
     return folder, nodes
 
@@ -70,7 +75,9 @@ def test_a_node_search_that_confirms_nothing_lists_the_index_s_best_nodes(sessio
 
 def test_a_cancelled_node_search_lists_no_index_nodes(sessions, llm):
     folder, _ = sessions
-    search = services.search_start(user=None, questions=["What is the greyhound called?"], start_node=folder, output="node")
+    search = services.search_start(
+        user=None, questions=["What is the greyhound called?"], start_node=folder, output="node"
+    )
     services.search_cancel(search=search, user=None)
     search.refresh_from_db()
     assert search.status == Search.Status.CANCELLED and search.result["nodes"] == []
@@ -116,14 +123,19 @@ def test_the_full_text_tool_finds_content(sessions, llm, search_settings):
     search_settings.MEMSITE_SEARCH_TOOLS = True
     from memory.search.tools import QueryArguments, ToolInput, full_text_search
 
-    found = full_text_search(ToolInput(node=folder, arguments=QueryArguments(query="greyhound"), questions=[], answers=[]))
+    found = full_text_search(
+        ToolInput(node=folder, arguments=QueryArguments(query="greyhound"), questions=[], answers=[])
+    )
     assert found.nodes == [nodes[7].pk] and "greyhound" in found.text
 
 
 def test_the_findings_of_one_reading_are_cited_from_one_read_of_the_node(sessions, django_assert_num_queries):
     _, nodes = sessions
     entries = [QuestionAnswer(question="Who adopted a greyhound?"), QuestionAnswer(question="What is it called?")]
-    findings = [Finding(question=1, answer="Ana adopted a greyhound."), Finding(question=2, answer="She is called Pixel.", complete=True)]
+    findings = [
+        Finding(question=1, answer="Ana adopted a greyhound."),
+        Finding(question=2, answer="She is called Pixel.", complete=True),
+    ]
     with django_assert_num_queries(1):
         walk._apply_findings(entries, findings, nodes[7])
     text = selectors.node_content(node=nodes[7]).decode()
@@ -152,7 +164,11 @@ def diary(db, internal, search_settings):
     lines = [f"Bo: Note {number}: the kettle whistled at {number} past seven." for number in range(40)]
     lines.insert(0, FACT)
     return services.node_create(
-        parent=internal["swarmstar"], type="document", name="diary.md", description="Bo's notes", content="\n".join(lines).encode()
+        parent=internal["swarmstar"],
+        type="document",
+        name="diary.md",
+        description="Bo's notes",
+        content="\n".join(lines).encode(),
     )
 
 
@@ -184,7 +200,11 @@ def test_the_best_passages_fill_one_reading_budget(db, internal, llm, search_set
     search_settings.MEMSITE_SEARCH_READ_TOKENS = 300
     lines = [f"Bo: Walk {number}: the greyhound ran round the {number}th tree." for number in range(60)]
     walks = services.node_create(
-        parent=internal["swarmstar"], type="document", name="walks.md", description="", content="\n".join(lines).encode()
+        parent=internal["swarmstar"],
+        type="document",
+        name="walks.md",
+        description="",
+        content="\n".join(lines).encode(),
     )
     llm.script(NOTHING)
     run_search(["Where did the greyhound run?"], start_node=walks, max_llm_calls=1)

@@ -11,7 +11,6 @@ def test_offline_search_finds_the_demo_status_codes(db):
     assert "http-status-codes.md" in names
 
 
-
 def test_numbered_lines_in_the_context_are_not_taken_for_options(db):
     demo_memory_seed(user=None)
     context = "My plan:\n1. Read the notes on HTTP\n2. Then read them again\n3. And once more"

@@ -29,7 +29,9 @@ def test_bad_input_is_refused_and_nothing_is_queued(db, options, message):
     assert not Search.objects.exists()
 
 
-def test_a_search_is_queued_with_default_budgets_and_runs_after_commit(db, settings, django_capture_on_commit_callbacks, monkeypatch):
+def test_a_search_is_queued_with_default_budgets_and_runs_after_commit(
+    db, settings, django_capture_on_commit_callbacks, monkeypatch
+):
     queued = []
     monkeypatch.setattr("memory.tasks.search_run.delay", lambda **kwargs: queued.append(kwargs))
     with django_capture_on_commit_callbacks(execute=True):

@@ -44,7 +44,13 @@ def test_routes_down_marks_unviable_options_and_answers(llm, tree):
     pg = tree["pg-tuning.md"].pk
     # Not a quotation: cited as the passage sharing the most words with it, the whole text here.
     citations = [{"node": pg, "start": 0, "end": len("Set shared_buffers to a quarter of the RAM.")}]
-    assert answer == {"question": QUESTION, "answer": "A quarter of the RAM.", "node_ids": [pg], "citations": citations, "complete": True}
+    assert answer == {
+        "question": QUESTION,
+        "answer": "A quarter of the RAM.",
+        "node_ids": [pg],
+        "citations": citations,
+        "complete": True,
+    }
     walked = state(search)
     assert set(walked.unviable) == {Node.objects.get(name="swarmstar").pk, tree["frontend"].pk}
     assert walked.visited == [tree["pg-tuning.md"].pk]  # kept apart from the unviable marks
@@ -80,7 +86,9 @@ def test_a_large_folder_is_shown_in_batches_best_first(llm, tree, settings):
     big = services.node_create(parent=tree["references"], type="folder", name="archive", description="Old notes.")
     for number in range(30):
         services.node_create(parent=big, type="folder", name=f"misc-{number:02}", description="Miscellaneous things.")
-    services.node_create(parent=big, type="folder", name="shared_buffers notes", description="How large shared_buffers should be.")
+    services.node_create(
+        parent=big, type="folder", name="shared_buffers notes", description="How large shared_buffers should be."
+    )
     llm.script(pick(None), Reply.json({"choice": 2}))
     search = run_search([QUESTION], start_node=big, max_llm_calls=2)
 
@@ -209,7 +217,9 @@ def test_tool_keys_hold_per_search_and_folder_for_exploring_and_everywhere_for_s
 
 def notes_with_a_partial_answer(tree) -> Node:
     folder = services.node_create(parent=tree["references"], type="folder", name="notes", description="Loose notes.")
-    services.node_create(parent=folder, type="document", name="hint.md", description="A hint.", content=b"Some of the RAM.")
+    services.node_create(
+        parent=folder, type="document", name="hint.md", description="A hint.", content=b"Some of the RAM."
+    )
     return folder
 
 
@@ -277,7 +287,9 @@ def test_each_budget_ends_the_search_before_the_call_that_would_break_it(llm, tr
     llm.script(pick("references"), pick("databases"))
     search = services.search_start(user=None, questions=[QUESTION], **{budget: value})
     if budget == "timeout_s":
-        Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=5))
+        Search.objects.filter(pk=search.pk).update(
+            status=Search.Status.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=5)
+        )
     services.search_run(search_id=search.pk)
     search.refresh_from_db()
 
@@ -379,7 +391,12 @@ def test_saved_answers_whose_name_is_taken_get_a_free_one(llm, tree, settings):
     folder = notes_with_a_partial_answer(tree)
     services.node_create(parent=tree["references"], type="document", name="answer", description="", content=b"")
     services.node_create(parent=tree["references"], type="document", name="answer (2)", description="", content=b"")
-    llm.script(pick("hint.md"), found("Some.", complete=False), pick("save_answer"), Reply.json({"name": "answer", "description": "Found."}))
+    llm.script(
+        pick("hint.md"),
+        found("Some.", complete=False),
+        pick("save_answer"),
+        Reply.json({"name": "answer", "description": "Found."}),
+    )
     run_search([QUESTION], start_node=folder)
 
     assert ToolCall.objects.get().node.name == "answer (3)"

@@ -44,7 +44,11 @@ def pick(name: str | None, *, unviable: tuple[str, ...] = ()) -> Reply:
 
     def respond(request: RecordedRequest) -> dict:
         numbers = shown(request)
-        return {"choice": numbers[name] if name else None, "unviable": [numbers[other] for other in unviable], "reason": "scripted"}
+        return {
+            "choice": numbers[name] if name else None,
+            "unviable": [numbers[other] for other in unviable],
+            "reason": "scripted",
+        }
 
     return Reply.from_request(respond)
 

@@ -119,4 +119,6 @@ def test_a_slice_of_empty_content_is_empty_bytes():
     empty = DocumentFactory(content=b"")
     piece = selectors.node_content_slice(node_id=empty.pk, start=0, length=100)
     assert bytes(piece.data) == b"" and piece.size == 0
-    assert bytes(selectors.node_content_slice(node_id=DocumentFactory(content=b"abc").pk, start=1, length=5).data) == b"bc"
+    assert (
+        bytes(selectors.node_content_slice(node_id=DocumentFactory(content=b"abc").pk, start=1, length=5).data) == b"bc"
+    )

@@ -9,13 +9,9 @@ from memsite.errors import Conflict
 PROJECT = "memory_project"
 NODES = [
     ProjectNode("src", PROJECT, "src", True, "folder"),
-    ProjectNode(
-        "app", "src", "app.py", False, "project_file_bytes", "src/app.py", 3, "a" * 64, 0o644
-    ),
+    ProjectNode("app", "src", "app.py", False, "project_file_bytes", "src/app.py", 3, "a" * 64, 0o644),
     ProjectNode("old", "src", "old", True, "folder"),
-    ProjectNode(
-        "old-file", "old", "x.py", False, "project_file_bytes", "src/old/x.py", 1, "b" * 64, 0o644
-    ),
+    ProjectNode("old-file", "old", "x.py", False, "project_file_bytes", "src/old/x.py", 1, "b" * 64, 0o644),
     ProjectNode("notes", PROJECT, "notes.md", False, "document"),
 ]
 
@@ -32,9 +28,7 @@ def test_replace_deletes_the_topmost_nodes_the_archive_does_not_name():
     result = plan(ImportMode.REPLACE, entry("src/app.py"), entry("src/lib", size=None))
     assert sorted(result.deletes) == ["notes", "old"]  # not old/x.py: it goes with its folder
     assert [(file.node.id, file.spec) for file in result.files] == [("app", None)]
-    assert [(parent, [spec.name for spec in specs]) for parent, specs in result.creates] == [
-        ("src", ["lib"])
-    ]
+    assert [(parent, [spec.name for spec in specs]) for parent, specs in result.creates] == [("src", ["lib"])]
     assert result.folders == 1
 
 

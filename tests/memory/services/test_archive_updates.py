@@ -43,8 +43,7 @@ def branch(project):
     """Every path under the project, folders ending in '/'."""
     nodes = selectors.node_subtree(node=project, include_self=False)
     return sorted(
-        selectors.node_path(node=node).removeprefix("/projects/demo/")
-        + ("/" if node.is_folder else "")
+        selectors.node_path(node=node).removeprefix("/projects/demo/") + ("/" if node.is_folder else "")
         for node in nodes
     )
 
@@ -68,9 +67,7 @@ def test_fail_is_the_default_and_refuses_a_path_the_project_has(project, user):
 
 def test_merge_updates_the_files_it_holds_adds_the_new_and_keeps_the_rest(project, user):
     readme, app, util = at("README.md"), at("src/app.py"), at("src/util.py")
-    result = imported(
-        project, user, tar_gz({"README.md": b"new readme", "src/lib/new.py": b"n"}), "merge"
-    )
+    result = imported(project, user, tar_gz({"README.md": b"new readme", "src/lib/new.py": b"n"}), "merge")
     assert (result.folders, result.files, result.updated, result.deleted) == (1, 1, 1, 0)
     assert exported(project) == {**BEFORE, "README.md": b"new readme", "src/lib/new.py": b"n"}
     assert "assets/" in branch(project)
@@ -80,10 +77,7 @@ def test_merge_updates_the_files_it_holds_adds_the_new_and_keeps_the_rest(projec
         2,
         {"file_path": "README.md"},
     )
-    assert (
-        at("src/app.py").version == app.version == 1
-        and at("src/util.py").version == util.version == 1
-    )
+    assert at("src/app.py").version == app.version == 1 and at("src/util.py").version == util.version == 1
 
 
 def test_merging_the_same_files_changes_no_version_and_a_new_mode_is_a_new_version(project, user):
@@ -95,9 +89,7 @@ def test_merging_the_same_files_changes_no_version_and_a_new_mode_is_a_new_versi
     assert (result.files, result.updated) == (0, 0)
     assert at("README.md").version == at("src/app.py").version == 1
 
-    result = imported(
-        project, user, tar_gz({"src/app.py": BEFORE["src/app.py"]}), "merge"
-    )  # 0644 now
+    result = imported(project, user, tar_gz({"src/app.py": BEFORE["src/app.py"]}), "merge")  # 0644 now
     assert result.updated == 1
     assert (at("src/app.py").version, at("src/app.py").mode) == (2, 0o644)
     assert tar_modes(services.project_export(project=project))["src/app.py"] == 0o644
@@ -105,9 +97,7 @@ def test_merging_the_same_files_changes_no_version_and_a_new_mode_is_a_new_versi
 
 def test_replace_makes_the_project_exactly_the_archive(project, user):
     readme, app = at("README.md"), at("src/app.py")
-    archive = tar_gz(
-        {"README.md": b"new readme", "src/app.py": BEFORE["src/app.py"], "lib/x.py": b"x"}
-    )
+    archive = tar_gz({"README.md": b"new readme", "src/app.py": BEFORE["src/app.py"], "lib/x.py": b"x"})
     result = imported(project, user, archive, "replace")
     # Gone: docs/ and its guide, the empty assets/, src/util.py.
     assert (result.folders, result.files, result.updated, result.deleted) == (1, 1, 2, 4)
@@ -124,10 +114,7 @@ def test_replace_makes_the_project_exactly_the_archive(project, user):
         2,
         0o644,
     )
-    assert (
-        Node.objects.filter(pk=project.pk).exists()
-        and Node.objects.get(pk=project.pk).numchild == 3
-    )
+    assert Node.objects.filter(pk=project.pk).exists() and Node.objects.get(pk=project.pk).numchild == 3
     assert Node.objects.find_problems() == ([], [], [], [], [])
 
 
@@ -172,9 +159,7 @@ def test_a_folder_against_a_file_is_a_conflict_naming_it(project, user, mode, fi
 def test_merge_does_not_turn_a_document_into_a_project_file(project, user):
     DocumentFactory(parent=project, name="notes.md", content=b"# notes\n")
     before = tree_state()
-    with pytest.raises(
-        Conflict, match="'notes.md' is a document in the project but a file in the archive"
-    ):
+    with pytest.raises(Conflict, match="'notes.md' is a document in the project but a file in the archive"):
         imported(project, user, tar_gz({"notes.md": b"x"}), "merge")
     assert tree_state() == before
     imported(project, user, tar_gz({"notes.md": b"x", **BEFORE}), "replace")
@@ -240,9 +225,7 @@ def test_the_caps_hold_for_the_project_after_the_import(project, user, settings)
 
     settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES = 1_000
     imported(project, user, tar_gz({"a.py": b"x" * 900}), "merge")
-    with pytest.raises(
-        TooLarge, match="would add up to 1001 bytes after this import; the limit is 1000"
-    ):
+    with pytest.raises(TooLarge, match="would add up to 1001 bytes after this import; the limit is 1000"):
         imported(project, user, tar_gz({"b.py": b"x" * 101}), "merge")
     imported(project, user, tar_gz({"b.py": b"x" * 1_000}), "replace")  # a.py goes
     assert exported(project) == {"b.py": b"x" * 1_000}
@@ -250,10 +233,7 @@ def test_the_caps_hold_for_the_project_after_the_import(project, user, settings)
 
 def test_the_content_index_follows_the_update(project, user):
     readme, guide = at("README.md"), at("docs/guide.md")
-    assert any(
-        "herons" in text
-        for text in Passage.objects.filter(node=readme).values_list("text", flat=True)
-    )
+    assert any("herons" in text for text in Passage.objects.filter(node=readme).values_list("text", flat=True))
     imported(project, user, tar_gz({"README.md": b"# demo\nnew readme about egrets\n"}), "merge")
     texts = list(Passage.objects.filter(node=readme).values_list("text", flat=True))
     assert any("egrets" in text for text in texts) and not any("herons" in text for text in texts)
@@ -263,9 +243,7 @@ def test_the_content_index_follows_the_update(project, user):
 
 
 def test_an_unknown_mode_is_refused(project, user):
-    with pytest.raises(
-        InvalidInput, match="Unknown import mode 'overwrite': use fail, merge or replace"
-    ):
+    with pytest.raises(InvalidInput, match="Unknown import mode 'overwrite': use fail, merge or replace"):
         imported(project, user, tar_gz({"a.py": b""}), "overwrite")
 
 

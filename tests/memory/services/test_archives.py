@@ -32,7 +32,9 @@ def test_import_then_export_gives_the_same_bytes(user, pack):
 def test_import_reuses_existing_folders_and_creates_empty_ones(user):
     project = ProjectFactory()
     services.project_import(project=project, archive=io.BytesIO(tar_gz({"src/a.py": b"a"})), user=user)
-    services.project_import(project=project, archive=io.BytesIO(tar_gz({"src/b.py": b"b"}, dirs=["assets/"])), user=user)
+    services.project_import(
+        project=project, archive=io.BytesIO(tar_gz({"src/b.py": b"b"}, dirs=["assets/"])), user=user
+    )
     src = selectors.node_resolve(path=f"/projects/{project.name}/src")
     assert [n.name for n in selectors.node_children(node=src)] == ["a.py", "b.py"]
     assert selectors.node_resolve(path=f"/projects/{project.name}/assets").is_folder
@@ -95,7 +97,9 @@ def test_archives_import_only_into_projects(user):
 def test_the_archive_root_entry_is_skipped(user):
     """`tar -C dir -czf project.tgz .` starts with a `./` member."""
     project = ProjectFactory()
-    services.project_import(project=project, archive=io.BytesIO(tar_gz({"./a.py": b"a"}, dirs=["./", "./pkg/"])), user=user)
+    services.project_import(
+        project=project, archive=io.BytesIO(tar_gz({"./a.py": b"a"}, dirs=["./", "./pkg/"])), user=user
+    )
     assert tar_members(services.project_export(project=project)) == {"a.py": b"a"}
     assert selectors.node_resolve(path=f"/projects/{project.name}/pkg").is_folder
 
@@ -104,7 +108,9 @@ def test_folders_count_against_the_entry_cap(user, settings):
     settings.MEMSITE_ARCHIVE_MAX_FILES = 3
     project = ProjectFactory()
     with pytest.raises(TooLarge, match="more than 3 files and folders"):
-        services.project_import(project=project, archive=io.BytesIO(tar_gz({}, dirs=[f"d{i}/" for i in range(10)])), user=user)
+        services.project_import(
+            project=project, archive=io.BytesIO(tar_gz({}, dirs=[f"d{i}/" for i in range(10)])), user=user
+        )
     assert selectors.node_subtree(node=project, include_self=False).count() == 0
 
 

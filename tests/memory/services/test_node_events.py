@@ -18,10 +18,7 @@ pytestmark = pytest.mark.django_db
 def history(node_id: str) -> list[tuple]:
     """Oldest first: (action, username, version before, version after)."""
     events = NodeEvent.objects.filter(node_id=node_id).select_related("user").order_by("id")
-    return [
-        (e.action, e.user.username if e.user else None, e.version_before, e.version_after)
-        for e in events
-    ]
+    return [(e.action, e.user.username if e.user else None, e.version_before, e.version_after) for e in events]
 
 
 def test_each_write_records_who_made_it_and_the_versions(internal, user):

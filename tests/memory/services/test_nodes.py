@@ -254,13 +254,14 @@ class TestNodeMove:
         with pytest.raises(InvalidInput, match="within projects"):
             services.node_move(node=src, new_parent=internal["swarmstar"], user=user)
 
-
     def test_project_files_moved_to_another_project_must_not_clash_with_its_files(self, user):
         def project_with(*paths: str) -> tuple[Node, Node]:
             project = ProjectFactory()
             src = NodeFactory(parent=project, name="src")
             for path in paths:
-                NodeFactory(parent=src, type="project_file_bytes", name=path.rsplit("/", 1)[-1], context={"file_path": path})
+                NodeFactory(
+                    parent=src, type="project_file_bytes", name=path.rsplit("/", 1)[-1], context={"file_path": path}
+                )
             return project, src
 
         _, src = project_with("src/a.py", "src/b.py")
@@ -307,4 +308,3 @@ class TestNodeContentSet:
         with pytest.raises(Conflict):
             services.node_content_set(node=document, data=b"theirs", user=user, expected_version=1)
         assert selectors.node_content(node=document) == b"mine"
-

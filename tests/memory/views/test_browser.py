@@ -26,7 +26,9 @@ def test_anonymous_users_are_sent_to_log_in(client, url):
 
 
 def test_anonymous_posts_are_sent_to_log_in_and_change_nothing(client, internal):
-    response = client.post(reverse("memory:node_create", args=[internal["swarmstar"].pk]), {"type": "folder", "name": "x"})
+    response = client.post(
+        reverse("memory:node_create", args=[internal["swarmstar"].pk]), {"type": "folder", "name": "x"}
+    )
     assert response.status_code == 302
     assert selectors.node_children(node=internal["swarmstar"]).count() == 0
 

@@ -81,8 +81,8 @@ def test_the_detail_panel_escapes_stored_xss(user_client):
 def test_markdown_is_sanitized(user_client):
     markdown = (
         "# Title\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n"
-        "[click](javascript:alert(1)) and <a href=\"https://example.com\" onclick=\"steal()\">ok</a>\n\n"
-        "<iframe src=\"https://evil.example\"></iframe>\n\n**bold**\n"
+        '[click](javascript:alert(1)) and <a href="https://example.com" onclick="steal()">ok</a>\n\n'
+        '<iframe src="https://evil.example"></iframe>\n\n**bold**\n'
     )
     document = DocumentFactory(content=markdown.encode())
     html = detail(user_client, document, **HTMX).content.decode()
@@ -94,7 +94,11 @@ def test_markdown_is_sanitized(user_client):
 
 @pytest.mark.parametrize(
     "content",
-    ['<img src="https://evil.example/x.png">', "![x](https://evil.example/x.png)", '<p><img src="https://evil.example/x.png" alt="x"></p>'],
+    [
+        '<img src="https://evil.example/x.png">',
+        "![x](https://evil.example/x.png)",
+        '<p><img src="https://evil.example/x.png" alt="x"></p>',
+    ],
 )
 def test_markdown_loads_no_images_from_other_servers(user_client, content):
     document = DocumentFactory(content=f"# Report\n\n{content}\n".encode())

@@ -124,7 +124,7 @@ def test_a_markdown_node_shows_the_matched_passage_in_a_box(user_client):
     html = user_client.get(detail_url(document, f"{start}-{end}"), **HTMX).content.decode()
     box = re.search(r'<section class="passage-box" id="passage".*?</section>', html, re.S)[0]
     assert f"characters {start}–{end}" in box
-    assert "<pre class=\"passage-text\">Ana: I moved to Lisbon last spring for the new job.</pre>" in box
+    assert '<pre class="passage-text">Ana: I moved to Lisbon last spring for the new job.</pre>' in box
     assert not has_live_script(html)
 
 

@@ -78,8 +78,14 @@ def test_the_nav_links_to_searches_and_questions(user_client):
 
 
 def test_the_list_shows_root_searches_newest_first_with_their_spend(user_client):
-    older = SearchFactory(questions=["How old is the cluster?"], status=Search.Status.DONE, llm_calls=4,
-                          prompt_tokens=900, completion_tokens=100, cost_usd=Decimal("0.0123"))
+    older = SearchFactory(
+        questions=["How old is the cluster?"],
+        status=Search.Status.DONE,
+        llm_calls=4,
+        prompt_tokens=900,
+        completion_tokens=100,
+        cost_usd=Decimal("0.0123"),
+    )
     newer = SearchFactory(questions=[f"Is {SCRIPT} safe?"])
     child = SearchFactory(parent=older, depth=1, questions=["A sub-question"])
 
@@ -89,7 +95,7 @@ def test_the_list_shows_root_searches_newest_first_with_their_spend(user_client)
     html = response.content.decode()
     assert html.index(f'id="search-{newer.pk}"') < html.index(f'id="search-{older.pk}"')
     assert f'id="search-{child.pk}"' not in html
-    row = html[html.index(f'id="search-{older.pk}"'):]
+    row = html[html.index(f'id="search-{older.pk}"') :]
     row = row[: row.index("</tr>")]
     assert "done" in row and "<td>4</td>" in row and "<td>1000</td>" in row and "0.0123" in row
     assert SCRIPT not in html and ESCAPED in html
@@ -122,10 +128,17 @@ def test_start_a_search_from_the_form(user_client, user, internal, monkeypatch, 
     [
         ({"questions": "", "output": "answer", "fallback": "none"}, 400, "Questions: This field is required."),
         ({"questions": " \n \n", "output": "answer", "fallback": "none"}, 400, "Questions: This field is required."),
-        ({"questions": "\n".join(f"q{n}" for n in range(21)), "output": "answer", "fallback": "none"}, 400,
-         "questions must be a list of 1 to 20 strings."),
+        (
+            {"questions": "\n".join(f"q{n}" for n in range(21)), "output": "answer", "fallback": "none"},
+            400,
+            "questions must be a list of 1 to 20 strings.",
+        ),
         ({"questions": "Where?", "output": "both", "fallback": "none"}, 400, "Select a valid choice"),
-        ({"questions": "Where?", "output": "answer", "fallback": "none", "start_node": "memory_nope"}, 404, "No memory node"),
+        (
+            {"questions": "Where?", "output": "answer", "fallback": "none", "start_node": "memory_nope"},
+            404,
+            "No memory node",
+        ),
     ],
 )
 def test_a_refused_start_shows_why_and_starts_nothing(user_client, internal, data, status, message):
@@ -168,7 +181,14 @@ def running(internal) -> Search:
         completion_tokens=9,
         latency_ms=321,
     )
-    SearchStepFactory(search=search, kind="route", node=internal["references"], summary="Entered docs.", llm_call=call, detail={"choice": 1})
+    SearchStepFactory(
+        search=search,
+        kind="route",
+        node=internal["references"],
+        summary="Entered docs.",
+        llm_call=call,
+        detail={"choice": 1},
+    )
     SearchStepFactory(search=search, kind="route", node=docs, summary=f"Entered deploy {SCRIPT}.")
     return search
 
@@ -181,14 +201,14 @@ def test_the_trace_page_shows_totals_path_and_steps(user_client, running):
     assert step_numbers(html) == [1, 2]
     assert html.count("<details") == 2
     # totals at the top
-    assert "1 <span class=\"muted\">of 40</span>" in html
+    assert '1 <span class="muted">of 40</span>' in html
     assert "120 prompt + 9 completion = 129" in html and "0.000027 USD" in html
     # the path: links to each node, the current one marked
     docs, deploy, css = (Node.objects.get(name=name) for name in ("docs", "deploy", "css"))
-    trail = html[html.index('id="trail"'):html.index('id="trail-visited"')]
+    trail = html[html.index('id="trail"') : html.index('id="trail-visited"')]
     assert f'href="/memory/{docs.pk}/">docs</a>' in trail
     assert f'aria-current="location"><a href="/memory/{deploy.pk}/">deploy</a>' in trail
-    unviable = html[html.index('id="trail-unviable"'):]
+    unviable = html[html.index('id="trail-unviable"') :]
     assert f'href="/memory/{css.pk}/">css</a>' in unviable[: unviable.index("</dd>")]
     # a step shows its call's tokens, latency and cost; what the LLM was shown and replied
     # comes only when the step is first opened
@@ -198,7 +218,7 @@ def test_the_trace_page_shows_totals_path_and_steps(user_client, running):
         f'<details hx-get="{call_url(running, 1)}" hx-trigger="toggle once" hx-target="find .step-call" '
         'hx-swap="innerHTML">'
     ) in html
-    assert html.count('class="step-call"') == 1 and html.count("hx-trigger=\"toggle once\"") == 1
+    assert html.count('class="step-call"') == 1 and html.count('hx-trigger="toggle once"') == 1
     assert SCRIPT not in html
     # it polls itself while the search runs, asking for the steps after the last one shown
     assert f'hx-get="{trace_url(running, 2)}" {POLLING}' in html
@@ -227,7 +247,7 @@ def test_an_opened_step_gets_what_its_llm_call_was_shown_and_replied_escaped(use
     assert re.search(r'llm-message-system">\s*<h5>system</h5>\s*<pre class="code">Route.</pre>', html)
     assert "1. docs " + ESCAPED in html
     assert '<pre class="code llm-reply">{&quot;choice&quot;: 1, &quot;reason&quot;: &quot;' + ESCAPED in html
-    assert "<h4>Error</h4><pre class=\"code\">Timed out " + ESCAPED in html
+    assert '<h4>Error</h4><pre class="code">Timed out ' + ESCAPED in html
     assert any(call_text_columns(query["sql"]) == ["messages", "reply", "error"] for query in queries.captured_queries)
     # the same answer without htmx: it is only ever a fragment
     assert user_client.get(call_url(running, 1)).content.decode() == html
@@ -267,8 +287,12 @@ def test_a_poll_with_nothing_new_sends_no_steps(user_client, running):
 
 def test_a_poll_of_an_ended_search_is_286_and_stops_polling(user_client, running):
     SearchStepFactory(search=running, kind="finish", summary="Answered.")
-    result = {"answers": [{"question": running.questions[0], "answer": "In deploy.md", "node_ids": [], "complete": True}],
-              "nodes": [], "open_questions": [], "ended_because": "answered"}
+    result = {
+        "answers": [{"question": running.questions[0], "answer": "In deploy.md", "node_ids": [], "complete": True}],
+        "nodes": [],
+        "open_questions": [],
+        "ended_because": "answered",
+    }
     Search.objects.filter(pk=running.pk).update(status=Search.Status.DONE, ended_because="answered", result=result)
 
     response = user_client.get(trace_url(running, 2), **HTMX)
@@ -402,7 +426,9 @@ def test_answer_a_question(user_client, user, internal):
     assert f"Answered; search {question.search_id} is complete." in html and "No search is waiting for you." in html
 
 
-@pytest.mark.parametrize("answer, status, message", [("", 400, "Answer: This field is required."), ("   ", 400, "This field is required.")])
+@pytest.mark.parametrize(
+    "answer, status, message", [("", 400, "Answer: This field is required."), ("   ", 400, "This field is required.")]
+)
 def test_an_empty_answer_is_refused(user_client, internal, answer, status, message):
     question = waiting(["Which port?"])
     response = user_client.post(reverse("memory:question_answer", args=[question.pk]), {"answer": answer})

@@ -16,7 +16,9 @@ def post(client, name, node, data=None, **extra):
 
 def test_create_a_folder_with_htmx(user_client, user, internal):
     parent = internal["swarmstar"]
-    response = post(user_client, "node_create", parent, {"type": "folder", "name": "logs", "description": "Run logs"}, **HTMX)
+    response = post(
+        user_client, "node_create", parent, {"type": "folder", "name": "logs", "description": "Run logs"}, **HTMX
+    )
     assert response.status_code == 200
     node = selectors.node_resolve(path="/swarmstar/logs")
     assert (node.type, node.description, node.created_by) == ("folder", "Run logs", user)

@@ -103,7 +103,9 @@ def test_list_dir_and_read_file_mark_paths_explored_and_connect_them_to_self(age
     brain = Brain.objects.get(pk=agent.pk)
     assert brain.extra_state == {"lastDir": "/user", "totalReads": 1}
     assert brain.path_count == 2
-    logs = list(Record.objects.filter(brain=brain, kind="log", data__type="explore_path").values_list("text", flat=True))
+    logs = list(
+        Record.objects.filter(brain=brain, kind="log", data__type="explore_path").values_list("text", flat=True)
+    )
     assert logs == ["explore_path: /user", "explore_path: /user/user_preferences.md"]
     # The reflection saw what was read.
     assert "How much the user wants to be involved" in llm.requests[-1].messages[1]["content"]
@@ -249,7 +251,9 @@ def test_write_note_refuses_when_its_folder_name_is_a_document(agent, internal, 
 # search_memory ---------------------------------------------------------------------------------------
 
 
-def test_search_memory_starts_a_search_and_does_not_wait(agent, internal, searches_queued, django_capture_on_commit_callbacks):
+def test_search_memory_starts_a_search_and_does_not_wait(
+    agent, internal, searches_queued, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         outcome = run(agent, "search_memory", query="What does the user prefer?")
 
@@ -480,11 +484,15 @@ def test_a_listed_folder_with_nothing_left_is_spent_and_looked_in_again_once_lis
     beta = NodeFactory(parent=internal["references"], name="beta")
     DocumentFactory(parent=beta, name="b.md")
     roots = [f"/{name}" for name in ("swarmstar", "user", "projects", "references")]
-    brain = explored(agent, *roots, "/references/beta/b.md", folders=("/references/beta", "/user"), last_dir="/projects")
+    brain = explored(
+        agent, *roots, "/references/beta/b.md", folders=("/references/beta", "/user"), last_dir="/projects"
+    )
 
     exploration = explore_next(brain=brain)
     assert [suggestion.key for suggestion in exploration.suggestions] == [
-        "read_file /user/user_preferences.md", "read_file /user/requested_features.md", "read_file /user/user_requirements.md",
+        "read_file /user/user_preferences.md",
+        "read_file /user/requested_features.md",
+        "read_file /user/user_requirements.md",
     ]
     assert exploration.spent == ["/projects", "/references/beta"]  # /user still holds something
 
@@ -492,7 +500,9 @@ def test_a_listed_folder_with_nothing_left_is_spent_and_looked_in_again_once_lis
     keep_plan(agent)
     script_tick(llm, "idle")
     services.tick_run(agent_id=agent.pk)
-    folders = dict(Explored.objects.filter(brain_id=agent.pk, key__in=["/references/beta", "/user"]).values_list("key", "folder"))
+    folders = dict(
+        Explored.objects.filter(brain_id=agent.pk, key__in=["/references/beta", "/user"]).values_list("key", "folder")
+    )
     assert folders == {"/references/beta": False, "/user": True}
     with django_assert_num_queries(4):
         assert explore_next(brain=brain).spent == ["/projects"]  # listed last: looked in whatever it holds

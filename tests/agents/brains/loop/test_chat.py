@@ -24,7 +24,10 @@ def test_goal_adds_a_goal_and_confirms_without_an_llm_call(agent):
     goal = Goal.objects.get(brain_id=agent.pk)
     assert goal.text == "map the projects folder" and goal.status == Goal.Status.ACTIVE
     assert exchange.goal == goal and exchange.reply_line.text == "Goal added: map the projects folder"
-    assert chat(agent) == [("user", "Goal:  map the projects folder"), ("assistant", "Goal added: map the projects folder")]
+    assert chat(agent) == [
+        ("user", "Goal:  map the projects folder"),
+        ("assistant", "Goal added: map the projects folder"),
+    ]
     assert not LLMCall.objects.exists()
 
 
@@ -66,7 +69,9 @@ def test_a_message_gets_a_reply_and_both_join_the_history(agent, llm):
     assert brain.last_user_message == "What have you found?"
     messages = llm.requests[1].messages
     assert messages[0]["role"] == "system"
-    assert '"I map memsite\'s memory tree."' in messages[0]["content"] and '"Map the projects"' in messages[0]["content"]
+    assert (
+        '"I map memsite\'s memory tree."' in messages[0]["content"] and '"Map the projects"' in messages[0]["content"]
+    )
     assert [(message["role"], message["content"]) for message in messages[1:]] == [
         ("user", "Hello, who are you?"),
         ("assistant", "Hello! I map the tree."),

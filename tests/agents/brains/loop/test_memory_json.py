@@ -76,18 +76,11 @@ def test_her_load_reads_the_export_back_to_the_state_of_her_file(db, version):
     # Field by field, where the import and export went wrong before.
     assert exported["state"]["plan"] == original["state"]["plan"]
     assert exported["state"]["plan"]["currentStepIndex"] == 1
-    assert (
-        exported["neurons"] == original["neurons"] and exported["synapses"] == original["synapses"]
-    )
-    assert (
-        exported["semanticFacts"] == original["semanticFacts"]
-        and exported["logs"] == original["logs"]
-    )
+    assert exported["neurons"] == original["neurons"] and exported["synapses"] == original["synapses"]
+    assert exported["semanticFacts"] == original["semanticFacts"] and exported["logs"] == original["logs"]
     assert exported["embeddings"] == original["embeddings"]
     assert exported["fileContents"] == original["fileContents"]
-    assert (
-        exported["state"]["lastError"] is None and exported["state"]["lastSelfConclusion"] is None
-    )
+    assert exported["state"]["lastError"] is None and exported["state"]["lastSelfConclusion"] is None
     assert exported["episodes"][1]["where"] is None
     # The newest her has neither emotions nor hormones, and gets none invented.
     for name in ("emotions", "hormones"):
@@ -244,10 +237,7 @@ def test_a_brain_memsite_wrote_exports_entries_as_her_writes_them(db):
     [goal] = exported["state"]["goals"]
     assert goal["id"] == f"g{goal['createdAt']}" and goal["status"] == "active"
     assert exported["exploredPaths"] == {"/notes": {"at": mj.ms(at), "summary": "2 items"}}
-    assert (
-        exported["neurons"]["self"]["id"] == "self"
-        and exported["neurons"]["self"]["label"] == "self"
-    )
+    assert exported["neurons"]["self"]["id"] == "self" and exported["neurons"]["self"]["label"] == "self"
     assert isinstance(exported["neurons"]["self"]["lastUsed"], int)
     # Every step done: her advancePlan leaves no plan. No error: null, as her setLastError.
     assert exported["state"]["plan"] is None and exported["state"]["lastError"] is None
@@ -266,9 +256,7 @@ def test_an_invalid_file_changes_nothing(db):
     with pytest.raises(InvalidInput) as refused:
         services.brain_import(agent=agent, document=b'{"thoughts": [{"text": 5}]}')
 
-    assert (
-        refused.value.message == "memory.json is not valid: thoughts[0].text: should be a string."
-    )
+    assert refused.value.message == "memory.json is not valid: thoughts[0].text: should be a string."
     assert services.brain_export(agent=agent) == before
     assert Record.objects.filter(brain=agent.brain).count() == records
 

@@ -74,7 +74,9 @@ def test_a_tick_decides_acts_reflects_records_and_plans(agent, internal, llm):
     assert all(isinstance(step["ms"], int) for step in run.steps)
     calls = LLMCall.objects.order_by("id")
     assert [call.purpose for call in calls] == ["decide", "reflect", "decide"]
-    assert {(call.served_type, call.served_id) for call in calls} == {(ContentType.objects.get_for_model(TickRun), run.pk)}
+    assert {(call.served_type, call.served_id) for call in calls} == {
+        (ContentType.objects.get_for_model(TickRun), run.pk)
+    }
     assert run.steps[1]["detail"]["call"] == calls[0].pk and run.steps[5]["detail"]["steps"][0].startswith("read_file")
 
     brain = brain_of(agent)
@@ -85,7 +87,9 @@ def test_a_tick_decides_acts_reflects_records_and_plans(agent, internal, llm):
     assert episode.data["type"] == "list_dir" and episode.data["where"] == "/user" and episode.text == run.outcome
     logs = list(Record.objects.filter(brain=brain, kind="log").order_by("seq").values_list("data__type", flat=True))
     assert logs[:2] == ["explore_path", "thought"] and logs[-1] == "plan"
-    assert brain.emotions == affect.emotions_felt(affect.emotions_decayed(affect.CALM_EMOTIONS), succeeded=True, novel=True)
+    assert brain.emotions == affect.emotions_felt(
+        affect.emotions_decayed(affect.CALM_EMOTIONS), succeeded=True, novel=True
+    )
     assert brain.hormones == affect.hormones_after(affect.BASELINE_HORMONES, succeeded=True, novel=True)
     assert (run.emotions, run.hormones) == (brain.emotions, brain.hormones)
     assert brain.last_error == "" and brain.extra_state == {"lastDir": "/user"}
@@ -155,7 +159,11 @@ def test_the_decision_sees_the_seeds_reads_as_quoted_data(agent, internal, llm):
     assert not any(line.startswith("SYSTEM:") for message in messages for line in message["content"].splitlines())
 
     assert request["role"] == "user" and request["content"].startswith("Task: note what matters\n")
-    for name, signature in (("list_dir", '{"path": string}'), ("write_note", '{"name": string, "content": string}'), ("idle", "{}")):
+    for name, signature in (
+        ("list_dir", '{"path": string}'),
+        ("write_note", '{"name": string, "content": string}'),
+        ("idle", "{}"),
+    ):
         assert f"- {name}: {signature}" in request["content"]
     assert "1. [list_dir /swarmstar]" in request["content"]
 
@@ -187,7 +195,10 @@ def test_a_failed_action_sets_the_last_error_and_replans_then_success_clears_it(
     assert brain.last_error.startswith("read_file failed: No memory node")
     assert brain.plan == ["list_dir /swarmstar", "idle"] and brain.plan_step == 0
     assert run.steps[-1]["name"] == "replan" and run.steps[-1]["detail"]["because"] == "the action failed"
-    assert "Last error: \"read_file failed: No memory node at '/swarmstar/missing.md'.\"" in llm.requests[2].messages[1]["content"]
+    assert (
+        "Last error: \"read_file failed: No memory node at '/swarmstar/missing.md'.\""
+        in llm.requests[2].messages[1]["content"]
+    )
     assert brain.hormones["cortisol"] > affect.BASELINE_HORMONES["cortisol"]
     assert brain.emotions["frustration"] > 0 and brain.emotions["joy"] == 0
     assert Record.objects.get(brain=brain, kind="episode").data["where"] == "/swarmstar/missing.md"

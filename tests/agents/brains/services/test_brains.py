@@ -40,15 +40,43 @@ def at(seconds: int):
 
 
 def test_the_default_caps_are_the_seeds():
-    assert {name: DEFAULT_CAPS[name] for name in (
-        "thought", "inner_thought", "episode", "fact", "goal", "self_instruction", "path", "url",
-        "neuron", "synapse", "chat", "log", "user_message", "self_summary_chars",
-        "last_user_message_chars", "last_error_chars",
-    )} == {
-        "thought": 20_000, "inner_thought": 200, "episode": 2_000, "fact": 500, "goal": 20,
-        "self_instruction": 10, "path": 10_000, "url": 10_000, "neuron": 100_000, "synapse": 500_000,
-        "chat": 200, "log": 50_000, "user_message": 10, "self_summary_chars": 2_000,
-        "last_user_message_chars": 500, "last_error_chars": 200,
+    assert {
+        name: DEFAULT_CAPS[name]
+        for name in (
+            "thought",
+            "inner_thought",
+            "episode",
+            "fact",
+            "goal",
+            "self_instruction",
+            "path",
+            "url",
+            "neuron",
+            "synapse",
+            "chat",
+            "log",
+            "user_message",
+            "self_summary_chars",
+            "last_user_message_chars",
+            "last_error_chars",
+        )
+    } == {
+        "thought": 20_000,
+        "inner_thought": 200,
+        "episode": 2_000,
+        "fact": 500,
+        "goal": 20,
+        "self_instruction": 10,
+        "path": 10_000,
+        "url": 10_000,
+        "neuron": 100_000,
+        "synapse": 500_000,
+        "chat": 200,
+        "log": 50_000,
+        "user_message": 10,
+        "self_summary_chars": 2_000,
+        "last_user_message_chars": 500,
+        "last_error_chars": 200,
     }
 
 
@@ -77,15 +105,21 @@ def test_entries_appended_together_keep_every_cap_in_one_insert_and_one_delete(a
 
     kept = Record.objects.filter(brain_id=agent.pk).order_by("kind", "seq").values_list("kind", "seq", "text")
     assert list(kept) == [
-        ("log", 1, "log 0"), ("log", 2, "log 1"), ("log", 3, "log 2"),
-        ("thought", 3, "t2"), ("thought", 4, "t3"), ("thought", 5, "t4"),
+        ("log", 1, "log 0"),
+        ("log", 2, "log 1"),
+        ("log", 3, "log 2"),
+        ("thought", 3, "t2"),
+        ("thought", 4, "t3"),
+        ("thought", 5, "t4"),
     ]
     brain = Brain.objects.get(pk=agent.pk)
     assert (brain.record_seqs, brain.record_floors) == ({"log": 3, "thought": 5}, {"thought": 2})
 
     with brain_writing(agent=agent) as write:  # both past their caps: one DELETE still
         with django_assert_num_queries(2):
-            write.records([(RecordKind.THOUGHT, "t5", {"text": "t5"}), (RecordKind.LOG, "log 3", {"message": "log 3"})], at=at(2))
+            write.records(
+                [(RecordKind.THOUGHT, "t5", {"text": "t5"}), (RecordKind.LOG, "log 3", {"message": "log 3"})], at=at(2)
+            )
     assert Brain.objects.get(pk=agent.pk).record_floors == {"log": 1, "thought": 3}
     kept = Record.objects.filter(brain_id=agent.pk).order_by("kind", "seq").values_list("kind", "seq")
     assert list(kept) == [("log", 2), ("log", 3), ("log", 4), ("thought", 4), ("thought", 5), ("thought", 6)]
@@ -94,10 +128,16 @@ def test_entries_appended_together_keep_every_cap_in_one_insert_and_one_delete(a
 def test_a_trim_reads_only_past_the_last_one_and_a_lowered_cap_takes_the_rest_at_once(agent, settings):
     def thoughts(count: int, start: int) -> None:
         with brain_writing(agent=agent) as write:
-            write.records([(RecordKind.THOUGHT, f"t{n}", {"text": f"t{n}"}) for n in range(start, start + count)], at=at(start))
+            write.records(
+                [(RecordKind.THOUGHT, f"t{n}", {"text": f"t{n}"}) for n in range(start, start + count)], at=at(start)
+            )
 
     def kept() -> list[int]:
-        return list(Record.objects.filter(brain_id=agent.pk, kind=RecordKind.THOUGHT).order_by("seq").values_list("seq", flat=True))
+        return list(
+            Record.objects.filter(brain_id=agent.pk, kind=RecordKind.THOUGHT)
+            .order_by("seq")
+            .values_list("seq", flat=True)
+        )
 
     thoughts(5, 1)
     assert kept() == [3, 4, 5] and Brain.objects.get(pk=agent.pk).record_floors == {"thought": 2}
@@ -141,7 +181,9 @@ def test_a_plan_keeps_at_most_three_steps(agent):
 def test_explored_keeps_its_cap_and_forgets_the_least_recently_explored(agent, kind):
     count = "path_count" if kind == Explored.Kind.PATH else "url_count"
     with brain_writing(agent=agent) as write:
-        assert [write.explored(kind=kind, key=f"/k{number}", summary="", at=at(number)) for number in range(CAP)] == [True] * CAP
+        assert [write.explored(kind=kind, key=f"/k{number}", summary="", at=at(number)) for number in range(CAP)] == [
+            True
+        ] * CAP
         assert write.explored(kind=kind, key="/k0", summary="again", at=at(10)) is False  # seen again: newest
     assert getattr(Brain.objects.get(pk=agent.pk), count) == CAP
 
@@ -195,7 +237,9 @@ def test_goals_at_the_cap_make_room_by_the_oldest_done_goal_or_are_refused(agent
     goal_complete(agent=agent, goal_id=goals[1].pk)
     goal_create(agent=agent, text="room made")
     assert list(Goal.objects.filter(brain_id=agent.pk).order_by("id").values_list("text", flat=True)) == [
-        "goal 0", "goal 2", "room made",
+        "goal 0",
+        "goal 2",
+        "room made",
     ]
 
 
@@ -214,7 +258,10 @@ def test_the_last_seq_of_each_list_is_kept_on_the_brain_and_the_newest_are_read_
     with django_assert_num_queries(1):
         newest = brain_records(brain=brain, counts={"thought": 2, "episode": 5, "fact": 3, "log": 0})
     assert {kind: [record.text for record in records] for kind, records in newest.items()} == {
-        "thought": ["t3", "t4"], "episode": ["e0"], "fact": [], "log": []
+        "thought": ["t3", "t4"],
+        "episode": ["e0"],
+        "fact": [],
+        "log": [],
     }
 
 
@@ -259,7 +306,9 @@ def test_the_migration_fills_the_floors_and_the_spans_and_counts_come_from_the_r
         write.record(kind=RecordKind.FACT, text="f", item={"text": "f"}, at=at(1))
     Brain.objects.filter(pk=agent.pk).update(record_floors={})  # as before the migration
 
-    importlib.import_module("agents.migrations.0007_record_floors").record_floors_fill(_models_at("0007_record_floors"), None)
+    importlib.import_module("agents.migrations.0007_record_floors").record_floors_fill(
+        _models_at("0007_record_floors"), None
+    )
 
     brain = Brain.objects.get(pk=agent.pk)
     assert brain.record_floors == {"log": 2, "fact": 0}  # logs 3 to 5 are left at the cap of 3

@@ -101,7 +101,9 @@ def test_an_interval_shorter_than_the_minimum_is_400(api, client, user, interval
     assert answer.status_code == 400
     assert "interval_s must be an integer from 10 to" in answer.json()["detail"]
     client.force_login(user)
-    page = client.post(reverse("agents:brain_ticking_start", args=[agent.pk]), {"interval_s": interval}, HTTP_HX_REQUEST="true")
+    page = client.post(
+        reverse("agents:brain_ticking_start", args=[agent.pk]), {"interval_s": interval}, HTTP_HX_REQUEST="true"
+    )
     assert page.status_code == 400 and "MEMSITE_TICK_MIN_INTERVAL_S" in page.content.decode()
     assert not Brain.objects.filter(pk=agent.pk, ticking=True).exists()
 

@@ -130,6 +130,7 @@ class TestMessageAppend:
 
     def test_tool_calls_and_results(self, api):
         agent = AgentFactory()
+
         def append(body: dict):
             return api.post(url("message-append", agent.pk), body, format="json")
 
@@ -289,9 +290,7 @@ class TestCheckpoints:
 def test_every_agent_operation_is_in_the_schema(client):
     schema = yaml.safe_load(client.get("/api/schema/").content)
     validate_schema(schema)
-    operations = {
-        (path, method) for path, item in schema["paths"].items() for method in item if method != "parameters"
-    }
+    operations = {(path, method) for path, item in schema["paths"].items() for method in item if method != "parameters"}
     agent = "/api/agents/{agent_id}"
     assert {
         ("/api/agents/", "post"),

@@ -39,9 +39,7 @@ def reply(**fields) -> dict:
 
 @pytest.fixture
 def agent():
-    return AgentFactory(
-        model="gpt-4", instructions="You help $user.", context_variables={"user": "Ada"}
-    )
+    return AgentFactory(model="gpt-4", instructions="You help $user.", context_variables={"user": "Ada"})
 
 
 @pytest.fixture
@@ -95,9 +93,7 @@ class TestSdkReplies:
     def test_a_refusal_is_kept_and_sent_back(self, api, agent, post):
         response = post(reply(content=None, refusal="I can't help with that."))
 
-        assert (
-            response.status_code == 201 and response.json()["refusal"] == "I can't help with that."
-        )
+        assert response.status_code == 201 and response.json()["refusal"] == "I can't help with that."
         messages = context(api, agent)
         assert messages[1] == {
             "role": "assistant",
@@ -107,9 +103,7 @@ class TestSdkReplies:
         assert_chat_request_messages(messages)
 
     def test_annotations_are_kept_to_show_and_never_sent(self, api, agent, post):
-        citation = AnnotationURLCitation(
-            start_index=4, end_index=20, title="Runbook", url="https://ops.example/run"
-        )
+        citation = AnnotationURLCitation(start_index=4, end_index=20, title="Runbook", url="https://ops.example/run")
         dumped = reply(
             content="See the runbook.",
             annotations=[Annotation(type="url_citation", url_citation=citation)],
@@ -117,16 +111,12 @@ class TestSdkReplies:
 
         response = post(dumped)
 
-        assert (
-            response.status_code == 201 and response.json()["annotations"] == dumped["annotations"]
-        )
+        assert response.status_code == 201 and response.json()["annotations"] == dumped["annotations"]
         messages = context(api, agent)
         assert messages[1] == {"role": "assistant", "content": "See the runbook."}
         assert_chat_request_messages(messages)
 
-    def test_an_audio_reply_keeps_its_id_and_transcript_and_is_sent_back_by_its_id(
-        self, api, agent, post
-    ):
+    def test_an_audio_reply_keeps_its_id_and_transcript_and_is_sent_back_by_its_id(self, api, agent, post):
         audio = ChatCompletionAudio(
             id="audio_1", data="UklGRiQAAABXQVZF", expires_at=1_900_000_000, transcript="Hi Ada"
         )
@@ -239,9 +229,7 @@ def test_content_parts_are_stored_counted_and_sent_as_parts(api, agent, post):
             "image_url": {"url": "https://ops.example/dash.png", "detail": "low"},
         },
     ]
-    text_only = post(
-        {"role": "user", "content": [{"type": "text", "text": "What is on this dashboard?"}]}
-    )
+    text_only = post({"role": "user", "content": [{"type": "text", "text": "What is on this dashboard?"}]})
 
     response = post({"role": "user", "content": parts, "name": "ada"})
 

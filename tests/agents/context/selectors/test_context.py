@@ -111,12 +111,9 @@ class TestFifo:
         assert reasons == ["compaction", "tool_pair"]
         assert positions(result)[0] == 6
 
-
     def test_a_function_result_goes_with_its_function_call(self, agent):
         fill(agent, [100, 150, 45])
-        services.message_append(
-            agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
-        )
+        services.message_append(agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"})
         services.message_append(agent=agent, role="function", name="lookup", content=words(60))
         agent.refresh_from_db()
         while agent.history_tokens <= 897:
@@ -181,7 +178,10 @@ class TestSlidingWindow:
         assert positions(result) == [3, 4, 5, 6]
         [dropped] = result.report.dropped
         assert (dropped.reason, dropped.first_position, dropped.last_position, dropped.tokens) == (
-            "outside_window", 1, 2, 50
+            "outside_window",
+            1,
+            2,
+            50,
         )
 
     @pytest.mark.parametrize(("turns", "kept"), [(1, [5, 6]), (3, [1, 2, 3, 4, 5, 6]), (10, [1, 2, 3, 4, 5, 6])])
@@ -480,9 +480,7 @@ def test_reads_follow_what_is_kept_not_the_conversations_length(strategy):
     assert queries(30) == queries(300)
 
 
-@pytest.mark.parametrize(
-    "arguments", [{"strategy": "truncate"}, {"turns": 0}, {"model": ""}, {"long_term_budget": -1}]
-)
+@pytest.mark.parametrize("arguments", [{"strategy": "truncate"}, {"turns": 0}, {"model": ""}, {"long_term_budget": -1}])
 def test_refuses_invalid_arguments(agent, arguments):
     with pytest.raises(InvalidInput):
         context_assemble(agent=agent, **arguments)

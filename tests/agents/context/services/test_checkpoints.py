@@ -113,9 +113,7 @@ def test_the_chat_apis_fields_are_restored_too():
         refusal="No.",
         audio={"id": "audio_1", "transcript": "No."},
     )
-    services.message_append(
-        agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
-    )
+    services.message_append(agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"})
     before = stored(agent)
     checkpoint = services.checkpoint_create(agent=agent)
     services.message_append(agent=agent, role="function", name="lookup", content="42")
@@ -131,8 +129,7 @@ def test_a_document_written_before_the_chat_apis_other_fields_restores_them_empt
     checkpoint = services.checkpoint_create(agent=agent)
     later = ("content_parts", "name", "refusal", "audio", "function_call", "annotations")
     checkpoint.document["messages"] = [
-        {key: value for key, value in entry.items() if key not in later}
-        for entry in checkpoint.document["messages"]
+        {key: value for key, value in entry.items() if key not in later} for entry in checkpoint.document["messages"]
     ]
     before = stored(agent)
     say(agent, 20)

@@ -96,16 +96,28 @@ class TestValidation:
         agent = AgentFactory()
         with pytest.raises(IntegrityError), transaction.atomic():
             Message.objects.create(
-                agent=agent, position=1, role="robot", content="hi", token_count=5,
-                token_encoding="x", tokens_approximate=False, history_offset=0,
+                agent=agent,
+                position=1,
+                role="robot",
+                content="hi",
+                token_count=5,
+                token_encoding="x",
+                tokens_approximate=False,
+                history_offset=0,
             )
 
     def test_the_database_refuses_a_tool_result_without_its_call_id(self):
         agent = AgentFactory()
         with pytest.raises(IntegrityError), transaction.atomic():
             Message.objects.create(
-                agent=agent, position=1, role="tool", content="42", token_count=5,
-                token_encoding="x", tokens_approximate=False, history_offset=0,
+                agent=agent,
+                position=1,
+                role="tool",
+                content="42",
+                token_count=5,
+                token_encoding="x",
+                tokens_approximate=False,
+                history_offset=0,
             )
 
 
@@ -195,10 +207,7 @@ class TestChatFields:
 
         message = services.message_append(agent=agent, role="user", content=parts)
 
-        assert (
-            message.content == "Compare these.\n\nWhich is newer?"
-            and message.content_parts == parts
-        )
+        assert message.content == "Compare these.\n\nWhich is newer?" and message.content_parts == parts
         counter = counter_for_model("gpt-4")
         texts = counter.count("Compare these.") + counter.count("Which is newer?")
         # 3 per message and 1 for the role; an image of unknown size costs the most one can.
@@ -214,9 +223,7 @@ class TestChatFields:
 
         message = services.message_append(agent=agent, role="user", content=[part])
 
-        assert message.content_parts == [
-            {"type": "image_url", "image_url": {"url": "https://ops.example/a.png"}}
-        ]
+        assert message.content_parts == [{"type": "image_url", "image_url": {"url": "https://ops.example/a.png"}}]
 
     def test_text_content_parts_alone_count_exactly(self):
         agent = AgentFactory(model="gpt-4")
@@ -239,18 +246,14 @@ class TestChatFields:
             (
                 {
                     "role": "user",
-                    "content": [
-                        {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "ogg"}}
-                    ],
+                    "content": [{"type": "input_audio", "input_audio": {"data": "AAAA", "format": "ogg"}}],
                 },
                 'format must be "wav" or "mp3"',
             ),
             (
                 {
                     "role": "user",
-                    "content": [
-                        {"type": "text", "text": "hi", "prompt_cache_breakpoint": {"mode": "x"}}
-                    ],
+                    "content": [{"type": "text", "text": "hi", "prompt_cache_breakpoint": {"mode": "x"}}],
                 },
                 'mode must be "explicit"',
             ),
@@ -297,9 +300,7 @@ class TestChatFields:
 class TestFunctionResults:
     def test_a_function_message_answers_the_function_call_just_before_it(self):
         agent = AgentFactory()
-        services.message_append(
-            agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
-        )
+        services.message_append(agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"})
 
         with pytest.raises(InvalidInput, match="called 'lookup', not 'delete'"):
             services.message_append(agent=agent, role="function", name="delete", content="done")
@@ -319,6 +320,4 @@ class TestFunctionResults:
         agent = AgentFactory()
         services.message_append(agent=agent, role="assistant", function_call={"name": "lookup"})
         with pytest.raises(InvalidInput, match="pinned"):
-            services.message_append(
-                agent=agent, role="function", name="lookup", content="42", pinned=True
-            )
+            services.message_append(agent=agent, role="function", name="lookup", content="42", pinned=True)

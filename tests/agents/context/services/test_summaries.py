@@ -134,7 +134,9 @@ def test_a_summary_is_written_once_and_reused(agent, queued, django_capture_on_c
     assert services.summary_write(summary_id=queued[0]) is None and LLMCall.objects.count() == calls
 
 
-def test_the_next_cut_summarizes_the_summary_and_the_messages_after_it(agent, queued, django_capture_on_commit_callbacks):
+def test_the_next_cut_summarizes_the_summary_and_the_messages_after_it(
+    agent, queued, django_capture_on_commit_callbacks
+):
     fill(agent, 8)
     build(agent, django_capture_on_commit_callbacks)
     first = services.summary_write(summary_id=queued[0])
@@ -159,7 +161,9 @@ def test_the_next_cut_summarizes_the_summary_and_the_messages_after_it(agent, qu
     assert report.summary.id == second.pk and report.summary.level == 2 and report.summary_wanted is None
 
 
-def test_a_long_stretch_is_read_in_chunks_each_kept_as_a_summary(agent, offline, queued, django_capture_on_commit_callbacks):
+def test_a_long_stretch_is_read_in_chunks_each_kept_as_a_summary(
+    agent, offline, queued, django_capture_on_commit_callbacks
+):
     offline.MEMSITE_SUMMARY_CHUNK_TOKENS = 250  # two messages a call
     fill(agent, 14)  # cut back to 500: messages 1 to 9 go
     build(agent, django_capture_on_commit_callbacks)
@@ -208,18 +212,12 @@ def test_tool_results_at_the_cut_are_summarized_with_their_call(agent, queued, d
     assert "#3 assistant: calls lookup({})" in prompt and "#4 tool (call_a):" in prompt
 
 
-def test_custom_tools_function_calls_and_refusals_are_summarized(
-    agent, queued, django_capture_on_commit_callbacks
-):
+def test_custom_tools_function_calls_and_refusals_are_summarized(agent, queued, django_capture_on_commit_callbacks):
     fill(agent, 2)
     custom = {"id": "call_c", "type": "custom", "custom": {"name": "grep", "input": "deploy"}}
     services.message_append(agent=agent, role="assistant", tool_calls=[custom])
-    services.message_append(
-        agent=agent, role="tool", tool_call_id="call_c", content="ops/deploy.sh"
-    )
-    services.message_append(
-        agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
-    )
+    services.message_append(agent=agent, role="tool", tool_call_id="call_c", content="ops/deploy.sh")
+    services.message_append(agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"})
     services.message_append(agent=agent, role="function", name="lookup", content="port 8443")
     services.message_append(agent=agent, role="assistant", refusal="I will not deploy on Friday.")
     fill(agent, 6)
@@ -228,9 +226,7 @@ def test_custom_tools_function_calls_and_refusals_are_summarized(
     services.summary_write(summary_id=queued[0])
 
     prompt = LLMCall.objects.filter(purpose="summarize").latest("pk").messages[-1]["content"]
-    assert (
-        "#3 assistant: calls grep(deploy)" in prompt and "#5 assistant: calls lookup({})" in prompt
-    )
+    assert "#3 assistant: calls grep(deploy)" in prompt and "#5 assistant: calls lookup({})" in prompt
     assert "#6 function: port 8443" in prompt
     assert "#7 assistant: refuses: I will not deploy on Friday." in prompt
 

@@ -29,10 +29,7 @@ def context_url(agent: Agent) -> str:
 
 def legend(html: str) -> dict[str, int]:
     """The tokens the bar's legend gives each tier, and the free space."""
-    return {
-        tier: int(tokens)
-        for tier, tokens in re.findall(r'<li data-tier="([^"]+)" data-tokens="(-?\d+)"', html)
-    }
+    return {tier: int(tokens) for tier, tokens in re.findall(r'<li data-tier="([^"]+)" data-tokens="(-?\d+)"', html)}
 
 
 def message_positions(html: str) -> list[int]:
@@ -116,9 +113,7 @@ def test_the_list_is_paginated(user_client, monkeypatch):
     assert ">a3<" in second and "page 2 of 2" in second
 
 
-def test_the_list_costs_the_same_queries_whatever_the_rows(
-    user_client, django_assert_max_num_queries
-):
+def test_the_list_costs_the_same_queries_whatever_the_rows(user_client, django_assert_max_num_queries):
     for number in range(20):
         AgentFactory(name=f"agent-row-{number}")
     with django_assert_max_num_queries(6):
@@ -138,9 +133,7 @@ def test_creating_an_agent_goes_to_its_page(user_client):
     agent = Agent.objects.get(name="scout")
     assert response.status_code == 302 and response["Location"] == page_url(agent)
     assert (agent.model, agent.instructions) == ("gpt-4o", "Be brief.")
-    assert (
-        "Created agent &#x27;scout&#x27;." in user_client.get(response["Location"]).content.decode()
-    )
+    assert "Created agent &#x27;scout&#x27;." in user_client.get(response["Location"]).content.decode()
 
 
 @pytest.mark.parametrize(
@@ -165,9 +158,7 @@ def test_creating_an_agent_goes_to_its_page(user_client):
         ({"name": "   ", "model": "gpt-4"}, 400, "Name: This field is required."),
     ],
 )
-def test_a_refused_agent_shows_the_error_in_the_form_and_writes_nothing(
-    user_client, data, status, error
-):
+def test_a_refused_agent_shows_the_error_in_the_form_and_writes_nothing(user_client, data, status, error):
     AgentFactory(name="taken")
 
     response = user_client.post(reverse("agents:agent_create"), data)
@@ -203,9 +194,7 @@ def test_the_page_shows_settings_and_the_names_of_context_variables_but_not_thei
     assert "sliding_window" in html and "50000 tokens" in html
 
 
-def test_the_page_shows_the_newest_messages_first_and_loads_older_ones(
-    user_client, agent, monkeypatch
-):
+def test_the_page_shows_the_newest_messages_first_and_loads_older_ones(user_client, agent, monkeypatch):
     monkeypatch.setattr(views, "MESSAGES_PAGE_SIZE", 4)
     for number in range(1, 11):
         services.message_append(agent=agent, role="user", content=f"message number {number}")
@@ -217,18 +206,13 @@ def test_the_page_shows_the_newest_messages_first_and_loads_older_ones(
 
     partial = user_client.get(older, {"before": 7}, **HTMX)
     assert message_positions(partial.content.decode()) == [6, 5, 4, 3]
-    assert (
-        "<html" not in partial.content.decode() and f"{older}?before=3" in partial.content.decode()
-    )
+    assert "<html" not in partial.content.decode() and f"{older}?before=3" in partial.content.decode()
     last = user_client.get(older, {"before": 3}, **HTMX).content.decode()
     assert message_positions(last) == [2, 1] and "Load older" not in last
 
     # Without htmx, the older page is the agent's page at that point.
     redirect = user_client.get(older, {"before": 7})
-    assert (
-        redirect.status_code == 302
-        and redirect["Location"] == page_url(agent, before="7") + "#conversation"
-    )
+    assert redirect.status_code == 302 and redirect["Location"] == page_url(agent, before="7") + "#conversation"
     assert message_positions(user_client.get(page_url(agent, before="7")).content.decode()) == [
         6,
         5,
@@ -307,10 +291,7 @@ def test_the_bar_shows_every_tier_the_free_space_and_what_was_dropped(user_clien
         ("trigger", report.trigger_at),
         ("target", report.target_at),
     ):
-        assert (
-            f'class="context-marker context-marker-{key}" style="left: {100 * at / WINDOW:.3f}%"'
-            in html
-        )
+        assert f'class="context-marker context-marker-{key}" style="left: {100 * at / WINDOW:.3f}%"' in html
     assert f"{report.total} of {WINDOW} tokens" in html
     rows = re.findall(
         r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>(\d+)</td><td>(\d+)</td><td>([^<]*)</td></tr>",
@@ -347,9 +328,7 @@ def test_switching_the_strategy_reassembles_and_pushes_the_pages_url(user_client
         say(agent, 50, role="assistant")
 
     fifo = user_client.get(context_url(agent), {"strategy": "fifo"}, **HTMX)
-    sliding = user_client.get(
-        context_url(agent), {"strategy": "sliding_window", "model": "gpt-4"}, **HTMX
-    )
+    sliding = user_client.get(context_url(agent), {"strategy": "sliding_window", "model": "gpt-4"}, **HTMX)
 
     assert legend(fifo.content.decode())["short_term"] == 600
     html = sliding.content.decode()
@@ -363,9 +342,7 @@ def test_switching_the_strategy_reassembles_and_pushes_the_pages_url(user_client
 
 def test_without_htmx_the_context_address_is_the_agents_page(user_client, agent):
     response = user_client.get(context_url(agent), {"strategy": "importance"})
-    assert response.status_code == 302 and response["Location"] == page_url(
-        agent, strategy="importance"
-    )
+    assert response.status_code == 302 and response["Location"] == page_url(agent, strategy="importance")
 
 
 def test_a_new_tier_appears_without_a_template_change(user_client, agent, monkeypatch):
@@ -374,9 +351,7 @@ def test_a_new_tier_appears_without_a_template_change(user_client, agent, monkey
     def with_notes_tier(**arguments):
         assembled = context_assemble(**arguments)
         report = assembled.report
-        report = dataclasses.replace(
-            report, tiers={**report.tiers, "scratch_notes": 42}, free=report.free - 42
-        )
+        report = dataclasses.replace(report, tiers={**report.tiers, "scratch_notes": 42}, free=report.free - 42)
         return dataclasses.replace(assembled, report=report)
 
     monkeypatch.setattr(services, "context_build", with_notes_tier)
@@ -468,9 +443,7 @@ def test_appending_with_htmx_shows_the_message_and_asks_the_report_to_refresh(us
 
 
 def test_appending_without_htmx_redirects_to_the_page(user_client, agent):
-    response = user_client.post(
-        reverse("agents:message_append", args=[agent.pk]), {"role": "user", "content": "hi"}
-    )
+    response = user_client.post(reverse("agents:message_append", args=[agent.pk]), {"role": "user", "content": "hi"})
 
     assert response.status_code == 302 and response["Location"] == page_url(agent)
     assert Message.objects.get(agent=agent).content == "hi"
@@ -493,9 +466,7 @@ def test_appending_without_htmx_redirects_to_the_page(user_client, agent):
 def test_a_refused_message_shows_the_error_in_the_form_and_writes_nothing(
     user_client, agent, data, status, error, htmx
 ):
-    response = user_client.post(
-        reverse("agents:message_append", args=[agent.pk]), data, **(HTMX if htmx else {})
-    )
+    response = user_client.post(reverse("agents:message_append", args=[agent.pk]), data, **(HTMX if htmx else {}))
 
     assert response.status_code == status
     html = response.content.decode()
@@ -507,9 +478,7 @@ def test_a_refused_message_shows_the_error_in_the_form_and_writes_nothing(
 
 
 def test_an_unanswered_tool_call_refuses_the_next_message(user_client, agent):
-    calls = [
-        {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
-    ]
+    calls = [{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]
     services.message_append(agent=agent, role="assistant", tool_calls=calls)
 
     response = user_client.post(
@@ -526,17 +495,11 @@ def test_an_unanswered_tool_call_refuses_the_next_message(user_client, agent):
 def test_the_conversation_shows_custom_tools_function_calls_refusals_and_audio(user_client, agent):
     custom = {"id": "call_c", "type": "custom", "custom": {"name": "grep", "input": "deploy"}}
     services.message_append(agent=agent, role="assistant", tool_calls=[custom])
-    services.message_append(
-        agent=agent, role="tool", tool_call_id="call_c", content="ops/deploy.sh"
-    )
-    services.message_append(
-        agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"}
-    )
+    services.message_append(agent=agent, role="tool", tool_call_id="call_c", content="ops/deploy.sh")
+    services.message_append(agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"})
     services.message_append(agent=agent, role="function", name="lookup", content="port 8443")
     services.message_append(agent=agent, role="assistant", refusal="Not on a Friday.")
-    services.message_append(
-        agent=agent, role="assistant", audio={"id": "audio_1", "transcript": "Done."}
-    )
+    services.message_append(agent=agent, role="assistant", audio={"id": "audio_1", "transcript": "Done."})
 
     html = user_client.get(page_url(agent)).content.decode()
 

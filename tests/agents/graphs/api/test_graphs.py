@@ -142,7 +142,9 @@ def test_an_unknown_graph_is_not_found(api, graph, method, name, args, body):
 
 def test_a_graph_is_created_with_its_task_node(api):
     response = api.post(
-        url("graph-create"), {"task": "  Find the port  ", "trigger_tokens": 2_000, "target_tokens": 1_000}, format="json"
+        url("graph-create"),
+        {"task": "  Find the port  ", "trigger_tokens": 2_000, "target_tokens": 1_000},
+        format="json",
     )
 
     assert response.status_code == 201
@@ -248,7 +250,12 @@ def test_memorize_stores_the_turns_and_queues_the_work(api, graph, queued, djang
     assert body["data"] == {"turn_ids": [0, 1]} and body["ended_at"] is None
     assert second.json()["data"] == {"turn_ids": [2, 3, 4, 5]}
     assert list(Turn.objects.filter(graph=graph).values_list("turn_id", "role")) == [
-        (0, "assistant"), (1, "tool"), (2, "assistant"), (3, "tool"), (4, "assistant"), (5, "tool")
+        (0, "assistant"),
+        (1, "tool"),
+        (2, "assistant"),
+        (3, "tool"),
+        (4, "assistant"),
+        (5, "tool"),
     ]
     assert queued == [graph.pk, graph.pk]
 
@@ -397,7 +404,10 @@ def test_a_node_says_its_state_both_ways(api, indexed):
 
     results, _, _ = page_of(api.get(url("graph-nodes", indexed.pk)))
     assert [(node["state"], node["active"]) for node in results] == [
-        ("active", True), ("active", True), ("active", True), ("flushed", "Flushed")
+        ("active", True),
+        ("active", True),
+        ("active", True),
+        ("flushed", "Flushed"),
     ]
     assert results[1] | {"created_at": None} == {
         "node_id": 2,
@@ -477,7 +487,10 @@ def test_operations_newest_first_a_page_at_a_time(api, graph, queued, django_cap
 
     ops = first + rest
     assert [(op["kind"], op["status"]) for op in ops] == [
-        ("import", "applied"), ("recall", "queued"), ("memorize", "queued"), ("create", "applied")
+        ("import", "applied"),
+        ("recall", "queued"),
+        ("memorize", "queued"),
+        ("create", "applied"),
     ]
     assert last is None and set(ops[0]) == set(GraphOpSerializer().fields)
     assert ops[0]["rationale"] == "snapshot imported" and ops[0]["error"] == ""
@@ -618,7 +631,13 @@ def test_every_graph_operation_is_in_the_schema(client):
         (f"{graph}/snapshot/", "put"),
     } <= operations
     nodes = schema["paths"][f"{graph}/nodes/"]["get"]
-    assert {parameter["name"] for parameter in nodes["parameters"]} == {"graph_id", "kind", "state", "cursor", "page_size"}
+    assert {parameter["name"] for parameter in nodes["parameters"]} == {
+        "graph_id",
+        "kind",
+        "state",
+        "cursor",
+        "page_size",
+    }
     page = nodes["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
     assert schema["components"]["schemas"][page]["properties"]["results"]["items"]["$ref"].endswith("/GraphNode")
 

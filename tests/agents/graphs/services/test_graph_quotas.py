@@ -48,7 +48,8 @@ def test_a_memorize_of_more_steps_than_the_cap_is_413_and_stores_nothing(api, cl
     assert_documented(refused, "/api/graphs/{graph_id}/memorize/", "post")
     client.force_login(user)
     page = client.post(
-        reverse("agents:graph_memorize", args=[graph.pk]), {"messages_json": str(steps(4)).replace("'", '"')},
+        reverse("agents:graph_memorize", args=[graph.pk]),
+        {"messages_json": str(steps(4)).replace("'", '"')},
         HTTP_HX_REQUEST="true",
     )
     assert page.status_code == 413 and "MEMSITE_GRAPH_MEMORIZE_MAX_STEPS" in page.content.decode()

@@ -35,9 +35,7 @@ def queued(monkeypatch):
 
 @pytest.fixture
 def graph():
-    return services.graph_create(
-        task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
-    )
+    return services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
 
 
 def saved(name: str) -> bytes:
@@ -63,14 +61,11 @@ def memobrain_view(document: dict) -> dict:
         "nodes": nodes,
         "order": list(nodes),
         "node types": {
-            key: {name: type(value).__name__ for name, value in node.items()}
-            for key, node in nodes.items()
+            key: {name: type(value).__name__ for name, value in node.items()} for key, node in nodes.items()
         },
         "edges": edges,
         "edge types": [tuple(type(part).__name__ for part in edge) for edge in edges],
-        "leaves": [
-            key for key, node in nodes.items() if key not in sources and node.get("active", True)
-        ],
+        "leaves": [key for key, node in nodes.items() if key not in sources and node.get("active", True)],
         "next id": max(nodes) + 1,
     }
 
@@ -92,16 +87,12 @@ def test_a_memobrain_snapshot_comes_back_field_by_field(api, graph, name):
             assert (type(mine), mine) == (type(value), value), (key, field)
     assert len(exported["edges"]) == len(original["edges"])
     for number, (mine, theirs) in enumerate(zip(exported["edges"], original["edges"], strict=True)):
-        assert [(type(value), value) for value in mine.values()] == [
-            (type(value), value) for value in theirs.values()
-        ]
+        assert [(type(value), value) for value in mine.values()] == [(type(value), value) for value in theirs.values()]
         assert list(mine) == list(theirs), number
     assert json.dumps(exported, sort_keys=True) == json.dumps(original, sort_keys=True)
 
 
-@pytest.mark.parametrize(
-    ("name", "leaves", "next_id"), [("research_run", [7, 9], 11), ("loops", [5], 7)]
-)
+@pytest.mark.parametrize(("name", "leaves", "next_id"), [("research_run", [7, 9], 11), ("loops", [5], 7)])
 def test_memobrain_reads_the_export_as_the_same_graph(graph, name, leaves, next_id):
     original = imported(graph, name)
 
@@ -121,9 +112,7 @@ def test_what_a_memobrain_run_holds_is_stored_as_it_was(graph):
 
     # Folding siblings moved both of their edges to the summary: each repeat is its own row, in
     # the order MemoBrain made them, with its own rationale (null where the fold gave none).
-    edges = list(
-        GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale")
-    )
+    edges = list(GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale"))
     assert [(src, dst) for src, dst, _ in edges[:5]] == [
         (1, 10),
         (1, 10),
@@ -144,13 +133,9 @@ def test_what_a_memobrain_run_holds_is_stored_as_it_was(graph):
         0.92,
     )
     assert len(nodes[4].thought[1]["content"]) > 8_000 and len(nodes[1].thought) > 8_000
-    assert nodes[8].thought.startswith(
-        '[{"role": "assistant", "content": "Read the pages on Vakko (\\u015een'
-    )
+    assert nodes[8].thought.startswith('[{"role": "assistant", "content": "Read the pages on Vakko (\\u015een')
     assert nodes[1].state == "flushed"
-    assert [(nodes[n].state, nodes[n].folded_into) for n in (2, 3, 4, 5)] == [
-        ("folded", 10)
-    ] * 2 + [("folded", 8)] * 2
+    assert [(nodes[n].state, nodes[n].folded_into) for n in (2, 3, 4, 5)] == [("folded", 10)] * 2 + [("folded", 8)] * 2
     graph.refresh_from_db()
     assert graph.task == nodes[1].thought[:MAX_TASK_CHARS]
 
@@ -165,9 +150,7 @@ def test_what_a_memobrain_run_holds_is_stored_as_it_was(graph):
         lambda doc: doc["edges"].append({"src": 1, "dst": 2, "rationale": "the same pair again"}),
         lambda doc: doc["edges"][0].update(rationale=None),
         lambda doc: doc["edges"][0].update(rationale="why " * 5_000),
-        lambda doc: doc["nodes"]["2"]["thought"][0].update(
-            content="x" * 20_000, tool_call_id="call_1", n=[1, {}]
-        ),
+        lambda doc: doc["nodes"]["2"]["thought"][0].update(content="x" * 20_000, tool_call_id="call_1", n=[1, {}]),
         lambda doc: doc["nodes"]["2"].update(thought="t" * 50_000),
     ],
 )
@@ -238,9 +221,7 @@ def test_memorize_goes_on_in_an_imported_graph_with_cycles(
     graph, openai_gateway: FakeOpenAI, queued, django_capture_on_commit_callbacks
 ):
     imported(graph, "loops")  # 2 -> 6 -> 4 -> 2, and 4 -> 4
-    before = list(
-        GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale")
-    )
+    before = list(GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale"))
     openai_gateway.script(Reply.json(evidence_patch("2")))
 
     op = memorize(
@@ -250,9 +231,7 @@ def test_memorize_goes_on_in_an_imported_graph_with_cycles(
     )
 
     assert op.status == "applied", op.error
-    edges = list(
-        GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale")
-    )
+    edges = list(GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale"))
     assert edges == [*before, (2, 7, "decompose"), (8, 7, "")]
 
 
@@ -260,9 +239,7 @@ def test_a_fold_keeps_the_imported_repeats_in_their_order(
     graph, openai_gateway: FakeOpenAI, queued, django_capture_on_commit_callbacks
 ):
     imported(graph, "research_run")
-    before = list(
-        GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale")
-    )
+    before = list(GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale"))
     fold = {
         "ids": [6],
         "notes": [{"role": "user", "content": "Born 1915."}],
@@ -279,9 +256,7 @@ def test_a_fold_keeps_the_imported_repeats_in_their_order(
     # 10 -> 6 moves to the summary, 11, in its place; 6 -> 10 would then close 10 -> 11 -> 10,
     # which memsite's own folds never make: it is left out. The repeats stay as they were.
     assert op.detail["summaries"] == [11] and op.detail["edges_left_out"] == [[6, 10]]
-    edges = list(
-        GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale")
-    )
+    edges = list(GraphEdge.objects.filter(graph=graph).order_by("id").values_list("src", "dst", "rationale"))
     assert edges == [*before[:5], (10, 11, before[5][2]), *before[7:]]
 
 
@@ -298,10 +273,7 @@ def test_the_dashboard_shows_an_imported_memobrain_graph(client, user, graph, na
     assert drawn == {int(key) for key in document["nodes"]}
     for key in document["nodes"]:
         panel = client.get(f"{url}?node={key}")
-        assert (
-            panel.status_code == 200
-            and f'id="node-panel-title">Node {key} ' in panel.content.decode()
-        )
+        assert panel.status_code == 200 and f'id="node-panel-title">Node {key} ' in panel.content.decode()
 
 
 def test_a_flushed_task_is_still_shown_to_the_model(
@@ -321,9 +293,7 @@ def test_a_flushed_task_is_still_shown_to_the_model(
     assert "[1] task: Begin to solve the task" in graph_block
 
 
-def test_offline_memorize_goes_on_when_the_task_is_flushed(
-    graph, queued, django_capture_on_commit_callbacks
-):
+def test_offline_memorize_goes_on_when_the_task_is_flushed(graph, queued, django_capture_on_commit_callbacks):
     imported(graph, "research_run")
     # No active subtask either: the new step can hang only from an active node of another kind.
     GraphNode.objects.filter(graph=graph, kind="subtask").update(state="flushed")

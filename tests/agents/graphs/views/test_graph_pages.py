@@ -23,10 +23,34 @@ ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 SNAPSHOT = {
     "nodes": {
         **SEED_EXAMPLE["nodes"],
-        "3": {"node_id": 3, "kind": "subtask", "thought": "Find testing strategies", "related_turn_ids": [4], "active": True},
-        "4": {"node_id": 4, "kind": "evidence", "thought": "Modular architecture found", "related_turn_ids": [2], "active": False},
-        "5": {"node_id": 5, "kind": "evidence", "thought": "DDD patterns documented", "related_turn_ids": [3], "active": False},
-        "6": {"node_id": 6, "kind": "evidence", "thought": "Jest + E2E recommended", "related_turn_ids": [4, 9], "active": "Flushed"},
+        "3": {
+            "node_id": 3,
+            "kind": "subtask",
+            "thought": "Find testing strategies",
+            "related_turn_ids": [4],
+            "active": True,
+        },
+        "4": {
+            "node_id": 4,
+            "kind": "evidence",
+            "thought": "Modular architecture found",
+            "related_turn_ids": [2],
+            "active": False,
+        },
+        "5": {
+            "node_id": 5,
+            "kind": "evidence",
+            "thought": "DDD patterns documented",
+            "related_turn_ids": [3],
+            "active": False,
+        },
+        "6": {
+            "node_id": 6,
+            "kind": "evidence",
+            "thought": "Jest + E2E recommended",
+            "related_turn_ids": [4, 9],
+            "active": "Flushed",
+        },
         "7": {
             "node_id": 7,
             "kind": "summary",
@@ -44,8 +68,15 @@ SNAPSHOT = {
         {"src": 7, "dst": 2, "rationale": "summarizes 4 and 5"},
     ],
 }
-STATES = {1: ("task", "active"), 2: ("subtask", "active"), 3: ("subtask", "active"), 4: ("evidence", "folded"),
-          5: ("evidence", "folded"), 6: ("evidence", "flushed"), 7: ("summary", "active")}
+STATES = {
+    1: ("task", "active"),
+    2: ("subtask", "active"),
+    3: ("subtask", "active"),
+    4: ("evidence", "folded"),
+    5: ("evidence", "folded"),
+    6: ("evidence", "flushed"),
+    7: ("summary", "active"),
+}
 
 
 def page_url(graph: Graph, **query) -> str:
@@ -72,7 +103,9 @@ def polling(html: str) -> str | None:
 
 
 def turn(graph: Graph, turn_id: int, role: str, content: str) -> Turn:
-    return Turn.objects.create(graph=graph, turn_id=turn_id, role=role, content=content, token_count=len(content.split()) + 4)
+    return Turn.objects.create(
+        graph=graph, turn_id=turn_id, role=role, content=content, token_count=len(content.split()) + 4
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -142,9 +175,15 @@ def test_pages_need_a_login(client, graph, queued, method, name, args):
 def test_writes_need_post_and_a_csrf_token(user, graph, queued):
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
-    for name, args in [("agents:graph_create", []), ("agents:graph_recall", [graph.pk]), ("agents:graph_memorize", [graph.pk])]:
+    for name, args in [
+        ("agents:graph_create", []),
+        ("agents:graph_recall", [graph.pk]),
+        ("agents:graph_memorize", [graph.pk]),
+    ]:
         assert client.get(reverse(name, args=args)).status_code == 405
-        assert client.post(reverse(name, args=args), {"task": "t", "role_0": "user", "content_0": "x"}).status_code == 403
+        assert (
+            client.post(reverse(name, args=args), {"task": "t", "role_0": "user", "content_0": "x"}).status_code == 403
+        )
     assert Graph.objects.count() == 1 and GraphOp.objects.count() == 1 and not queued
 
 
@@ -175,7 +214,7 @@ def test_the_list_shows_the_graphs(user_client, lived_in):
     rows = re.findall(r'<tr id="graph-(\d+)">(.*?)</tr>', html, re.DOTALL)
     assert [int(pk) for pk, _ in rows] == [theirs.pk, lived_in.pk]  # newest first
     assert "Map the notes" in rows[0][1] and reverse("agents:agent_detail", args=[scout.pk]) in rows[0][1]
-    assert "4 active <span class=\"muted\">of 7</span>" in rows[1][1]
+    assert '4 active <span class="muted">of 7</span>' in rows[1][1]
     assert page_url(lived_in) in rows[1][1]
     assert re.search(r'<a href="/graphs/" aria-current="page">Graphs</a>', html)
 
@@ -257,11 +296,13 @@ def test_the_page_draws_every_node_with_its_kind_and_state(user_client, lived_in
     html = user_client.get(page_url(lived_in)).content.decode()
 
     assert drawn_nodes(html) == STATES
-    svg = html[html.index("<svg class=\"graph-svg\"") : html.index("</svg>", html.index("<svg class=\"graph-svg\""))]
+    svg = html[html.index('<svg class="graph-svg"') : html.index("</svg>", html.index('<svg class="graph-svg"'))]
     assert 'aria-label="Reasoning graph of 7 nodes (4 active, 2 folded, 1 flushed) in 3 layers, with 6 edges."' in svg
     assert svg.count('<rect class="node-inner"') == 1  # the summary's double edge
     assert "folded → #7" in svg and ">flushed</text>" in svg
-    edges = re.findall(r'<g class="graph-edge( edge-faded)?" data-src="(\d+)" data-dst="(\d+)">\s*<title>([^<]*)</title>', svg)
+    edges = re.findall(
+        r'<g class="graph-edge( edge-faded)?" data-src="(\d+)" data-dst="(\d+)">\s*<title>([^<]*)</title>', svg
+    )
     assert {(int(src), int(dst)): (bool(faded), title) for faded, src, dst, title in edges} == {
         (1, 2): (False, "1 → 2: decompose task"),
         (1, 3): (False, "1 → 3: decompose task"),
@@ -280,7 +321,9 @@ def test_the_page_draws_every_node_with_its_kind_and_state(user_client, lived_in
 def test_the_page_shows_the_context_against_trigger_and_target(user_client, lived_in):
     html = user_client.get(page_url(lived_in)).content.decode()
 
-    tokens = re.search(r'<dd id="graph-tokens"><strong>(\d+)</strong> against a trigger of 8000 and a target of 4000', html)
+    tokens = re.search(
+        r'<dd id="graph-tokens"><strong>(\d+)</strong> against a trigger of 8000 and a target of 4000', html
+    )
     assert tokens and int(tokens.group(1)) > 0
     assert 'class="context-marker context-marker-trigger" style="left: 83.333%"' in html
     assert 'class="context-marker context-marker-target" style="left: 41.667%"' in html
@@ -289,10 +332,17 @@ def test_the_page_shows_the_context_against_trigger_and_target(user_client, live
 
 def test_the_operations_with_their_tokens_and_errors(user_client, lived_in):
     GraphOp.objects.create(
-        graph=lived_in, kind="recall", status="applied", rationale="folded 4 and 5", tokens_before=900, tokens_after=600,
+        graph=lived_in,
+        kind="recall",
+        status="applied",
+        rationale="folded 4 and 5",
+        tokens_before=900,
+        tokens_after=600,
         ended_at=timezone.now(),
     )
-    GraphOp.objects.create(graph=lived_in, kind="memorize", status="rejected", error="edge 0 names node 42", ended_at=timezone.now())
+    GraphOp.objects.create(
+        graph=lived_in, kind="memorize", status="rejected", error="edge 0 names node 42", ended_at=timezone.now()
+    )
 
     html = user_client.get(page_url(lived_in)).content.decode()
 
@@ -300,7 +350,11 @@ def test_the_operations_with_their_tokens_and_errors(user_client, lived_in):
     assert [status for status, _ in rows] == ["rejected", "applied", "applied", "applied"]  # newest first
     assert "edge 0 names node 42" in rows[0][1]
     applied = rows[1][1]
-    assert "folded 4 and 5" in applied and "900 → 600" in applied and '<span class="delta delta-down">-300</span>' in applied
+    assert (
+        "folded 4 and 5" in applied
+        and "900 → 600" in applied
+        and '<span class="delta delta-down">-300</span>' in applied
+    )
     assert ">import</td>" in rows[2][1] and ">create</td>" in rows[3][1]
 
 
@@ -322,7 +376,9 @@ def test_a_node_opens_to_its_thought_and_turns(user_client, lived_in):
     html = response.content.decode()
     assert html.lstrip().startswith('<aside class="card node-panel" id="node-panel"')
     assert "<main" not in html
-    notes = re.findall(r'<li class="note"><span class="badge">(\w+)</span><div class="note-content">([^<]*)</div></li>', html)
+    notes = re.findall(
+        r'<li class="note"><span class="badge">(\w+)</span><div class="note-content">([^<]*)</div></li>', html
+    )
     assert notes == [("assistant", "Searching for architecture..."), ("user", "Results: modular patterns...")]
     turns = re.findall(r'<li class="message message-(\w+)" id="turn-(\d+)">', html)
     assert turns == [("assistant", "2"), ("tool", "3")]
@@ -382,7 +438,14 @@ def test_a_recall_is_queued(user_client, lived_in, queued, django_capture_on_com
 
 
 def test_a_step_is_memorized_from_rows(user_client, graph, queued, django_capture_on_commit_callbacks):
-    data = {"role_0": "assistant", "content_0": "look up the port", "role_1": "tool", "content_1": "8080", "role_2": "", "content_2": ""}
+    data = {
+        "role_0": "assistant",
+        "content_0": "look up the port",
+        "role_1": "tool",
+        "content_1": "8080",
+        "role_2": "",
+        "content_2": "",
+    }
     with django_capture_on_commit_callbacks(execute=True):
         response = user_client.post(reverse("agents:graph_memorize", args=[graph.pk]), data, **HTMX)
 
@@ -419,7 +482,10 @@ def test_a_step_is_memorized_from_json(user_client, graph, queued, django_captur
         ({"role_0": "assistant", "content_0": "x", "messages_json": "[]"}, "Fill in the rows or paste JSON, not both."),
         ({"messages_json": "[{"}, "The JSON does not parse"),
         ({"messages_json": '{"role": "user"}'}, "The JSON must be a list"),
-        ({"messages_json": '[{"role": "user", "content": "x", "name": "n"}]'}, "messages[0] must be an object with role and content."),
+        (
+            {"messages_json": '[{"role": "user", "content": "x", "name": "n"}]'},
+            "messages[0] must be an object with role and content.",
+        ),
         ({"messages_json": '[{"role": " ", "content": "x"}]'}, "messages[0].role must be a non-empty string."),
         ({"messages_json": "[]"}, "messages must be a list of 1 to 200 messages."),
     ],
@@ -452,7 +518,9 @@ def test_recall_and_memorize_work_without_javascript(user_client, graph, queued,
     assert response.status_code == 400
     html = response.content.decode()
     assert f"<h1>Graph {graph.pk}</h1>" in html and "The JSON does not parse" in html
-    assert 'nope</textarea>' in html and re.search(r"<details class=\"action\" open>\s*<summary>Or paste a JSON list", html)
+    assert "nope</textarea>" in html and re.search(
+        r"<details class=\"action\" open>\s*<summary>Or paste a JSON list", html
+    )
     assert len(queued) == 1
 
 
@@ -483,11 +551,22 @@ def test_a_queued_operation_polls_and_the_poll_brings_the_changes(user_client, l
         graph=lived_in,
         document={
             **SNAPSHOT,
-            "nodes": {**SNAPSHOT["nodes"], "3": {**SNAPSHOT["nodes"]["3"], "active": False},
-                      "8": {"node_id": 8, "kind": "summary", "thought": "testing: Jest", "related_turn_ids": [4], "active": True}},
+            "nodes": {
+                **SNAPSHOT["nodes"],
+                "3": {**SNAPSHOT["nodes"]["3"], "active": False},
+                "8": {
+                    "node_id": 8,
+                    "kind": "summary",
+                    "thought": "testing: Jest",
+                    "related_turn_ids": [4],
+                    "active": True,
+                },
+            },
         },
     )
-    GraphOp.objects.filter(kind="recall").update(status="applied", tokens_before=100, tokens_after=80, ended_at=timezone.now())
+    GraphOp.objects.filter(kind="recall").update(
+        status="applied", tokens_before=100, tokens_after=80, ended_at=timezone.now()
+    )
     response = user_client.get(poll, **HTMX)
     partial = response.content.decode()
     assert response.status_code == 286 and polling(partial) is None
@@ -498,7 +577,9 @@ def test_a_queued_operation_polls_and_the_poll_brings_the_changes(user_client, l
 
 def test_an_operation_no_worker_takes_stops_the_polling(user_client, graph, queued):
     services.graph_recall(graph=graph)
-    GraphOp.objects.filter(kind="recall").update(created_at=timezone.now() - timedelta(seconds=views_graphs.AWAIT_S + 1))
+    GraphOp.objects.filter(kind="recall").update(
+        created_at=timezone.now() - timedelta(seconds=views_graphs.AWAIT_S + 1)
+    )
 
     html = user_client.get(page_url(graph)).content.decode()
 
@@ -526,14 +607,28 @@ def test_written_text_is_escaped(user_client, graph):
         graph=graph,
         document={
             "nodes": {
-                "1": {"node_id": 1, "kind": "task", "thought": f"task {SCRIPT}", "related_turn_ids": [0], "active": True},
-                "2": {"node_id": 2, "kind": "subtask", "thought": [{"role": SCRIPT, "content": SCRIPT}], "related_turn_ids": [], "active": True},
+                "1": {
+                    "node_id": 1,
+                    "kind": "task",
+                    "thought": f"task {SCRIPT}",
+                    "related_turn_ids": [0],
+                    "active": True,
+                },
+                "2": {
+                    "node_id": 2,
+                    "kind": "subtask",
+                    "thought": [{"role": SCRIPT, "content": SCRIPT}],
+                    "related_turn_ids": [],
+                    "active": True,
+                },
                 "3": {"node_id": 3, "kind": "evidence", "thought": SCRIPT, "related_turn_ids": [], "active": "Flushed"},
             },
             "edges": [{"src": 1, "dst": 2, "rationale": SCRIPT}, {"src": 3, "dst": 2, "rationale": SCRIPT}],
         },
     )
-    GraphOp.objects.create(graph=graph, kind="recall", status="rejected", rationale=SCRIPT, error=SCRIPT, detail={"why": SCRIPT})
+    GraphOp.objects.create(
+        graph=graph, kind="recall", status="rejected", rationale=SCRIPT, error=SCRIPT, detail={"why": SCRIPT}
+    )
 
     pages = [
         user_client.get(page_url(graph)).content.decode(),
