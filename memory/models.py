@@ -80,6 +80,9 @@ class NodeContent(models.Model):
     size = models.PositiveBigIntegerField()
     sha256 = models.CharField(max_length=64)
 
+    def __str__(self) -> str:
+        return f"content of {self.node_id} ({self.size} bytes)"
+
 
 class Passage(models.Model):
     """A piece of a node's text in the content index (`memory.index`): its name and description

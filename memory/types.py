@@ -4,7 +4,7 @@ type is one `register(...)` call."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -14,7 +14,7 @@ from memsite.errors import InvalidInput
 from memsite.llm.tokens import offline_counter
 
 
-class ContentKind(str, Enum):
+class ContentKind(StrEnum):
     NONE = "none"
     TEXT = "text"  # UTF-8 text, such as markdown documents
     BYTES = "bytes"  # arbitrary bytes, such as project files

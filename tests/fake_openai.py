@@ -247,85 +247,7 @@ class FakeOpenAI:
         return response
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out as two writes
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
-
-            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
-
-            def _send_raw(self, status: int, data: bytes, content_type: str) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", content_type)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def _send_failure(self, reply: Reply) -> None:
-                """A failing reply's error, in the shape OpenAI sends one."""
-                kind = "invalid_request_error" if reply.status < 500 else "server_error"
-                payload = {"error": {"message": reply.error, "type": kind, "param": None, "code": None}}
-                self._send(reply.status, payload, reply.headers)
-
-            def _answer_embeddings(self, request: RecordedRequest) -> None:
-                reply = fake._next_embedding(request)
-                if reply.status == 200:
-                    response = fake._embeddings(request, reply)
-                    fake.responses.append(response)
-                    self._send(200, response, reply.headers)
-                    return
-                self._send_failure(reply)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"null")
-                except ValueError:
-                    body = raw.decode(errors="replace")
-                request = RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                if self.path.rstrip("/") == "/v1/embeddings":
-                    self._answer_embeddings(request)
-                    return
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    fake.requests.append(request)
-                    self._send(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})
-                    return
-                reply = fake._next(request)
-                if reply is None:
-                    self._send(500, {"error": {"message": "No scripted reply left.", "type": "server_error"}})
-                    return
-                if reply.delay and fake._stopping.wait(reply.delay):
-                    return
-                if reply.raw is not None:
-                    self._send_raw(reply.status, reply.raw, reply.content_type)
-                    return
-                if reply.status != 200:
-                    self._send_failure(reply)
-                    return
-                completion = fake._completion(request, reply)
-                fake.responses.append(completion)
-                self._send(200, completion, reply.headers)
-
-        return Handler
+        return type("Handler", (_Handler,), {"fake": self})
 
 
 @pytest.fixture
@@ -351,3 +273,83 @@ def openai_gateway(settings, fake_openai):
     yield fake_openai
     client_for.cache_clear()
     forget_working_modes()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Answers as the OpenAI API would, from the scripted replies of `fake`."""
+
+    fake: "FakeOpenAI"
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as two writes
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+    def _send_raw(self, status: int, data: bytes, content_type: str) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _send_failure(self, reply: Reply) -> None:
+        """A failing reply's error, in the shape OpenAI sends one."""
+        kind = "invalid_request_error" if reply.status < 500 else "server_error"
+        payload = {"error": {"message": reply.error, "type": kind, "param": None, "code": None}}
+        self._send(reply.status, payload, reply.headers)
+
+    def _answer_embeddings(self, request: RecordedRequest) -> None:
+        reply = self.fake._next_embedding(request)
+        if reply.status == 200:
+            response = self.fake._embeddings(request, reply)
+            self.fake.responses.append(response)
+            self._send(200, response, reply.headers)
+            return
+        self._send_failure(reply)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            body = raw.decode(errors="replace")
+        request = RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        if self.path.rstrip("/") == "/v1/embeddings":
+            self._answer_embeddings(request)
+            return
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self.fake.requests.append(request)
+            self._send(404, {"error": {"message": f"No route {self.path}", "type": "not_found"}})
+            return
+        reply = self.fake._next(request)
+        if reply is None:
+            self._send(500, {"error": {"message": "No scripted reply left.", "type": "server_error"}})
+            return
+        if reply.delay and self.fake._stopping.wait(reply.delay):
+            return
+        if reply.raw is not None:
+            self._send_raw(reply.status, reply.raw, reply.content_type)
+            return
+        if reply.status != 200:
+            self._send_failure(reply)
+            return
+        completion = self.fake._completion(request, reply)
+        self.fake.responses.append(completion)
+        self._send(200, completion, reply.headers)

@@ -91,7 +91,7 @@ class GraphEdge(models.Model):
     dst = models.PositiveIntegerField()
     # null as a snapshot says it (MemoBrain writes an edge's missing rationale as null, and shows it
     # as "None"), apart from the empty string.
-    rationale = models.TextField(blank=True, null=True)
+    rationale = models.TextField(blank=True, null=True)  # noqa: DJ001
 
     class Meta:
         db_table = "agents_graphedge"

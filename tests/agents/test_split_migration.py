@@ -34,7 +34,10 @@ def _migrate_to_latest():
 def _old_layout_rows(apps) -> dict:
     """An agent with two messages, its brain with two neurons, and a graph with two nodes and
     an edge, all as the agents app wrote them; and a group allowed to change agents."""
-    model = lambda name: apps.get_model("agents", name)
+
+    def model(name):
+        return apps.get_model("agents", name)
+
     agent = model("Agent").objects.create(name="old-timer", model="gpt-4")
     for position, content in enumerate(["Hello.", "Hi, how can I help?"], start=1):
         model("Message").objects.create(

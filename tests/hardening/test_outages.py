@@ -347,7 +347,8 @@ def search_status(search_id: int) -> str:
 def worker_database(transactional_db):
     if connection.vendor != "postgresql":
         pytest.skip(
-            "The worker is a process of its own: it cannot see the in-memory SQLite test database; run with a PostgreSQL DATABASE_URL."
+            "The worker is a process of its own: it cannot see the in-memory SQLite test database; "
+            "run with a PostgreSQL DATABASE_URL."
         )
     internal_folders()
 

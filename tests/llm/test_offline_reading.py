@@ -71,7 +71,10 @@ def test_a_weak_best_sentence_answers_in_part_only():
 
 
 def test_a_table_row_is_read_under_its_heading():
-    text = "# HTTP status codes\n\n| code | meaning |\n| 404 | not found |\n| 409 | conflicts with the current state of the resource |"
+    text = (
+        "# HTTP status codes\n\n| code | meaning |\n| 404 | not found |\n"
+        "| 409 | conflicts with the current state of the resource |"
+    )
 
     reply = read(text, "Which HTTP status code means a conflicting resource?")
 

@@ -128,8 +128,8 @@ class FakeClock:
 @pytest.fixture
 def world(db):
     """An agent with a conversation, a checkpoint, a brain and a goal; a reasoning graph with
-    four nodes and a memorized step; a folder, a document, a project and its file; a queued search, one done with a step and a
-    sub-search, and one waiting for the answer to its question."""
+    four nodes and a memorized step; a folder, a document, a project and its file; a queued
+    search, one done with a step and a sub-search, and one waiting for the answer to its question."""
     agent = AgentFactory()
     context_services.message_append(agent=agent, role="user", content="Where is the deploy script?")
     checkpoint = context_services.checkpoint_create(agent=agent)

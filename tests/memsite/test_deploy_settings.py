@@ -36,7 +36,10 @@ answers = {
 }
 print(json.dumps({
     "settings": {name: getattr(settings, name) for name in names},
-    "answers": {name: [answer.status_code, answer.headers.get("Location"), dict(answer.headers)] for name, answer in answers.items()},
+    "answers": {
+        name: [answer.status_code, answer.headers.get("Location"), dict(answer.headers)]
+        for name, answer in answers.items()
+    },
 }))
 """
 
@@ -113,8 +116,8 @@ def test_check_deploy_finds_nothing_with_debug_off_and_a_strong_key(tmp_path):
     code = (
         "import sys; from django.core.management import execute_from_command_line; execute_from_command_line(sys.argv)"
     )
-    result = run_memsite(tmp_path, code.replace("sys.argv", '["manage.py", "check", "--deploy", "--fail-level", "DEBUG"]'),
-                         DJANGO_DEBUG="false", DJANGO_SECRET_KEY=strong_key())  # fmt: skip
+    argv = '["manage.py", "check", "--deploy", "--fail-level", "DEBUG"]'
+    result = run_memsite(tmp_path, code.replace("sys.argv", argv), DJANGO_DEBUG="false", DJANGO_SECRET_KEY=strong_key())
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues (1 silenced)." in result.stdout
 

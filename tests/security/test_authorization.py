@@ -76,7 +76,7 @@ def rolled_back(*clients) -> Iterator[None]:
     with transaction.atomic():
         yield
         transaction.set_rollback(True)
-    for client, saved in zip(clients, cookies):
+    for client, saved in zip(clients, cookies, strict=True):
         client.cookies = saved
 
 

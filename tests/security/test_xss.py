@@ -55,7 +55,7 @@ def page_urls(world: World) -> list[tuple[str, str, bool]]:
 def test_every_page_shows_stored_text_escaped(world):
     client = client_for(world, "staff")
     problems = []
-    for route, url, htmx in page_urls(world):
+    for _, url, htmx in page_urls(world):
         for as_htmx in {htmx, True}:  # the whole page, and the partial htmx gets from the same URL
             response = client.get(url, **({"HTTP_HX_REQUEST": "true"} if as_htmx else {}))
             assert response.status_code in (200, 286, 302), (url, response.status_code)

@@ -192,7 +192,9 @@ class BrainImportReportSerializer(serializers.Serializer):
     )
     dropped = serializers.DictField(
         child=serializers.IntegerField(),
-        help_text="Left out as unusable: empty or overlong keys; synapses with a missing end, a loop or a repeated pair.",
+        help_text=(
+            "Left out as unusable: empty or overlong keys; synapses with a missing end, a loop or a repeated pair."
+        ),
     )
     clipped = serializers.DictField(child=serializers.IntegerField(), help_text="Texts cut to their character cap.")
     kept_keys = serializers.ListField(

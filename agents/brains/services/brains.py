@@ -153,7 +153,8 @@ class BrainWrite:
         keys = [neuron_key(kind, label) for kind, label, _ in wanted]
         found = {neuron.key: neuron for neuron in Neuron.objects.filter(brain=self.brain, key__in=set(keys))}
         new = [
-            (key, {"key": key, "kind": kind, "label": label[:512]}, by) for key, (kind, label, by) in zip(keys, wanted)
+            (key, {"key": key, "kind": kind, "label": label[:512]}, by)
+            for key, (kind, label, by) in zip(keys, wanted, strict=True)
         ]
         neurons, made = self._strengthen(Neuron, found, new, field="strength", maximum=STRENGTH_MAX, at=at)
         self._grow("neuron_count", made)

@@ -222,7 +222,8 @@ def _fitted(agent: Agent, system: str, user: str) -> list[dict]:
         keep = counter.count(user) - over
         if keep <= 0:
             raise TokenBudgetExceeded(
-                f"The prompt's instructions alone need more than the {window_of(agent)} tokens the agent's window holds.",
+                f"The prompt's instructions alone need more than the {window_of(agent)} tokens "
+                "the agent's window holds.",
                 data={"reason": "prompt", "window": window_of(agent)},
             )
         messages[1]["content"] = counter.truncate(user, keep)
@@ -282,10 +283,12 @@ def decide_long_term(view: BrainView) -> list[str]:
         f"{brain.tick_count} ticks so far."
     )
     associations = ", ".join(f"{quoted(neuron.key, 120)} ({neuron.strength:.1f})" for neuron in view.associations)
+    summary = quoted(brain.self_summary, cap("self_summary_chars")) if brain.self_summary else "none yet"
     self_model = (
         "Self-model:\n"
-        f"- self-summary: {quoted(brain.self_summary, cap('self_summary_chars')) if brain.self_summary else 'none yet'}\n"
-        f"- {brain.neuron_count} neurons, {brain.synapse_count} synapses; strongest associations: {associations or 'none'}\n"
+        f"- self-summary: {summary}\n"
+        f"- {brain.neuron_count} neurons, {brain.synapse_count} synapses; "
+        f"strongest associations: {associations or 'none'}\n"
         f"- recent thought: {quoted(view.thoughts[-1].text) if view.thoughts else 'none'}\n"
         f"- capabilities: {', '.join(ACTION_NAMES)}"
     )

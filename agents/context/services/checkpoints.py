@@ -51,7 +51,7 @@ RESTORE_BATCH = 1_000
 
 
 def _message_entry(row: tuple) -> dict[str, Any]:
-    entry = dict(zip(MESSAGE_FIELDS, row))
+    entry = dict(zip(MESSAGE_FIELDS, row, strict=True))
     entry["created_at"] = entry["created_at"].isoformat()
     return entry
 

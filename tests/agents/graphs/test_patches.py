@@ -126,9 +126,9 @@ def folded_one_by_one(edges, folded, summary_id):
     """A fold as its rule reads: each crossing edge, in order, moved to the summary unless the
     pair is there already or the kept edges would lead from its dst back to its src."""
     crossing = [(src in folded) != (dst in folded) for src, dst, _ in edges]
-    pairs = [(src, dst) for (src, dst, _), moving in zip(edges, crossing) if not moving]
+    pairs = [(src, dst) for (src, dst, _), moving in zip(edges, crossing, strict=True) if not moving]
     kept, left_out = [], []
-    for (src, dst, why), moving in zip(edges, crossing):
+    for (src, dst, why), moving in zip(edges, crossing, strict=True):
         if not moving:
             kept.append((src, dst, why))
             continue

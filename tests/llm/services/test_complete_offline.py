@@ -1,7 +1,7 @@
 """The offline provider: schema-valid, deterministic replies for every purpose, with no key."""
 
 import datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 import pytest
@@ -59,7 +59,7 @@ class Description(BaseModel):
     description: str = Field(max_length=240)
 
 
-class Emotion(str, Enum):
+class Emotion(StrEnum):
     CALM = "calm"
     CURIOUS = "curious"
     WORRIED = "worried"

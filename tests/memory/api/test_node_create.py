@@ -291,10 +291,8 @@ def test_base64_content_at_the_cap_is_accepted(api, settings):
 
 def test_deeply_nested_json_is_a_clear_400(api, internal):
     before = tree_state()
-    body = '{"parent": "%s", "type": "folder", "name": "deep", "context": %s}' % (
-        internal["swarmstar"].id,
-        "[" * 50_000 + "]" * 50_000,
-    )
+    nested = "[" * 50_000 + "]" * 50_000
+    body = f'{{"parent": "{internal["swarmstar"].id}", "type": "folder", "name": "deep", "context": {nested}}}'
     response = api.generic("POST", url("node-create"), body, content_type="application/json")
     assert response.status_code == 400 and "nested too deeply" in response.json()["detail"]
     assert tree_state() == before

@@ -1,5 +1,7 @@
 """Cutting text into passages, and fusing rankings: pure functions."""
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -43,7 +45,7 @@ def test_a_line_without_breaks_is_cut_between_words():
 def test_pieces_cover_every_word_in_order_without_overlap(text):
     pieces = list(cut(text))
     assert [piece.start for piece in pieces] == sorted(piece.start for piece in pieces)
-    for before, after in zip(pieces, pieces[1:]):
+    for before, after in itertools.pairwise(pieces):
         assert before.end <= after.start
     covered = "".join(piece.text for piece in pieces)
     assert "".join(covered.split()) == "".join(text.split())

@@ -5,7 +5,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE, AFTER = ("memory", "0007_pending_descriptions"), ("memory", "0008_passages_a_line_each")
-TEXT = "Ana: I adopted a greyhound, she is called Pixel, and she sleeps all day.\nBo: The weather is supposed to turn tomorrow, bring a coat."
+TEXT = (
+    "Ana: I adopted a greyhound, she is called Pixel, and she sleeps all day.\n"
+    "Bo: The weather is supposed to turn tomorrow, bring a coat."
+)
 
 
 def _migrate(*targets):

@@ -41,7 +41,7 @@ def test_the_browser_lists_the_roots(user_client, internal):
     response = user_client.get(reverse("memory:browser"))
     assert response.status_code == 200
     html = response.content.decode()
-    for name, folder in internal.items():
+    for folder in internal.values():
         assert f'id="item-{folder.pk}"' in html
         assert reverse("memory:node_children", args=[folder.pk]) in html
     assert "<html" in html and 'name="htmx-config"' in html

@@ -246,8 +246,8 @@ def test_emotions_and_hormones_are_drawn_as_lines(user_client, agent):
     assert "ticks 1–3" in emotions
     assert 'aria-label="Emotions over ticks 1 to 3; the newest: joy 1.00, frustration 0.00' in emotions
     assert (
-        '<li data-series="joy"><span class="chart-swatch series-0" aria-hidden="true"></span>joy <strong>1.00</strong></li>'
-        in emotions
+        '<li data-series="joy"><span class="chart-swatch series-0" aria-hidden="true"></span>'
+        "joy <strong>1.00</strong></li>" in emotions
     )
 
 
