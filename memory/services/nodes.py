@@ -245,6 +245,36 @@ def _client_id_free(node_id: str) -> str:
     return node_id
 
 
+@dataclass
+class _BranchRows:
+    """The rows a bulk create copies in, in tree order: nodes, their contents and their events."""
+
+    creator_id: int | None
+    now: Any
+    with_content: bool
+    nodes: list[tuple] = field(default_factory=list)
+    contents: list[tuple] = field(default_factory=list)
+    events: list[tuple] = field(default_factory=list)
+
+    def place(self, siblings: Sequence[NodeSpec], parent_id: str, parent_path: str, depth: int, first: int) -> None:
+        for position, spec in enumerate(siblings, start=first):
+            memory_type = get_type(spec.type)
+            node_id = spec.node_id = new_node_id()
+            path = Node._get_path(parent_path, depth, position)
+            self.nodes.append(self._node_row(spec, node_id, path, depth, parent_id))
+            if memory_type.content is not ContentKind.NONE and self.with_content:
+                self.contents.append(content_values(node_id, spec.content or b""))
+            self.events.append((node_id, NodeEvent.Action.CREATE.value, self.creator_id, None, 1, self.now))
+            self.place(spec.children, node_id, path, depth + 1, 1)
+
+    def _node_row(self, spec: NodeSpec, node_id: str, path: str, depth: int, parent_id: str) -> tuple:
+        memory_type = get_type(spec.type)
+        mode = memory_type.file_mode if spec.mode is None else spec.mode
+        context = json.dumps(spec.context or {})
+        return (node_id, path, depth, len(spec.children), parent_id, memory_type.name, memory_type.is_folder,
+                spec.name, spec.description, False, context, self.creator_id, self.now, self.now, 1, mode)  # fmt: skip
+
+
 @transaction.atomic
 def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = None, defer_content: bool = False) -> int:
     """Create whole branches under `parent` in a few statements: paths are computed here and
@@ -268,48 +298,16 @@ def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = No
         raise InvalidInput(f"'{parent.name}' cannot hold that many children.")
     creator_id = user_id_of(user)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    node_rows: list[tuple] = []
-    content_rows: list[tuple] = []
-    event_rows: list[tuple] = []
-
-    def place(siblings: Sequence[NodeSpec], parent_id: str, parent_path: str, depth: int, first: int) -> None:
-        for position, spec in enumerate(siblings, start=first):
-            memory_type = get_type(spec.type)
-            node_id = spec.node_id = new_node_id()
-            path = Node._get_path(parent_path, depth, position)
-            node_rows.append(
-                (
-                    node_id,
-                    path,
-                    depth,
-                    len(spec.children),
-                    parent_id,
-                    memory_type.name,
-                    memory_type.is_folder,
-                    spec.name,
-                    spec.description,
-                    False,
-                    json.dumps(spec.context or {}),
-                    creator_id,
-                    now,
-                    now,
-                    1,
-                    memory_type.file_mode if spec.mode is None else spec.mode,
-                )
-            )
-            if memory_type.content is not ContentKind.NONE and not defer_content:
-                content_rows.append(content_values(node_id, spec.content or b""))
-            event_rows.append((node_id, NodeEvent.Action.CREATE.value, creator_id, None, 1, now))
-            place(spec.children, node_id, path, depth + 1, 1)
-
-    place(specs, parent.pk, parent.path, parent.depth + 1, first_position)
+    rows = _BranchRows(creator_id=creator_id, now=now, with_content=not defer_content)
+    rows.place(specs, parent.pk, parent.path, parent.depth + 1, first_position)
+    node_rows = rows.nodes
     try:
         with transaction.atomic():
             insert_rows(Node, NODE_COLUMNS, node_rows)
     except IntegrityError:
         raise Conflict(f"A name is already taken in '{parent.name}'.") from None
-    insert_rows(NodeContent, CONTENT_COLUMNS, content_rows, types=CONTENT_TYPES)
-    insert_rows(NodeEvent, EVENT_COLUMNS, event_rows)
+    insert_rows(NodeContent, CONTENT_COLUMNS, rows.contents, types=CONTENT_TYPES)
+    insert_rows(NodeEvent, EVENT_COLUMNS, rows.events)
     Node.objects.filter(pk=parent.pk).update(numchild=F("numchild") + len(specs))
     # With deferred content, the nodes that hold it are indexed by the caller once it is written.
     index_nodes([row[0] for row in node_rows if not defer_content or get_type(row[5]).content is ContentKind.NONE])
