@@ -1,13 +1,7 @@
-"""The actions a tick may take. Agents act on memsite itself: they list and read the memory tree,
-start memory searches, write notes in their own folder of `swarmstar`, fetch allowed web pages,
-reply in their chat, or idle.
-
-Each action is a small function of the agent and its validated arguments that returns an
-`Outcome`: whether it worked, what happened in a line, whether it met something new, and what it
-perceived. Actions write to the memory tree (a note, a search) but never to the brain: the tick
-records the outcome with its other writes. A refusal (an unknown action, bad arguments, a path
-that is not there, a host not on the allow-list) is an outcome that did not work, never an
-exception; the tick makes it the brain's last error."""
+"""The actions a tick may take: list and read the memory tree, start memory searches, write notes
+in the agent's folder of `swarmstar`, fetch allowed web pages, reply in its chat, or idle. Each
+returns an `Outcome` and never writes to the brain; a refusal is an outcome that did not work.
+Explained in docs/brains.md."""
 
 import json
 import re

@@ -1,15 +1,6 @@
-"""What a tick and chat ask the LLM, and the replies they accept (seed 002's thinking).
-
-decideAction goes through the context assembler: working memory holds the active goals, the plan
-with its current step and the working context (primary goal, last user message, last error);
-long-term memory holds the seed's other reads (state, self-model, episodes, facts,
-self-instructions, explored paths and URLs, thoughts, inner thoughts). Everything remembered is
-quoted as data, one JSON string per entry, so that nothing stored (a fetched page, a note, a
-user's goal) reads as an instruction. The request itself, the last user message, names the
-task, the actions with their arguments and the paths worth exploring next.
-
-The other prompts (reflect, deep reflect, replan, chat) are built here too, each cut to the
-agent's window less the output it reserves."""
+"""What a tick and chat ask the LLM, and the replies they accept (seed 002's thinking). Everything
+remembered is quoted as data; each prompt is cut to the agent's window less the output it
+reserves. Explained in docs/brains.md."""
 
 import json
 from collections.abc import Sequence
@@ -222,7 +213,8 @@ def _fitted(agent: Agent, system: str, user: str) -> list[dict]:
         keep = counter.count(user) - over
         if keep <= 0:
             raise TokenBudgetExceeded(
-                f"The prompt's instructions alone need more than the {window_of(agent)} tokens the agent's window holds.",
+                f"The prompt's instructions alone need more than the {window_of(agent)} tokens "
+                "the agent's window holds.",
                 data={"reason": "prompt", "window": window_of(agent)},
             )
         messages[1]["content"] = counter.truncate(user, keep)
@@ -282,10 +274,12 @@ def decide_long_term(view: BrainView) -> list[str]:
         f"{brain.tick_count} ticks so far."
     )
     associations = ", ".join(f"{quoted(neuron.key, 120)} ({neuron.strength:.1f})" for neuron in view.associations)
+    summary = quoted(brain.self_summary, cap("self_summary_chars")) if brain.self_summary else "none yet"
     self_model = (
         "Self-model:\n"
-        f"- self-summary: {quoted(brain.self_summary, cap('self_summary_chars')) if brain.self_summary else 'none yet'}\n"
-        f"- {brain.neuron_count} neurons, {brain.synapse_count} synapses; strongest associations: {associations or 'none'}\n"
+        f"- self-summary: {summary}\n"
+        f"- {brain.neuron_count} neurons, {brain.synapse_count} synapses; "
+        f"strongest associations: {associations or 'none'}\n"
         f"- recent thought: {quoted(view.thoughts[-1].text) if view.thoughts else 'none'}\n"
         f"- capabilities: {', '.join(ACTION_NAMES)}"
     )
