@@ -138,8 +138,8 @@ def state_counted(state: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
     state = {**state, **outcome.state}
     for name, step in outcome.counters.items():
         previous = state.get(name)
-        counted = isinstance(previous, int) and not isinstance(previous, bool)
-        state[name] = (previous if counted else 0) + step
+        counted = previous if isinstance(previous, int) and not isinstance(previous, bool) else 0
+        state[name] = counted + step
     return state
 
 
