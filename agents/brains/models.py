@@ -1,10 +1,6 @@
 """An agent's brain (seed 002): the state a reflection loop fills, kept as rows rather than one
-JSON document, so that a tick writes only what it changed.
-
-Every collection has a cap (`agents.brains.logic.caps`). Lists grow at the end and lose their oldest
-entry as a new one comes in, found through an index: each append costs the same at any size.
-Keyed collections (explored paths and URLs, neurons, synapses) keep their sizes on the brain's
-row and lose their least recently used entry."""
+JSON document, so that a tick writes only what it changed. Every collection has a cap
+(`agents.brains.logic.caps`). Explained in docs/brains.md."""
 
 from django.conf import settings
 from django.db import models

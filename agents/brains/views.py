@@ -1,20 +1,7 @@
-"""An agent's brain on the dashboard (seed 002), a page of its own beside the agent's page: the
-agent's page is about its conversation and context window, this one about what the reflection
-loop does, and each has its own live parts.
-
-The page shows emotions and hormones over the last ticks (inline SVG drawn on the server, see
-`agents.brains.logic.charts`), goals with forms to add and complete them, the plan with its current step, a
-live stream of thoughts and episodes, the self-summary and self-instructions, facts, the
-strongest neurons and their synapses, a chat panel and the tick controls.
-
-The stream polls itself every few seconds. Each answer carries the brain's version (when its row
-last changed, the newest entry of each list, the last tick to end); when that has moved, the
-other panels come along out of band, so the page follows the ticks. Once the agent does not tick and no tick is under way or
-asked for, the answer is 286, which stops htmx polling; starting the ticks or asking for one
-starts it again.
-
-Reads go through `agents.brains.selectors`, writes through `agents.brains.services`; a refused write shows its
-message in the form that sent it, and writes nothing. Every view also works without JavaScript."""
+"""An agent's brain on the dashboard (seed 002), a page of its own beside the agent's page: what the
+reflection loop does, with a live stream that polls itself and brings the other panels along.
+Reads go through `agents.brains.selectors`, writes through `agents.brains.services`. Explained in
+docs/brains.md."""
 
 import time
 from dataclasses import dataclass

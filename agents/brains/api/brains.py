@@ -1,11 +1,6 @@
-"""The REST API of agents' brains (seed 002): the brain's state, its collections a page at a
-time, and the operations on it (a tick now, ticking on and off, chat, goals, memory.json).
-
-Collections are paged with a cursor over a key unique within the brain (a list's seq, a row's
-id, a tick's number), newest first: a page costs the same wherever it is in a collection of half
-a million synapses, pages stay stable while the brain grows, and nothing is counted. One view
-class serves every collection; each route makes its own subclass so the schema can say what the
-collection's entries look like."""
+"""The REST API of agents' brains (seed 002): the brain's state, its collections a page at a time
+(a cursor over a key unique within the brain, newest first), and the operations on it (a tick
+now, ticking on and off, chat, goals, memory.json). Explained in docs/brains.md."""
 
 from typing import Any
 

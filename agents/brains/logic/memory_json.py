@@ -1,73 +1,7 @@
 """memory.json, the file the "her" app (seed 002; daemon-tech/embodiedAI, `mind/memory.js`)
 keeps its whole brain in: its format, how a document is checked, and how rows are written back
-as its entries. The format is what her `Memory.save()` writes, in the version seed 002 describes
-and in the newest (which dropped emotions and hormones); `tests/fixtures/her/` holds a file of
-each.
-
-One JSON object. Every key may be missing (or null); the caps are those of
-`agents.brains.logic.caps`:
-
-    {
-      "thoughts":      [{"t", "text", ...}],                           cap thought
-      "innerThoughts": [{"t", "text"}],                                cap inner_thought
-      "episodes":      [{"t", "type", "what", "summary", "where"}],    cap episode
-      "semanticFacts": [{"fact", "source", "t"}],                      cap fact
-      "exploredPaths": {"<path>": {"at", "summary"}},                  cap path
-      "exploredUrls":  {"<url>": {"at", "summary"}},                   cap url
-      "neurons":  {"<id>": {"id", "label", "type", "strength", "lastUsed", "createdAt"}},
-                                                                       cap neuron
-      "synapses": [{"fromId", "toId", "weight", "type", "lastStrengthened"}], cap synapse
-      "chatHistory": [{"role", "content", "t"}],                       cap chat
-      "logs":        [{"t", "type", ...}],                             cap log
-      "embeddings":  [{"text", "vector", "t"}],                        cap embedding
-      "fileContents": {...},
-      "userModel": {"lastMessages": ["..."], "inferredFocus": ""},     cap user_message
-      "state": {
-        "goals": [{"id", "text", "status": "active" | "done", "createdAt"}], cap goal
-        "plan": null | {"steps": ["..."], "currentStepIndex": 0, "createdAt"}, cap plan_steps
-        "selfSummary": "",                                             cap self_summary_chars
-        "selfInstructions": ["..."],                                   cap self_instruction
-        "emotions": {"joy", "frustration", "interest", "confusion"},   numbers (older her)
-        "hormones": {"dopamine", "cortisol", "serotonin"},             numbers (older her)
-        "lastUserMessage": null | "...",                               cap last_user_message_chars
-        "lastError": null | "...",                                     cap last_error_chars
-        ... (lastDir, totalReads, agiSelfModel, workingMemory, ...)
-      }
-    }
-
-- Lists run oldest first. An entry of a list may be a bare string standing for its text, and
-  keeps any other keys. An entry's text is its "text"; a fact's "fact"; an episode's "summary"
-  (else "what"); a chat line's "content"; a log line's "message", "thought", "text", "path" or
-  "url", the first there is, else its type. Texts are cut at the `entry_chars` cap.
-- Times (`t`, `at`, `createdAt`, `lastUsed`, `lastStrengthened`) are epoch milliseconds, as her
-  writes them, or ISO 8601 strings (UTC when they name no offset). Memsite writes milliseconds.
-- Neuron keys are her ids, "self" and "<type>:<slug of the label>"; a neuron's label is its
-  "label" (else the key after the prefix), its type "self", "path", "url" or "concept" (else the
-  key's prefix says it). The `self` neuron always exists.
-- Every key memsite does not use is kept and written back: an entry's other keys, the other keys
-  of `state`, the plan and `userModel`, and the other top-level keys (`embeddings`, kept to its
-  cap, `fileContents`, any other), all within the size of the file an import takes.
-
-In the database (`agents.brains.models`): list entries are Record rows, numbered in list order,
-whose `data` is the entry exactly as the file has it (a bare string stays one) and `text` its
-text; goals are Goal rows with the entry in `data`. Explored paths and URLs, neurons and
-synapses are rows whose columns carry the entry; their `data` holds the entry only where the
-columns would not give it back exactly (other keys, a time as an ISO string), so that an export
-returns what was imported. The other keys of `state` go to `Brain.extra_state`, those of the
-plan to `Brain.extra_state["plan"]`, those of `userModel` to `Brain.extra_user_model`, the other
-top-level keys to `BrainExtra.document`.
-
-An export is what her `Memory.load()` reads back to the same state: `lastError` and
-`lastUserMessage` are null when empty, as her writes them; the plan is null when no step is left
-(her `advancePlan` clears a finished plan); emotions and hormones are written only when the brain
-has them (a file of the newest her has none, and gets none back); `embeddings` and `fileContents`
-are written empty when a brain has none, as her defaults have them. What a keyed entry leaves
-out (a neuron's strength, a synapse's weight, a time) is written as memsite took it (1, 0.1, the
-time of the import): her own files have every one.
-
-Refused with InvalidInput, naming the path of each problem (`state.goals[2].status`): a document
-that is not JSON, not an object, nested deeper than MAX_DEPTH, or has a value of the wrong type;
-with TooLarge, one over MEMSITE_BRAIN_IMPORT_MAX_BYTES."""
+as its entries. The format, where it goes in the database, and what an export gives back:
+docs/memory-json.md."""
 
 import heapq
 import json

@@ -1,13 +1,6 @@
-"""Reads of agents' brains (seed 002), for the API and the dashboard.
-
-Reads cost the same however large the brain has grown: lists are read newest first through an
-index, a page at a time with a keyset (the last seq, id or tick number seen) rather than an
-offset, and nothing counts a whole collection. The keyed collections keep their sizes on the
-brain's row; a list collection's size is the span of its seq numbers, since entries are appended
-at the end and trimmed from the start. The one read that grows is ranking the synapses of the
-strongest neurons (`neuron_strongest`), which follows those neurons' degrees.
-
-An agent whose brain has not been made yet reads as an empty one at rest: reading never writes."""
+"""Reads of agents' brains (seed 002), for the API and the dashboard: each costs the same however
+large the brain has grown (keyset pages; nothing counts a whole collection). An agent whose brain
+has not been made yet reads as an empty one at rest. Explained in docs/brains.md."""
 
 from dataclasses import dataclass, field
 from datetime import datetime

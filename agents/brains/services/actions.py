@@ -1,23 +1,18 @@
-"""The actions a tick may take. Agents act on memsite itself: they list and read the memory tree,
-start memory searches, write notes in their own folder of `swarmstar`, fetch allowed web pages,
-reply in their chat, or idle.
-
-Each action is a small function of the agent and its validated arguments that returns an
-`Outcome`: whether it worked, what happened in a line, whether it met something new, and what it
-perceived. Actions write to the memory tree (a note, a search) but never to the brain: the tick
-records the outcome with its other writes. A refusal (an unknown action, bad arguments, a path
-that is not there, a host not on the allow-list) is an outcome that did not work, never an
-exception; the tick makes it the brain's last error."""
+"""The actions a tick may take: list and read the memory tree, start memory searches, write notes
+in the agent's folder of `swarmstar`, fetch allowed web pages, reply in its chat, or idle. Each
+returns an `Outcome` and never writes to the brain; a refusal is an outcome that did not work.
+Explained in docs/brains.md."""
 
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agents.brains.logic.outcomes import Outcome, Perceived, refused
 from agents.brains.models import Brain, Explored
 from agents.brains.selectors.ticks import brain_explored_folders, brain_unexplored
 from agents.context.models import Agent
@@ -38,36 +33,6 @@ SUGGESTION_SCAN = 200  # children looked at per folder when suggesting what to e
 SUGGESTION_KEY_CHARS = 150  # longer suggestions are left out (the offline reader caps keys)
 SUGGESTION_PATH_CHARS = SUGGESTION_KEY_CHARS - len("read_file ")  # a path after the longest action
 RECENT_FOLDERS = 10  # folders listed lately, looked at for something left to explore
-
-
-@dataclass(frozen=True)
-class Perceived:
-    """A path of the memory tree or a URL the action read: marked explored by the tick."""
-
-    kind: str  # "path" or "url"
-    key: str
-    summary: str
-    folder: bool = False  # a listed folder: what to explore next is looked for in it again
-
-
-@dataclass(frozen=True)
-class Outcome:
-    ok: bool
-    summary: str
-    # Met something new: a note made, a search started. What it perceived is new when it was
-    # not explored yet, which the tick learns as it marks it explored.
-    novel: bool = False
-    perceived: tuple[Perceived, ...] = ()
-    content: str = ""  # what was read, within MEMSITE_TICK_READ_TOKENS: the reflection sees it
-    where: str = ""  # the path or URL the action was about
-    state: dict[str, Any] = field(default_factory=dict)  # memory.json state keys to set
-    counters: dict[str, int] = field(default_factory=dict)  # memory.json state counters to add to
-    chat: str = ""  # a line the agent says in its chat
-    detail: dict[str, Any] = field(default_factory=dict)  # ids of what it made: node, search
-
-
-def refused(message: str, *, where: str = "") -> Outcome:
-    return Outcome(ok=False, summary=message, where=where)
 
 
 class Arguments(BaseModel):

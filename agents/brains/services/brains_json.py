@@ -1,18 +1,6 @@
-"""memory.json into and out of a brain: her `Memory.load()` and `Memory.save()` (seed 002; the
-format is described in `agents.brains.logic.memory_json`).
-
-An import is the whole brain, as her load is: the file replaces every collection and state field
-the format has (the brain's ticking and its tick runs stay). Lists keep their newest entries (the
-end of the list) within their caps; explored paths and URLs, neurons and synapses keep their most
-recently used; `self` always has a neuron; synapses whose ends are missing, that loop, or that
-repeat an earlier pair are dropped. Keys memsite does not use are kept: an entry's in its row, the
-other keys of `state` and `userModel` on the brain, the other top-level keys (`embeddings`, to its
-cap, `fileContents`, ...) in the brain's BrainExtra row. The document is checked in full before
-anything is written, then written in one transaction with the brain's row locked, in batches.
-
-An export writes the brain back in the same format, lists oldest first, keyed collections in
-the order their entries were first made, reading in chunks. Of an imported file it gives back
-the file, up to the caps: what her load reads back to the same state."""
+"""memory.json into and out of a brain: her `Memory.load()` and `Memory.save()` (seed 002). An
+import replaces the whole brain, checked in full before anything is written; an export writes it
+back in the same format. Explained in docs/memory-json.md."""
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field

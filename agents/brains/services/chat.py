@@ -1,11 +1,6 @@
-"""Chat with an agent (seed 002's send-chat): the user's message becomes the brain's last user
-message, joins the user model's last messages and the chat history, and gets a reply that joins
-the history too. `goal: ...` adds a goal instead, and is answered without an LLM call.
-
-The user's line is written before the LLM is asked, so that a failed call loses nothing: the
-line stays, with no reply after it, and the caller gets `ChatFailed`. The LLM call is charged to
-the user who chats; once their daily budget is spent, a chat that would ask the LLM is refused
-(QuotaExceeded, 429) before anything is written."""
+"""Chat with an agent (seed 002's send-chat): the user's message joins the brain's chat history
+and gets a reply; `goal: ...` adds a goal instead. The user's line is written before the LLM is
+asked, so a failed call loses nothing (`ChatFailed`). Explained in docs/brains.md."""
 
 import re
 from dataclasses import dataclass

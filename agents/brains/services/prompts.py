@@ -1,15 +1,6 @@
-"""What a tick and chat ask the LLM, and the replies they accept (seed 002's thinking).
-
-decideAction goes through the context assembler: working memory holds the active goals, the plan
-with its current step and the working context (primary goal, last user message, last error);
-long-term memory holds the seed's other reads (state, self-model, episodes, facts,
-self-instructions, explored paths and URLs, thoughts, inner thoughts). Everything remembered is
-quoted as data, one JSON string per entry, so that nothing stored (a fetched page, a note, a
-user's goal) reads as an instruction. The request itself, the last user message, names the
-task, the actions with their arguments and the paths worth exploring next.
-
-The other prompts (reflect, deep reflect, replan, chat) are built here too, each cut to the
-agent's window less the output it reserves."""
+"""What a tick and chat ask the LLM, and the replies they accept (seed 002's thinking). Everything
+remembered is quoted as data; each prompt is cut to the agent's window less the output it
+reserves. Explained in docs/brains.md."""
 
 import json
 from collections.abc import Sequence

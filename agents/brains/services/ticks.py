@@ -1,55 +1,50 @@
 """Ticks of the reflection loop (seed 002): decide, act, reflect, record; every few ticks a deep
-reflection; a new plan when the plan is done or the action failed.
+reflection; a new plan when the plan is done or the action failed. `logic.tick` decides what a
+tick writes; this module asks the LLM, acts, and writes it under the tick's lease (`leases`).
+Ticking: the beat's due ticks, requests and the sweep of stopped workers' runs. See docs/ticks.md."""
 
-One tick of a brain at a time. A tick takes a lease on its brain (`lease_until` empty or past)
-with the brain's row locked, checks it at every step and renews it there once a tenth of it is
-spent; a second tick started meanwhile finds the lease held and does nothing. A killed worker's
-lease runs out after MEMSITE_TICK_LEASE_S and the next tick takes over, failing the tick run the
-dead worker left running; a brain that does not tick again has that run failed by
-`ticks_sweep_stale`. Every brain write checks, under the brain's row lock, that the tick still
-holds its lease, so a tick that lost it writes nothing more.
-
-Each tick is a `TickRun`, made with the lease once the tick has read its brain, numbered after
-the brain's `tick_count`; each step is appended to its `steps` with its duration as it ends,
-saved at once when something slow follows or else with the brain write that ends it, and its
-LLM calls serve it in the ledger. LLM calls are made outside any transaction; what a tick learns
-is written in short `brain_writing` transactions, only what changed.
-
-A tick's status: `done` when it ran its loop, even if its action failed or was not valid (the
-run's `error` and the brain's `last_error` say what went wrong); `failed` when it could not: the
-decision's LLM call failed (other than with an invalid reply), its prompt did not fit, it lost
-its lease, or something broke; a failed tick makes no new plan (its LLM is likely down). A failed
-reflection, deep reflection or plan is recorded in its step and does not fail the tick.
-
-A tick is the work of a user (memsite.quotas): whoever asked for it, or set the agent ticking
-for the ticks beat queues. A brain holds at most one tick queued and not yet begun
-(`tick_queued_at`, `tick_queued_by`): a second request meanwhile adds nothing, since the first
-will tick the brain. The run takes the user over from the brain, and its LLM calls are charged
-to them: once their daily budget is spent the next call fails the tick (or its step) like any
-failed call. Starting ticks and ticking are capped per user (429)."""
-
-import json
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import pairwise
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, Subquery
+from django.db.models import Q
 from django.utils import timezone
 
-from agents.brains.logic import affect
 from agents.brains.logic import memory_json as mj
-from agents.brains.logic.caps import cap, clip
-from agents.brains.models import Brain, Goal, RecordKind, TickRun
+from agents.brains.logic.caps import cap
+from agents.brains.logic.outcomes import Outcome
+from agents.brains.logic.tick import (
+    BrainState,
+    Decided,
+    Reflected,
+    deep_reflect_detail,
+    deep_reflect_entries,
+    deep_reflecting,
+    failure,
+    finish,
+    record_changes,
+    recording,
+    replanning,
+    undecided,
+)
+from agents.brains.models import Brain, Goal, TickRun
 from agents.brains.selectors.ticks import BrainView, brain_view, brain_view_renewed
-from agents.brains.services.actions import Outcome, Suggestion, action_run, explore_next, refused
-from agents.brains.services.brains import SELF, BrainWrite, brain_create, brain_writing
+from agents.brains.services.actions import Suggestion, action_run, explore_next
+from agents.brains.services.brains import GOAL_CHARS, BrainWrite, brain_create, brain_writing
+from agents.brains.services.leases import (
+    Lease,
+    LeaseLost,
+    lease_release,
+    lease_until,
+    leased_writing,
+    run_ended,
+    run_saved,
+)
 from agents.brains.services.prompts import (
     Decision,
     DeepReflection,
@@ -64,7 +59,6 @@ from agents.context.models import Agent
 from memsite.errors import Conflict, InvalidInput, ServiceError
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
-from memsite.llm.providers.offline import words
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
 from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
@@ -72,44 +66,34 @@ from memsite.quotas.selectors import llm_spend_today, tick_queue_cutoff, ticks_i
 
 logger = logging.getLogger(__name__)
 
-MAX_CONCEPTS = 3  # concept neurons one thought adds
-FACT_SOURCE = "deep_reflect"  # a fact's source, as her deepReflect names it
-CONCEPT_MIN_CHARS = 4
 MAX_INTERVAL_S = 7 * 24 * 3_600
 TICKS_PER_BEAT = 500  # brains started by one beat; the rest stay due for the next
 WORKER_STOPPED = "Its worker stopped: the lease ran out."
 
 
-class LeaseLost(Exception):
-    """Another tick took the brain over (this one's lease had run out)."""
-
-
 @dataclass
 class _Tick:
-    agent: Agent
+    lease: Lease
     run: TickRun
-    lease: datetime
     view: BrainView  # what the tick read before it decided
     suggestions: list[Suggestion]
     ended: bool = False  # the run is ended and the lease given back
 
-
-# The lease -------------------------------------------------------------------------------------
-
-
-def _lease_until() -> datetime:
-    return timezone.now() + timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
+    @property
+    def agent(self) -> Agent:
+        return self.lease.agent
 
 
-def _lease_renewed(tick: _Tick) -> datetime | None:
-    """The lease's new end once a tenth of it is spent, or None."""
-    if timezone.now() < tick.lease - timedelta(seconds=0.9 * settings.MEMSITE_TICK_LEASE_S):
-        return None
-    return _lease_until()
-
-
-def _lease_release(tick: _Tick) -> None:
-    Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease).update(lease_until=None)
+def _state_of(brain: Brain) -> BrainState:
+    return BrainState(
+        emotions=brain.emotions,
+        hormones=brain.hormones,
+        last_error=brain.last_error,
+        plan=brain.plan or [],
+        plan_step=brain.plan_step,
+        extra_state=brain.extra_state or {},
+        self_summary=brain.self_summary,
+    )
 
 
 # Steps -----------------------------------------------------------------------------------------
@@ -122,39 +106,15 @@ def _step_noted(tick: _Tick, name: str, started: float, **detail: Any) -> None:
 
 
 def _step_saved(tick: _Tick, name: str, started: float, fields: dict[str, Any] | None = None, **detail: Any) -> None:
-    """Add a finished step to the run and save the run's steps (and other `fields` of the run)
-    now, for a step that something slow follows: the check that the tick holds its lease, the
-    write and the lease's renewal when due, in one transaction (one commit: on PostgreSQL each
-    commit waits for the WAL flush); nothing is written once the lease is lost."""
+    """Add a finished step to the run and save it now (with other `fields` of the run), for a
+    step that something slow follows."""
     _step_noted(tick, name, started, **detail)
-    with transaction.atomic():
-        # A subquery, not a join: on SQLite an UPDATE through a join costs a SELECT first.
-        leased = Brain.objects.filter(pk=tick.agent.pk, lease_until=tick.lease)
-        held = TickRun.objects.filter(pk=tick.run.pk, brain__in=leased)
-        if not held.update(steps=tick.run.steps, **(fields or {})):
-            raise LeaseLost
-        lease = _lease_renewed(tick)
-        # Only if the lease is still this tick's: the check above locks nothing, and another tick
-        # may take over a lease that ran out meanwhile.
-        if lease is not None and not leased.update(lease_until=lease):
-            raise LeaseLost
-    tick.lease = lease or tick.lease
+    run_saved(tick.lease, tick.run, fields)
 
 
-@contextmanager
-def _writing(tick: _Tick) -> Iterator[BrainWrite]:
-    """`brain_writing`, only while the tick holds its lease. The run's steps, with those noted
-    since it was last written, are saved with the writes, and the lease is renewed with them
-    when due."""
-    with brain_writing(agent=tick.agent) as write:
-        if write.brain.lease_until != tick.lease:
-            raise LeaseLost
-        yield write
-        TickRun.objects.filter(pk=tick.run.pk).update(steps=tick.run.steps)
-        lease = _lease_renewed(tick)
-        if lease is not None:
-            write.set(lease_until=lease)
-    tick.lease = lease or tick.lease
+def _writing(tick: _Tick) -> AbstractContextManager[BrainWrite]:
+    """`brain_writing` while the tick holds its lease, saving the run's steps noted since."""
+    return leased_writing(tick.lease, tick.run)
 
 
 def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple[Any, int]:
@@ -199,7 +159,7 @@ def tick_run(*, agent_id: int) -> TickRun | None:
         _fail(tick, f"{type(exc).__name__}: {exc}", record=False)
     finally:
         if not tick.ended:
-            _lease_release(tick)
+            lease_release(tick.lease)
     tick.run.refresh_from_db()
     return tick.run
 
@@ -228,15 +188,15 @@ def _open(agent: Agent) -> _Tick | None:
             TickRun.objects.filter(brain=write.brain, status=TickRun.Status.RUNNING).update(
                 status=TickRun.Status.FAILED, error=WORKER_STOPPED, ended_at=now
             )
-        lease = _lease_until()
+        lease = Lease(agent=agent, until=lease_until())
         number = write.brain.tick_count + 1
         suggestions = exploration.suggestions
         user_id = write.brain.tick_queued_by_id or write.brain.ticking_by_id
         run = TickRun(brain=write.brain, number=number, user_id=user_id)
-        tick = _Tick(agent=agent, run=run, lease=lease, view=view, suggestions=suggestions)
+        tick = _Tick(lease=lease, run=run, view=view, suggestions=suggestions)
         _step_noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
         tick.run.save()
-        write.set(tick_count=number, lease_until=lease, tick_queued_at=None, tick_queued_by=None)
+        write.set(tick_count=number, lease_until=lease.until, tick_queued_at=None, tick_queued_by=None)
         write.folders_spent(exploration.spent)
     return tick
 
@@ -251,179 +211,92 @@ def _queue_mark_clear(brain: Brain) -> None:
 
 
 def _loop(tick: _Tick) -> None:
-    agent, view = tick.agent, tick.view
+    acted = _decide_and_act(tick)
+    if acted is None:
+        return
+    decided, outcome = acted
+    reflected = _reflect(tick, decided, outcome)
+    brain = _record(tick, decided, outcome, reflected)  # it saves the reflection's step too
+    every = settings.MEMSITE_TICK_DEEP_REFLECT_EVERY
+    then = finish(number=tick.run.number, deep_reflect_every=every, brain=_state_of(brain), outcome=outcome)
+    if then.deep_reflect:
+        brain = _deep_reflect(tick, brain)  # it leaves the plan as it was
+    if then.replan_because is not None:
+        _replan(tick, brain, because=then.replan_because)
+    _finish(tick, status=then.status, outcome=then.outcome, error=then.error)
 
+
+def _decide_and_act(tick: _Tick) -> tuple[Decided | None, Outcome] | None:
+    """The decision and what the action came to; no decision when the reply never validated
+    (the outcome says so). None when the tick failed: the call failed or the prompt did not fit."""
     started = time.monotonic()
-    decision: Decision | None = None
     try:
-        messages = decide_messages(agent=agent, view=view, suggestions=tick.suggestions)
+        messages = decide_messages(agent=tick.agent, view=tick.view, suggestions=tick.suggestions)
         decision, call = _ask(tick, Purpose.DECIDE, messages, Decision)
     except ServiceError as exc:  # the prompt does not fit the agent's window
         _step_noted(tick, "decide", started, error=exc.message)
         _fail(tick, f"decide: {exc.message}")
-        return
+        return None
     except LLMError as exc:
         if exc.reason != Reason.INVALID_REPLY:
             _step_noted(tick, "decide", started, **_failure_detail(exc))
             _fail(tick, f"decide: {exc.message}")
-            return
-        outcome = refused(f"No valid action was decided: {exc.message}")
+            return None
         _step_saved(tick, "decide", started, **_failure_detail(exc))
-    else:
-        _step_saved(
-            tick,
-            "decide",
-            started,
-            fields={"action": decision.action, "arguments": decision.given},
-            action=decision.action,
-            arguments=decision.given,
-            reason=decision.reason,
-            call=call,
-        )
-
-        started = time.monotonic()
-        outcome = action_run(agent=agent, name=decision.action, arguments=decision.given)
-        _step_saved(tick, "act", started, ok=outcome.ok, summary=outcome.summary, **outcome.detail)
+        return None, undecided(exc.message)
+    decided = Decided(action=decision.action, arguments=decision.given, reason=decision.reason)
+    chosen = {"action": decided.action, "arguments": decided.arguments}
+    _step_saved(tick, "decide", started, fields=chosen, **chosen, reason=decided.reason, call=call)
 
     started = time.monotonic()
-    reflection: Reflection | None = None
+    outcome = action_run(agent=tick.agent, name=decided.action, arguments=decided.arguments)
+    _step_saved(tick, "act", started, ok=outcome.ok, summary=outcome.summary, **outcome.detail)
+    return decided, outcome
+
+
+def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome) -> Reflected | None:
+    """The reflection on what the tick did; None when its call failed (its step says why)."""
+    started = time.monotonic()
+    messages = reflect_messages(
+        agent=tick.agent,
+        action=decided.action if decided else "",
+        arguments=decided.arguments if decided else {},
+        reason=decided.reason if decided else "",
+        ok=outcome.ok,
+        summary=outcome.summary,
+        content=outcome.content,
+        view=tick.view,
+    )
     try:
-        reflection, call = _ask(
-            tick,
-            Purpose.REFLECT,
-            reflect_messages(
-                agent=agent,
-                action=decision.action if decision else "",
-                arguments=decision.given if decision else {},
-                reason=decision.reason if decision else "",
-                ok=outcome.ok,
-                summary=outcome.summary,
-                content=outcome.content,
-                view=view,
-            ),
-            Reflection,
-        )
+        reflection, call = _ask(tick, Purpose.REFLECT, messages, Reflection)
     except (LLMError, ServiceError) as exc:
         _step_noted(tick, "reflect", started, **_failure_detail(exc))
-    else:
-        _step_noted(
-            tick, "reflect", started, thought=reflection.thought, inner_thought=reflection.inner_thought, call=call
-        )
-
-    brain = _record(tick, decision, outcome, reflection)  # it saves the reflection's step too
-
-    if tick.run.number % settings.MEMSITE_TICK_DEEP_REFLECT_EVERY == 0:
-        brain = _deep_reflect(tick, brain)  # it leaves the plan as it was
-
-    plan_done = brain.plan_step >= len(brain.plan or [])
-    if plan_done or not outcome.ok:
-        _replan(tick, brain, because="the action failed" if not outcome.ok else "the plan is done")
-
-    _finish(tick, status=TickRun.Status.DONE, outcome=outcome.summary, error="" if outcome.ok else outcome.summary)
+        return None
+    thought, inner = reflection.thought, reflection.inner_thought
+    _step_noted(tick, "reflect", started, thought=thought, inner_thought=inner, call=call)
+    return Reflected(thought=thought, inner_thought=inner)
 
 
-def _key_terms(text: str) -> list[str]:
-    """The thought's most frequent content terms (ties in order of appearance)."""
-    counts: dict[str, int] = {}
-    for term, _ in words(text):
-        if len(term) >= CONCEPT_MIN_CHARS and not term.isdigit():
-            counts[term] = counts.get(term, 0) + 1
-    order = {term: position for position, term in enumerate(counts)}
-    return sorted(counts, key=lambda term: (-counts[term], order[term]))[:MAX_CONCEPTS]
-
-
-def _record(tick: _Tick, decision: Decision | None, outcome: Outcome, reflection: Reflection | None) -> Brain:
+def _record(tick: _Tick, decided: Decided | None, outcome: Outcome, reflected: Reflected | None) -> Brain:
     """What the tick did and felt, in one write with its step: perception, thought and its
     concepts, inner thought, episode, chat line, log, emotions, hormones, last error, plan step.
     The brain as the write left it."""
     started = time.monotonic()
     now = timezone.now()
-    thought = clip(reflection.thought.strip(), "entry_chars") if reflection is not None else ""
-    terms = _key_terms(thought)
+    record = recording(decided, outcome, reflected, now)
     with _writing(tick) as write:
-        brain = write.brain
-        self_neuron, *neurons = write.neurons(
-            [
-                (SELF, SELF, 0.0),
-                *((item.kind, item.key, 1.0) for item in outcome.perceived),
-                *(("concept", term, 0.5) for term in terms),
-            ],
-            at=now,
-        )
-        perceived, concepts = neurons[: len(outcome.perceived)], neurons[len(outcome.perceived) :]
-        write.connect_all(
-            [
-                *((self_neuron, neuron) for neuron in (*perceived, *concepts)),
-                *((neuron, concept) for neuron in perceived for concept in concepts),
-                *pairwise(concepts),
-            ],
-            at=now,
-        )
+        neurons = write.neurons(record.neurons, at=now)
+        write.connect_all([(neurons[source], neurons[target]) for source, target in record.links], at=now)
         novel = outcome.novel
-        entries: list[tuple[str, str, Any]] = []
         for item in outcome.perceived:
             novel |= write.explored(kind=item.kind, key=item.key, summary=item.summary, at=now, folder=item.folder)
-            message = f"explore_{item.kind}: {item.key}"
-            log = mj.entry(RecordKind.LOG, item.key, now, type=f"explore_{item.kind}")
-            entries.append((RecordKind.LOG, message, log))
-        if outcome.state or outcome.counters:
-            write.set(extra_state=_state_counted(brain.extra_state or {}, outcome))
-        write.records([*entries, *_entries(decision, outcome, reflection, thought, now)], at=now)
-
-        felt = affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=outcome.ok, novel=novel)
-        hormones = affect.hormones_after(brain.hormones, succeeded=outcome.ok, novel=novel)
-        changes: dict[str, Any] = {}
-        if felt != brain.emotions:
-            changes["emotions"] = felt
-        if hormones != brain.hormones:
-            changes["hormones"] = hormones
-        error = "" if outcome.ok else outcome.summary
-        if error != brain.last_error:
-            changes["last_error"] = error
-        if outcome.ok and brain.plan_step < len(brain.plan or []):
-            changes["plan_step"] = brain.plan_step + 1
+        write.records(record.entries, at=now)
+        changes = record_changes(_state_of(write.brain), outcome, novel=novel)
         if changes:
             write.set(**changes)
-        _step_noted(
-            tick, "record", started, perceived=[item.key for item in outcome.perceived], last_error=brain.last_error
-        )
-    return brain
-
-
-def _state_counted(state: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
-    """memory.json's other state keys with what the action set and counted."""
-    state = {**state, **outcome.state}
-    for name, step in outcome.counters.items():
-        previous = state.get(name)
-        counted = isinstance(previous, int) and not isinstance(previous, bool)
-        state[name] = (previous if counted else 0) + step
-    return state
-
-
-def _entries(
-    decision: Decision | None,
-    outcome: Outcome,
-    reflection: Reflection | None,
-    thought: str,
-    now: datetime,
-) -> list[tuple[str, str, Any]]:
-    """The tick's list entries after its perception: thought, inner thought, log, episode, chat;
-    each (kind, text, the entry as her writes one)."""
-    texts: list[tuple[str, str, dict[str, Any]]] = []  # (kind, text, the entry's other keys)
-    if reflection is not None:
-        inner = (reflection.inner_thought or "").strip()
-        texts.append((RecordKind.THOUGHT, thought, {}))
-        texts.extend([(RecordKind.INNER_THOUGHT, inner, {})] if inner else [])
-        texts.append((RecordKind.LOG, thought, {"type": "thought"}))
-    else:
-        kind = "action" if outcome.ok else "error"
-        texts.append((RecordKind.LOG, outcome.summary, {"type": kind}))
-    action = decision.action if decision else ""
-    what = f"{action} {json.dumps(decision.given, ensure_ascii=False)}" if decision else "no action"
-    episode = {"type": action or "none", "what": clip(what, "entry_chars"), "where": outcome.where}
-    texts.append((RecordKind.EPISODE, outcome.summary, episode))
-    texts.extend([(RecordKind.CHAT, outcome.chat, {"role": "assistant"})] if outcome.chat else [])
-    return [(kind, text, mj.entry(kind, text, now, **keys)) for kind, text, keys in texts]
+        perceived = [item.key for item in outcome.perceived]
+        _step_noted(tick, "record", started, perceived=perceived, last_error=write.brain.last_error)
+    return write.brain
 
 
 def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
@@ -434,61 +307,43 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
         view=tick.view, brain=brain, thoughts=10, episodes=10, facts=10, self_instructions=cap("self_instruction")
     )
     try:
-        reply, call = _ask(
-            tick, Purpose.DEEP_REFLECT, deep_reflect_messages(agent=tick.agent, view=view), DeepReflection
-        )
+        messages = deep_reflect_messages(agent=tick.agent, view=view)
+        reply, call = _ask(tick, Purpose.DEEP_REFLECT, messages, DeepReflection)
     except (LLMError, ServiceError) as exc:
         _step_saved(tick, "deep_reflect", started, **_failure_detail(exc))  # a new plan's LLM call may follow
         return brain
     now = timezone.now()
-    added_goals: list[Goal] = []
-    refused_goals: list[str] = []
     with _writing(tick) as write:
-        brain = write.brain
-        summary = reply.self_summary.strip()
-        if summary != brain.self_summary:
-            write.set(self_summary=summary)
-        known = {goal.casefold() for goal in Goal.objects.filter(brain=brain).values_list("text", flat=True)}
-        for n, text in enumerate(reply.goals):
-            if text.casefold() in known:
-                continue
-            try:
-                goal = write.goal(text=text, item=mj.goal_item(text=text, at=now, index=n), at=now)
-            except Conflict as exc:  # every goal is active and the cap is reached: nothing was written
-                refused_goals.append(exc.message)
-                break
-            known.add(goal.text.casefold())
-            added_goals.append(goal)
-        known_facts = {record.text.casefold() for record in view.facts}
-        facts = [fact for fact in reply.facts if fact.casefold() not in known_facts]
-        known_rules = {record.text.casefold() for record in view.self_instructions}
-        rules = [rule for rule in reply.self_instructions if rule.casefold() not in known_rules]
-        write.records(
-            [
-                *((RecordKind.FACT, fact, mj.entry(RecordKind.FACT, fact, now, source=FACT_SOURCE)) for fact in facts),
-                *(
-                    (RecordKind.SELF_INSTRUCTION, rule, mj.entry(RecordKind.SELF_INSTRUCTION, rule, now))
-                    for rule in rules
-                ),
-                (
-                    RecordKind.LOG,
-                    f"deep reflection: {len(added_goals)} goals, {len(facts)} facts, {len(rules)} self-instructions",
-                    mj.entry(RecordKind.LOG, summary, now, type="deep_reflect"),
-                ),
-            ],
-            at=now,
+        reflecting = deep_reflecting(
+            brain=_state_of(write.brain),
+            self_summary=reply.self_summary,
+            goals=reply.goals,
+            facts=reply.facts,
+            rules=reply.self_instructions,
+            known_goals=list(Goal.objects.filter(brain=write.brain).values_list("text", flat=True)),
+            known_facts=[record.text for record in view.facts],
+            known_rules=[record.text for record in view.self_instructions],
+            goal_chars=GOAL_CHARS,
         )
-        detail: dict[str, Any] = {
-            "self_summary": summary,
-            "goals": [goal.text for goal in added_goals],
-            "facts": facts,
-            "self_instructions": rules,
-            "call": call,
-        }
-        if refused_goals:
-            detail["refused"] = refused_goals[0]
-        _step_noted(tick, "deep_reflect", started, **detail)
-    return brain
+        if reflecting.summary_changed:
+            write.set(self_summary=reflecting.self_summary)
+        added, refused = _goals_added(write, reflecting.goals, now)
+        write.records(deep_reflect_entries(reflecting, len(added), now), at=now)
+        _step_noted(tick, "deep_reflect", started, **deep_reflect_detail(reflecting, added, refused, call))
+    return write.brain
+
+
+def _goals_added(write: BrainWrite, goals: list[tuple[int, str]], now: datetime) -> tuple[list[str], str | None]:
+    """Add the goals in order (each with its index in the reply), until one is refused: every
+    goal is active and the cap is reached. The goals added, and why the rest were not."""
+    added: list[str] = []
+    for index, text in goals:
+        try:
+            goal = write.goal(text=text, item=mj.goal_item(text=text, at=now, index=index), at=now)
+        except Conflict as exc:  # nothing was written
+            return added, exc.message
+        added.append(goal.text)
+    return added, None
 
 
 def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
@@ -497,27 +352,18 @@ def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
     view = brain_view_renewed(view=tick.view, brain=brain)
     exploration = explore_next(brain=brain)
     try:
-        reply, call = _ask(
-            tick, Purpose.DECIDE, plan_messages(agent=tick.agent, view=view, suggestions=exploration.suggestions), Plan
-        )
+        messages = plan_messages(agent=tick.agent, view=view, suggestions=exploration.suggestions)
+        reply, call = _ask(tick, Purpose.DECIDE, messages, Plan)
     except (LLMError, ServiceError) as exc:
         _step_noted(tick, "replan", started, because=because, **_failure_detail(exc))  # the run's end saves it
         return
-    steps = [clip(step, "entry_chars") for step in reply.steps[: cap("plan_steps")]]
     now = timezone.now()
     with _writing(tick) as write:
-        fields: dict[str, Any] = {"plan": steps, "plan_step": 0}
-        if "plan" in write.brain.extra_state:  # other keys of the plan replaced (her createdAt)
-            fields["extra_state"] = {k: v for k, v in write.brain.extra_state.items() if k != "plan"}
-        write.set(**fields)
+        plan = replanning(steps=reply.steps, extra_state=write.brain.extra_state, because=because, now=now)
+        write.set(**plan.fields)
         write.folders_spent(exploration.spent)
-        write.record(
-            kind=RecordKind.LOG,
-            text=f"new plan ({because}): " + " | ".join(steps),
-            item=mj.entry(RecordKind.LOG, " | ".join(steps), now, type="plan"),
-            at=now,
-        )
-        _step_noted(tick, "replan", started, because=because, steps=steps, call=call)
+        write.records([plan.entry], at=now)
+        _step_noted(tick, "replan", started, because=because, steps=plan.steps, call=call)
 
 
 def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
@@ -526,39 +372,17 @@ def _fail(tick: _Tick, error: str, *, record: bool = True) -> None:
     if record:
         now = timezone.now()
         with _writing(tick) as write:
-            brain = write.brain
-            log = mj.entry(RecordKind.LOG, error, now, type="error")
-            write.record(kind=RecordKind.LOG, text=error, item=log, at=now)
-            write.set(
-                last_error=error,
-                emotions=affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=False, novel=False),
-                hormones=affect.hormones_after(brain.hormones, succeeded=False, novel=False),
-            )
+            entry, changes = failure(_state_of(write.brain), error, now)
+            write.records([entry], at=now)
+            write.set(**changes)
     _finish(tick, status=TickRun.Status.FAILED, outcome="", error=error)
 
 
 def _finish(tick: _Tick, *, status: str, outcome: str, error: str) -> None:
-    """The run's end, with its steps, the emotions and hormones the tick left, and the lease
-    given back, in one transaction; runs beyond the cap go. A tick that lost its lease leaves
-    its run to the tick that took over (which has failed it)."""
-    brain = Brain.objects.filter(pk=tick.agent.pk)
-    leased = brain.filter(lease_until=tick.lease)
-    run = tick.run
-    with transaction.atomic():
-        ended = TickRun.objects.filter(pk=run.pk, brain__in=leased).update(
-            status=status,
-            steps=run.steps,
-            outcome=outcome[:10_000],
-            error=error[:10_000],
-            emotions=Subquery(brain.values("emotions")),
-            hormones=Subquery(brain.values("hormones")),
-            ended_at=timezone.now(),
-        )
-        if not ended:
-            logger.warning("Tick of agent %s ended after another tick took its brain over.", tick.agent.pk)
-            return
-        TickRun.objects.filter(brain_id=tick.agent.pk, number__lte=run.number - cap("tick")).delete()
-        _lease_release(tick)
+    """End the run and give the lease back (see `leases.run_ended`)."""
+    if not run_ended(tick.lease, tick.run, status=status, outcome=outcome, error=error):
+        logger.warning("Tick of agent %s ended after another tick took its brain over.", tick.agent.pk)
+        return
     tick.ended = True
 
 

@@ -104,16 +104,16 @@ def test_a_step_renews_the_lease_once_a_tenth_of_it_is_spent(agent, internal, mo
 
 @pytest.mark.django_db
 def test_a_tick_whose_lease_is_taken_over_as_it_renews_it_stops_there(agent, internal, monkeypatch):
-    from agents.brains.services import ticks
+    from agents.brains.services import leases
 
-    renewed = ticks._lease_renewed
+    renewed = leases.lease_renewed
 
     def taken_over(tick):
         # The step's check has passed; another tick takes the brain over before the renewal.
         Brain.objects.filter(pk=agent.pk).update(lease_until=timezone.now() + timedelta(seconds=600))
         return renewed(tick) or timezone.now() + timedelta(seconds=300)
 
-    monkeypatch.setattr(ticks, "_lease_renewed", taken_over)
+    monkeypatch.setattr(leases, "lease_renewed", taken_over)
 
     services.tick_run(agent_id=agent.pk)
 
