@@ -1,14 +1,7 @@
-"""A reasoning graph laid out for the dashboard as inline SVG drawn on the server: positions
-from each node's depth (`agents.graphs.selectors.graph_depths`), the task at the top and each layer
-below it; no layout library, no queries, only numbers for the template.
-
-A layer's nodes are ordered by where their neighbours in the layer above sit (the barycentre
-heuristic), which keeps most edges from crossing; a layer wider than `per_row` nodes wraps
-onto more rows, so the drawing keeps its width however many steps a layer holds. Edges run
-from the side of one box that faces the other to the facing side of the other, so each arrow
-ends on its box's border.
-
-Also here: the gauge of the rebuilt context's tokens against the graph's trigger and target."""
+"""A reasoning graph laid out for the dashboard as inline SVG drawn on the server: the task at
+the top and a layer per depth below it; no layout library, no queries, only numbers for the
+template. Also here: the gauge of the rebuilt context's tokens against its trigger and target.
+Explained in docs/graphs.md."""
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
