@@ -15,22 +15,12 @@ from django.utils.text import Truncator
 from agents.context import services
 from agents.context.models import Agent, Checkpoint, Message, Summary
 from agents.context.services.agents import SETTINGS
+from memsite.admin import ReadOnlyAdmin
 from memsite.errors import ServiceError
 
 # Set through the API with their values; the admin shows their names only.
 EDITABLE = tuple(field for field in SETTINGS if field != "context_variables")
 COUNTERS = ("message_count", "conversation_tokens", "history_tokens", "pending_tool_calls")
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 @admin.register(Agent)

@@ -1,11 +1,7 @@
 """Agents and what their model calls are built from (seed 003): the agent with its instructions,
 hidden context variables and token budgets; its conversation, one row per message with a token
 count made once when written; and checkpoints of both.
-
-An agent's counters (`message_count`, `conversation_tokens`, `history_tokens`) and each
-message's `history_offset` are kept by `agents.context.services.message_append`, so the
-assembler finds where to cut a long conversation with one indexed query instead of summing its
-messages."""
+Explained in docs/context.md."""
 
 from django.db import models
 from django.db.models import Q

@@ -1,17 +1,7 @@
 """The dashboard's agent pages, as small htmx views: the list of agents with a form to create
 one, and an agent's page with its settings, its conversation a page at a time with a form to
 append to it, its checkpoints, and the context-window view.
-
-The context-window view assembles what the agent's next model call would send
-(`agents.context.services.context_build`: stored messages never change; with the summarize strategy,
-the summary a cut wants is queued) for a model and strategy chosen in a form, and draws it as
-one bar: a segment per tier in the report, whichever tiers it has, then the free space, with
-the warning, compaction trigger and target marked on it. A context that cannot be assembled
-shows the refusal and its numbers instead.
-
-Reads go through `agents.context.selectors`, writes through `agents.context.services`. An htmx request gets the
-partial it swaps in; any other request gets the whole page, so every view also works without
-JavaScript."""
+Explained in docs/context.md."""
 
 from dataclasses import dataclass
 from typing import Any

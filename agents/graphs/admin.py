@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from agents.context.admin import ReadOnlyAdmin
 from agents.graphs.logic.drawing import thought_plain
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
+from memsite.admin import ReadOnlyAdmin
 
 
 class ReadOnlyInline(admin.TabularInline):

@@ -1,13 +1,7 @@
 """Reasoning graphs (seed 004, MemoBrain): a task, the subtasks and evidence an agent's steps
 produced, and the summaries that fold them; the raw turns those nodes stand for; and an audit
 row for every operation.
-
-Unlike the reference code, turns are rows with ids that never shift, nodes keep their state
-(active, folded or flushed) rather than a boolean-or-string, and every change is one
-transaction validated whole before it is applied. Edges are a list, as the reference keeps
-them: a fold of siblings moves both of their edges to the summary, so a pair can repeat (with
-its own rationale each time), and an imported graph may hold cycles, self-loops and a task
-that was flushed or folded."""
+Explained in docs/graphs.md."""
 
 from django.conf import settings
 from django.db import models

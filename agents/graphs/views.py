@@ -1,21 +1,6 @@
 """Reasoning graphs on the dashboard (seed 004): the list of graphs with a form to start one,
-and a graph's page.
-
-The page draws the graph as inline SVG laid out on the server (`agents.graphs.logic.drawing`): the
-task at the top and each layer below, active, folded and flushed nodes told apart. A node
-opens, beside the drawing, to its thought and the stored turns it stands for. Below are the
-context the graph rebuilds against its recall trigger and target, the forms that queue a
-recall or memorize a step, and every operation with its rationale and the context's tokens
-before and after.
-
-While an operation is queued or running, the operations poll themselves; when the graph has
-changed, the drawing and the context come along out of band. Once nothing is left to wait for
-(or a queued operation has waited longer than a worker would take to start it) the answer is
-286, which stops htmx polling.
-
-Reads go through `agents.graphs.selectors`, writes through `agents.graphs.services`; a refused write shows
-its message in the form that sent it, and writes nothing. Every view also works without
-JavaScript."""
+and a graph's page: the drawing, the context it rebuilds, the forms that queue work, and the
+operations, which poll while any is waiting. Explained in docs/graphs.md."""
 
 import json
 from dataclasses import dataclass

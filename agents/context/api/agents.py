@@ -1,6 +1,7 @@
 """The REST API of agents, their conversations, context assembly and checkpoints: one view
-per operation. Views only translate HTTP: reads go to `agents.context.selectors` and
-writes (and context assembly, which may queue a summary) to `agents.context.services`, refusals come back as `ServiceError`s."""
+per operation. Views only translate HTTP: reads go to `agents.context.selectors` and writes
+(and context assembly, which may queue a summary) to `agents.context.services`, refusals come
+back as `ServiceError`s."""
 
 from typing import Any
 

@@ -1,9 +1,6 @@
 """Dynamic instructions (seed 003): an agent's instructions are a `string.Template` rendered
-from its context variables at every assembly.
-
-string.Template substitutes names and does nothing else: no attribute access, indexing, calls
-or filters, so a template cannot reach into a value or past it. A variable reaches the model
-only where the instructions name it; the others never leave the agent's row."""
+from its context variables at every assembly; a variable reaches the model only where the
+instructions name it. Explained in docs/context.md."""
 
 import json
 from collections.abc import Mapping

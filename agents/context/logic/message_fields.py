@@ -1,11 +1,7 @@
 """A message's fields as the Chat Completions API has them, checked and normalised for storing:
 what clients send as request messages (`ChatCompletionMessageParam`) and what they get back
 (`ChatCompletionMessage`, which OpenAI Swarm keeps as `model_dump()`).
-
-A null field is the same as a field left out. Objects are checked key by key and an unknown key
-is refused by name, so that a later call is never sent what the API does not take. Of the
-response-only fields, an audio reply's data is dropped (a later call sends back only its id)
-and annotations are kept to show, never sent."""
+Explained in docs/context.md."""
 
 import json
 from collections.abc import Callable, Mapping, Sequence

@@ -1,10 +1,6 @@
-"""Messages in the chat API's form, and what each costs in a request.
-
-A message's cost is counted the way `TokenCounter.count_messages` bills a request, less the
-reply priming that a request pays once: so the tokens of an assembled context are the sum of its
-messages' costs plus `TOKENS_REPLY_PRIMING`, and each stored message is counted once, when it is
-written. Content sent as parts is counted part by part: what is not text at a fixed cost or by
-the text it carries, and the message's count is then flagged approximate (`estimated`)."""
+"""Messages in the chat API's form, and what each costs in a request: what
+`TokenCounter.count_messages` bills for it, less the reply priming a request pays once.
+Explained in docs/context.md."""
 
 import json
 from collections.abc import Mapping, Sequence

@@ -1,41 +1,6 @@
 """Context assembly (seed 003): the messages of one model call of an agent, within the model's
 context window less the output reserved for the reply, and a report of how they were chosen.
-
-Tiers, in the order the model reads them:
-1. the pinned system message: the agent's instructions rendered from its context variables;
-2. working memory: blocks the caller passes (active goals, the current plan step, the active
-   reasoning-graph summary), in one system message;
-3. long-term memory: facts and memory-search results the caller passes, in the caller's order,
-   within a budget, in one system message;
-4. short-term memory: the stored conversation in order: every pinned message, and what the
-   strategy keeps of the others.
-
-The pinned part (instructions and pinned messages) is never dropped; when it alone cannot fit,
-or the conversation has spent its token budget, assembly refuses with `TokenBudgetExceeded`.
-A stored message and the tool (or function) results after it form one unit, kept or dropped whole.
-
-Compaction. The unpinned history may fill the window up to the compaction trigger, less what
-the other tiers take. Past that, the oldest history is cut in steps of (trigger - target) of the
-window, counted from the conversation's first token, which brings it back to the target (less
-the size of the newest message) and lets it grow until it next reaches the trigger. The cut
-points sit at fixed offsets of the history, so between two compactions the same messages stay
-and the start of the prompt does not change; the assembler keeps no state and writes nothing.
-
-Strategies:
-- `fifo`: the oldest history goes first, at the compaction cut.
-- `sliding_window`: only the last N turns (a turn begins at a user message), cut at the
-  compaction cut when that is later.
-- `importance`: keeps as many tokens as `fifo` would, chosen by score (recency, role, the
-  message's importance, references from other messages), lowest evicted first, from the history
-  of the last `IMPORTANCE_LOOKBACK` trigger budgets. The newest unit goes last.
-- `summarize`: cuts as `fifo` does, leaving room for a summary, and puts in place of what it
-  cut the stored summary that reaches furthest into it (`agents.context.models.Summary`). Writing a
-  summary takes LLM calls, so assembly never waits for one: the report names the position a
-  summary should reach (`summary_wanted`) and `agents.context.services.context_build` queues it.
-
-Stored messages are used with the token counts they were written with: nothing stored is
-re-counted, loaded beyond what the strategy may keep, or changed. The same conversation, agent
-settings and arguments give the same result."""
+Its tiers, compaction and strategies are explained in docs/context.md."""
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

@@ -1,12 +1,7 @@
 """Reads of conversations, shaped for assembly: plain rows with only the columns it uses,
 found through the indexes on (agent, position) and (agent, history_offset), so the cost of a
 read follows what it returns, not how long the conversation is.
-
-Most messages have no tool calls, content parts, function call or references. Their JSON
-columns are read as text and parsed only when they hold something (of an audio reply, only its
-id is read), and `pinned` is known from each query's filter rather than read: so the rows need
-none of the ORM's per-row conversions (decoding every row's JSON took a third of the time of
-reading 1,500 messages)."""
+Explained in docs/context.md."""
 
 import json
 from collections.abc import Callable, Iterable

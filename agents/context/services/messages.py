@@ -1,14 +1,6 @@
 """Appending to an agent's conversation: each message is checked, counted once with the
-agent's model's encoding, and written with the agent's counters under a lock on the agent.
-
-Tool calls and their results pair up as the chat API requires: an assistant message with tool
-calls must be answered by one tool message per call, straight after it, before anything else
-is appended. So a message and the tool results after it always form one unit that assembly can
-keep or drop whole. The older form pairs the same way: a function message answers the
-function_call of the message just before it.
-
-The fields are the chat API's, as clients send them or get them back, nulls included
-(`message_fields`)."""
+agent's model's encoding, and written with the agent's counters under a lock on the agent;
+a message and the tool results that answer it form one unit. Explained in docs/context.md."""
 
 from collections.abc import Mapping, Sequence
 from typing import Any

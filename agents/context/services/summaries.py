@@ -1,12 +1,7 @@
 """Summaries of agents' conversations, for the summarize strategy: asked for by an assembly
 that cuts history no written summary covers, written by a Celery task through the gateway, and
 kept for every later assembly that cuts at the same place.
-
-A summary extends the newest earlier one with the messages after it (a summary of a summary),
-reading at most MEMSITE_SUMMARY_CHUNK_TOKENS of messages per LLM call. A longer stretch takes
-several calls, each stored as a summary of its own for later ones to build on. No summary
-reaches back more than MEMSITE_SUMMARY_MAX_CHUNKS chunks: on a long conversation with no
-summary yet, the oldest messages are left out rather than paid for with an LLM call per chunk."""
+Explained in docs/context.md."""
 
 from dataclasses import dataclass, replace
 from datetime import timedelta

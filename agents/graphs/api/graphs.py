@@ -1,11 +1,7 @@
-"""The REST API of reasoning graphs (seed 004, MemoBrain): creating a graph, memorize and
-recall, the context rebuilt from it, its nodes and seed 004's index queries, its operations,
-and snapshots in the seed's JSON format. Views only translate HTTP: reads go to
-`agents.graphs.selectors`, writes to `agents.graphs.services`, refusals come back as `ServiceError`s.
-
-memorize and recall answer 202 with the queued operation: a worker runs a graph's operations
-one at a time, and each shows its outcome in /ops/. Nodes and operations are paged with a
-cursor, as brain collections are: nodes in id order, operations newest first."""
+"""The REST API of reasoning graphs (seed 004, MemoBrain): graphs, memorize and recall, the
+rebuilt context, nodes and index queries, operations and snapshots. Views only translate HTTP:
+reads go to `agents.graphs.selectors`, writes to `agents.graphs.services`.
+Explained in docs/graphs.md."""
 
 import json
 from typing import Any

@@ -1,11 +1,7 @@
 """The agent's context rebuilt from its reasoning graph: the stored turns in order, where the
 turns of flushed steps give way to their notes and the turns of folded steps to the summary
 that folded them. The first and last turns are always sent as they were.
-
-A turn gives way only when every step that refers to it is folded or flushed (a turn a live
-step still needs stays), and then to the stand-in of the lowest such step: a flushed step's own
-notes, or the summary at the top of a folded step's chain of folds. Each stand-in is sent once,
-where its first turn was; so every turn is either sent or stood for."""
+Explained in docs/graphs.md."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass

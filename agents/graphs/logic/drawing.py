@@ -1,17 +1,11 @@
-"""A reasoning graph laid out for the dashboard as inline SVG drawn on the server: positions
-from each node's depth (`agents.graphs.selectors.graph_depths`), the task at the top and each layer
-below it; no layout library, no queries, only numbers for the template.
-
-A layer's nodes are ordered by where their neighbours in the layer above sit (the barycentre
-heuristic), which keeps most edges from crossing; a layer wider than `per_row` nodes wraps
-onto more rows, so the drawing keeps its width however many steps a layer holds. Edges run
-from the side of one box that faces the other to the facing side of the other, so each arrow
-ends on its box's border.
-
-Also here: the gauge of the rebuilt context's tokens against the graph's trigger and target."""
+"""A reasoning graph laid out for the dashboard as inline SVG drawn on the server: the task at
+the top and a layer per depth below it; no layout library, no queries, only numbers for the
+template. Also here: the gauge of the rebuilt context's tokens against its trigger and target.
+Explained in docs/graphs.md."""
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 from agents.graphs.models import NodeState
@@ -172,22 +166,108 @@ def wrap_lines(text: str, *, width: int = LINE_CHARS, lines: int = LINES) -> lis
     return result
 
 
+def _barycentre(node: int, above: Mapping[int, int], links: Mapping[int, Iterable[int]]) -> tuple[int, float, int]:
+    """A node's sort key in its layer: the mean position of its neighbours in the layer above,
+    then its id; a node with none there goes after those with some."""
+    positions = [above[other] for other in links.get(node, ()) if other in above]
+    if not positions:
+        return (1, 0.0, node)
+    return (0, sum(positions) / len(positions), node)
+
+
 def layer_order(layers: Mapping[int, Sequence[int]], links: Mapping[int, Iterable[int]]) -> dict[int, list[int]]:
     """Each layer's nodes in drawing order: the first by id, each next by the mean position of
     its neighbours in the layer above (ties and nodes with none there by id, those last)."""
     ordered: dict[int, list[int]] = {}
     above: dict[int, int] = {}
     for depth in sorted(layers):
-
-        def key(node: int) -> tuple[int, float, int]:
-            positions = [above[other] for other in links.get(node, ()) if other in above]
-            if not positions:
-                return (1, 0.0, node)
-            return (0, sum(positions) / len(positions), node)
-
-        ordered[depth] = sorted(layers[depth], key=key) if above else sorted(layers[depth])
+        if above:
+            ordered[depth] = sorted(layers[depth], key=partial(_barycentre, above=above, links=links))
+        else:
+            ordered[depth] = sorted(layers[depth])
         above = {node: position for position, node in enumerate(ordered[depth])}
     return ordered
+
+
+def _layers(node_ids: Sequence[int], depths: Mapping[int, int]) -> tuple[dict[int, list[int]], int | None]:
+    """The nodes of each depth, and the depth given to the nodes `depths` leaves out, one below
+    the deepest (None when it leaves out none)."""
+    deepest = max((depths[node] for node in node_ids if node in depths), default=-1)
+    layers: dict[int, list[int]] = {}
+    for node in node_ids:
+        layers.setdefault(depths.get(node, deepest + 1), []).append(node)
+    unreached = deepest + 1 if any(node not in depths for node in node_ids) else None
+    return layers, unreached
+
+
+def _links(edges: Iterable[EdgeLike]) -> dict[int, set[int]]:
+    """Each node's neighbours, whichever way the edge between them points."""
+    links: dict[int, set[int]] = {}
+    for edge in edges:
+        links.setdefault(edge.src, set()).add(edge.dst)
+        links.setdefault(edge.dst, set()).add(edge.src)
+    return links
+
+
+def _span(count: int, size: int, gap: int) -> int:
+    """The length of `count` boxes of `size` in a line, `gap` apart."""
+    return count * size + (count - 1) * gap
+
+
+def _layer_label(depth: int, unreached: bool) -> str:
+    if unreached:
+        return "not linked to the task"
+    return "task" if depth == 0 else f"depth {depth}"
+
+
+def _drawn_node(node: NodeLike, *, depth: int, x: int, y: int) -> DrawnNode:
+    text = thought_plain(node.thought)
+    return DrawnNode(
+        node_id=node.node_id,
+        kind=node.kind,
+        state=node.state,
+        depth=depth,
+        x=x,
+        y=y,
+        width=NODE_WIDTH,
+        height=NODE_HEIGHT,
+        lines=wrap_lines(text),
+        text=text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…",
+        turn_count=len(node.related_turn_ids),
+        folded_into=node.folded_into,
+    )
+
+
+def _placed_row(row: Sequence[NodeLike], *, depth: int, y: int, inner: int) -> list[DrawnNode]:
+    """A row's boxes, left to right, centred in the drawing's `inner` width."""
+    left = MARGIN + (inner - _span(len(row), NODE_WIDTH, GAP_X)) // 2
+    return [
+        _drawn_node(node, depth=depth, x=left + column * (NODE_WIDTH + GAP_X), y=y) for column, node in enumerate(row)
+    ]
+
+
+def _placed_layers(
+    order: Mapping[int, Sequence[int]],
+    by_id: Mapping[int, NodeLike],
+    *,
+    per_row: int,
+    inner: int,
+    unreached: int | None,
+) -> tuple[list[DrawnNode], list[Layer]]:
+    """Every node's box in drawing order, and the layers' bands: each layer below the last,
+    wrapped onto rows of `per_row` boxes."""
+    nodes: list[DrawnNode] = []
+    layers: list[Layer] = []
+    y = MARGIN
+    for depth, members in order.items():
+        rows = [members[start : start + per_row] for start in range(0, len(members), per_row)]
+        height = _span(len(rows), NODE_HEIGHT, GAP_ROWS)
+        layers.append(Layer(depth=depth, y=y, height=height, label=_layer_label(depth, depth == unreached)))
+        for row in rows:
+            nodes += _placed_row([by_id[node] for node in row], depth=depth, y=y, inner=inner)
+            y += NODE_HEIGHT + GAP_ROWS
+        y += GAP_LAYERS - GAP_ROWS
+    return nodes, layers
 
 
 def _edge_path(src: DrawnNode, dst: DrawnNode) -> tuple[float, float, float, float, str]:
@@ -213,10 +293,19 @@ def _edge_path(src: DrawnNode, dst: DrawnNode) -> tuple[float, float, float, flo
     return x1, y1, x2, y2, path
 
 
-def _layer_label(depth: int, unreached: bool) -> str:
-    if unreached:
-        return "not linked to the task"
-    return "task" if depth == 0 else f"depth {depth}"
+def _drawn_edge(edge: EdgeLike, src: DrawnNode, dst: DrawnNode) -> DrawnEdge:
+    x1, y1, x2, y2, path = _edge_path(src, dst)
+    return DrawnEdge(
+        src=edge.src,
+        dst=edge.dst,
+        rationale=edge.rationale,
+        x1=_number(x1),
+        y1=_number(y1),
+        x2=_number(x2),
+        y2=_number(y2),
+        path=path,
+        faded=src.state != NodeState.ACTIVE or dst.state != NodeState.ACTIVE,
+    )
 
 
 def graph_drawing(
@@ -229,80 +318,25 @@ def graph_drawing(
     """Where each node and edge is drawn. `depths` is the node's layer (a node it leaves out
     goes below the deepest); an edge to a node that is not drawn is left out."""
     by_id = {node.node_id: node for node in nodes}
-    deepest = max((depths[node] for node in by_id if node in depths), default=-1)
-    depth_of = {node: depths.get(node, deepest + 1) for node in by_id}
-    layers: dict[int, list[int]] = {}
-    for node, depth in depth_of.items():
-        layers.setdefault(depth, []).append(node)
+    layers, unreached = _layers(list(by_id), depths)
     drawn_edges = [edge for edge in edges if edge.src in by_id and edge.dst in by_id and edge.src != edge.dst]
-    links: dict[int, set[int]] = {}
-    for edge in drawn_edges:
-        links.setdefault(edge.src, set()).add(edge.dst)
-        links.setdefault(edge.dst, set()).add(edge.src)
-    order = layer_order(layers, links)
+    order = layer_order(layers, _links(drawn_edges))
 
     per_row = max(per_row, 1)
     columns = min(max((len(row) for row in order.values()), default=1), per_row)
-    inner = columns * NODE_WIDTH + (columns - 1) * GAP_X
-    width = inner + 2 * MARGIN
-    placed: dict[int, DrawnNode] = {}
-    drawn_layers = []
-    y = MARGIN
-    unreached_depth = deepest + 1 if any(node not in depths for node in by_id) else None
-    for depth, members in order.items():
-        rows = [members[start : start + per_row] for start in range(0, len(members), per_row)]
-        drawn_layers.append(
-            Layer(
-                depth=depth,
-                y=y,
-                height=len(rows) * NODE_HEIGHT + (len(rows) - 1) * GAP_ROWS,
-                label=_layer_label(depth, depth == unreached_depth),
-            )
-        )
-        for row in rows:
-            row_width = len(row) * NODE_WIDTH + (len(row) - 1) * GAP_X
-            x = MARGIN + (inner - row_width) // 2
-            for node_id in row:
-                node = by_id[node_id]
-                text = thought_plain(node.thought)
-                placed[node_id] = DrawnNode(
-                    node_id=node_id,
-                    kind=node.kind,
-                    state=node.state,
-                    depth=depth,
-                    x=x,
-                    y=y,
-                    width=NODE_WIDTH,
-                    height=NODE_HEIGHT,
-                    lines=wrap_lines(text),
-                    text=text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…",
-                    turn_count=len(node.related_turn_ids),
-                    folded_into=node.folded_into,
-                )
-                x += NODE_WIDTH + GAP_X
-            y += NODE_HEIGHT + GAP_ROWS
-        y += GAP_LAYERS - GAP_ROWS
-    height = (y - GAP_LAYERS + MARGIN) if placed else 2 * MARGIN
+    inner = _span(columns, NODE_WIDTH, GAP_X)
+    placed, drawn_layers = _placed_layers(order, by_id, per_row=per_row, inner=inner, unreached=unreached)
+    last = drawn_layers[-1] if drawn_layers else None
+    height = last.y + last.height + MARGIN if last else 2 * MARGIN
 
-    drawn = []
-    for edge in drawn_edges:
-        src, dst = placed[edge.src], placed[edge.dst]
-        x1, y1, x2, y2, path = _edge_path(src, dst)
-        drawn.append(
-            DrawnEdge(
-                src=edge.src,
-                dst=edge.dst,
-                rationale=edge.rationale,
-                x1=_number(x1),
-                y1=_number(y1),
-                x2=_number(x2),
-                y2=_number(y2),
-                path=path,
-                faded=src.state != NodeState.ACTIVE or dst.state != NodeState.ACTIVE,
-            )
-        )
-    ordered_nodes = [placed[node] for members in order.values() for node in members]
-    return GraphDrawing(width=width, height=height, nodes=ordered_nodes, edges=drawn, layers=drawn_layers)
+    boxes = {node.node_id: node for node in placed}
+    return GraphDrawing(
+        width=inner + 2 * MARGIN,
+        height=height,
+        nodes=placed,
+        edges=[_drawn_edge(edge, boxes[edge.src], boxes[edge.dst]) for edge in drawn_edges],
+        layers=drawn_layers,
+    )
 
 
 # -- the context gauge -------------------------------------------------------------------------

@@ -1,11 +1,6 @@
 """The operations an LLM proposes on a reasoning graph (seed 004): a MemoryPatch from memorize,
 a FlushAndFoldOp from recall; and their validation, whole, against the graph as it is.
-
-The reply schema of each call is made for the graph it was shown (`patch_schema`,
-`recall_schema`): a reply that breaks a rule fails validation inside the gateway, whose repair
-loop sends the errors back to the model; one never repaired is rejected. The same checks run
-again under the graph's lock before anything is applied, so a patch made against an older
-graph cannot slip in."""
+Explained in docs/graphs.md."""
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field

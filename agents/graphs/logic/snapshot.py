@@ -1,17 +1,6 @@
-"""Snapshots in seed 004's JSON format, which is MemoBrain's `save_memory`:
-
-    {"nodes": {"<id>": {"node_id", "kind", "thought", "related_turn_ids", "active"}},
-     "edges": [{"src", "dst", "rationale"}]}
-
-`active` is true, false (folded) or "Flushed". What MemoBrain's own code writes imports and
-exports unchanged: `thought` a string (the task; a summary's notes as MemoBrain's JSON text) or
-a list of notes with any keys besides role and content; edges in their order, a pair repeated
-when a fold of siblings moved both of their edges to the summary; a rationale null; cycles,
-self-loops, a flushed or folded task; texts of any length within the upload's size. Refused:
-what memsite cannot keep as a graph (not exactly one task node, an edge to a node the snapshot
-lacks, a key that is not its node's id, a note that is not {role, content} strings). Node ids
-may also be numeric strings. The format does not say which summary folded a node, so an
-import takes the first summary whose turns include all of the node's."""
+"""Snapshots in seed 004's JSON format, which is MemoBrain's `save_memory`: what MemoBrain's
+own code writes imports and exports unchanged, and what memsite cannot keep as a graph is
+refused. Explained in docs/graphs.md."""
 
 from collections.abc import Callable
 from typing import Annotated, Any, Literal

@@ -1,28 +1,6 @@
 """Reasoning graphs (seed 004): creating them, memorize and recall, and snapshot imports.
-
-memorize stores the turns at once and queues the work; a worker then asks the LLM for one
-MemoryPatch per assistant/tool-result pair and applies each whole or not at all. recall asks
-for a FlushAndFoldOp and applies it the same way. Work on one graph runs one operation at a
-time: the worker that holds the graph's lease drains its queued operations in order, renewing
-the lease before each LLM call; every write checks, under the graph's row lock, that the lease
-is still its own, so a worker that lost it (it stalled past MEMSITE_GRAPH_LEASE_S and another
-took over) writes nothing more.
-
-A worker killed half-way leaves its operation queued: the task is delivered again, or
-`graphs_sweep_stale` queues the graph's work once the lease has run out, and the operation
-goes on from what was recorded. A memorize records each pair's outcome in the transaction that
-applies its patch, and skips recorded pairs when it goes on: no pair is applied twice. A recall
-is marked applied in the transaction that applies it.
-
-Every operation is a `GraphOp`, applied, rejected or failed, with its rationale and the
-context's tokens before and after.
-
-An operation is the work of the user who asked for it (memsite.quotas): their memorize and
-recall operations queued are capped, and the LLM calls of each are charged to them; once their
-daily budget is spent, the calls left fail like any failed call and the operation records why.
-A memorize makes one LLM call per step (an assistant turn and the results after it), and takes
-at most MEMSITE_GRAPH_MEMORIZE_MAX_STEPS steps (413 past it), and then at most the graph's
-`max_recalls` recalls."""
+A graph's operations run one at a time under a lease, each applied whole or not at all and
+recorded as a `GraphOp`. Explained in docs/graphs.md."""
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
