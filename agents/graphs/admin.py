@@ -11,22 +11,7 @@ from django.utils.text import Truncator
 
 from agents.graphs.logic.drawing import thought_plain
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
-from memsite.admin import ReadOnlyAdmin
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-    show_change_link = False
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
+from memsite.admin import ReadOnlyAdmin, ReadOnlyInline
 
 
 class GraphNodeInline(ReadOnlyInline):
