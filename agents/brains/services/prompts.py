@@ -13,7 +13,7 @@ agent's window less the output it reserves."""
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
@@ -102,7 +102,8 @@ class Decision(BaseModel):
     @property
     def given(self) -> dict[str, str]:
         """The arguments the action was given (those not null)."""
-        return {name: value for name, value in self.arguments.model_dump().items() if value is not None}
+        arguments = cast(BaseModel, self.arguments)  # DecisionArguments is a model made at run time
+        return {name: value for name, value in arguments.model_dump().items() if value is not None}
 
     @model_validator(mode="after")
     def _arguments_fit(self) -> "Decision":
@@ -222,7 +223,8 @@ def _fitted(agent: Agent, system: str, user: str) -> list[dict]:
         keep = counter.count(user) - over
         if keep <= 0:
             raise TokenBudgetExceeded(
-                f"The prompt's instructions alone need more than the {window_of(agent)} tokens the agent's window holds.",
+                f"The prompt's instructions alone need more than the {window_of(agent)} tokens "
+                "the agent's window holds.",
                 data={"reason": "prompt", "window": window_of(agent)},
             )
         messages[1]["content"] = counter.truncate(user, keep)
@@ -282,10 +284,12 @@ def decide_long_term(view: BrainView) -> list[str]:
         f"{brain.tick_count} ticks so far."
     )
     associations = ", ".join(f"{quoted(neuron.key, 120)} ({neuron.strength:.1f})" for neuron in view.associations)
+    summary = quoted(brain.self_summary, cap("self_summary_chars")) if brain.self_summary else "none yet"
     self_model = (
         "Self-model:\n"
-        f"- self-summary: {quoted(brain.self_summary, cap('self_summary_chars')) if brain.self_summary else 'none yet'}\n"
-        f"- {brain.neuron_count} neurons, {brain.synapse_count} synapses; strongest associations: {associations or 'none'}\n"
+        f"- self-summary: {summary}\n"
+        f"- {brain.neuron_count} neurons, {brain.synapse_count} synapses; "
+        f"strongest associations: {associations or 'none'}\n"
         f"- recent thought: {quoted(view.thoughts[-1].text) if view.thoughts else 'none'}\n"
         f"- capabilities: {', '.join(ACTION_NAMES)}"
     )
