@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
@@ -22,7 +22,7 @@ from agents.brains.logic.charts import LineChart, line_chart
 from agents.brains.models import Record, RecordKind
 from agents.brains.services.brains import goal_complete, goal_create
 from agents.context.models import Agent
-from agents.context.views import agent_or_404, form_error, render_page
+from agents.context.views import HtmxHttpRequest, agent_or_404, form_error, render_page
 from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import wait_slots
 
@@ -53,7 +53,7 @@ class Awaited:
         return time.time() < self.until
 
 
-def _awaited(request: HttpRequest) -> Awaited | None:
+def _awaited(request: HtmxHttpRequest) -> Awaited | None:
     number, until = request.GET.get("awaiting", ""), request.GET.get("until", "")
     if number.isascii() and number.isdigit() and until.isascii() and until.isdigit():
         return Awaited(number=int(number), until=int(until))
@@ -119,7 +119,7 @@ def _panels(agent: Agent, state: selectors.BrainState) -> dict[str, Any]:
     }
 
 
-def _page(request: HttpRequest, agent: Agent, *, status: int = 200, **forms_and_errors: Any) -> HttpResponse:
+def _page(request: HtmxHttpRequest, agent: Agent, *, status: int = 200, **forms_and_errors: Any) -> HttpResponse:
     """The whole page; `forms_and_errors` are a refused form and its message (None: the default)."""
     state = selectors.brain_state(agent=agent)
     context = {
@@ -133,7 +133,7 @@ def _page(request: HttpRequest, agent: Agent, *, status: int = 200, **forms_and_
     return render_page(request, BRAIN, context, status=status)
 
 
-def _done(request: HttpRequest, agent: Agent, message: str) -> HttpResponse:
+def _done(request: HtmxHttpRequest, agent: Agent, message: str) -> HttpResponse:
     messages.success(request, message)
     return redirect("agents:brain_detail", agent_id=agent.pk)
 
@@ -143,13 +143,13 @@ def _done(request: HttpRequest, agent: Agent, message: str) -> HttpResponse:
 
 @require_GET
 @login_required
-def brain_detail(request: HttpRequest, agent_id: int) -> HttpResponse:
+def brain_detail(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     return _page(request, agent_or_404(agent_id))
 
 
 @require_GET
 @login_required
-def brain_stream(request: HttpRequest, agent_id: int) -> HttpResponse:
+def brain_stream(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The stream, and the other panels when the brain has changed since `v`; 286 once there is
     nothing left to wait for."""
     agent = agent_or_404(agent_id)
@@ -167,7 +167,7 @@ def brain_stream(request: HttpRequest, agent_id: int) -> HttpResponse:
 
 
 def _controls(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     agent: Agent,
     *,
     form: TickingForm | None = None,
@@ -194,7 +194,7 @@ def _controls(
 
 @require_POST
 @login_required
-def brain_tick(request: HttpRequest, agent_id: int) -> HttpResponse:
+def brain_tick(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(agent_id)
     try:
         services.tick_request(agent=agent, user=request.user)
@@ -207,7 +207,7 @@ def brain_tick(request: HttpRequest, agent_id: int) -> HttpResponse:
 
 @require_POST
 @login_required
-def brain_ticking_start(request: HttpRequest, agent_id: int) -> HttpResponse:
+def brain_ticking_start(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(agent_id)
     form = TickingForm(request.POST)
     if not form.is_valid():
@@ -221,7 +221,7 @@ def brain_ticking_start(request: HttpRequest, agent_id: int) -> HttpResponse:
 
 @require_POST
 @login_required
-def brain_ticking_pause(request: HttpRequest, agent_id: int) -> HttpResponse:
+def brain_ticking_pause(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(agent_id)
     try:
         services.ticking_pause(agent=agent)
@@ -234,7 +234,7 @@ def brain_ticking_pause(request: HttpRequest, agent_id: int) -> HttpResponse:
 
 
 def _goals(
-    request: HttpRequest, agent: Agent, *, form: GoalForm, message: str = "", error: str = "", status: int = 200
+    request: HtmxHttpRequest, agent: Agent, *, form: GoalForm, message: str = "", error: str = "", status: int = 200
 ) -> HttpResponse:
     if not request.htmx:
         if error:
@@ -253,7 +253,7 @@ def _goals(
 
 @require_POST
 @login_required
-def brain_goal_create(request: HttpRequest, agent_id: int) -> HttpResponse:
+def brain_goal_create(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(agent_id)
     form = GoalForm(request.POST)
     if not form.is_valid():
@@ -267,7 +267,7 @@ def brain_goal_create(request: HttpRequest, agent_id: int) -> HttpResponse:
 
 @require_POST
 @login_required
-def brain_goal_complete(request: HttpRequest, agent_id: int, goal_id: int) -> HttpResponse:
+def brain_goal_complete(request: HtmxHttpRequest, agent_id: int, goal_id: int) -> HttpResponse:
     agent = agent_or_404(agent_id)
     try:
         goal = goal_complete(agent=agent, goal_id=goal_id)
@@ -295,7 +295,7 @@ def _chat_send(agent: Agent, text: str, user: Any) -> tuple[list[Record], bool, 
 
 @require_POST
 @login_required
-def brain_chat(request: HttpRequest, agent_id: int) -> HttpResponse:
+def brain_chat(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The form, cleared, with the exchange appended to the chat (out of band); refused, the
     form keeps the text and says why."""
     agent = agent_or_404(agent_id)

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
+from django_htmx.middleware import HtmxDetails
 
 from agents.context import selectors, services
 from agents.context.forms import AgentCreateForm, ContextForm, MessageAppendForm
@@ -161,7 +162,7 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
     form = ContextForm(query)
     if not form.is_valid():
         # The first wrong field, as assembly itself names it.
-        message = next(iter(form.errors.values()))[0]
+        message = str(next(iter(form.errors.values()))[0])
         section["context_refusal"] = ContextRefusal(message=message, status=400, numbers=[])
         return section, 400
     try:
@@ -175,6 +176,12 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request as django-htmx's middleware hands it on, with what htmx asked for."""
+
+    htmx: HtmxDetails
 
 
 def render_page(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
@@ -222,7 +229,7 @@ def _conversation_context(
 
 
 def _agent_page(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     agent: Agent,
     *,
     form: MessageAppendForm,
@@ -245,7 +252,7 @@ def _agent_page(
 # -- the list of agents ------------------------------------------------------------------------
 
 
-def _list_page(request: HttpRequest, form: AgentCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
+def _list_page(request: HtmxHttpRequest, form: AgentCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
     page = Paginator(selectors.agent_list(), AGENTS_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
@@ -258,13 +265,13 @@ def _list_page(request: HttpRequest, form: AgentCreateForm, *, error: str = "", 
 
 @require_GET
 @login_required
-def agent_list(request: HttpRequest) -> HttpResponse:
+def agent_list(request: HtmxHttpRequest) -> HttpResponse:
     return _list_page(request, AgentCreateForm(initial={"model": llm_config().default_model}))
 
 
 @require_POST
 @login_required
-def agent_create(request: HttpRequest) -> HttpResponse:
+def agent_create(request: HtmxHttpRequest) -> HttpResponse:
     form = AgentCreateForm(request.POST)
     if not form.is_valid():
         return _list_page(request, form, error=form_error(form), status=400)
@@ -281,13 +288,13 @@ def agent_create(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def agent_detail(request: HttpRequest, agent_id: int) -> HttpResponse:
+def agent_detail(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     return _agent_page(request, agent_or_404(agent_id), form=MessageAppendForm())
 
 
 @require_GET
 @login_required
-def agent_context(request: HttpRequest, agent_id: int) -> HttpResponse:
+def agent_context(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The context report for the form's model and strategy; a refusal comes with its status."""
     agent = agent_or_404(agent_id)
     page_url = reverse("agents:agent_detail", args=[agent.pk])
@@ -303,7 +310,7 @@ def agent_context(request: HttpRequest, agent_id: int) -> HttpResponse:
 
 @require_GET
 @login_required
-def message_list(request: HttpRequest, agent_id: int) -> HttpResponse:
+def message_list(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The page of messages older than `before`, which htmx puts in place of its "older" link."""
     agent = agent_or_404(agent_id)
     before = _position(request.GET.get("before"))
@@ -317,7 +324,7 @@ def message_list(request: HttpRequest, agent_id: int) -> HttpResponse:
 
 @require_POST
 @login_required
-def message_append(request: HttpRequest, agent_id: int) -> HttpResponse:
+def message_append(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(agent_id)
     form = MessageAppendForm(request.POST)
     status, message, error = 200, "", ""

@@ -54,7 +54,8 @@ class MemorizeForm(forms.Form):
         return [(self[f"role_{row}"], self[f"content_{row}"]) for row in range(MESSAGE_ROWS)]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns, though typed as Optional
         rows = [
             (data.get(f"role_{row}", "").strip(), data.get(f"content_{row}", ""), row) for row in range(MESSAGE_ROWS)
         ]

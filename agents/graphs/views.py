@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect
 
 from agents.context import selectors as context_selectors
-from agents.context.views import form_error, render_page
+from agents.context.views import HtmxHttpRequest, form_error, render_page
 from agents.graphs import selectors as graph_selectors
 from agents.graphs import services
 from agents.graphs.forms import STANDARD_ROLES, GraphCreateForm, MemorizeForm
@@ -194,7 +194,7 @@ def _drawing_part(graph: Graph) -> dict[str, Any]:
     return {"drawing": drawing, "nodes": nodes}
 
 
-def _page(request: HttpRequest, graph: Graph, *, status: int = 200, **forms_and_errors: Any) -> HttpResponse:
+def _page(request: HtmxHttpRequest, graph: Graph, *, status: int = 200, **forms_and_errors: Any) -> HttpResponse:
     """The whole page; `forms_and_errors` are a refused form and its message (None: the default)."""
     context = {
         "graph": graph,
@@ -220,7 +220,7 @@ def _task_id(nodes: list[GraphNode]) -> int:
 # -- the list of graphs ------------------------------------------------------------------------
 
 
-def _list_page(request: HttpRequest, form: GraphCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
+def _list_page(request: HtmxHttpRequest, form: GraphCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
     agent_id = _whole_number(request.GET.get("agent"))
     graphs = graph_selectors.graph_list(agent_id=agent_id)
     agent = context_selectors.agent_list().filter(pk=agent_id).first() if agent_id is not None else None
@@ -232,14 +232,14 @@ def _list_page(request: HttpRequest, form: GraphCreateForm, *, error: str = "", 
 
 @require_GET
 @login_required
-def graph_list(request: HttpRequest) -> HttpResponse:
+def graph_list(request: HtmxHttpRequest) -> HttpResponse:
     agent_id = _whole_number(request.GET.get("agent"))
     return _list_page(request, GraphCreateForm(initial={"agent": agent_id}))
 
 
 @require_POST
 @login_required
-def graph_create(request: HttpRequest) -> HttpResponse:
+def graph_create(request: HtmxHttpRequest) -> HttpResponse:
     form = GraphCreateForm(request.POST)
     if not form.is_valid():
         return _list_page(request, form, error=form_error(form), status=400)
@@ -257,13 +257,13 @@ def graph_create(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def graph_detail(request: HttpRequest, graph_id: int) -> HttpResponse:
+def graph_detail(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
     return _page(request, graph_or_404(graph_id))
 
 
 @require_GET
 @login_required
-def graph_node(request: HttpRequest, graph_id: int, node_id: int) -> HttpResponse:
+def graph_node(request: HtmxHttpRequest, graph_id: int, node_id: int) -> HttpResponse:
     """A node's panel: its thought, its turns, its neighbours."""
     graph = graph_or_404(graph_id)
     if not request.htmx:
@@ -274,7 +274,7 @@ def graph_node(request: HttpRequest, graph_id: int, node_id: int) -> HttpRespons
 
 @require_GET
 @login_required
-def graph_live(request: HttpRequest, graph_id: int) -> HttpResponse:
+def graph_live(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
     """The operations, and the drawing and the context when the graph has changed since `v`;
     286 once there is nothing left to wait for."""
     graph = graph_or_404(graph_id)
@@ -291,7 +291,7 @@ def graph_live(request: HttpRequest, graph_id: int) -> HttpResponse:
 
 
 def _actions(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     graph: Graph,
     *,
     form: MemorizeForm | None = None,
@@ -320,7 +320,7 @@ def _actions(
 
 @require_POST
 @login_required
-def graph_recall(request: HttpRequest, graph_id: int) -> HttpResponse:
+def graph_recall(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
     graph = graph_or_404(graph_id)
     try:
         op = services.graph_recall(graph=graph, user=request.user)
@@ -331,7 +331,7 @@ def graph_recall(request: HttpRequest, graph_id: int) -> HttpResponse:
 
 @require_POST
 @login_required
-def graph_memorize(request: HttpRequest, graph_id: int) -> HttpResponse:
+def graph_memorize(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
     graph = graph_or_404(graph_id)
     form = MemorizeForm(request.POST)
     if not form.is_valid():

@@ -85,7 +85,7 @@ ENTRY_SERIALIZERS: dict[type, type[serializers.Serializer]] = {
 # One page schema per kind of entry, shared by the collections that hold it.
 PAGE_SERIALIZERS = {
     model: inline_serializer(
-        f"{entry.Meta.ref_name}Page",
+        f"{entry.Meta.ref_name}Page",  # type: ignore[attr-defined]  # each entry's serializer names itself
         fields={
             "next": serializers.URLField(allow_null=True, help_text="The next, older page; null on the last."),
             "previous": serializers.URLField(allow_null=True, help_text="The newer page; null on the first."),
@@ -112,7 +112,9 @@ class BrainCollectionApi(APIView):
     @classmethod
     def for_collection(cls, collection: BrainCollection) -> Any:
         name = "".join(part.capitalize() for part in collection.name.split("-"))
-        view = type(f"Brain{name}Api", (cls,), {"collection": collection, "__doc__": cls.__doc__})
+        view: type[BrainCollectionApi] = type(
+            f"Brain{name}Api", (cls,), {"collection": collection, "__doc__": cls.__doc__}
+        )
         schema = extend_schema(
             tags=[TAG],
             operation_id=f"agent_brain_{collection.name.replace('-', '_')}",

@@ -232,7 +232,7 @@ RECORD_SECTIONS: tuple[tuple[str, RecordKind, type[Entry]], ...] = (
     ("userModel.lastMessages", RecordKind.USER_MESSAGE, TextEntry),
     ("state.selfInstructions", RecordKind.SELF_INSTRUCTION, TextEntry),
 )
-TEXT_KEYS = {kind: model.text_keys for _, kind, model in RECORD_SECTIONS}
+TEXT_KEYS: dict[str, tuple[str, ...]] = {kind: model.text_keys for _, kind, model in RECORD_SECTIONS}
 BARE_STRING_KINDS = (
     RecordKind.USER_MESSAGE,
     RecordKind.SELF_INSTRUCTION,

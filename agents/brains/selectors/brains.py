@@ -196,7 +196,7 @@ def brain_collection_list(*, agent: Agent, name: str) -> QuerySet:
     """One of the brain's collections (BRAIN_COLLECTIONS), newest first: slice it, or page through
     it by its collection's key."""
     collection = BRAIN_COLLECTIONS[name]
-    rows = collection.model.objects.filter(brain_id=agent.pk)
+    rows = collection.model._default_manager.filter(brain_id=agent.pk)
     if collection.kind:
         rows = rows.filter(kind=collection.kind)
     if collection.model is Synapse:

@@ -4,6 +4,7 @@ tick runs."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import TypedDict, cast
 
 from django.db.models import Exists, OuterRef, QuerySet, Value
 from django.db.models.functions import Concat, Length
@@ -120,7 +121,18 @@ VIEW_LISTS = {
 TICK_LISTS = {"episodes": 5, "facts": 3, "self_instructions": 7, "thoughts": 5, "inner_thoughts": 3, "chat": 0}
 
 
-def _newest(brain: Brain, lists: Mapping[str, int]) -> dict[str, list[Record]]:
+class NewestLists(TypedDict):
+    """The newest entries of each of a brain view's lists (VIEW_LISTS), oldest first."""
+
+    episodes: list[Record]
+    facts: list[Record]
+    self_instructions: list[Record]
+    thoughts: list[Record]
+    inner_thoughts: list[Record]
+    chat: list[Record]
+
+
+def _newest(brain: Brain, lists: Mapping[str, int]) -> NewestLists:
     unknown = set(lists) - set(VIEW_LISTS)
     if unknown:
         raise TypeError(
@@ -128,7 +140,8 @@ def _newest(brain: Brain, lists: Mapping[str, int]) -> dict[str, list[Record]]:
         )
     counts = {**TICK_LISTS, **lists}
     records = brain_records(brain=brain, counts={VIEW_LISTS[name]: count for name, count in counts.items()})
-    return {name: records[VIEW_LISTS[name]] for name in counts}
+    # TICK_LISTS names every list, so each of NewestLists' keys is there.
+    return cast(NewestLists, {name: records[VIEW_LISTS[name]] for name in counts})
 
 
 def brain_view(*, brain: Brain, paths: int = 5, urls: int = 3, associations: int = 5, **lists: int) -> BrainView:

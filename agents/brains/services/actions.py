@@ -16,13 +16,14 @@ from agents.brains.logic.outcomes import Outcome, Perceived, refused
 from agents.brains.models import Brain, Explored
 from agents.brains.selectors.ticks import brain_explored_folders, brain_unexplored
 from agents.context.models import Agent
+from agents.fields import max_chars
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memsite.errors import Conflict, NotFound, ServiceError
 from memsite.llm.replies import describe_validation_error
 from memsite.llm.tokens import counter_for_model
 
-MAX_KEY_CHARS = Explored._meta.get_field("key").max_length
+MAX_KEY_CHARS = max_chars(Explored, "key")
 LIST_LIMIT = 50  # children named in a listing
 SUMMARY_CHARS = 300  # of what a perception keeps
 NOTE_FOLDER = "swarmstar"

@@ -6,10 +6,10 @@ write this way, so they never interleave on one brain."""
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
-from django.db.models import Case, F, FloatField, Model, Value, When
+from django.db.models import Case, F, FloatField, Value, When
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -19,14 +19,17 @@ from agents.brains.logic.caps import cap, clip
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse
 from agents.brains.selectors.ticks import records_in_ranges
 from agents.context.models import Agent
+from agents.fields import max_chars
 from memsite.errors import Conflict, InvalidInput, NotFound
 
 SELF = "self"
 NEURON_KINDS = ("self", "path", "url", "concept")
-MAX_KEY_CHARS = Explored._meta.get_field("key").max_length
-GOAL_CHARS = Goal._meta.get_field("text").max_length
+MAX_KEY_CHARS = max_chars(Explored, "key")
+GOAL_CHARS = max_chars(Goal, "text")
 STRENGTH_MAX = 100.0
 WEIGHT_MAX = 10.0
+# The rows `BrainWrite._strengthen` adds to and marks used.
+Strengthened = TypeVar("Strengthened", Neuron, Synapse)
 
 
 def neuron_key(kind: str, label: str) -> str:
@@ -196,14 +199,14 @@ class BrainWrite:
 
     def _strengthen(
         self,
-        model: type[Model],
-        found: dict[Any, Model],
+        model: type[Strengthened],
+        found: dict[Any, Strengthened],
         wanted: list[tuple[Any, dict[str, Any], float]],
         *,
         field: str,
         maximum: float,
         at: datetime,
-    ) -> tuple[list[Any], int]:
+    ) -> tuple[list[Strengthened], int]:
         """Add to `field` of each wanted row (up to `maximum`) and mark it used: (key, the new
         row's fields, how much) each; `found` holds the rows there are, by key. One UPDATE and one
         INSERT; the rows back in order, and how many were made."""
@@ -221,12 +224,12 @@ class BrainWrite:
         if found:
             amounts = {added[key] for key in found}
             # One amount for all, as for a tick's links, needs no CASE to build and send.
-            by = (
+            amount = (
                 Value(amounts.pop())
                 if len(amounts) == 1
                 else Case(*(When(pk=row.pk, then=Value(added[key])) for key, row in found.items()))
             )
-            grown = Least(F(field) + by, Value(maximum), output_field=FloatField())
+            grown = Least(F(field) + amount, Value(maximum), output_field=FloatField())
             model.objects.filter(pk__in=[row.pk for row in found.values()]).update(**{field: grown, "last_used": at})
         if made:
             # The made rows get their ids from the INSERT (PostgreSQL, SQLite 3.35 and later):

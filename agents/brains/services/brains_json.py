@@ -22,11 +22,12 @@ from agents.brains.services.brains import (
     brain_writing,
 )
 from agents.context.models import Agent
+from agents.fields import column_field, max_chars
 
 BATCH_SIZE = 2_000  # rows per INSERT (Django splits further where the database needs it)
 CHUNK_SIZE = 2_000  # rows per fetch when exporting
-NEURON_KEY_CHARS = Neuron._meta.get_field("key").max_length
-LABEL_CHARS = Neuron._meta.get_field("label").max_length
+NEURON_KEY_CHARS = max_chars(Neuron, "key")
+LABEL_CHARS = max_chars(Neuron, "label")
 # Columns of the rows `_insert` writes, after the brain.
 RECORD_COLUMNS = ("kind", "seq", "text", "data", "created_at")
 EXPLORED_COLUMNS = ("kind", "key", "summary", "at", "data")
@@ -37,7 +38,7 @@ TEXT_FIELDS = {  # memory.json's state texts, with the brain fields they go to
     "lastUserMessage": "last_user_message",
     "lastError": "last_error",
 }
-EXPLORED_SECTIONS = {Explored.Kind.PATH: "exploredPaths", Explored.Kind.URL: "exploredUrls"}
+EXPLORED_SECTIONS: dict[str, str] = {Explored.Kind.PATH: "exploredPaths", Explored.Kind.URL: "exploredUrls"}
 
 
 @dataclass
@@ -181,7 +182,7 @@ def brain_export(*, agent: Agent) -> dict[str, Any]:
 
 def _export_lists(brain: Brain) -> dict[str, list[Any]]:
     lists: dict[str, list[Any]] = {name: [] for name, _, _ in mj.RECORD_SECTIONS}
-    section_of = {kind: name for name, kind, _ in mj.RECORD_SECTIONS}
+    section_of: dict[str, str] = {kind: name for name, kind, _ in mj.RECORD_SECTIONS}
     rows = Record.objects.filter(brain=brain).order_by("kind", "seq").values_list("kind", "text", "data", "created_at")
     for kind, text, data, at in rows.iterator(chunk_size=CHUNK_SIZE):
         lists[section_of[kind]].append(mj.record_entry(kind=kind, text=text, data=data, at=at))
@@ -200,8 +201,11 @@ def _export_neurons(brain: Brain) -> tuple[dict[str, Any], dict[int, str]]:
     """The neurons by key, and the keys by row id (for the synapses)."""
     neurons: dict[str, Any] = {}
     keys: dict[int, str] = {}
-    rows = Neuron.objects.filter(brain=brain).order_by("id")
-    rows = rows.values_list("id", "key", "kind", "label", "strength", "last_used", "data")
+    rows = (
+        Neuron.objects.filter(brain=brain)
+        .order_by("id")
+        .values_list("id", "key", "kind", "label", "strength", "last_used", "data")
+    )
     for pk, key, kind, label, strength, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
         keys[pk] = key
         fields = mj.neuron_fields(key=key, label=label, kind=kind, strength=strength, last_used=last_used)
@@ -211,8 +215,11 @@ def _export_neurons(brain: Brain) -> tuple[dict[str, Any], dict[int, str]]:
 
 def _export_synapses(brain: Brain, keys: dict[int, str]) -> list[dict[str, Any]]:
     synapses: list[dict[str, Any]] = []
-    rows = Synapse.objects.filter(brain=brain).order_by("id")
-    rows = rows.values_list("source_id", "target_id", "weight", "last_used", "data")
+    rows = (
+        Synapse.objects.filter(brain=brain)
+        .order_by("id")
+        .values_list("source_id", "target_id", "weight", "last_used", "data")
+    )
     for source, target, weight, last_used, data in rows.iterator(chunk_size=CHUNK_SIZE):
         fields = mj.synapse_fields(source=keys[source], target=keys[target], weight=weight, last_used=last_used)
         synapses.append(mj.keyed_entry(data, fields))
@@ -418,7 +425,7 @@ def _insert(model: type[models.Model], columns: Sequence[str], brain: Brain, row
     """Insert the brain's rows (values for `columns`, after the brain) in batches, each one
     statement run over many rows: building a model instance per row would take most of the time
     of an import at the caps."""
-    fields = [model._meta.get_field(name) for name in ("brain", *columns)]
+    fields = [column_field(model, name) for name in ("brain", *columns)]
     table = connection.ops.quote_name(model._meta.db_table)
     names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))})"

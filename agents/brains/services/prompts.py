@@ -4,7 +4,7 @@ reserves. Explained in docs/brains.md."""
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
@@ -93,7 +93,8 @@ class Decision(BaseModel):
     @property
     def given(self) -> dict[str, str]:
         """The arguments the action was given (those not null)."""
-        return {name: value for name, value in self.arguments.model_dump().items() if value is not None}
+        arguments = cast(BaseModel, self.arguments)  # DecisionArguments is a model made at run time
+        return {name: value for name, value in arguments.model_dump().items() if value is not None}
 
     @model_validator(mode="after")
     def _arguments_fit(self) -> "Decision":

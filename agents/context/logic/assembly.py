@@ -10,10 +10,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar
 
 from agents.context.logic.wire import summary_wire_message, wire_message, wire_message_of, wire_tokens
 from agents.context.models import RESULT_ROLES, Agent, Role, Strategy
+from agents.fields import max_chars
 from memsite.errors import InvalidInput, Unprocessable
 from memsite.llm.tokens import TOKENS_REPLY_PRIMING, TokenCounter
 
@@ -25,12 +26,15 @@ if TYPE_CHECKING:
     # scores.
     Row: TypeAlias = StoredMessage | ScoredMessage
 
+# Units hold the rows of one kind: whole messages, or only their scores.
+RowT = TypeVar("RowT", bound="Row")
+
 # Without a budget from the caller, long-term memory may take this share of the window.
 LONG_TERM_SHARE = 0.25
 # The importance strategy chooses among this many trigger budgets of the newest history.
 IMPORTANCE_LOOKBACK = 2
 IMPORTANCE_WEIGHTS = {"recency": 0.4, "importance": 0.3, "role": 0.15, "references": 0.15}
-ROLE_SCORES = {
+ROLE_SCORES: dict[str, float] = {
     Role.SYSTEM: 1.0,
     Role.DEVELOPER: 1.0,
     Role.USER: 0.8,
@@ -73,7 +77,7 @@ COMPACTION_REASONS = (
 WORKING_HEADING = "# Working memory"
 LONG_TERM_HEADING = "# Long-term memory: facts and search results"
 # A request is held to the limits of the agent's own settings.
-MAX_MODEL_CHARS = Agent._meta.get_field("model").max_length
+MAX_MODEL_CHARS = max_chars(Agent, "model")
 MAX_WINDOW_TURNS = 10_000
 MODEL_INVALID = f"model must be a model name of at most {MAX_MODEL_CHARS} characters."
 STRATEGY_INVALID = f"strategy must be one of {', '.join(Strategy.values)}."
@@ -296,7 +300,7 @@ def _block(
         return Dropped(tier=tier, reason="over_budget", tokens=cost, count=1, item=number)
 
     kept: list[tuple[int, str, int]] = []
-    dropped = []
+    dropped: list[tuple[int, int]] = []  # each item left out: its number and its cost
     estimate = wire_tokens(counter, message([]))
     for number, item in enumerate(items, 1):
         cost = counter.count("\n\n" + item)
@@ -304,15 +308,15 @@ def _block(
             kept.append((number, item, cost))
             estimate += cost
         else:
-            dropped.append(over(number, cost))
+            dropped.append((number, cost))
     while kept:
         whole = message([item for _, item, _ in kept])
         tokens = wire_tokens(counter, whole)
         if tokens <= budget:
-            return whole, tokens, sorted(dropped, key=lambda entry: entry.item)
+            return whole, tokens, [over(number, cost) for number, cost in sorted(dropped)]
         number, _, cost = kept.pop()
-        dropped.append(over(number, cost))
-    return None, 0, sorted(dropped, key=lambda entry: entry.item)
+        dropped.append((number, cost))
+    return None, 0, [over(number, cost) for number, cost in sorted(dropped)]
 
 
 @dataclass(frozen=True)
@@ -438,11 +442,11 @@ def compaction_cut(history_tokens: int, budget: HistoryBudget) -> int:
 
 
 @dataclass
-class Unit:
+class Unit(Generic[RowT]):
     """A stored message and the tool results that answer it. Its sums are taken once the unit
     is whole: the importance strategy reads them for every unit several times."""
 
-    messages: list[Row]
+    messages: list[RowT]
 
     @property
     def position(self) -> int:
@@ -457,10 +461,10 @@ class Unit:
         return max(message.importance for message in self.messages)
 
 
-def units_of(messages: Sequence[Row]) -> tuple[list[Row], list[Unit]]:
+def units_of(messages: Sequence[RowT]) -> tuple[list[RowT], list[Unit[RowT]]]:
     """Leading tool results whose call is not in `messages`, and the units of the rest."""
-    orphans: list[Row] = []
-    units: list[Unit] = []
+    orphans: list[RowT] = []
+    units: list[Unit[RowT]] = []
     for message in messages:
         if message.role in RESULT_ROLES:
             (units[-1].messages if units else orphans).append(message)
@@ -505,7 +509,7 @@ class Ranges:
         if run:
             self._run(reason, run)
 
-    def orphans(self, messages: list[Row]) -> None:
+    def orphans(self, messages: list[RowT]) -> None:
         """Tool results at the start of what is read, whose call was cut."""
         if messages:
             self.units("tool_pair", [Unit(messages)])
@@ -704,6 +708,13 @@ class Assembly:
     ranges: Ranges
 
 
+def _range_start(entry: Dropped) -> int:
+    """The first position of a range of dropped messages, which `Ranges` gives every entry."""
+    if entry.first_position is None:
+        raise ValueError(f"A drop for {entry.reason} has no range of messages.")
+    return entry.first_position
+
+
 def context_assembled(counter: TokenCounter, assembly: Assembly) -> AssembledContext:
     """The messages to send and the report of how they were chosen."""
     tiers, history, window = assembly.tiers, assembly.history, assembly.window
@@ -753,7 +764,7 @@ def context_assembled(counter: TokenCounter, assembly: Assembly) -> AssembledCon
         dropped=[
             *tiers.working.dropped,
             *tiers.long_term.dropped,
-            *sorted(entries, key=lambda entry: entry.first_position),
+            *sorted(entries, key=_range_start),
         ],
         summary=history.used,
         summary_wanted=history.wanted,

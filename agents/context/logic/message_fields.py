@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agents.context.models import Message, Role
+from agents.fields import max_chars
 from memsite.errors import InvalidInput
 from memsite.storable import unstorable
 
@@ -16,14 +17,14 @@ MAX_CONTENT_PARTS = 64
 MAX_TOOL_CALLS = 64
 MAX_TOOL_CALLS_CHARS = 100_000  # the calls as JSON: names and arguments; also a function_call
 MAX_ANNOTATIONS = 64
-MAX_ID_CHARS = Message._meta.get_field("tool_call_id").max_length
-MAX_NAME_CHARS = Message._meta.get_field("name").max_length
+MAX_ID_CHARS = max_chars(Message, "tool_call_id")
+MAX_NAME_CHARS = max_chars(Message, "name")
 
 IMAGE_DETAILS = ("auto", "low", "high", "original")
 AUDIO_FORMATS = ("wav", "mp3")
 CACHE_TTLS = ("30m", "12h")
 # The content parts each role's message type takes.
-PART_TYPES = {
+PART_TYPES: dict[str, tuple[str, ...]] = {
     Role.SYSTEM: ("text",),
     Role.DEVELOPER: ("text",),
     Role.USER: ("text", "image_url", "input_audio", "file"),
@@ -199,7 +200,7 @@ PART_CHECKS: dict[str, Callable[[str, dict], None]] = {
 
 def _part(where: str, part: object, types: Sequence[str]) -> dict:
     kind = part.get("type") if isinstance(part, Mapping) else None
-    if kind not in types:
+    if not isinstance(kind, str) or kind not in types:
         raise InvalidInput(f"{where}.type must be {_quoted(types)}.")
     optional = ("prompt_cache_breakpoint",) if kind != "refusal" else ()
     fields = _object(where, part, ("type", kind, *optional), optional)
@@ -225,12 +226,12 @@ def _content(role: str, value: object) -> tuple[str, list[dict]]:
         return value, []
     types = PART_TYPES[role]
     if not types or not isinstance(value, Sequence):
-        parts = " or a list of content parts" if types else ""
-        raise InvalidInput(f"The content of a {role} message must be a string{parts}.")
-    value = _list("content", value, MAX_CONTENT_PARTS, "content parts")
-    parts = [_part(f"content[{number}]", part, types) for number, part in enumerate(value)]
+        or_parts = " or a list of content parts" if types else ""
+        raise InvalidInput(f"The content of a {role} message must be a string{or_parts}.")
+    listed = _list("content", value, MAX_CONTENT_PARTS, "content parts")
+    parts = [_part(f"content[{number}]", part, types) for number, part in enumerate(listed)]
     _capped_json("content", parts, MAX_CONTENT_CHARS)
-    texts = [part.get("text", part.get("refusal")) for part in parts if part["type"] in ("text", "refusal")]
+    texts = [part[part["type"]] for part in parts if part["type"] in ("text", "refusal")]
     return "\n\n".join(texts), parts
 
 

@@ -6,6 +6,7 @@ Explained in docs/context.md."""
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet, TextField
 from django.db.models.fields.json import KT
@@ -14,8 +15,6 @@ from django.db.models.functions import Cast
 from agents.context.models import Agent, Message, Role
 
 PAGE_SIZE = 1_000
-# How both databases give back an empty list or object as text.
-EMPTY_JSON = {"[]": list, "{}": dict}
 STORED_COLUMNS = (
     "position",
     "role",
@@ -76,7 +75,7 @@ def message_list(*, agent: Agent) -> QuerySet[Message]:
     return Message.objects.filter(agent=agent).order_by("position")
 
 
-def _stored_rows(messages: QuerySet[Message]) -> QuerySet[Message]:
+def _stored_rows(messages: QuerySet[Message]) -> QuerySet[Message, tuple[Any, ...]]:
     return messages.annotate(
         content_parts_text=Cast("content_parts", TextField()),
         audio_id=KT("audio__id"),
@@ -86,9 +85,13 @@ def _stored_rows(messages: QuerySet[Message]) -> QuerySet[Message]:
     ).values_list(*STORED_COLUMNS)
 
 
-def _json(text: str) -> list | dict:
-    empty = EMPTY_JSON.get(text)
-    return empty() if empty is not None else json.loads(text)
+# The empty list or object, as both databases give it back as text, needs no parsing.
+def _json_list(text: str) -> list:
+    return [] if text == "[]" else json.loads(text)
+
+
+def _json_object(text: str) -> dict:
+    return {} if text == "{}" else json.loads(text)
 
 
 def _stored(rows: Iterable[tuple], *, pinned: bool) -> list[StoredMessage]:
@@ -114,16 +117,16 @@ def _stored(rows: Iterable[tuple], *, pinned: bool) -> list[StoredMessage]:
                 position=position,
                 role=role,
                 content=content,
-                content_parts=_json(parts),
+                content_parts=_json_list(parts),
                 name=name,
                 refusal=refusal,
                 audio_id=audio_id or "",
-                function_call=_json(function_call),
-                tool_calls=_json(calls),
+                function_call=_json_object(function_call),
+                tool_calls=_json_list(calls),
                 tool_call_id=call_id,
                 pinned=pinned,
                 importance=importance,
-                references=_json(references),
+                references=_json_list(references),
                 token_count=tokens,
                 token_encoding=encoding,
             )
@@ -200,7 +203,7 @@ def message_scores(*, agent: Agent, start_position: int, through: int) -> list[S
         through,
     )
     return [
-        ScoredMessage(position, role, importance, _json(references), tokens)
+        ScoredMessage(position, role, importance, _json_list(references), tokens)
         for position, role, importance, references, tokens in rows
     ]
 

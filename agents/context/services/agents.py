@@ -11,11 +11,12 @@ from django.db import IntegrityError, transaction
 from agents.context.logic.assembly import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.context.logic.instructions import instructions_check
 from agents.context.models import Agent, Strategy
+from agents.fields import max_chars
 from memsite.errors import Conflict, InvalidInput
 from memsite.names import has_invisible_characters
 from memsite.storable import deeper_than, unstorable
 
-MAX_NAME_CHARS = Agent._meta.get_field("name").max_length
+MAX_NAME_CHARS = max_chars(Agent, "name")
 MAX_INSTRUCTIONS_CHARS = 100_000
 MAX_CONTEXT_VARIABLES_BYTES = 64 * 1024
 MAX_CONTEXT_VARIABLES_DEPTH = 32  # levels of objects and lists, the variables' own object first

@@ -61,14 +61,15 @@ def checkpoint_create(*, agent: Agent) -> Checkpoint:
         # The lock keeps appends out while the conversation is read, and numbers versions.
         agent = Agent.objects.select_for_update().get(pk=agent.pk)
         rows = Message.objects.filter(agent=agent).order_by("position").values_list(*MESSAGE_FIELDS)
+        messages = [_message_entry(row) for row in rows.iterator(chunk_size=RESTORE_BATCH)]
         document = {
             "format": DOCUMENT_FORMAT,
             "agent": {field: getattr(agent, field) for field in AGENT_FIELDS},
-            "messages": [_message_entry(row) for row in rows.iterator(chunk_size=RESTORE_BATCH)],
+            "messages": messages,
         }
         latest = Checkpoint.objects.filter(agent=agent).aggregate(latest=Max("version"))["latest"] or 0
         return Checkpoint.objects.create(
-            agent=agent, version=latest + 1, message_count=len(document["messages"]), document=document
+            agent=agent, version=latest + 1, message_count=len(messages), document=document
         )
 
 

@@ -16,10 +16,11 @@ from agents.context.logic.message_fields import (
 )
 from agents.context.logic.wire import estimated, wire_message_of, wire_tokens
 from agents.context.models import RESULT_ROLES, Agent, Message, Role
+from agents.fields import max_chars
 from memsite.errors import Conflict, InvalidInput
 from memsite.llm.tokens import counter_for_model
 
-MAX_SENDER_CHARS = Message._meta.get_field("sender").max_length
+MAX_SENDER_CHARS = max_chars(Message, "sender")
 MAX_REFERENCES = 32
 
 

@@ -237,8 +237,8 @@ def summary_write(*, summary_id: int) -> Summary | None:
                 return None
             written = replace(written, base=step)
     if not written.content:
-        error = f"No unpinned message up to position {summary.through} to summarize."
-        return _end(summary, status=Summary.Status.FAILED, error=error)
+        nothing = f"No unpinned message up to position {summary.through} to summarize."
+        return _end(summary, status=Summary.Status.FAILED, error=nothing)
     # Pinned messages after the last one read are kept by every assembly: nothing to add.
     written = replace(written, through=summary.through, history_end=end)
     return _end(summary, **_stored_fields(counter, written))

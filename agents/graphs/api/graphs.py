@@ -68,7 +68,7 @@ errors = refusals(
 
 def _page_of(serializer: type[serializers.Serializer]) -> Any:
     return inline_serializer(
-        f"{serializer.Meta.ref_name}Page",
+        f"{serializer.Meta.ref_name}Page",  # type: ignore[attr-defined]  # each page's serializer names itself
         fields={
             "next": serializers.URLField(allow_null=True, help_text="The next page; null on the last."),
             "previous": serializers.URLField(allow_null=True, help_text="The page before; null on the first."),
@@ -161,7 +161,7 @@ class GraphTurnInputSerializer(StrictInputSerializer):
 
 class GraphMemorizeApi(APIView):
     class InputSerializer(StrictInputSerializer):
-        messages = GraphTurnInputSerializer(
+        messages = GraphTurnInputSerializer(  # type: ignore[call-arg]  # DRF hands the lengths to the ListSerializer
             many=True,
             min_length=1,
             max_length=MAX_MESSAGES,

@@ -102,7 +102,7 @@ class GraphOpSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="queued, applied, rejected or failed.")
     rationale = serializers.CharField()
     error = serializers.CharField(help_text="Why it was rejected or failed; empty otherwise.")
-    data = serializers.DictField(
+    data = serializers.DictField(  # type: ignore[assignment]  # DRF pops declared fields off the class
         source="detail",
         help_text="What it was and what it did. memorize: turn_ids, and per step (an assistant turn and its "
         "result) its patch and node_ids or its error; recall: the operation, flushed, summaries, edges_left_out; "

@@ -4,13 +4,14 @@ Explained in docs/graphs.md."""
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
 from agents.graphs.models import NodeKind, NodeState
 
 MAX_TEXT = 8_000
+Bound = TypeVar("Bound", bound=BaseModel)  # a reply schema, to be bound to a graph
 
 
 class Notes(BaseModel):
@@ -279,6 +280,6 @@ def recall_errors(graph: GraphView, op: FlushAndFoldOp) -> list[str]:
     return errors
 
 
-def schema_for(base: type[BaseModel], graph: GraphView, **offline: Any) -> type[BaseModel]:
+def schema_for(base: type[Bound], graph: GraphView, **offline: Any) -> type[Bound]:
     """`base` bound to `graph`; `offline` is what the offline provider's reply is made from."""
     return type(base.__name__, (base,), {"graph": graph, "offline": offline, "__module__": __name__})

@@ -2,10 +2,10 @@
 own code writes imports and exports unchanged, and what memsite cannot keep as a graph is
 refused. Explained in docs/graphs.md."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, with_config
 from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from agents.graphs.models import NodeKind, NodeState
@@ -16,17 +16,16 @@ MAX_NODES = 10_000
 MAX_EDGES = 50_000
 MAX_NOTES = 1_000  # notes in one node's thought
 MAX_PROBLEMS = 10  # a refusal names at most this many of a snapshot's problems
-ACTIVE_BY_STATE = {NodeState.ACTIVE: True, NodeState.FOLDED: False, NodeState.FLUSHED: "Flushed"}
+ACTIVE_BY_STATE: dict[str, bool | str] = {NodeState.ACTIVE: True, NodeState.FOLDED: False, NodeState.FLUSHED: "Flushed"}
 
 
 # Node ids are stored as positive 32-bit integers, and the graph's next id is one past the largest.
 MAX_NODE_ID = 2**31 - 2
 
 
+@with_config(ConfigDict(extra="allow"))
 class SnapshotNote(TypedDict):
     """A note as MemoBrain's schema has it; other keys are kept as they are."""
-
-    __pydantic_config__ = ConfigDict(extra="allow")
 
     role: str
     content: str
@@ -182,7 +181,7 @@ def snapshot_read(document: Any) -> tuple[list[dict[str, Any]], list[dict[str, A
     return rows, [edge.model_dump() for edge in edges]
 
 
-def snapshot_document(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
+def snapshot_document(nodes: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The seed's format, nodes keyed by their id in order, edges in theirs: what MemoBrain's
     `load_memory` reads back to the same graph."""
     return {

@@ -20,6 +20,8 @@ from agents.graphs import selectors
 from agents.graphs.logic.context import GraphContext, notes_text
 from agents.graphs.logic.patches import (
     FlushAndFoldOp,
+    FlushOp,
+    FoldOp,
     GraphView,
     MemoryPatch,
     folded_edges,
@@ -339,7 +341,7 @@ def _graph_lines(graph: Graph, budget: int) -> str:
 
 def _apply_patch(
     graph: Graph, patch: MemoryPatch, turn_ids: list[int], *, op: GraphOp, done: Sequence[dict]
-) -> dict[int | str, int]:
+) -> dict[str, int]:
     """Apply a valid patch atomically; the new nodes' ids by tmp_id. InvalidInput, and nothing
     written, when it no longer fits the graph. The op's record of its pairs (those `done`, then
     this one) is saved in the same transaction."""
@@ -499,7 +501,8 @@ def _apply_recall(graph: Graph, op: FlushAndFoldOp, *, record: GraphOp, tokens_b
             )
         locked.save(update_fields=["next_node_id", "updated_at"])
         applied = {"flushed": flushed, "summaries": summaries, "edges_left_out": left_out}
-        rationales = [item.rationale for item in [*op.flush_ops, *op.fold_ops] if item.rationale]
+        proposed: list[FlushOp | FoldOp] = [*op.flush_ops, *op.fold_ops]
+        rationales = [item.rationale for item in proposed if item.rationale]
         GraphOp.objects.filter(pk=record.pk).update(
             status=GraphOp.Status.APPLIED,
             detail={"operation": op.model_dump(), **applied},
