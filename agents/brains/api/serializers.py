@@ -8,7 +8,7 @@ class BrainRecordSerializer(serializers.Serializer):
         help_text="Numbers the entries of one collection from 1; the newest has the largest."
     )
     text = serializers.CharField()
-    data = serializers.JSONField(
+    data = serializers.JSONField(  # type: ignore[assignment]  # DRF pops declared fields off the class
         help_text="The entry as memory.json has it: an object (an episode's type, a chat line's role), "
         "or a string (self-instructions and the user's messages are kept as strings)."
     )
@@ -32,7 +32,7 @@ class BrainNeuronRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     key = serializers.CharField()
     kind = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF pops declared fields off the class
 
     class Meta:
         ref_name = "BrainNeuronRef"
@@ -41,7 +41,7 @@ class BrainNeuronRefSerializer(serializers.Serializer):
 class BrainNeuronSerializer(BrainNeuronRefSerializer):
     strength = serializers.FloatField()
     last_used = serializers.DateTimeField()
-    data = serializers.DictField()
+    data = serializers.DictField()  # type: ignore[assignment]  # DRF pops declared fields off the class
 
     class Meta:
         ref_name = "BrainNeuron"
@@ -49,7 +49,7 @@ class BrainNeuronSerializer(BrainNeuronRefSerializer):
 
 class BrainSynapseSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    source = BrainNeuronRefSerializer()
+    source = BrainNeuronRefSerializer()  # type: ignore[assignment]  # DRF pops declared fields off the class
     target = BrainNeuronRefSerializer()
     weight = serializers.FloatField()
     last_used = serializers.DateTimeField()
@@ -192,9 +192,8 @@ class BrainImportReportSerializer(serializers.Serializer):
     )
     dropped = serializers.DictField(
         child=serializers.IntegerField(),
-        help_text=(
-            "Left out as unusable: empty or overlong keys; synapses with a missing end, a loop or a repeated pair."
-        ),
+        help_text="Left out as unusable: empty or overlong keys; "
+        "synapses with a missing end, a loop or a repeated pair.",
     )
     clipped = serializers.DictField(child=serializers.IntegerField(), help_text="Texts cut to their character cap.")
     kept_keys = serializers.ListField(
