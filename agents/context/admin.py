@@ -4,9 +4,11 @@ the dashboard or through the API. Messages, checkpoints and summaries are writte
 alone and only shown here: a message is never changed, and goes only with its agent. Context
 variables are shown by name only."""
 
+from typing import cast
+
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Model, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
@@ -46,7 +48,7 @@ class AgentAdmin(admin.ModelAdmin):
 
     @admin.display(description="checkpoints", ordering="checkpoint_total")
     def checkpoint_count(self, agent: Agent) -> int:
-        return agent.checkpoint_total
+        return agent.checkpoint_total  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="context variables")
     def variable_names(self, agent: Agent) -> str:
@@ -78,8 +80,9 @@ class AgentAdmin(admin.ModelAdmin):
         deleted = [f"Agent: {agent.name}" for agent in agents]
         model_count = {Agent._meta.verbose_name_plural: len(agents)}
         for relation in Agent._meta.related_objects:
-            rows = relation.related_model._default_manager.filter(**{f"{relation.field.name}__in": agents})
-            model_count[relation.related_model._meta.verbose_name_plural] = rows.count()
+            related = cast(type[Model], relation.related_model)  # a class once the apps are loaded
+            rows = related._default_manager.filter(**{f"{relation.field.name}__in": agents})
+            model_count[related._meta.verbose_name_plural] = rows.count()
         perms_needed = set() if self.has_delete_permission(request) else {Agent._meta.verbose_name}
         return deleted, model_count, perms_needed, []
 

@@ -492,7 +492,7 @@ class _Room:
             self.left[user_id] += 1
 
 
-def _start_due(agent_id: int, next_at: datetime, interval_s: int, user_id: int | None, room: _Room) -> bool:
+def _start_due(agent_id: int, next_at: datetime | None, interval_s: int, user_id: int | None, room: _Room) -> bool:
     """Move the brain's next tick on and queue this one, if no other beat moved it first, its
     user has room, and it has no tick queued already. Whether it queued one."""
     with transaction.atomic():
