@@ -48,7 +48,7 @@ from rest_framework.authtoken.models import Token
 
 from agents.context import services as context_services
 from agents.graphs import services as graph_services
-from benchmarks.brainbench import MODEL
+from benchmarks.brainfill import MODEL
 from benchmarks.harness import (
     REPO,
     Report,
@@ -56,9 +56,9 @@ from benchmarks.harness import (
     Scratch,
     Stats,
     Table,
-    _wait_until_serving,
     database_version,
     free_port,
+    wait_until_serving,
 )
 from benchmarks.loadbench import llm_server
 from memory import selectors, services
@@ -472,7 +472,7 @@ def serve(env: dict[str, str], logs: Path) -> Iterator[Server]:
     with open(logs / "gunicorn.log", "ab") as log:
         process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
     try:
-        _wait_until_serving(port, process)
+        wait_until_serving(port, process)
         yield Server(port, process)
     finally:
         workers = children(process.pid)
@@ -528,7 +528,7 @@ def nginx_in_front(upstream: int) -> Iterator[int]:
             [str(NGINX), "-p", str(root), "-c", str(root / "nginx.conf")], stdout=log, stderr=subprocess.STDOUT
         )
     try:
-        _wait_until_serving(port, process, timeout=20)
+        wait_until_serving(port, process, timeout=20)
         yield port
     finally:
         process.terminate()  # nginx's fast shutdown

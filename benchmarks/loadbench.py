@@ -39,7 +39,7 @@ from rest_framework.authtoken.models import Token
 
 from agents.brains.models import Brain, TickRun
 from agents.context import services as agent_services
-from benchmarks import brainbench, treeshape
+from benchmarks import brainfill, treeshape
 from benchmarks.harness import REPO, Scratch, Table, database_version, gunicorn
 from benchmarks.treeshape import build_chunks
 from memory import selectors, services
@@ -109,12 +109,12 @@ def seed(args: argparse.Namespace) -> World:
         sessions.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
 
     now = timezone.now()
-    counts = brainbench.sizes(args.brain_fill)
+    counts = brainfill.sizes(args.brain_fill)
     agents = []
     for i in range(args.agents):
-        agent = agent_services.agent_create(name=f"load-agent-{i + 1:02d}", model=brainbench.MODEL)
-        rows = brainbench.brain_rows(brainbench.brain_document(rng, counts, now=now), now=now)
-        brainbench.brain_fill(agent=agent, rows=rows, ticks=brainbench.tick_history(rng, counts["tick"], now=now))
+        agent = agent_services.agent_create(name=f"load-agent-{i + 1:02d}", model=brainfill.MODEL)
+        rows = brainfill.brain_rows(brainfill.brain_document(rng, counts, now=now), now=now)
+        brainfill.brain_fill(agent=agent, rows=rows, ticks=brainfill.tick_history(rng, counts["tick"], now=now))
         agents.append(agent.pk)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
