@@ -262,18 +262,12 @@ class Operation:
 
 
 def operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
+    return [*read_operations(f, adjacency), *write_operations(f, adjacency)]
+
+
+def read_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
     def children_page(node: Node) -> list[Node]:
         return list(selectors.node_children(node=node)[:PAGE])
-
-    def create_document(sample: tuple[Node, str]) -> Node:
-        folder, name = sample
-        return services.node_create(
-            parent=folder,
-            type="document",
-            name=name,
-            description="A note written during the benchmark.",
-            content=b"# New note\n\nWritten by benchmarks/tree.py.\n",
-        )
 
     branch_size = selectors.node_subtree(node=f.branches[0]).count()
     return [
@@ -316,6 +310,21 @@ def operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
             lambda node: adjacency.subtree(node.pk),
             WARMUP,
         ),
+    ]
+
+
+def write_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
+    def create_document(sample: tuple[Node, str]) -> Node:
+        folder, name = sample
+        return services.node_create(
+            parent=folder,
+            type="document",
+            name=name,
+            description="A note written during the benchmark.",
+            content=b"# New note\n\nWritten by benchmarks/tree.py.\n",
+        )
+
+    return [
         Operation(
             "create a document",
             f.new_documents,
