@@ -45,6 +45,7 @@ from benchmarks.harness import (
     Stats,
     Table,
     above,
+    add_database_url,
     at_least,
     celery_workers,
     command,
@@ -92,11 +93,7 @@ def parse_args() -> argparse.Namespace:
     )
     add_swarm_arguments(parser)
     parser.add_argument("--seed", type=int, default=2, help="seed of the generated brains (default 2)")
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("DATABASE_URL") or None,
-        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
-    )
+    add_database_url(parser)
     parser.add_argument(
         "--profile",
         action="store_true",

@@ -49,6 +49,7 @@ from benchmarks.harness import (
     Scratch,
     Stats,
     Table,
+    add_database_url,
     at_least,
     command,
     database_version,
@@ -101,11 +102,7 @@ def parse_args() -> argparse.Namespace:
         help="the graph's target in tokens (default: graph_create's, 60%% of the trigger)",
     )
     parser.add_argument("--seed", type=int, default=4, help="seed of the trajectory (default 4)")
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("DATABASE_URL") or None,
-        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
-    )
+    add_database_url(parser)
     parser.add_argument(
         "--profile",
         action="store_true",

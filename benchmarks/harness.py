@@ -1,11 +1,8 @@
 """What every benchmark shares: a scratch database (SQLite, or PostgreSQL and Redis), timing,
-percentiles and profiles, the results tables and where they are written, and the processes a run
-starts: gunicorn with an HTTP load driver, Celery workers, a fake LLM server.
-
-Nothing here imports Django at module level: `scratch_database` must set the environment
-before `django.setup()` reads the settings. So a benchmark file imports the project below its
-`if __name__ == "__main__"` block: run as a script, its main() sets Django up on the scratch
-database, then imports the file again as a module and runs that."""
+percentiles and profiles, the results tables, and gunicorn, Celery workers and a fake LLM server.
+Nothing here imports Django at module level, as `scratch_database` must set the environment first:
+a benchmark file imports the project below its `if __name__ == "__main__"` block, and its main()
+sets Django up on the scratch database, then imports the file again as a module and runs that."""
 
 from __future__ import annotations
 
@@ -85,6 +82,15 @@ def above(low: float, *, at_most: float, unit: str = "a number") -> Callable[[st
         return value
 
     return parse
+
+
+def add_database_url(parser: argparse.ArgumentParser) -> None:
+    """--database-url, for a benchmark that runs on SQLite unless given PostgreSQL (`scratch_url`)."""
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
+    )
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import platform
 import sys
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +26,11 @@ from benchmarks.harness import (
     Report,
     Row,
     Scratch,
+    command,
     database_version,
     gunicorn,
     http_load,
+    machine,
     publish,
     refresh_statistics,
     scratch_database,
@@ -101,15 +101,13 @@ def run(args: argparse.Namespace, scratch: Scratch, *, default_nodes: int) -> Re
     report = Report(title=f"Tree benchmark on {database_version(scratch.vendor)}, {total:,} nodes")
     rate = built / seconds
     report.preamble = [
-        f"{date.today()}, {os.cpu_count()} CPUs (load average {load:.1f} at the start), "
-        f"Python {platform.python_version()}; "
-        f"{total:,} nodes plus {built - total:,} built for the delete benchmark.",
+        f"{machine(load)}; {total:,} nodes plus {built - total:,} built for the delete benchmark.",
         "",
         f"Bulk import through `node_bulk_create`: {built:,} nodes in {seconds:.1f} s = "
         f"**{rate:,.0f} nodes/s** (target ≥ {IMPORT_TARGET_RATE:,}: "
         f"{'✓' if rate >= IMPORT_TARGET_RATE else '✗'}).",
         "",
-        f"Command: `{' '.join(['python benchmarks/tree.py', *sys.argv[1:]])}`",
+        f"Command: `{command('tree')}`",
     ]
     for operation in operations(fixtures, adjacency):
         print(f"timing: {operation.name}", file=sys.stderr)
