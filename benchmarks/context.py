@@ -16,13 +16,9 @@ only for its server, with a database named `memsite_contextbench` beside it."""
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
-import io
 import json
 import os
-import platform
-import pstats
 import random
 import statistics
 import sys
@@ -30,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +37,12 @@ from benchmarks.harness import (
     Row,
     Scratch,
     Stats,
+    add_database_url,
     at_least,
+    command,
     database_version,
+    machine,
+    profiled,
     publish,
     scratch_database,
     scratch_url,
@@ -77,11 +77,7 @@ def parse_args() -> argparse.Namespace:
         help="messages appended through message_append to check the bulk rows against (default 1,000)",
     )
     parser.add_argument("--seed", type=int, default=11, help="seed of the conversation (default 11)")
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("DATABASE_URL") or None,
-        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
-    )
+    add_database_url(parser)
     parser.add_argument(
         "--profile",
         action="store_true",
@@ -142,13 +138,6 @@ VARIABLES = {"name": "falcon-7", "role": "triage incoming incidents and route th
 TOOLS = ("search_memory", "read_node", "run_sql", "http_get", "list_children")
 
 
-def command(args: argparse.Namespace) -> str:
-    words = ["python benchmarks/context.py", *sys.argv[1:]]
-    if args.database_url and not any(word.startswith("--database-url") for word in sys.argv[1:]):
-        words.insert(0, f"DATABASE_URL={args.database_url}")
-    return " ".join(words)
-
-
 def run(args: argparse.Namespace, scratch: Scratch) -> Report:
     load = os.getloadavg()[0]  # other work on the machine shows up in every number below
     names = strategies(args.strategies)
@@ -186,8 +175,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
             report.rows.append(row)
         notes.append(note)
     report.preamble = [
-        f"{date.today()}, {os.cpu_count()} CPUs (load average {load:.1f} at the start), "
-        f"Python {platform.python_version()}, {database_version(scratch.vendor)}.",
+        f"{machine(load)}, {database_version(scratch.vendor)}.",
         "",
         built,
         "",
@@ -195,7 +183,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> Report:
         "",
         describe_model(agent, counter, working=len(working), long_term=len(long_term)),
         "",
-        f"Command: `{command(args)}`",
+        f"Command: `{command('context', args.database_url)}`",
     ]
     report.notes = [
         *notes,
@@ -240,7 +228,8 @@ def time_strategy(
     if args.explain:
         print(f"\n=== query plans: {strategy} ===\n{explain(call)}", file=sys.stderr)
     if args.profile:
-        print(f"\n=== cProfile: {strategy}, {args.runs} runs ===\n{profile(call, args.runs)}", file=sys.stderr)
+        _, profile = profiled(lambda: [call() for _ in range(args.runs)], tottime=15, cumulative=25)
+        print(f"\n=== cProfile: {strategy}, {args.runs} runs ===\n{profile}", file=sys.stderr)
     return row, note
 
 
@@ -464,7 +453,7 @@ def check_against_append(conv: Conversation, count: int) -> str:
     counters = (agent.message_count, agent.conversation_tokens, agent.history_tokens, agent.pending_tool_calls)
     expected = rows_for(sample, agent_id=agent.pk, counter=counter_for_model(agent.model)).counters
     Agent.objects.filter(pk=agent.pk).delete()
-    differing = [index for index, (one, other) in enumerate(zip(appended, bulk)) if one != other]
+    differing = [index for index, (one, other) in enumerate(zip(appended, bulk, strict=False)) if one != other]
     if len(appended) != len(bulk) or differing:
         raise SystemExit(f"Bulk rows differ from message_append's at positions {[i + 1 for i in differing[:10]]}.")
     if counters != expected:
@@ -522,7 +511,7 @@ def naive_assemble(*, agent_id: int, model: str, working_memory: Sequence[str], 
         for role, content, calls, call_id, pinned in rows
     ]
     costs = [wire_tokens(counter, message) for message, _ in stored]
-    room -= sum(cost for (_, pinned), cost in zip(stored, costs) if pinned)
+    room -= sum(cost for (_, pinned), cost in zip(stored, costs, strict=True) if pinned)
     start = len(stored)
     for index in range(len(stored) - 1, -1, -1):
         if stored[index][1]:
@@ -601,19 +590,6 @@ def measure(call: Callable[[], object], *, runs: int, warmup: int) -> tuple[Stat
         return time_each(lambda _: call(), [None] * runs), collections
     finally:
         gc.callbacks.remove(collections)
-
-
-def profile(call: Callable[[], object], runs: int) -> str:
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(runs):
-        call()
-    profiler.disable()
-    out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out).strip_dirs()
-    stats.sort_stats("tottime").print_stats(15)
-    stats.sort_stats("cumulative").print_stats(25)
-    return out.getvalue()
 
 
 def explain(call: Callable[[], object]) -> str:

@@ -1,19 +1,25 @@
-"""What every benchmark shares: a scratch database, one timing helper, percentile statistics,
-the results table and where it is written, and an HTTP load driver against a gunicorn started
-for the run.
-
-Nothing here imports Django at module level: `scratch_database` must set the environment
-before `django.setup()` reads the settings. So a benchmark file imports the project below its
-`if __name__ == "__main__"` block: run as a script, its main() sets Django up on the scratch
-database, then imports the file again as a module and runs that."""
+"""What every benchmark shares: a scratch database (SQLite, or PostgreSQL and Redis), timing,
+percentiles and profiles, the results tables, and gunicorn, Celery workers and a fake LLM server.
+Nothing here imports Django at module level, as `scratch_database` must set the environment first:
+a benchmark file imports the project below its `if __name__ == "__main__"` block, and its main()
+sets Django up on the scratch database, then imports the file again as a module and runs that."""
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import http.client
+import importlib
+import io
+import math
+import multiprocessing
 import os
+import platform
+import pstats
+import re
 import secrets
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -21,9 +27,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -74,6 +82,15 @@ def above(low: float, *, at_most: float, unit: str = "a number") -> Callable[[st
         return value
 
     return parse
+
+
+def add_database_url(parser: argparse.ArgumentParser) -> None:
+    """--database-url, for a benchmark that runs on SQLite unless given PostgreSQL (`scratch_url`)."""
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
+    )
 
 
 @dataclass(frozen=True)
@@ -175,6 +192,60 @@ def refresh_statistics(vendor: str, tables: Sequence[str]) -> None:
             cursor.execute(f"VACUUM ANALYZE {table}")
 
 
+# --- PostgreSQL and Redis ---------------------------------------------------------------------
+
+
+def redis_url(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.scheme not in ("redis", "rediss"):
+        raise argparse.ArgumentTypeError("expected a redis:// URL")
+    database = parts.path.strip("/") or "0"
+    if not database.isdigit() or database == "0":
+        raise argparse.ArgumentTypeError("name a Redis database other than 0, such as redis://127.0.0.1:6379/7")
+    return text
+
+
+def services_parser(description: str, *, database: str, redis: str) -> argparse.ArgumentParser:
+    """A benchmark's arguments for the PostgreSQL and Redis it runs on (`run_on_services`)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--database-url",
+        default=database,
+        help=f"a postgres:// URL whose database name contains 'bench' (default {database})",
+    )
+    parser.add_argument(
+        "--redis-url", type=redis_url, default=redis, help=f"an empty Redis database, not 0 (default {redis})"
+    )
+    return parser
+
+
+def reachable(url: str, default_port: int) -> bool:
+    parts = urlsplit(url)
+    try:
+        socket.create_connection((parts.hostname or "127.0.0.1", parts.port or default_port), timeout=3).close()
+    except OSError:
+        return False
+    return True
+
+
+def run_on_services(script: str, args: argparse.Namespace, environ: dict[str, str]) -> None:
+    """Runs benchmarks/<script>.py's `run(args, scratch)` on a scratch PostgreSQL database and the
+    Redis of `args`, prints its report and writes it to benchmarks/results/; exits 1 when a
+    target was missed."""
+    for url, port in ((args.database_url, 5432), (args.redis_url, 6379)):
+        if not reachable(url, port):
+            sys.exit(f"benchmarks/{script}.py needs PostgreSQL and Redis: nothing answers at {urlsplit(url).netloc}.")
+    # Read by the settings at django.setup(), here, in gunicorn and in the workers.
+    os.environ.update({"REDIS_URL": args.redis_url, **environ})
+    os.environ["MEMSITE_LLM_PROVIDER"] = "offline"  # this process never calls the LLM
+    with scratch_database(args.database_url, keep=args.keep) as scratch:
+        # The benchmark's file again, as a module, now that Django is set up.
+        report = importlib.import_module(f"benchmarks.{script}").run(args, scratch)
+    publish(report, f"{script}-{scratch.vendor}")
+    if not report.passed:
+        sys.exit(1)
+
+
 # --- timing -----------------------------------------------------------------------------------
 
 
@@ -186,10 +257,18 @@ class Stats:
 
     @classmethod
     def of(cls, millis: Sequence[float]) -> Stats:
-        if len(millis) == 1:
-            return cls(millis[0], millis[0], 1)
-        cuts = statistics.quantiles(millis, n=100, method="inclusive")
-        return cls(p50=cuts[49], p95=cuts[94], count=len(millis))
+        p50, p95 = percentiles(millis, 50, 95)
+        return cls(p50=p50, p95=p95, count=len(millis))
+
+
+def percentiles(values: Sequence[float], *cuts: int) -> tuple[float, ...]:
+    """The percentiles `cuts` (such as 50, 95) of `values`: NaN of none, the value itself of one."""
+    if not values:
+        return (math.nan,) * len(cuts)
+    if len(values) == 1:
+        return (values[0],) * len(cuts)
+    quantiles = statistics.quantiles(values, n=100, method="inclusive")
+    return tuple(quantiles[cut - 1] for cut in cuts)
 
 
 def time_each(call: Callable[[Any], object], samples: Sequence[Any], *, warmup: int = 0) -> Stats:
@@ -206,7 +285,43 @@ def time_each(call: Callable[[Any], object], samples: Sequence[Any], *, warmup: 
     return Stats.of(millis)
 
 
+def profiled(call: Callable[[], Any], *, tottime: int = 20, cumulative: int = 40) -> tuple[Any, str]:
+    """`call()` under cProfile: its result, and the functions that took the most time of their
+    own and in all (a separate, untimed pass: the profiler slows what it watches)."""
+    profiler = cProfile.Profile()
+    result = profiler.runcall(call)
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("tottime").print_stats(tottime)
+    stats.sort_stats("cumulative").print_stats(cumulative)
+    return result, out.getvalue()
+
+
 # --- the results table ------------------------------------------------------------------------
+
+
+def machine(load: float) -> str:
+    """The day and the machine the figures were taken on; `load`, the load average at the start,
+    because other work on the machine shows up in every figure."""
+    return (
+        f"{date.today()}, {os.cpu_count()} CPUs (load average {load:.1f} at the start), "
+        f"Python {platform.python_version()}"
+    )
+
+
+def command(script: str, database_url: str | None = None) -> str:
+    """The command line of the run, with the DATABASE_URL it took its database from."""
+    words = [f"python benchmarks/{script}.py", *sys.argv[1:]]
+    if database_url and not any(word.startswith("--database-url") for word in sys.argv[1:]):
+        words.insert(0, f"DATABASE_URL={database_url}")
+    return " ".join(words)
+
+
+def millis_text(value: float) -> str:
+    """Milliseconds with a decimal below 10; — for none (NaN)."""
+    if math.isnan(value):
+        return "—"
+    return f"{value:.1f}" if value < 10 else f"{value:,.0f}"
 
 
 @dataclass
@@ -290,7 +405,7 @@ class Table:
     def text(self) -> list[str]:
         table = [self.header, *self.rows]
         widths = [max(len(line[i]) for line in table) for i in range(len(self.header))]
-        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in table]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in table]
         lines.insert(1, "  ".join("-" * width for width in widths))
         return lines
 
@@ -300,6 +415,21 @@ class Table:
 
         rule = ["---:" if side == "r" else "---" for side in self.align]
         return [md(self.header), md(rule), *(md(row) for row in self.rows)]
+
+    def padded_markdown(self) -> list[str]:
+        """Markdown whose columns are padded to one width, so that it also reads as text."""
+        table = [self.header, *self.rows]
+        widths = [max(len(line[i]) for line in table) for i in range(len(self.header))]
+
+        def md(line: Sequence[str]) -> str:
+            cells = zip(line, widths, self.align, strict=True)
+            return "| " + " | ".join(cell.rjust(w) if side == "r" else cell.ljust(w) for cell, w, side in cells) + " |"
+
+        rules = (
+            "-" * (width - 1) + ":" if side == "r" else "-" * width
+            for width, side in zip(widths, self.align, strict=True)
+        )
+        return [md(self.header), "| " + " | ".join(rules) + " |", *(md(row) for row in self.rows)]
 
 
 @dataclass
@@ -386,7 +516,7 @@ def gunicorn(env: dict[str, str], *, workers: int, threads: int) -> Iterator[int
     ]
     process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env})
     try:
-        _wait_until_serving(port, process)
+        wait_until_serving(port, process)
         yield port
     finally:
         process.terminate()  # SIGTERM: gunicorn's graceful shutdown
@@ -397,7 +527,7 @@ def gunicorn(env: dict[str, str], *, workers: int, threads: int) -> Iterator[int
             process.wait()
 
 
-def _wait_until_serving(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
+def wait_until_serving(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -469,3 +599,83 @@ def http_load(
         thread.join()
     elapsed = time.monotonic() - started
     return LoadResult(stats=Stats.of(millis), requests=len(millis), errors=errors[0], seconds=elapsed)
+
+
+# --- Celery workers ---------------------------------------------------------------------------
+
+TASK_LINE = re.compile(r"Task ([\w.]+)\[[^\]]+\] (received|succeeded|raised|failed|retry)")
+
+
+@dataclass
+class Workers:
+    processes: list[tuple[subprocess.Popen, Path]]
+
+    def log_text(self) -> str:
+        return "".join(log.read_text(errors="replace") for _, log in self.processes)
+
+    def tasks(self) -> Counter[tuple[str, str]]:
+        """How many tasks of each name were received, succeeded, raised... by the workers' logs."""
+        return Counter(TASK_LINE.findall(self.log_text()))
+
+    def alive(self) -> bool:
+        return all(process.poll() is None for process, _ in self.processes)
+
+
+@contextmanager
+def celery_workers(
+    env: dict[str, str], *, count: int, name: str, options: Sequence[str], logs: Path
+) -> Iterator[Workers]:
+    """`count` Celery worker processes of memsite (`name`1, `name`2...) with the environment
+    and `options` given, each logging to a file under `logs`; stopped warm at the end."""
+    processes = []
+    for index in range(1, count + 1):
+        log = logs / f"worker-{index}.log"
+        command = [str(Path(sys.executable).parent / "celery"), "-A", "memsite", "worker", *options]
+        command += ["-n", f"{name}{index}@%h", "--loglevel", "INFO"]
+        command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                command, cwd=REPO, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT
+            )
+        processes.append((process, log))
+    try:
+        deadline = time.monotonic() + 120
+        for process, log in processes:
+            while " ready." not in log.read_text(errors="replace"):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"A Celery worker did not start; see {log}.")
+                time.sleep(0.2)
+        yield Workers(processes)
+    finally:
+        for process, _ in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)  # Celery's warm shutdown
+        for process, _ in processes:
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+# --- a fake LLM server ------------------------------------------------------------------------
+
+
+@contextmanager
+def fake_llm(answer: Callable[[Any], Any], **reply: Any) -> Iterator[tuple[str, int]]:
+    """The fake OpenAI-compatible server of the tests, answering every request with `answer`
+    (`reply`: Reply.from_request's options), in a forked process of its own, as a real server
+    would be: its work never runs under the benchmark's GIL. Yields its URL and process id."""
+    from django.db import connections
+
+    from tests.fake_openai import FakeOpenAI, Reply
+
+    connections.close_all()  # the child must not share the parent's database connection
+    server = FakeOpenAI(default=Reply.from_request(answer, **reply))
+    process = multiprocessing.get_context("fork").Process(target=server.serve_forever, daemon=True)
+    process.start()
+    try:
+        yield server.url, process.pid
+    finally:
+        process.terminate()
+        process.join(timeout=10)

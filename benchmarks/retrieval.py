@@ -29,7 +29,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import re
 import string
 import sys
@@ -39,7 +38,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from unittest import mock
 
@@ -56,7 +55,9 @@ from benchmarks.harness import (
     TitledTable,
     above,
     at_least,
+    command,
     database_version,
+    machine,
     publish,
     scratch_database,
     scratch_url,
@@ -160,11 +161,10 @@ def run(args: argparse.Namespace, scratch: Scratch) -> tuple[TablesReport, list[
         results = measure(args, corpus)
     counts = ", ".join(f"{name} {len(questions)}" for name, questions in corpus.by_category().items())
     preamble = [
-        f"{date.today()}, {os.cpu_count()} CPUs (load average {load:.1f} at the start), Python {platform.python_version()}, "
-        f"{database_version(scratch.vendor)}.",
+        f"{machine(load)}, {database_version(scratch.vendor)}.",
         f"{len(corpus.questions)} questions: {counts}.",
         "",
-        f"Command: `{' '.join(['python benchmarks/retrieval.py', *sys.argv[1:]])}`",
+        f"Command: `{command('retrieval')}`",
     ]
     report = TablesReport(
         title=f"Retrieval benchmark on {database_version(scratch.vendor)}",
@@ -585,7 +585,9 @@ def _bulk_vectors(rng: np.random.Generator, width: int) -> None:
     now = timezone.now() - EMBEDDED_BEFORE
     while ids := list(Passage.objects.filter(vector__isnull=True).order_by("id").values_list("id", flat=True)[:5_000]):
         vectors = _random_vectors(rng, len(ids), width)
-        rows = [Passage(pk=pk, vector=vector.tobytes(), embedded_at=now) for pk, vector in zip(ids, vectors)]
+        rows = [
+            Passage(pk=pk, vector=vector.tobytes(), embedded_at=now) for pk, vector in zip(ids, vectors, strict=True)
+        ]
         Passage.objects.bulk_update(rows, ["vector", "embedded_at"], batch_size=1_000)
 
 
@@ -835,9 +837,9 @@ def recall_table(results: Results) -> TitledTable:
 
 def fusion_table(results: Results) -> TitledTable:
     table = TitledTable(
-        f"Fusion, over the same rankings: full text and meaning fused by the textbook (K = {TEXTBOOK_K}, equal weights) "
-        "and by memsite (K = 10, full text weighted by the share of the question's words it finds), then memsite's with "
-        "the named ranking too; evidence recall of the top passages",
+        f"Fusion, over the same rankings: full text and meaning fused by the textbook (K = {TEXTBOOK_K}, equal "
+        "weights) and by memsite (K = 10, full text weighted by the share of the question's words it finds), then "
+        "memsite's with the named ranking too; evidence recall of the top passages",
         ("category", "questions", *(f"{name} @{k}" for name in FUSIONS for k in (1, RETRIEVE_K))),
     )
     for name, questions in results.groups()[:-1]:
@@ -850,7 +852,8 @@ def fusion_table(results: Results) -> TitledTable:
 
 def answer_table(results: Results) -> TitledTable:
     table = TitledTable(
-        "Answers (output=answer): gold answer contained, token F1; unanswerable: share ending with no answer and no node",
+        "Answers (output=answer): gold answer contained, token F1; unanswerable: share ending with no answer and no "
+        "node",
         ("category", "questions", "offline contained", "offline F1", "oracle contained", "oracle F1"),
     )
     for name, questions in results.groups():
@@ -956,7 +959,8 @@ def verdicts(results: Results) -> list[str]:
         runs = results.searches.get((chosen, "node"))
         if runs is None:
             lines.append(
-                f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points with ≤ {NODES_TARGET:.0f} nodes: not run."
+                f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points with ≤ "
+                f"{NODES_TARGET:.0f} nodes: not run."
             )
             continue
         found = _recall(answerable, {q.text: runs[q.text].paths for q in answerable}) or 0.0
@@ -965,12 +969,14 @@ def verdicts(results: Results) -> list[str]:
         # The oracle knows the evidence: its figure is the walk's ceiling, not a finding.
         verdict = "the ceiling (scripted)" if chosen == "oracle" else mark(ok)
         lines.append(
-            f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points ({_pct(bm25 + GAIN_TARGET)}) with ≤ "
-            f"{NODES_TARGET:.0f} nodes on average: {_pct(found)} with {nodes:.1f} nodes → {verdict} (BM25@3: {_pct(bm25_at_3)})."
+            f"Search ({chosen}) evidence recall ≥ BM25@1 + {100 * GAIN_TARGET:.0f} points ({_pct(bm25 + GAIN_TARGET)}) "
+            f"with ≤ {NODES_TARGET:.0f} nodes on average: {_pct(found)} with {nodes:.1f} nodes → {verdict} (BM25@3: "
+            f"{_pct(bm25_at_3)})."
         )
     at_k = _recall(answerable, _hit_paths(results), RETRIEVE_K) or 0.0
     lines.append(
-        f"Retrieve recall@{RETRIEVE_K} ≥ {_pct(RETRIEVE_RECALL_TARGET)}: {_pct(at_k)} → {mark(at_k >= RETRIEVE_RECALL_TARGET)}."
+        f"Retrieve recall@{RETRIEVE_K} ≥ {_pct(RETRIEVE_RECALL_TARGET)}: {_pct(at_k)} → "
+        f"{mark(at_k >= RETRIEVE_RECALL_TARGET)}."
     )
     for (chosen, output), runs in results.searches.items():
         share = (mean([r.tokens for r in runs.values()]) or 0) / results.one_prompt
@@ -995,30 +1001,31 @@ def verdicts(results: Results) -> list[str]:
 
 def notes(results: Results, args: argparse.Namespace, sizes: retrievalcorpus.Sizes) -> list[str]:
     lines = [
-        f"Corpus (benchmarks/retrievalcorpus.py, seed {args.seed}, scale {args.scale}): {sizes.sessions} conversation sessions "
-        f"between {sizes.people} people under {retrievalcorpus.LOGS} (described only by number, speakers and date), "
-        f"{sizes.notes} notes under {retrievalcorpus.NOTES_FOLDER} and {sizes.projects} projects' files under /projects "
-        f"(no descriptions), and benchmarks/search.py's tree of {sizes.tree_nodes:,} nodes under /references. Questions "
-        "paraphrase the line that answers them; evidence is that line's document.",
-        "Categories: single (one fact said in one session), multi (two sessions hold the answer), temporal (the later of two "
-        "values, or a date), files (notes and project files), tree (the search benchmark's questions), unanswerable (nothing "
-        "holds it).",
-        "BM25: Okapi (k1=1.2, b=0.75) over whole documents (path, description and content), lower-cased words less function "
-        "words (benchmarks/retrieval.py). One prompt: every document so, counted with `offline_counter()`.",
-        f"Retrieve: `POST /api/retrieve/` in this process (Django's test client, a token), k={RETRIEVE_K}; @k counts hits (passages), "
-        "so @5 may hold fewer than five documents. `line` = a content passage whose offsets cover the evidence line.",
+        f"Corpus (benchmarks/retrievalcorpus.py, seed {args.seed}, scale {args.scale}): {sizes.sessions} conversation "
+        f"sessions between {sizes.people} people under {retrievalcorpus.LOGS} (described only by number, speakers and "
+        f"date), {sizes.notes} notes under {retrievalcorpus.NOTES_FOLDER} and {sizes.projects} projects' files under "
+        f"/projects (no descriptions), and benchmarks/search.py's tree of {sizes.tree_nodes:,} nodes under "
+        "/references. Questions paraphrase the line that answers them; evidence is that line's document.",
+        "Categories: single (one fact said in one session), multi (two sessions hold the answer), temporal (the later "
+        "of two values, or a date), files (notes and project files), tree (the search benchmark's questions), "
+        "unanswerable (nothing holds it).",
+        "BM25: Okapi (k1=1.2, b=0.75) over whole documents (path, description and content), lower-cased words less "
+        "function words (benchmarks/retrieval.py). One prompt: every document so, counted with `offline_counter()`.",
+        f"Retrieve: `POST /api/retrieve/` in this process (Django's test client, a token), k={RETRIEVE_K}; @k counts "
+        "hits (passages), so @5 may hold fewer than five documents. `line` = a content passage whose offsets cover the "
+        "evidence line.",
         "Searches: `memory.services.search_start(start_node=None)` then `search_run` in this process, default budgets; "
         "recall and nodes from `result['nodes']` of output=node (`by reading / index`: the share of those nodes whose "
-        "`found_by` is each); answers from `result['answers']` of output=answer. "
-        "Oracle: an in-process provider behind the gateway that routes toward evidence not yet read and reads it right "
-        "(tokens counted from the real prompts); offline: the offline provider.",
+        "`found_by` is each); answers from `result['answers']` of output=answer. Oracle: an in-process provider behind "
+        "the gateway that routes toward evidence not yet read and reads it right (tokens counted from the real "
+        "prompts); offline: the offline provider.",
     ]
     if results.latency is not None:
         lines.append(
-            f"Latency: the index grown to {results.latency.passages:,} passages by documents under /references/{BULK_ROOT} "
-            "through node_bulk_create plus passages inserted straight into the table, all with deterministic random unit "
-            "vectors dated an hour before (not embedded: an index at rest); then each question once through "
-            f"`POST /api/retrieve/` (k=10, its embedding not cached) after {WARMUP} untimed."
+            f"Latency: the index grown to {results.latency.passages:,} passages by documents under "
+            f"/references/{BULK_ROOT} through node_bulk_create plus passages inserted straight into the table, all "
+            "with deterministic random unit vectors dated an hour before (not embedded: an index at rest); then each "
+            f"question once through `POST /api/retrieve/` (k=10, its embedding not cached) after {WARMUP} untimed."
         )
     if results.unplaced:
         lines.append(

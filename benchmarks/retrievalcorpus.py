@@ -500,7 +500,7 @@ def _pets(person: Person, rng: random.Random, names: Pool) -> None:
     count = _how_many(person, rng)
     species = rng.sample(sorted(BREEDS), 2)
     facts = []
-    for kind, session in zip(species[:count], rng.sample(person.sessions, count)):
+    for kind, session in zip(species[:count], rng.sample(person.sessions, count), strict=True):
         name = names.take()
         facts.append(_say(person, session, rng.choice(PET_SAID).format(breed=rng.choice(BREEDS[kind]), v=name), name))
     _asked_about(
@@ -585,7 +585,7 @@ def _schedule(people: Sequence[str], sessions: int, rng: random.Random) -> list[
         weights = [1 / (1 + sum(name in pair for pair in pairs)) for name in people]
         first = rng.choices(people, weights=weights)[0]
         second = rng.choices(
-            [p for p in people if p != first], weights=[w for p, w in zip(people, weights) if p != first]
+            [p for p in people if p != first], weights=[w for p, w in zip(people, weights, strict=True) if p != first]
         )[0]
         pairs.append((first, second))
     return pairs
@@ -616,7 +616,7 @@ def _turns(pair: tuple[str, str], facts: Sequence[Said], rng: random.Random) -> 
                 texts[i] = rng.choice(REPLIES)
             else:
                 texts[i] = fill(talk.pop() if talk else rng.choice(SMALL_TALK), rng)
-    return [f"{speaker}: {text}" for speaker, text in zip(speakers, texts)], where
+    return [f"{speaker}: {text}" for speaker, text in zip(speakers, texts, strict=True)], where
 
 
 def _placed(path: str, lines: Sequence[str], line: int, says: str) -> Evidence:
@@ -639,7 +639,7 @@ def conversations(rng: random.Random, *, sessions: int, people: int) -> tuple[li
         here = [fact for person in persons.values() for fact in person.said if fact.session == index]
         lines, at = _turns(pair, here, rng)
         path = f"{LOGS}/session-{index + 1:03d}"
-        for fact, line in zip(here, at):
+        for fact, line in zip(here, at, strict=True):
             fact.evidence = _placed(path, lines, line, fact.says)
         docs.append(
             Doc(
@@ -849,11 +849,14 @@ PROJECT_FACTS = {
 CODE = (
     (
         'def {verb}_{noun}(items):\n    """{Verb} the {noun} entries, skipping empty ones."""\n    result = []\n'
-        "    for item in items:\n        if not item:\n            continue\n        result.append(item)\n    return result\n"
+        "    for item in items:\n        if not item:\n            continue\n        result.append(item)\n    "
+        "return result\n"
     ),
-    'def load_{noun}(path):\n    with open(path, encoding="utf-8") as handle:\n        return [line.strip() for line in handle if line.strip()]\n',
+    'def load_{noun}(path):\n    with open(path, encoding="utf-8") as handle:\n        return [line.strip() for '
+    "line in handle if line.strip()]\n",
     'class {Noun}Error(Exception):\n    """Raised when a {noun} cannot be {verb}ed."""\n',
-    "def {verb}_all(session, rows):\n    for row in rows:\n        session.add(row)\n    session.commit()\n    return len(rows)\n",
+    "def {verb}_all(session, rows):\n    for row in rows:\n        session.add(row)\n    session.commit()\n    "
+    "return len(rows)\n",
 )
 CODE_WORDS = {
     "verb": ("parse", "clean", "merge", "export", "check", "render"),

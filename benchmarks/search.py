@@ -23,7 +23,6 @@ import argparse
 import cProfile
 import io
 import os
-import platform
 import pstats
 import random
 import re
@@ -32,7 +31,6 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -43,7 +41,9 @@ from benchmarks.harness import (
     Stats,
     TablesReport,
     TitledTable,
+    command,
     database_version,
+    machine,
     publish,
     refresh_statistics,
     scratch_database,
@@ -140,14 +140,14 @@ def run(args: argparse.Namespace, scratch: Scratch, *, results_dir: Path) -> Tab
         results.append(measure_size(total, args, scratch, results_dir if args.profile and last else None))
     builds = "; ".join(f"{r.nodes:,} in {r.build_seconds:.1f} s" for r in results)
     preamble = [
-        f"{date.today()}, {os.cpu_count()} CPUs (load average {load:.1f} at the start), "
-        f"Python {platform.python_version()}, {database_version(scratch.vendor)}.",
+        f"{machine(load)}, {database_version(scratch.vendor)}.",
         f"Trees built through `node_bulk_create`: {builds}.",
         "",
-        f"Command: `{' '.join(['python benchmarks/search.py', *sys.argv[1:]])}`",
+        f"Command: `{command('search')}`",
     ]
     return TablesReport(
-        title=f"Search benchmark on {database_version(scratch.vendor)}, {len(results[0].oracle.llm_calls)} questions per size",
+        title=f"Search benchmark on {database_version(scratch.vendor)}, {len(results[0].oracle.llm_calls)} "
+        "questions per size",
         preamble=preamble,
         tables=[oracle_table(results), finding_table(results)],
         targets=verdicts(results, scratch.vendor),
@@ -397,7 +397,7 @@ def oracle_table(results: Sequence[SizeResult]) -> TitledTable:
     for r in results:
         o = r.oracle
         calls, tokens, own = Stats.of(o.llm_calls), r.tokens(), Stats.of(o.own_ms)
-        per_call = Stats.of([t / max(c, 1) for t, c in zip(o.prompt_tokens, o.llm_calls)])
+        per_call = Stats.of([t / max(c, 1) for t, c in zip(o.prompt_tokens, o.llm_calls, strict=True)])
         table.rows.append(
             (
                 f"{r.nodes:,}",
@@ -481,11 +481,13 @@ def verdicts(results: Sequence[SizeResult], vendor: str) -> list[str]:
         own = Stats.of(at_target.oracle.own_ms).p95
         if vendor == "postgresql":
             lines.append(
-                f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes on PostgreSQL: {own:.0f} ms → {mark(own <= OWN_P95_TARGET_MS)}."
+                f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes on PostgreSQL: {own:.0f} ms → "
+                f"{mark(own <= OWN_P95_TARGET_MS)}."
             )
         else:
             lines.append(
-                f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes: applies on PostgreSQL; {own:.0f} ms here on SQLite."
+                f"Own time p95 ≤ {OWN_P95_TARGET_MS} ms at {TARGET_SIZE:,} nodes: applies on PostgreSQL; {own:.0f} ms "
+                "here on SQLite."
             )
     if len(results) > 1:
         small, large = results[0], results[-1]
@@ -516,9 +518,9 @@ def notes(results: Sequence[SizeResult], args: argparse.Namespace) -> list[str]:
     lines = [
         "Tree: one root folder under /references; every folder has 20–30 children; documents are "
         "`<codename>-<aspect>.md` with a few sentences of content, one of which answers the question "
-        f"(benchmarks/searchtree.py). Folder descriptions: {folders}. Questions name the document's aspect and codename and the topic "
-        "words of its path. The trees of a run share one database, built smallest first: a smaller tree "
-        "is still there while a larger one is measured.",
+        f"(benchmarks/searchtree.py). Folder descriptions: {folders}. Questions name the document's aspect and "
+        "codename and the topic words of its path. The trees of a run share one database, built smallest first: a "
+        "smaller tree is still there while a larger one is measured.",
         f"Questions: {args.questions} per size, documents drawn at random, after {WARMUP} untimed searches "
         "(and full-text queries) on other documents.",
         "Search: `memory.services.search_start(start_node=<the tree's root>, output='node')` then "

@@ -290,7 +290,7 @@ def shape(total: int, rng: random.Random) -> Plan:
         folders = min(wanted - made, count)
         next_level: list[int] = []
         position = 0
-        for parent, fanout in zip(level, fanouts):
+        for parent, fanout in zip(level, fanouts, strict=True):
             for _ in range(fanout):
                 if position * folders // count != (position + 1) * folders // count:
                     plan.children.append([])

@@ -13,12 +13,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import platform
 import sys
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +26,11 @@ from benchmarks.harness import (
     Report,
     Row,
     Scratch,
+    command,
     database_version,
     gunicorn,
     http_load,
+    machine,
     publish,
     refresh_statistics,
     scratch_database,
@@ -101,15 +101,13 @@ def run(args: argparse.Namespace, scratch: Scratch, *, default_nodes: int) -> Re
     report = Report(title=f"Tree benchmark on {database_version(scratch.vendor)}, {total:,} nodes")
     rate = built / seconds
     report.preamble = [
-        f"{date.today()}, {os.cpu_count()} CPUs (load average {load:.1f} at the start), "
-        f"Python {platform.python_version()}; "
-        f"{total:,} nodes plus {built - total:,} built for the delete benchmark.",
+        f"{machine(load)}; {total:,} nodes plus {built - total:,} built for the delete benchmark.",
         "",
         f"Bulk import through `node_bulk_create`: {built:,} nodes in {seconds:.1f} s = "
         f"**{rate:,.0f} nodes/s** (target ≥ {IMPORT_TARGET_RATE:,}: "
         f"{'✓' if rate >= IMPORT_TARGET_RATE else '✗'}).",
         "",
-        f"Command: `{' '.join(['python benchmarks/tree.py', *sys.argv[1:]])}`",
+        f"Command: `{command('tree')}`",
     ]
     for operation in operations(fixtures, adjacency):
         print(f"timing: {operation.name}", file=sys.stderr)
@@ -262,18 +260,12 @@ class Operation:
 
 
 def operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
+    return [*read_operations(f, adjacency), *write_operations(f, adjacency)]
+
+
+def read_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
     def children_page(node: Node) -> list[Node]:
         return list(selectors.node_children(node=node)[:PAGE])
-
-    def create_document(sample: tuple[Node, str]) -> Node:
-        folder, name = sample
-        return services.node_create(
-            parent=folder,
-            type="document",
-            name=name,
-            description="A note written during the benchmark.",
-            content=b"# New note\n\nWritten by benchmarks/tree.py.\n",
-        )
 
     branch_size = selectors.node_subtree(node=f.branches[0]).count()
     return [
@@ -316,6 +308,21 @@ def operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
             lambda node: adjacency.subtree(node.pk),
             WARMUP,
         ),
+    ]
+
+
+def write_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
+    def create_document(sample: tuple[Node, str]) -> Node:
+        folder, name = sample
+        return services.node_create(
+            parent=folder,
+            type="document",
+            name=name,
+            description="A note written during the benchmark.",
+            content=b"# New note\n\nWritten by benchmarks/tree.py.\n",
+        )
+
+    return [
         Operation(
             "create a document",
             f.new_documents,
