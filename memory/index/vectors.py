@@ -75,10 +75,13 @@ def _merge(matrix: Matrix) -> Matrix:
     new = seen[~np.isin(seen, matrix.ids)].tolist()
     if new:
         ids, vectors = _rows_of(new)
-        if matrix.vectors.size == 0 or vectors.shape[1] == matrix.vectors.shape[1]:
+        if len(matrix.ids) == 0:  # its vectors have no width yet to stack under
+            order = np.argsort(ids, kind="stable")
+            matrix.ids, matrix.vectors = ids[order], vectors[order]
+        elif vectors.shape[1] == matrix.vectors.shape[1]:
             all_ids = np.concatenate([matrix.ids, ids])
             order = np.argsort(all_ids, kind="stable")
-            stacked = np.vstack([matrix.vectors.reshape(len(matrix.ids), -1), vectors])
+            stacked = np.vstack([matrix.vectors, vectors])
             matrix.ids, matrix.vectors = all_ids[order], stacked[order]
     matrix.seen_until = now
     return matrix

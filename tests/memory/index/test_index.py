@@ -266,6 +266,17 @@ def test_each_process_s_vectors_follow_an_append_without_stale_rows():
         assert pk == first or vector.tobytes() == stored[pk]
 
 
+def test_vectors_embedded_after_an_empty_look_are_merged_in():
+    vectors.forget()
+    assert len(vectors.current().ids) == 0  # a fresh index: nothing embedded yet
+    DocumentFactory(content="\n".join(LINES).encode())
+    stored = give_vectors()
+    matrix = vectors.current()
+    assert sorted(matrix.ids.tolist()) == sorted(stored)
+    for pk, vector in zip(matrix.ids.tolist(), matrix.vectors, strict=True):
+        assert vector.tobytes() == stored[pk]
+
+
 def test_rebuild_embeds_under_the_embedding_task_s_lock(monkeypatch):
     from django.core.cache import cache
     from django.core.management import call_command
