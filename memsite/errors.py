@@ -119,14 +119,14 @@ def _bounded_mapping(value: Mapping, budget: list[int]) -> dict:
     summary = list(value.get(MORE_ERRORS) or ())  # the counts a validator gave itself are kept
     entries = [(key, item) for key, item in value.items() if key != MORE_ERRORS]
     shown_items, rest = _bounded_items([item for _, item in entries], budget)
-    shown = {cut(str(key), MAX_KEY_CHARS): item for (key, _), item in zip(entries, shown_items)}
+    shown = {cut(str(key), MAX_KEY_CHARS): item for (key, _), item in zip(entries, shown_items, strict=False)}
     summary += more_errors(rest) if rest else []
     return {**shown, MORE_ERRORS: [cut(str(line)) for line in summary]} if summary else shown
 
 
 def _bounded_items(items: list, budget: list[int]) -> tuple[list, int]:
     """The items shown while the budget lasts, and how many of the rest hold an error."""
-    shown = []
+    shown: list[Any] = []
     for index, item in enumerate(items):
         if budget[0] <= 0:
             return shown, sum(1 for rest in items[index:] if rest not in ({}, [], None, ""))
