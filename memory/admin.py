@@ -150,10 +150,13 @@ class NodeAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(request.get_full_path())
 
 
+STEP_FIELDS = ("number", "kind", "node_name", "summary", "llm_call")
+
+
 class SearchStepInline(admin.TabularInline):
     model = SearchStep
-    fields = ["number", "kind", "node_name", "summary", "llm_call"]
-    readonly_fields = fields
+    fields = STEP_FIELDS
+    readonly_fields = STEP_FIELDS
     extra = 0
     can_delete = False
     show_change_link = False

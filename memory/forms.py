@@ -26,7 +26,9 @@ class NodeCreateForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["type"].choices = creatable_type_choices()
+        type_field = self.fields["type"]
+        assert isinstance(type_field, forms.ChoiceField)  # declared above
+        type_field.choices = creatable_type_choices()
 
 
 class NodeUpdateForm(forms.Form):

@@ -1,11 +1,18 @@
+from __future__ import annotations
+
 import secrets
 import time
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
 from treebeard.mp_tree import MP_Node
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 NODE_ID_PREFIX = "memory_"
 INTERNAL_FOLDER_NAMES = ("swarmstar", "user", "projects", "references")
@@ -27,28 +34,34 @@ class Node(MP_Node):
     steplen = 5
     # No node_order_by: children keep their insertion order, and inserts never renumber paths.
 
-    id = models.CharField(primary_key=True, max_length=39, default=new_node_id, editable=False)
+    # treebeard has no type information, so the Django plugin cannot tell Node is a model:
+    # its fields name their types themselves.
+    id: models.CharField[str, str] = models.CharField(
+        primary_key=True, max_length=39, default=new_node_id, editable=False
+    )
     # Denormalized from the path so that sibling names are unique in the database itself.
-    parent = models.ForeignKey(
+    parent: models.ForeignKey[Node | None, Node | None] = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.DO_NOTHING, related_name="+", db_index=False
     )
-    type = models.CharField(max_length=64)
-    is_folder = models.BooleanField()
-    name = models.CharField(max_length=255)
-    description = models.TextField(blank=True)
+    type: models.CharField[str, str] = models.CharField(max_length=64)
+    is_folder: models.BooleanField[bool, bool] = models.BooleanField()
+    name: models.CharField[str, str] = models.CharField(max_length=255)
+    description: models.TextField[str, str] = models.TextField(blank=True)
     # True while the description is one memsite wrote (seed 000: what LLMs route by); a person's
     # or a swarm node's own description is never overwritten.
-    description_auto = models.BooleanField(default=False)
+    description_auto: models.BooleanField[bool, bool] = models.BooleanField(default=False)
     context = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
+    created_by: models.ForeignKey[User | None, User | None] = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    version = models.PositiveIntegerField(default=1)
+    created_at: models.DateTimeField[datetime, datetime] = models.DateTimeField(auto_now_add=True)
+    updated_at: models.DateTimeField[datetime, datetime] = models.DateTimeField(auto_now=True)
+    version: models.PositiveIntegerField[int, int] = models.PositiveIntegerField(default=1)
     # A project file's permission bits, as its archive gave them (`memory.validation.file_mode`)
     # and its export gives them back; null for nodes that are not files (folders included).
-    mode = models.PositiveSmallIntegerField(null=True, blank=True)
+    mode: models.PositiveSmallIntegerField[int | None, int | None] = models.PositiveSmallIntegerField(
+        null=True, blank=True
+    )
 
     class Meta:
         indexes = [

@@ -5,6 +5,13 @@ from collections.abc import Sequence
 from django.db import connection, models
 
 
+def _column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field) or field.column is None:
+        raise ValueError(f"{model.__name__}.{name} is not a column.")
+    return field.column
+
+
 def insert_rows(
     model: type[models.Model], fields: Sequence[str], rows: list[tuple], *, types: Sequence[str] = ()
 ) -> None:
@@ -17,7 +24,7 @@ def insert_rows(
     if not rows:
         return
     table = connection.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(model._meta.get_field(name).column) for name in fields)
+    columns = ", ".join(connection.ops.quote_name(_column(model, name)) for name in fields)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # The COPY runs on the driver's own cursor, which Django does not watch: translated

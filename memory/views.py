@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -39,6 +39,7 @@ from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import max_body_bytes, wait_slots
+from memsite.request_types import HtmxHttpRequest
 
 BROWSER = "memory/browser.html"
 FIND = "memory/find.html"
@@ -58,7 +59,7 @@ PLAIN_TEXT = "text/plain; charset=utf-8"
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def render_page(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
+def render_page(request: HtmxHttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
     """Render a page or, for htmx, one of its partials; caches keep the two apart."""
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
@@ -147,11 +148,11 @@ def _matched_passage(node: Node, at: str | None, preview: Preview) -> MatchedPas
             return MatchedPassage(start, end, text[start:end], before=text[:start], after=text[end:], in_place=True)
         return MatchedPassage(start, end, text[start:end])
     # Past the preview, the index holds the passage's text as it cut it.
-    text = selectors.passage_text(node_id=node.pk, start=start, end=end)
-    return MatchedPassage(start, end, text) if text is not None else None
+    indexed = selectors.passage_text(node_id=node.pk, start=start, end=end)
+    return MatchedPassage(start, end, indexed) if indexed is not None else None
 
 
-def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
+def _detail_context(request: HtmxHttpRequest, node: Node) -> dict[str, Any]:
     memory_type = _memory_type(node)
     allowed = node_permissions(node, request.user)
     return {
@@ -171,7 +172,7 @@ def _detail_context(request: HttpRequest, node: Node) -> dict[str, Any]:
 
 
 def _detail_response(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     node: Node,
     *,
     message: str = "",
@@ -205,13 +206,13 @@ def _parent(node: Node) -> Node | None:
 
 @require_GET
 @login_required
-def browser(request: HttpRequest) -> HttpResponse:
+def browser(request: HtmxHttpRequest) -> HttpResponse:
     return render_page(request, BROWSER, {"roots": selectors.node_roots()})
 
 
 @require_GET
 @login_required
-def node_detail(request: HttpRequest, node_id: str) -> HttpResponse:
+def node_detail(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(node_id)
     context = _detail_context(request, node)
     context["passage"] = _matched_passage(node, request.GET.get("at"), context["preview"])
@@ -246,7 +247,7 @@ def _found(hit: Hit, query: str) -> Found:
 
 @require_GET
 @login_required
-def find(request: HttpRequest) -> HttpResponse:
+def find(request: HtmxHttpRequest) -> HttpResponse:
     """The memory page's search box: the best passages for the query, by full text and
     embeddings fused, as `POST /api/retrieve/` ranks them."""
     form = FindForm(request.GET)
@@ -263,7 +264,7 @@ def find(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def node_children(request: HttpRequest, node_id: str) -> HttpResponse:
+def node_children(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     folder = _node_or_404(node_id)
     if not request.htmx:
         return redirect("memory:node_detail", node_id=folder.pk)
@@ -277,7 +278,7 @@ def node_children(request: HttpRequest, node_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def node_create(request: HttpRequest, node_id: str) -> HttpResponse:
+def node_create(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     parent = _node_or_404(node_id)
     form = NodeCreateForm(request.POST)
     if not form.is_valid():
@@ -301,7 +302,7 @@ def node_create(request: HttpRequest, node_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def node_update(request: HttpRequest, node_id: str) -> HttpResponse:
+def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(node_id)
     form = NodeUpdateForm(request.POST)
     if not form.is_valid():
@@ -322,13 +323,14 @@ def node_update(request: HttpRequest, node_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def node_delete(request: HttpRequest, node_id: str) -> HttpResponse:
+def node_delete(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(node_id)
     try:
         deleted = services.node_delete(node=node, user=request.user)
     except ServiceError as error:
         return _detail_response(request, node, error=error.message, status=error.status)
     parent = _parent(node)
+    assert parent is not None  # the roots are internal folders, which no one may delete
     others = f" and {deleted - 1} node{'s' if deleted != 2 else ''} inside it" if deleted > 1 else ""
     return _detail_response(request, parent, message=f"Deleted '{node.name}'{others}.", refresh=parent)
 
@@ -340,7 +342,7 @@ def node_delete(request: HttpRequest, node_id: str) -> HttpResponse:
 @csrf_exempt
 @require_POST
 @login_required
-def project_upload(request: HttpRequest, node_id: str) -> HttpResponse:
+def project_upload(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     project = _node_or_404(node_id)
     try:
         refuse_longer_than(request, archive_body_limit(), "upload")
@@ -350,7 +352,7 @@ def project_upload(request: HttpRequest, node_id: str) -> HttpResponse:
 
 
 @csrf_protect
-def _project_import(request: HttpRequest, project: Node) -> HttpResponse:
+def _project_import(request: HtmxHttpRequest, project: Node) -> HttpResponse:
     form = ArchiveUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return _detail_response(request, project, error=form_error_message(form), status=400)
@@ -377,14 +379,16 @@ def _import_message(result: ImportResult) -> str:
 
 @require_GET
 @login_required
-def project_download(request: HttpRequest, node_id: str) -> HttpResponse | StreamingHttpResponse:
+def project_download(request: HtmxHttpRequest, node_id: str) -> HttpResponse | StreamingHttpResponse:
     project = _node_or_404(node_id)
     try:
         chunks = wait_slots().streaming(services.project_export(project=project))
     except ServiceError as error:
         return HttpResponse(error.message, status=error.status, content_type=PLAIN_TEXT)
     response = StreamingHttpResponse(chunks, content_type="application/gzip")
-    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{project.name}.tar.gz")
+    # Django gives no header only when it is neither an attachment nor named.
+    disposition = content_disposition_header(as_attachment=True, filename=f"{project.name}.tar.gz")
+    response["Content-Disposition"] = disposition or "attachment"
     return response
 
 
@@ -402,7 +406,7 @@ def _user_documents() -> list[Node]:
 
 @require_GET
 @login_required
-def user_preferences(request: HttpRequest) -> HttpResponse:
+def user_preferences(request: HtmxHttpRequest) -> HttpResponse:
     documents = _user_documents()
     wanted = request.GET.get("doc")
     selected = next((node for node in documents if node.pk == wanted), None)
@@ -420,7 +424,7 @@ def user_preferences(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-def markdown_preview(request: HttpRequest) -> HttpResponse:
+def markdown_preview(request: HtmxHttpRequest) -> HttpResponse:
     form = MarkdownPreviewForm(request.POST)
     text = form.cleaned_data["content"] if form.is_valid() else ""
     return render_page(request, f"{PREFERENCES}#preview", {"preview_html": markdown_to_html(text)})
@@ -428,7 +432,7 @@ def markdown_preview(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-def document_save(request: HttpRequest, node_id: str) -> HttpResponse:
+def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     """Replace a text document's content, if nobody changed it since the version the editor
     was opened at."""
     node = _node_or_404(node_id)

@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
@@ -21,6 +21,7 @@ from memory.models import Node, Search, SearchStep
 from memory.search.walk import MAX_CANDIDATES_SHOWN
 from memory.views import render_page
 from memsite.errors import ServiceError
+from memsite.request_types import HtmxHttpRequest
 
 SEARCHES = "memory/searches.html"
 TRACE = "memory/search_detail.html"
@@ -172,7 +173,7 @@ def _trace_context(search: Search, *, after: int, steps: list[TraceStep]) -> dic
     }
 
 
-def _after(request: HttpRequest) -> int:
+def _after(request: HtmxHttpRequest) -> int:
     raw = request.GET.get("after") or request.POST.get("after") or "0"
     return int(raw) if raw.isascii() and raw.isdigit() else 0
 
@@ -180,20 +181,20 @@ def _after(request: HttpRequest) -> int:
 # -- searches ----------------------------------------------------------------------------------
 
 
-def _list_page(request: HttpRequest, form: SearchStartForm, *, error: str = "", status: int = 200) -> HttpResponse:
+def _list_page(request: HtmxHttpRequest, form: SearchStartForm, *, error: str = "", status: int = 200) -> HttpResponse:
     page = Paginator(selectors.search_list(), PAGE_SIZE).get_page(request.GET.get("page"))
     return render_page(request, SEARCHES, {"page": page, "form": form, "error": error}, status=status)
 
 
 @require_GET
 @login_required
-def search_list(request: HttpRequest) -> HttpResponse:
+def search_list(request: HtmxHttpRequest) -> HttpResponse:
     return _list_page(request, SearchStartForm())
 
 
 @require_POST
 @login_required
-def search_start(request: HttpRequest) -> HttpResponse:
+def search_start(request: HtmxHttpRequest) -> HttpResponse:
     form = SearchStartForm(request.POST)
     if not form.is_valid():
         return _list_page(request, form, error=_error_message(form), status=400)
@@ -216,7 +217,7 @@ def search_start(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def search_detail(request: HttpRequest, search_id: int) -> HttpResponse:
+def search_detail(request: HtmxHttpRequest, search_id: int) -> HttpResponse:
     search = _search_or_404(search_id)
     if request.htmx and not request.htmx.history_restore_request:
         after = _after(request)
@@ -228,7 +229,7 @@ def search_detail(request: HttpRequest, search_id: int) -> HttpResponse:
 
 @require_GET
 @login_required
-def search_step_call(request: HttpRequest, search_id: int, number: int) -> HttpResponse:
+def search_step_call(request: HtmxHttpRequest, search_id: int, number: int) -> HttpResponse:
     """What a step's LLM call was shown and replied, fetched when the step is first opened."""
     search = _search_or_404(search_id)
     step = selectors.search_steps(search=search, with_text=True).filter(number=number).first()
@@ -239,7 +240,7 @@ def search_step_call(request: HttpRequest, search_id: int, number: int) -> HttpR
 
 @require_POST
 @login_required
-def search_cancel(request: HttpRequest, search_id: int) -> HttpResponse:
+def search_cancel(request: HtmxHttpRequest, search_id: int) -> HttpResponse:
     search = _search_or_404(search_id)
     status, message, error = 200, "", ""
     try:
@@ -261,7 +262,7 @@ def search_cancel(request: HttpRequest, search_id: int) -> HttpResponse:
 # -- the user's questions ----------------------------------------------------------------------
 
 
-def _questions_page(request: HttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
+def _questions_page(request: HtmxHttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
     # The newest only: a page of every question ever left unanswered would grow without end.
     questions = list(selectors.search_questions_pending()[: QUESTIONS_SHOWN + 1])
     more = len(questions) > QUESTIONS_SHOWN
@@ -276,13 +277,13 @@ def _questions_page(request: HttpRequest, *, error: str = "", status: int = 200)
 
 @require_GET
 @login_required
-def question_list(request: HttpRequest) -> HttpResponse:
+def question_list(request: HtmxHttpRequest) -> HttpResponse:
     return _questions_page(request)
 
 
 @require_POST
 @login_required
-def question_answer(request: HttpRequest, question_id: int) -> HttpResponse:
+def question_answer(request: HtmxHttpRequest, question_id: int) -> HttpResponse:
     form = QuestionAnswerForm(request.POST)
     try:
         question = selectors.search_question_get(question_id=question_id)

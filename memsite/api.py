@@ -26,10 +26,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     elif isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
         exc = InvalidInput(str(exc))
     if isinstance(exc, ServiceError):
-        response = Response(bounded({"detail": exc.message, **exc.data}), status=exc.status)
+        refusal = Response(bounded({"detail": exc.message, **exc.data}), status=exc.status)
         if retry_after := getattr(exc, "retry_after_s", None):
-            response["Retry-After"] = str(retry_after)
-        return response
+            refusal["Retry-After"] = str(retry_after)
+        return refusal
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     # Imported here: rest_framework.views reads DEFAULT_PARSER_CLASSES when it is imported, which

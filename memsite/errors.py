@@ -126,7 +126,7 @@ def _bounded_mapping(value: Mapping, budget: list[int]) -> dict:
 
 def _bounded_items(items: list, budget: list[int]) -> tuple[list, int]:
     """The items shown while the budget lasts, and how many of the rest hold an error."""
-    shown = []
+    shown: list[Any] = []
     for index, item in enumerate(items):
         if budget[0] <= 0:
             return shown, sum(1 for rest in items[index:] if rest not in ({}, [], None, ""))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from html.parser import HTMLParser
+from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
 from django.conf import settings
@@ -22,7 +23,7 @@ from django.core.exceptions import ImproperlyConfigured
 from memsite.errors import ServiceError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-VettedAddress = tuple[int, tuple]  # (address family, socket address) as getaddrinfo gives them
+VettedAddress = tuple[int, tuple[Any, ...]]  # (address family, socket address) as getaddrinfo gives them
 
 SCHEMES = ("http", "https")
 DEFAULT_PORTS = frozenset({80, 443})
@@ -228,7 +229,7 @@ def _vetted_addresses(hop: _Hop) -> list[VettedAddress]:
         infos = socket.getaddrinfo(hop.host, hop.port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise _failed(hop.url, f"could not resolve {hop.host}: {exc}") from None
-    vetted = []
+    vetted: list[VettedAddress] = []
     for family, _, _, _, sockaddr in infos:
         if family not in (socket.AF_INET, socket.AF_INET6):
             continue
@@ -368,8 +369,8 @@ _BOMS = (
 def _charset(declared: str | None, media_type: str, body: bytes) -> str:
     """A byte order mark, else the Content-Type's charset, else what the document itself
     declares in its first 1024 bytes (HTML meta, XML declaration), else UTF-8."""
-    candidates = [encoding for bom, encoding in _BOMS if body.startswith(bom)][:1]
-    candidates.append(declared)
+    bom_encoding = [encoding for bom, encoding in _BOMS if body.startswith(bom)][:1]
+    candidates: list[str | None] = [*bom_encoding, declared]
     head = body[:1024]
     if media_type in HTML_TYPES and (match := _META_CHARSET.search(head)):
         candidates.append(match.group(1).decode("ascii"))

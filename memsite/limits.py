@@ -227,7 +227,7 @@ class HeldStream:
 
     def close(self) -> None:
         if self._release is not None:
-            self._release, release = None, self._release
+            release, self._release = self._release, None
             getattr(self._chunks, "close", lambda: None)()
             release()
 

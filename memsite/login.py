@@ -4,7 +4,7 @@ Explained in docs/memsite.md."""
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.conf import settings
@@ -13,11 +13,13 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from rest_framework.throttling import BaseThrottle
 
 from memsite.throttles import Hit, Window, hit_release, key_part, window_hit
 
 clock = time.time  # the wall clock, which every web process shares (memsite.throttles)
+_Response = TypeVar("_Response", bound=HttpResponseBase)
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class LoginAttempt:
 def client_address(request: HttpRequest) -> str:
     """As the API's limits see it: the connection's address, or the trusted proxy's word for it
     (REST_FRAMEWORK's NUM_PROXIES, from MEMSITE_TRUSTED_PROXIES)."""
-    return BaseThrottle().get_ident(request) or ""
+    # get_ident reads only META, which a Django request has as DRF's does.
+    return BaseThrottle().get_ident(request) or ""  # type: ignore[arg-type]
 
 
 def login_attempt_start(*, username: str, address: str, now: float) -> LoginAttempt:
@@ -67,10 +70,11 @@ def refusal_message(retry_after_s: int) -> str:
     )
 
 
-class ThrottledLoginMixin:
+class ThrottledAuthenticationForm(AuthenticationForm):
     """Counts the form's failed logins; `refusal` is set when the limit refused this one."""
 
     refusal: LoginAttempt | None = None
+    request: HttpRequest  # the login views always pass it
 
     def clean(self) -> dict[str, Any]:
         username, password = self.cleaned_data.get("username"), self.cleaned_data.get("password")
@@ -86,15 +90,15 @@ class ThrottledLoginMixin:
         return cleaned
 
 
-class LoginForm(ThrottledLoginMixin, AuthenticationForm):
+class LoginForm(ThrottledAuthenticationForm):
     pass
 
 
-class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
+class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
     pass
 
 
-def with_refusal_status(response: HttpResponse) -> HttpResponse:
+def with_refusal_status(response: _Response) -> _Response:
     """A login page whose form the limit refused, as a 429 with Retry-After."""
     form = (getattr(response, "context_data", None) or {}).get("form")
     refusal = getattr(form, "refusal", None)
@@ -107,7 +111,7 @@ def with_refusal_status(response: HttpResponse) -> HttpResponse:
 _site_login = auth_views.LoginView.as_view(authentication_form=LoginForm)
 
 
-def login(request: HttpRequest) -> HttpResponse:
+def login(request: HttpRequest) -> HttpResponseBase:
     return with_refusal_status(_site_login(request))
 
 

@@ -23,7 +23,7 @@ def _driver_errors() -> tuple[type[Exception], ...]:
     return (psycopg.OperationalError, psycopg.InterfaceError)
 
 
-DATABASE_ERRORS = (OperationalError, InterfaceError, *_driver_errors())
+DATABASE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, *_driver_errors())
 
 # Standalone: rendering the site's layout would ask the database for the user again.
 PAGE = """<!doctype html>

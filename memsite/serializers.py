@@ -60,6 +60,8 @@ class BoundedListField(serializers.ListField):
     refused before any item is checked (DRF's ListField checks every item first and the length
     last), and items are checked only until MAX_ERRORS of them are invalid."""
 
+    max_length: int  # required here, where DRF's ListField makes it optional
+
     def __init__(self, *, max_length: int, **kwargs: Any):
         super().__init__(max_length=max_length, **kwargs)
 
@@ -69,7 +71,8 @@ class BoundedListField(serializers.ListField):
         return super().to_internal_value(data)
 
     def run_child_validation(self, data: list[Any]) -> list[Any]:
-        result, errors = [], {}
+        result: list[Any] = []
+        errors: dict[int | str, Any] = {}
         for index, item in enumerate(data):
             try:
                 result.append(self.child.run_validation(item))
@@ -82,7 +85,8 @@ class BoundedListField(serializers.ListField):
                 errors[MORE_ERRORS] = [f"The other {unchecked:,} items were not checked."]
                 break
         if errors:
-            raise serializers.ValidationError(errors)
+            # Keyed by item index, as DRF's ListField keys them; the stubs take str keys only.
+            raise serializers.ValidationError(errors)  # type: ignore[arg-type]
         return result
 
 

@@ -108,7 +108,7 @@ class UserRequestThrottle(BaseThrottle):
     client address for a request without one, counted in the default cache: Redis in
     production, so every web worker counts against one limit."""
 
-    timer = time.time  # the wall clock: see the module's docstring
+    timer = staticmethod(time.time)  # the wall clock: see the module's docstring
 
     def __init__(self) -> None:
         self.retry_after_s = 0

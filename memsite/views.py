@@ -3,6 +3,7 @@ import sys
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.views import defaults
 from django.views.decorators.http import require_GET
@@ -64,5 +65,6 @@ class ApiDocsView(SpectacularSwaggerSplitView):
     OPTIONS is answered as by any Django page, with the methods allowed: DRF's answer is a
     metadata document, which this view's HTML renderer has no template for."""
 
-    def options(self, request: Request, *args, **kwargs) -> HttpResponse:
+    # Django's answer, not the metadata Response that DRF's APIView.options promises.
+    def options(self, request: Request, *args, **kwargs) -> HttpResponseBase:  # type: ignore[override]
         return View.options(self, request, *args, **kwargs)

@@ -21,7 +21,7 @@ class NodeEventSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
     def get_user(self, event: NodeEvent) -> str | None:
-        return event.user.username if event.user_id else None
+        return event.user.username if event.user is not None else None
 
 
 class NodeEventPageSerializer(serializers.Serializer):

@@ -1,12 +1,13 @@
 """HTTP plumbing of the node API: raw bodies, size guards, If-Match versions, ETags, pagination."""
 
 import re
+from typing import TypeVar
 
 from django.conf import settings
 from django.http import HttpResponse
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
-from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from memory.models import Node
 from memsite.api import JSONParser, read_body, refuse_longer_than
@@ -16,6 +17,7 @@ from memsite.pagination import CheckedCursorPagination
 VERSION_PATTERN = re.compile(r'(?:W/)?"?([0-9]{1,10})"?')
 # Multipart framing around an uploaded file: boundaries, part headers, a long file name.
 MULTIPART_SLACK_BYTES = 64 * 1024
+AnyResponse = TypeVar("AnyResponse", bound=HttpResponse)
 
 
 def json_body_limit() -> int:
@@ -53,14 +55,15 @@ class RawBodyParser(BaseParser):
 
     media_type = "*/*"
 
-    def parse(self, stream, media_type=None, parser_context=None) -> bytes:
+    # request.data is then the bytes: DRF takes whatever a parser returns, its stubs a mapping.
+    def parse(self, stream, media_type=None, parser_context=None) -> bytes:  # type: ignore[override]
         return stream.read() if stream is not None else b""
 
 
 # For views that answer with raw bytes: a client asking for `application/octet-stream` or
 # `text/markdown` must not get 406; errors are still JSON. (A comment, not a docstring, so that
 # it stays out of the OpenAPI descriptions of the views.)
-class AnyAcceptMixin:
+class AnyAcceptMixin(APIView):
     def perform_content_negotiation(self, request: Request, force: bool = False):
         return super().perform_content_negotiation(request, force=True)
 
@@ -85,7 +88,7 @@ def expected_version(request: Request, body_version: int | None = None) -> int |
     return body_version if body_version is not None else header_version
 
 
-def with_etag(response: Response | HttpResponse, node: Node) -> Response | HttpResponse:
+def with_etag(response: AnyResponse, node: Node) -> AnyResponse:
     response["ETag"] = f'"{node.version}"'
     return response
 

@@ -123,11 +123,13 @@ class NodeCreateApi(APIView):
     parser_classes = [BoundedJSONParser]
 
     class InputSerializer(StrictInputSerializer):
-        parent = node_id_field(help_text="The id of the folder to create the node in.")
+        # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+        parent = node_id_field(help_text="The id of the folder to create the node in.")  # type: ignore[assignment]
         type = type_field()
         name = StrictCharField(trim_whitespace=False, allow_blank=True)
         description = StrictCharField(required=False, default="", allow_blank=True, trim_whitespace=False)
-        context = context_field(required=False, default=dict)
+        # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+        context = context_field(required=False, default=dict)  # type: ignore[assignment]
         content = StrictCharField(
             required=False,
             allow_blank=True,
@@ -220,7 +222,8 @@ class NodeDetailApi(APIView):
         name = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
         description = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
         type = type_field(required=False)
-        context = context_field(required=False)
+        # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+        context = context_field(required=False)  # type: ignore[assignment]
         version = StrictIntegerField(
             required=False,
             min_value=1,
@@ -331,7 +334,8 @@ class NodeMoveApi(APIView):
     parser_classes = [BoundedJSONParser]
 
     class InputSerializer(StrictInputSerializer):
-        parent = node_id_field(help_text="The folder to move the node into; it becomes the last child.")
+        # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+        parent = node_id_field(help_text="The folder to move the node into; it becomes the last child.")  # type: ignore[assignment]
 
         class Meta:
             ref_name = "NodeMove"
@@ -454,9 +458,9 @@ class ProjectExportApi(AnyAcceptMixin, APIView):
         project = selectors.node_get(node_id=node_id)
         chunks = wait_slots().streaming(services.project_export(project=project))
         response = StreamingHttpResponse(chunks, content_type="application/gzip")
-        response["Content-Disposition"] = content_disposition_header(
-            as_attachment=True, filename=f"{project.name}.tar.gz"
-        )
+        # Django gives no header only when it is neither an attachment nor named.
+        disposition = content_disposition_header(as_attachment=True, filename=f"{project.name}.tar.gz")
+        response["Content-Disposition"] = disposition or "attachment"
         return response
 
 

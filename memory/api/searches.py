@@ -4,6 +4,7 @@ per operation. Views only translate HTTP: reads go to `memory.selectors`, writes
 Explained in docs/memory.md."""
 
 from time import monotonic, sleep
+from typing import Any
 
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -112,7 +113,8 @@ class SearchSerializer(serializers.Serializer):
     url = serializers.SerializerMethodField(help_text="This search in the API.")
     trace_url = serializers.SerializerMethodField(help_text="The live trace in the dashboard.")
     questions = serializers.ListField(child=serializers.CharField())
-    context = serializers.CharField()
+    # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+    context: dict[str, Any] = serializers.CharField()  # type: ignore[assignment]
     start_node = serializers.CharField(source="start_node_id", allow_null=True)
     output = serializers.ChoiceField(choices=Search.Output.choices)
     fallback = serializers.ChoiceField(choices=Search.Fallback.choices)
@@ -121,7 +123,8 @@ class SearchSerializer(serializers.Serializer):
     steps = serializers.IntegerField(source="steps_taken", help_text="Steps recorded so far.")
     ended_because = serializers.CharField(help_text="Empty while the search runs.")
     result = SearchResultSerializer(allow_null=True, help_text="Null until the search ends.")
-    parent = serializers.IntegerField(source="parent_id", allow_null=True, help_text="Set on sub-searches.")
+    # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+    parent = serializers.IntegerField(source="parent_id", allow_null=True, help_text="Set on sub-searches.")  # type: ignore[assignment]
     children = serializers.SerializerMethodField(help_text="Ids of its sub-searches.")
     user_question = serializers.SerializerMethodField(
         help_text="The id of the question it waits for the user to answer, if any."
@@ -151,7 +154,7 @@ class SearchSerializer(serializers.Serializer):
         return selectors.search_questions_pending().filter(search=search).values_list("pk", flat=True).first()
 
     def get_created_by(self, search: Search) -> str | None:
-        return search.created_by.username if search.created_by_id else None
+        return search.created_by.username if search.created_by is not None else None
 
 
 class LLMCallCostSerializer(serializers.Serializer):
@@ -210,7 +213,7 @@ class SearchQuestionSerializer(serializers.Serializer):
         ref_name = "SearchQuestion"
 
     def get_answered_by(self, question: SearchQuestion) -> str | None:
-        return question.answered_by.username if question.answered_by_id else None
+        return question.answered_by.username if question.answered_by is not None else None
 
 
 class SearchQuestionPageSerializer(serializers.Serializer):
@@ -245,7 +248,7 @@ def _polled(search: Search, seconds: int) -> Search:
 class SearchStepsPagination(CheckedCursorPagination):
     """Steps in the order they were taken, a cursor page at a time."""
 
-    ordering = "number"
+    ordering: str | tuple[str, ...] = "number"
 
 
 class QuestionsPagination(SearchStepsPagination):
@@ -277,7 +280,8 @@ class SearchStartApi(APIView):
             max_length=MAX_QUESTIONS,
             help_text=f"1 to {MAX_QUESTIONS} questions; duplicates are dropped.",
         )
-        context = StrictCharField(
+        # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+        context = StrictCharField(  # type: ignore[assignment]
             required=False,
             default="",
             allow_blank=True,

@@ -39,8 +39,10 @@ class NodeSerializer(serializers.Serializer):
     type = serializers.CharField(read_only=True)
     is_folder = serializers.BooleanField(read_only=True)
     description = serializers.CharField(read_only=True)
-    context = serializers.DictField(read_only=True)
-    parent = serializers.CharField(source="parent_id", read_only=True, allow_null=True)
+    # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+    context: dict[str, Any] = serializers.DictField(read_only=True)  # type: ignore[assignment]
+    # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
+    parent = serializers.CharField(source="parent_id", read_only=True, allow_null=True)  # type: ignore[assignment]
     path = serializers.SerializerMethodField(help_text="Readable path, such as /user/user_preferences.md.")
     child_count = serializers.IntegerField(source="numchild", read_only=True)
     content_size = serializers.IntegerField(
@@ -89,7 +91,7 @@ class NodeSerializer(serializers.Serializer):
         return selectors.node_path(node=node, ancestors=ancestors[: node.depth - 1])
 
     def get_created_by(self, node: Node) -> str | None:
-        return node.created_by.username if node.created_by_id else None
+        return node.created_by.username if node.created_by is not None else None
 
     def get_mode(self, node: Node) -> str | None:
         return None if node.mode is None else f"{node.mode:04o}"

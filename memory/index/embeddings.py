@@ -15,7 +15,8 @@ DIMENSIONS = 384  # the index stores float32 x 384 a passage
 
 
 class Embedder(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
         """float32 (len(texts), DIMENSIONS), rows L2-normalised, in the order of `texts`."""

@@ -27,8 +27,10 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(words))[:MAX_WORDS]
 
 
-def scope_sql(scope: Scope) -> tuple[str, list[object]]:
-    clauses, params = [], []
+def scope_sql(scope: Scope) -> tuple[str, list[str | int]]:
+    """SQL conditions on the nodes `n` for the scope, and their parameters (to which callers add)."""
+    clauses: list[str] = []
+    params: list[str | int] = []
     if scope.path is not None:
         # A range the path index serves (LIKE is not indexed on SQLite): base-36 paths sort
         # below "~" byte by byte, and PostgreSQL's path column has the "C" collation.

@@ -10,13 +10,12 @@ from typing import TypeVar
 # meaning (benchmarks/retrieval.py compares the two).
 K = 10
 T = TypeVar("T")
+Item = TypeVar("Item", bound=Hashable)
 
 
-def fuse(
-    rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None
-) -> list[tuple[Hashable, float]]:
+def fuse(rankings: Sequence[Sequence[Item]], weights: Sequence[float] | None = None) -> list[tuple[Item, float]]:
     """Items of every ranking by fused score, best first; ties keep the first ranking's order."""
-    scores: dict[Hashable, float] = {}
+    scores: dict[Item, float] = {}
     for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (K + rank)
@@ -26,7 +25,8 @@ def fuse(
 def distinct_first(items: Sequence[T], *, key: Callable[[T], Hashable]) -> list[T]:
     """The items whose key is new, in order, then those repeating an earlier key, in order."""
     seen: set[Hashable] = set()
-    first, repeats = [], []
+    first: list[T] = []
+    repeats: list[T] = []
     for item in items:
         (repeats if key(item) in seen else first).append(item)
         seen.add(key(item))

@@ -59,7 +59,8 @@ def _trimmed(text: str, start: int, end: int) -> Piece:
 def cut(text: str) -> Iterator[Piece]:
     """Lines (those too long cut between words) joined up to TARGET_CHARS, one at a time: a
     long text of short lines is many pieces."""
-    first = last = None
+    first: int | None = None
+    last = 0
     for a, b in (span for line in _lines(text) for span in _split_long(text, *line)):
         if first is not None and b - first > TARGET_CHARS:
             yield _trimmed(text, first, last)

@@ -53,8 +53,8 @@ def query_vectors(queries: Sequence[str]) -> list[np.ndarray] | None:
     model = embedder()
     if model is None:
         return None
-    known = {text: query_cache.get((model.name, text)) for text in queries}
-    missing = [text for text, vector in known.items() if vector is None]
+    known = {text: vector for text in queries if (vector := query_cache.get((model.name, text))) is not None}
+    missing = [text for text in dict.fromkeys(queries) if text not in known]
     if missing:
         try:
             known.update(zip(missing, model.embed(missing), strict=True))

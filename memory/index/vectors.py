@@ -90,8 +90,10 @@ def _merge(matrix: Matrix) -> Matrix:
 def current() -> Matrix:
     global _matrix
     with _lock:
-        stale = _matrix is None or monotonic() - _matrix.loaded_at > settings.MEMSITE_INDEX_RELOAD_S
-        _matrix = _read_all() if stale else _merge(_matrix)
+        if _matrix is None or monotonic() - _matrix.loaded_at > settings.MEMSITE_INDEX_RELOAD_S:
+            _matrix = _read_all()
+        else:
+            _matrix = _merge(_matrix)
         return _matrix
 
 

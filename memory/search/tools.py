@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -20,6 +20,7 @@ from memsite.llm.providers.offline import Reading, terms
 MAX_RESULTS = 20
 MAX_GREP_FILES = 500
 MAX_GREP_BYTES = 1_000_000  # a file larger than this is not grepped
+Arguments = TypeVar("Arguments", bound=BaseModel)
 
 
 class ToolOutput(BaseModel):
@@ -30,20 +31,20 @@ class ToolOutput(BaseModel):
 
 
 @dataclass(frozen=True)
-class ToolInput:
+class ToolInput(Generic[Arguments]):
     node: Node | None  # where the search is: the folder whose tools these are
-    arguments: BaseModel
+    arguments: Arguments
     questions: list[str]
     answers: list[tuple[str, str]]  # (question, answer so far)
 
 
 @dataclass(frozen=True)
-class Tool:
+class Tool(Generic[Arguments]):
     id: str
     description: str
     interactive: bool  # creates a document under `references`, named by the LLM
-    arguments: type[BaseModel]
-    run: Callable[[ToolInput], ToolOutput]
+    arguments: type[Arguments]
+    run: Callable[[ToolInput[Arguments]], ToolOutput]
 
     @property
     def group(self) -> str:
@@ -52,9 +53,9 @@ class Tool:
     def key(self, arguments: BaseModel, *, scope: tuple[int, str]) -> str:
         """`scope` is the search and the folder: an exploratory tool's results hold for them
         only; an interactive tool's node holds for every search."""
-        scope = None if self.interactive else list(scope)
+        scoped = None if self.interactive else list(scope)
         canonical = json.dumps(
-            [self.id, arguments.model_dump(mode="json"), scope], sort_keys=True, separators=(",", ":")
+            [self.id, arguments.model_dump(mode="json"), scoped], sort_keys=True, separators=(",", ":")
         )
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -80,7 +81,7 @@ class NoArguments(BaseModel):
     pass
 
 
-def full_text_search(tool_input: ToolInput) -> ToolOutput:
+def full_text_search(tool_input: ToolInput[QueryArguments]) -> ToolOutput:
     """Nodes under the folder holding the query's words in their name, description or content,
     ranked by the content index (full text and embeddings fused), each with its best passage."""
     query = tool_input.arguments.query
@@ -95,11 +96,18 @@ def full_text_search(tool_input: ToolInput) -> ToolOutput:
     return ToolOutput(text=lines, nodes=[hit.node_id for hit in hits])
 
 
-def list_files(tool_input: ToolInput) -> ToolOutput:
+def _project(tool_input: ToolInput[Any]) -> Node:
+    """The folder a project's tool is called at: its root, the one type that offers them."""
+    if tool_input.node is None:
+        raise ValueError("A project's tools are offered at its root folder only.")
+    return tool_input.node
+
+
+def list_files(tool_input: ToolInput[PatternArguments]) -> ToolOutput:
     pattern = tool_input.arguments.pattern
     paths = sorted(
         path
-        for path in selectors.project_files(project=tool_input.node).values_list("context__file_path", flat=True)
+        for path in selectors.project_files(project=_project(tool_input)).values_list("context__file_path", flat=True)
         if fnmatch.fnmatch(path, pattern)
     )
     if not paths:
@@ -108,11 +116,11 @@ def list_files(tool_input: ToolInput) -> ToolOutput:
     return ToolOutput(text="\n".join(paths[: MAX_RESULTS * 5]) + more)
 
 
-def grep(tool_input: ToolInput) -> ToolOutput:
+def grep(tool_input: ToolInput[QueryArguments]) -> ToolOutput:
     """Lines of the project's files holding the query as written (a fixed string, not a regular
     expression, so no pattern can run away)."""
     needle = tool_input.arguments.query.lower()
-    files = selectors.project_files(project=tool_input.node).filter(content__size__lte=MAX_GREP_BYTES)
+    files = selectors.project_files(project=_project(tool_input)).filter(content__size__lte=MAX_GREP_BYTES)
     lines: list[str] = []
     for file_path, data in files.values_list("context__file_path", "content__data")[:MAX_GREP_FILES].iterator():
         if data is None or b"\x00" in bytes(data[:8192]):
@@ -125,7 +133,7 @@ def grep(tool_input: ToolInput) -> ToolOutput:
     return ToolOutput(text="\n".join(lines)) if lines else ToolOutput(text=f"No line holds {needle!r}.", found=False)
 
 
-def save_answer(tool_input: ToolInput) -> ToolOutput:
+def save_answer(tool_input: ToolInput[NoArguments]) -> ToolOutput:
     """The document to save: each question with its answer so far."""
     sections = [f"## {question}\n\n{answer}" for question, answer in tool_input.answers if answer]
     return ToolOutput(text="\n\n".join(sections))
@@ -150,17 +158,17 @@ LIST_FILES = Tool(
 )
 GREP = Tool("grep", "Find lines holding some text in this project's files.", False, QueryArguments, grep)
 
-TOOL_TREES: dict[str, tuple[Tool, ...]] = {
+TOOL_TREES: dict[str, tuple[Tool[Any], ...]] = {
     "folder": (FULL_TEXT, SAVE_ANSWER),
     "internal_folder": (FULL_TEXT, SAVE_ANSWER),
     "project_root_folder": (LIST_FILES, GREP, FULL_TEXT),
 }
-TOP_TOOLS = (FULL_TEXT, SAVE_ANSWER)  # at the top of the tree, above all roots
+TOP_TOOLS: tuple[Tool[Any], ...] = (FULL_TEXT, SAVE_ANSWER)  # at the top of the tree, above all roots
 
 
-def tools_for(node: Node | None) -> tuple[Tool, ...]:
+def tools_for(node: Node | None) -> tuple[Tool[Any], ...]:
     return TOP_TOOLS if node is None else TOOL_TREES.get(node.type, ())
 
 
-def tool_by_id(tool_id: str) -> Tool:
+def tool_by_id(tool_id: str) -> Tool[Any]:
     return {tool.id: tool for tools in (*TOOL_TREES.values(), TOP_TOOLS) for tool in tools}[tool_id]

@@ -5,7 +5,7 @@ search resumes from its last recorded step.
 Explained in docs/memory.md."""
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from django.conf import settings
 from django.utils import timezone
@@ -25,6 +25,7 @@ from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
 
 Kind = SearchStep.Kind
+Reply = TypeVar("Reply", bound=BaseModel)
 MAX_ANSWER_CHARS = 4_000  # kept of one question's answer
 
 
@@ -117,7 +118,7 @@ def _step(search: Search, state: WalkState) -> Outcome:
         if outcome is not None:
             return outcome
     if state.tool is not None:
-        return _call_tool(search, state)
+        return _call_tool(search, state, state.tool)
     where = _current_node(search, state)
     if where is False:  # the node the walk was on was deleted
         gone = state.trail.pop()
@@ -134,7 +135,7 @@ def _here(search: Search, state: WalkState) -> str:
     return state.current or search.start_node_id or ""
 
 
-def _current_node(search: Search, state: WalkState) -> Node | None | bool:
+def _current_node(search: Search, state: WalkState) -> Node | Literal[False] | None:
     node_id = state.current or search.start_node_id
     if node_id is None:
         return None
@@ -150,9 +151,7 @@ def _check_time(search: Search) -> None:
         raise _OverBudget("timeout_s")
 
 
-def _ask(
-    search: Search, *, purpose: str, messages: list[dict[str, str]], schema: type[BaseModel]
-) -> tuple[BaseModel, LLMCall]:
+def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema: type[Reply]) -> tuple[Reply, LLMCall]:
     """One LLM call, after checking that the budgets allow it."""
     if search.llm_calls >= search.max_llm_calls:
         raise _OverBudget("max_llm_calls")
@@ -470,7 +469,7 @@ def _joined(answer: str, finding: prompts.Finding) -> str:
 # Tools ---------------------------------------------------------------------------------------
 
 
-def _tools(state: WalkState, folder: Node | None) -> tuple[Tool, ...]:
+def _tools(state: WalkState, folder: Node | None) -> tuple[Tool[Any], ...]:
     """The folder's tools worth offering: one that saves answers only once there are some."""
     has_answers = any(entry.answer for entry in state.answers)
     return tuple(tool for tool in tools_for(folder) if has_answers or not tool.interactive)
@@ -498,8 +497,8 @@ def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str
     return Outcome(Kind.TOOLS, state, f"Chose the tool {tool.id}.", node=folder, call=call, detail={"tool": tool.id})
 
 
-def _call_tool(search: Search, state: WalkState) -> Outcome:
-    tool = tool_by_id(state.tool)
+def _call_tool(search: Search, state: WalkState, tool_id: str) -> Outcome:
+    tool = tool_by_id(tool_id)
     folder = _current_node(search, state) or None
     state.tool = None
     call = None
@@ -523,7 +522,7 @@ def _call_tool(search: Search, state: WalkState) -> Outcome:
         answers=[(entry.question, entry.answer) for entry in state.answers],
     )
     key = tool.key(arguments if not tool.interactive else _answers_key(state), scope=(search.pk, _here(search, state)))
-    detail = {"tool": tool.id, "arguments": arguments.model_dump(mode="json"), "key": key}
+    detail: dict[str, Any] = {"tool": tool.id, "arguments": arguments.model_dump(mode="json"), "key": key}
     earlier = ToolCall.objects.filter(key=key).first()
     if earlier is not None:
         if not tool.interactive and earlier.found:
@@ -540,11 +539,11 @@ def _call_tool(search: Search, state: WalkState) -> Outcome:
     output = tool.run(tool_input)
     if not tool.interactive:
         # The service records the call and, if it found anything, files it under this folder.
-        made = NewToolCall(
+        tool_call = NewToolCall(
             key, tool.id, detail["arguments"], output.text, output.nodes, output.found, _here(search, state)
         )
         said = f"Called {tool.id}." if output.found else f"Called {tool.id}: {output.text}"
-        return Outcome(Kind.TOOL, state, said, node=folder, call=call, detail=detail, tool_call=made)
+        return Outcome(Kind.TOOL, state, said, node=folder, call=call, detail=detail, tool_call=tool_call)
     return _describe_and_create(search, state, tool, output.text, key, detail, folder)
 
 
@@ -559,7 +558,13 @@ def _answers_key(state: WalkState) -> BaseModel:
 
 
 def _describe_and_create(
-    search: Search, state: WalkState, tool: Tool, content: str, key: str, detail: dict[str, Any], folder: Node | None
+    search: Search,
+    state: WalkState,
+    tool: Tool[Any],
+    content: str,
+    key: str,
+    detail: dict[str, Any],
+    folder: Node | None,
 ) -> Outcome:
     messages = prompts.describe_messages(content)
     try:

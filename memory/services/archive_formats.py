@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from typing import BinaryIO, ClassVar
+from typing import IO, Any, BinaryIO, ClassVar, Generic, TypeVar
 
 from django.conf import settings
 
@@ -22,15 +22,17 @@ from memsite.names import excerpt
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+Member = TypeVar("Member", tarfile.TarInfo, zipfile.ZipInfo)
+ArchiveFile = TypeVar("ArchiveFile", tarfile.TarFile, zipfile.ZipFile)
 
 
 @dataclass(frozen=True)
-class ArchiveEntry:
+class ArchiveEntry(Generic[Member]):
     """A member as the archive's list declares it; its data is read later, through `member`."""
 
     path: str  # normalized, relative
     size: int | None  # the declared size; None for a directory
-    member: tarfile.TarInfo | zipfile.ZipInfo = field(repr=False, compare=False)
+    member: Member = field(repr=False, compare=False)
     mode: int | None = None  # a file's permission bits as kept; None for a directory
 
 
@@ -91,7 +93,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
 
     def _proc_member(self, archive: "_BoundedTarFile") -> tarfile.TarInfo:
         archive.check_header(self)
-        return super()._proc_member(archive)
+        return super()._proc_member(archive)  # type: ignore[misc]  # private in tarfile: not in its stubs
 
     def _refuse_sparse(self, *args: object) -> None:
         # The sparse maps are read into lists as long as the archive says, a few bytes per item.
@@ -112,7 +114,7 @@ class _BoundedTarFile(tarfile.TarFile):
     def check_header(self, info: tarfile.TarInfo) -> None:
         if info.size < 0:
             raise InvalidInput("The file is not a readable .tar.gz archive: a member has a negative size.")
-        if len(self.pax_headers) > GLOBAL_ATTRIBUTES_MAX:
+        if len(self.pax_headers or {}) > GLOBAL_ATTRIBUTES_MAX:
             raise InvalidInput(f"The archive's global PAX header has more than {GLOBAL_ATTRIBUTES_MAX} attributes.")
         if info.type not in EXTENDED_TYPES:
             self.extended_in_a_row = 0
@@ -168,16 +170,18 @@ def _check_zip_directory(upload: BinaryIO) -> None:
     they may take, before zipfile reads it. The entries are counted by walking their headers in
     the upload as zipfile does, without making objects; a damaged directory is left for zipfile
     to refuse."""
+    # zipfile's own reading of the end record, private and so not in its stubs.
     try:
-        end = zipfile._EndRecData(upload)  # the end record, as zipfile finds it
+        end = zipfile._EndRecData(upload)  # type: ignore[attr-defined]
     except (OSError, zipfile.BadZipFile, struct.error):
         return
     if end is None:
         return
-    size = end[zipfile._ECD_SIZE]
-    position = end[zipfile._ECD_LOCATION] - size  # the directory ends where the end record starts
-    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:
-        position -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator
+    size = end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
+    # The directory ends where the end record starts.
+    position = end[zipfile._ECD_LOCATION] - size  # type: ignore[attr-defined]
+    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # type: ignore[attr-defined]
+        position -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator  # type: ignore[attr-defined]
     stop, count = position + size, 0
     while 0 <= position < stop:
         count += 1
@@ -198,7 +202,7 @@ def _check_zip_directory(upload: BinaryIO) -> None:
 READ_SLICE_BYTES = 256 * 1024
 
 
-class Archive(ABC):
+class Archive(ABC, Generic[ArchiveFile, Member]):
     """An archive opened from an upload. `list_entries` reads and checks its whole list of
     members before any data is read; `read` then gives each file's data, best in the list's
     order (a .tar.gz is read forward: going back starts it over)."""
@@ -207,9 +211,9 @@ class Archive(ABC):
     errors: ClassVar[tuple[type[Exception], ...]]  # what the format's module raises on bad input
 
     def __init__(self, upload: BinaryIO) -> None:
-        self.entries: list[ArchiveEntry] = []
+        self.entries: list[ArchiveEntry[Member]] = []
         with self.readable():
-            self.file = self._open(upload)
+            self.file: ArchiveFile = self._open(upload)
 
     @contextmanager
     def readable(self) -> Iterator[None]:
@@ -229,9 +233,11 @@ class Archive(ABC):
                     self.entries.append(ArchiveEntry(path=path, size=size, member=member, mode=mode))
         _check_paths(self.entries)
 
-    def read(self, entry: ArchiveEntry) -> bytearray:
+    def read(self, entry: ArchiveEntry[Member]) -> bytearray:
         """The file's data, refused unless it is exactly as long as declared: a member that
         holds more is read no further than one byte past that."""
+        if entry.size is None:
+            raise ValueError(f"{entry.path} is a folder: it has no data to read.")
         with self.readable(), self._open_member(entry.member) as handle:
             data = _read_exactly(handle, entry.size)
         if data is None:
@@ -244,22 +250,22 @@ class Archive(ABC):
         self.file.close()
 
     @abstractmethod
-    def _open(self, upload: BinaryIO) -> tarfile.TarFile | zipfile.ZipFile: ...
+    def _open(self, upload: BinaryIO) -> ArchiveFile: ...
 
     @abstractmethod
-    def _members(self) -> Iterator[tuple[str, int | None, int, tarfile.TarInfo | zipfile.ZipInfo]]:
+    def _members(self) -> Iterator[tuple[str, int | None, int, Member]]:
         """Each member's raw name, declared size (None for a folder), mode bits as the archive
         gives them (0 for none) and itself, in order."""
 
     @abstractmethod
-    def _open_member(self, member: tarfile.TarInfo | zipfile.ZipInfo) -> BinaryIO: ...
+    def _open_member(self, member: Member) -> IO[bytes]: ...
 
 
 def _link_refused(name: str) -> InvalidInput:
     return InvalidInput(f"The archive member {excerpt(name)} is a link or device; only files and folders are accepted.")
 
 
-class _TarArchive(Archive):
+class _TarArchive(Archive[tarfile.TarFile, tarfile.TarInfo]):
     kind = ".tar.gz"
     errors = (tarfile.TarError, EOFError, OSError, zlib.error)
 
@@ -272,14 +278,17 @@ class _TarArchive(Archive):
                 raise _link_refused(member.name)
             yield member.name, member.size if member.isfile() else None, member.mode, member
 
-    def _open_member(self, member: tarfile.TarInfo) -> BinaryIO:
-        return self.file.extractfile(member)
+    def _open_member(self, member: tarfile.TarInfo) -> IO[bytes]:
+        handle = self.file.extractfile(member)
+        if handle is None:  # not a file: _members refuses those
+            raise _link_refused(member.name)
+        return handle
 
 
 ZIP_MADE_ON_UNIX = 3  # an entry's "version made by" system whose attributes hold st_mode
 
 
-class _ZipArchive(Archive):
+class _ZipArchive(Archive[zipfile.ZipFile, zipfile.ZipInfo]):
     kind = ".zip"
     errors = (
         zipfile.BadZipFile,
@@ -306,11 +315,11 @@ class _ZipArchive(Archive):
                 )
             yield _zip_name(info), None if info.is_dir() else info.file_size, unix_mode, info
 
-    def _open_member(self, member: zipfile.ZipInfo) -> BinaryIO:
+    def _open_member(self, member: zipfile.ZipInfo) -> IO[bytes]:
         return self.file.open(member)
 
 
-def _read_exactly(handle: BinaryIO, size: int) -> bytearray | None:
+def _read_exactly(handle: IO[bytes], size: int) -> bytearray | None:
     """`size` bytes of `handle`, which must then be at its end; None when it holds fewer or
     more. They are read a slice at a time into one buffer, where a whole read would hold two or
     three copies at once, and one byte past `size` is the most asked for."""
@@ -318,14 +327,15 @@ def _read_exactly(handle: BinaryIO, size: int) -> bytearray | None:
     view = memoryview(data)
     filled = 0
     while filled < size:
-        count = handle.readinto(view[filled : filled + READ_SLICE_BYTES])
+        # Both formats' member files are buffered readers, which the stubs type as IO[bytes].
+        count = handle.readinto(view[filled : filled + READ_SLICE_BYTES])  # type: ignore[attr-defined]
         if not count:
             return None
         filled += count
     return None if handle.read(1) else data
 
 
-def _check_paths(entries: list[ArchiveEntry]) -> None:
+def _check_paths(entries: list[ArchiveEntry[Any]]) -> None:
     """No path twice (but a folder's), and no file used as a folder."""
     seen: dict[str, bool] = {}
     for entry in entries:

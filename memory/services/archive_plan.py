@@ -52,7 +52,10 @@ class FileWrite:
 
     @property
     def node_id(self) -> str:
-        return self.spec.node_id if self.spec is not None else self.node.id
+        node_id = self.spec.node_id if self.spec is not None else self.node.id if self.node is not None else None
+        if node_id is None:
+            raise ValueError(f"The node of {self.entry.path} is not created yet.")
+        return node_id
 
 
 @dataclass
@@ -92,12 +95,13 @@ class _Folder:
     new_children: list[NodeSpec] = field(default_factory=list)  # of a folder of the project's
 
     def add(self, spec: NodeSpec) -> None:
-        (self.new_children if self.node_id else self.spec.children).append(spec)
+        (self.new_children if self.node_id or self.spec is None else self.spec.children).append(spec)
 
 
 class _Planner:
     def __init__(self, project_id: str, nodes: list[ProjectNode], mode: ImportMode) -> None:
         self.mode = mode
+        self.project_id = project_id
         self.root = _Folder(node_id=project_id)
         self.children: dict[str, dict[str, ProjectNode]] = {}
         for node in nodes:
@@ -130,8 +134,9 @@ class _Planner:
                 if node is not None:
                     child = _Folder(node_id=node.id)
                 else:
-                    child = _Folder(spec=NodeSpec(name=part, type="folder"))
-                    current.add(child.spec)
+                    spec = NodeSpec(name=part, type="folder")
+                    child = _Folder(spec=spec)
+                    current.add(spec)
                     self.folders += 1
                 current.folders[part] = child
             current = child
@@ -162,22 +167,24 @@ class _Planner:
             wanted = "folder" if as_folder else "file"
             return f"{excerpt(path)} is a {kind} in the project but a {wanted} in the archive."
         return (
-            f"The project's file at {excerpt(path)} has the file_path {excerpt(node.file_path)}, "
+            f"The project's file at {excerpt(path)} has the file_path {excerpt(node.file_path or '')}, "
             "so the archive cannot update it."
         )
 
     def creates(self) -> list[tuple[str, list[NodeSpec]]]:
-        creates, pending = [], [self.root]
+        creates: list[tuple[str, list[NodeSpec]]] = []
+        pending = [self.root]
         while pending:
             folder = pending.pop()
-            if folder.new_children:
+            if folder.new_children and folder.node_id:  # new children go in the project's folders only
                 creates.append((folder.node_id, folder.new_children))
             pending.extend(child for child in folder.folders.values() if child.node_id)
         return creates
 
     def unused(self) -> list[str]:
         """The topmost of the project's nodes that the archive does not name."""
-        unused, pending = [], [self.root.node_id]
+        unused: list[str] = []
+        pending = [self.project_id]
         while pending:
             for node in self.children.get(pending.pop(), {}).values():
                 if node.id not in self.used:
@@ -197,7 +204,7 @@ def _check_result(plan: ImportPlan, nodes: list[ProjectNode], mode: ImportMode) 
     count, limit = len(kept) + len(plan.files), settings.MEMSITE_ARCHIVE_MAX_FILES
     if count > limit:
         raise TooLarge(f"The project would hold {count} files after this import; the limit is {limit}.")
-    size = sum(node.size for node in kept) + sum(file.entry.size for file in plan.files)
+    size = sum(node.size for node in kept) + sum(file.entry.size or 0 for file in plan.files)
     limit = settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES
     if size > limit:
         raise TooLarge(f"The project's files would add up to {size} bytes after this import; the limit is {limit}.")

@@ -59,13 +59,13 @@ def project_import(*, project: Node, archive: BinaryIO, user: User, mode: str = 
         raise InvalidInput(f"Unknown import mode {excerpt(str(mode))}: use fail, merge or replace.")
     with open_archive(archive) as opened:
         nodes = _project_nodes(project)
-        plan = plan_import(project_id=project.pk, nodes=nodes, entries=opened.entries, mode=mode)
+        plan = plan_import(project_id=project.pk, nodes=nodes, entries=opened.entries, mode=ImportMode(mode))
         deleted = _delete(plan.deletes, user_id=user_id_of(user))
         parents = Node.objects.in_bulk([parent_id for parent_id, _ in plan.creates])
         for parent_id, specs in plan.creates:
             node_bulk_create(parent=parents[parent_id], specs=specs, user=user, defer_content=True)
         written = _write_contents(opened, plan.files)
-    updates = [file for file in plan.files if file.node is not None]
+    updates = [(file.entry, file.node) for file in plan.files if file.node is not None]
     updated = _mark_updated(updates, set(written), user_id=user_id_of(user))
     index_nodes(written)
     descriptions_queue([node_id for node_id in written if node_id in updated])
@@ -91,7 +91,11 @@ def _project_nodes(project: Node) -> list[ProjectNode]:
             "mode",
         )
     )
-    return [ProjectNode(*row[:6], size=row[6] or 0, sha256=row[7], mode=row[8]) for row in rows if row[0] != project.pk]
+    return [
+        ProjectNode(pk, parent_id, name, is_folder, node_type, file_path, size=size or 0, sha256=sha256, mode=mode)
+        for pk, parent_id, name, is_folder, node_type, file_path, size, sha256, mode in rows
+        if pk != project.pk
+    ]
 
 
 def _delete(node_ids: list[str], *, user_id: int | None) -> int:
@@ -108,7 +112,7 @@ def _write_contents(archive: Archive, files: list[FileWrite]) -> list[str]:
     """Each file's content row, written a group at a time as the data is read; the ids of the
     files written. An updated file whose data is what it held is left as it is."""
     written: list[str] = []
-    for group in _groups_by_size(files, lambda file: file.entry.size, IMPORT_BYTES_PER_WRITE):
+    for group in _groups_by_size(files, lambda file: file.entry.size or 0, IMPORT_BYTES_PER_WRITE):
         written += _write_group(archive, group)
     return written
 
@@ -129,14 +133,16 @@ def _file_data(archive: Archive, entry: ArchiveEntry) -> bytearray:
     return data
 
 
-def _mark_updated(files: list[FileWrite], written: set[str], *, user_id: int | None) -> set[str]:
+def _mark_updated(
+    updates: list[tuple[ArchiveEntry, ProjectNode]], written: set[str], *, user_id: int | None
+) -> set[str]:
     """Give a new version, and the archive's mode, to each updated file whose content or mode
     changed, and record it; their ids. A file the archive holds as it was keeps its version
     (and ETag)."""
-    by_mode: dict[int, list[str]] = {}
-    for file in files:
-        if file.node.id in written or file.entry.mode != file.node.mode:
-            by_mode.setdefault(file.entry.mode, []).append(file.node.id)
+    by_mode: dict[int | None, list[str]] = {}
+    for entry, node in updates:
+        if node.id in written or entry.mode != node.mode:
+            by_mode.setdefault(entry.mode, []).append(node.id)
     now = timezone.now()
     for mode, node_ids in by_mode.items():
         Node.objects.filter(pk__in=node_ids).update(mode=mode, version=F("version") + 1, updated_at=now)

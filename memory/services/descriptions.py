@@ -67,7 +67,7 @@ def descriptions_write_pending(*, limit: int = TASK_NODES) -> int:
     from memory.tasks import descriptions_write
 
     def share() -> tuple[int, bool]:
-        done, tried = 0, set()
+        done, tried = 0, set[str]()
         while len(tried) < limit:
             waiting = PendingDescription.objects.exclude(node_id__in=tried).order_by("queued_at", "node_id")
             node_id = waiting.values_list("node_id", flat=True).first()

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 from functools import reduce
 from operator import or_
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
@@ -19,7 +20,7 @@ BRANCHES_A_QUERY = 500
 Change = tuple[str, int | None, int | None]
 
 
-def user_id_of(user: object) -> int | None:
+def user_id_of(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
     """The id events record for `user`: none for the system's own writes or an anonymous user."""
     return user.pk if user is not None and getattr(user, "is_authenticated", False) else None
 

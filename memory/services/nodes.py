@@ -51,7 +51,8 @@ def validate_content(memory_type: MemoryType, data: bytes) -> None:
     memory_type.validate_content(data)
 
 
-def _check_placement(memory_type: MemoryType, parent: Node | None, *, parent_in_project: bool) -> None:
+def _check_placement(memory_type: MemoryType, parent: Node | None, *, parent_in_project: bool) -> Node:
+    """The parent, once a node of the type may be placed in it (none is placed at the top)."""
     if memory_type.name == "internal_folder":
         raise Forbidden("Internal folders are created only by memsite itself.")
     if parent is None:
@@ -64,6 +65,15 @@ def _check_placement(memory_type: MemoryType, parent: Node | None, *, parent_in_
         raise InvalidInput("A project cannot be placed inside another project.")
     if memory_type.name == "project_file_bytes" and not parent_in_project:
         raise InvalidInput("A project_file_bytes node must be placed inside a project_root_folder.")
+    return parent
+
+
+def _project_of(node: Node) -> Node:
+    """The project of a node placement has put in one: a project file, or a folder holding some."""
+    project = selectors.node_project_root(node=node)
+    if project is None:
+        raise InvalidInput(f"'{node.name}' is not inside a project.")
+    return project
 
 
 def _lock(node: Node) -> Node:
@@ -204,10 +214,10 @@ def node_create(
         if parent.depth >= MAX_DEPTH:
             raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
     project = selectors.node_project_root(node=parent) if parent is not None else None
-    _check_placement(memory_type, parent, parent_in_project=project is not None)
+    parent = _check_placement(memory_type, parent, parent_in_project=project is not None)
     if Node.objects.filter(parent=parent, name=name).exists():
         raise Conflict(_name_taken_message(name, parent))
-    if memory_type.name == "project_file_bytes":
+    if memory_type.name == "project_file_bytes" and project is not None:  # placement requires a project
         _check_file_path_free(project, context["file_path"])
     if node_id is not None:
         node_id = _client_id_free(client_node_id(node_id))
@@ -419,7 +429,7 @@ def node_update(
     if context is not None or type is not None:
         node.context = memory_type.validate_context(context if context is not None else node.context)
         if memory_type.name == "project_file_bytes":
-            _check_file_path_free(selectors.node_project_root(node=node), node.context["file_path"], exclude=node)
+            _check_file_path_free(_project_of(node), node.context["file_path"], exclude=node)
     node.type = memory_type.name
     if (node.name, node.description, node.type, node.context) == before:
         return selectors.node_get(node_id=node.pk)
@@ -491,12 +501,12 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
             raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
     moved_files = selectors.node_subtree(node=node).filter(type="project_file_bytes")
     if node.is_folder and moved_files.exists():
-        source_project = selectors.node_project_root(node=node)
+        source_project = _project_of(node)
         if target_project is None:
             raise InvalidInput("Project files can only be moved within projects.")
         if target_project.pk != source_project.pk:
             _check_file_paths_free(target_project, list(moved_files.values_list("context__file_path", flat=True)))
-    elif node.type == "project_file_bytes" and target_project.pk != selectors.node_project_root(node=node).pk:
+    elif node.type == "project_file_bytes" and target_project is not None and target_project.pk != _project_of(node).pk:
         _check_file_path_free(target_project, node.context["file_path"])
 
     try:
@@ -520,9 +530,10 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
 def node_delete(*, node: Node, user: User) -> int:
     """Delete a node and its whole branch; returns how many nodes were deleted."""
     node_permissions(node, user).require("delete")
-    node = _lock_roots(node).get(node.pk)
-    if node is None:
+    locked = _lock_roots(node).get(node.pk)
+    if locked is None:
         return 0
+    node = locked
     _lock_branch(node)
     node_events_record(NodeEvent.Action.DELETE, deletions([node.pk]), user_id=user_id_of(user))
     _deleted, per_model = Node.objects.filter(pk=node.pk).delete()

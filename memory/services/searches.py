@@ -5,6 +5,8 @@ in one transaction guarded by the search's step count, so two workers that both 
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -403,8 +405,9 @@ def _found_nodes(search: Search, state: WalkState, status: str) -> list[dict]:
 
 
 def _finish(search: Search, state: WalkState, *, status: str, because: str, hand_back: bool = True) -> None:
+    answers = [entry.model_dump(mode="json") for entry in state.answers]
     search.result = {
-        "answers": [entry.model_dump(mode="json") for entry in state.answers],
+        "answers": answers,
         "nodes": _found_nodes(search, state, status) if search.output == Search.Output.NODE else [],
         "open_questions": state.remaining,
         "ended_because": because,
@@ -419,7 +422,7 @@ def _finish(search: Search, state: WalkState, *, status: str, because: str, hand
         status=SearchQuestion.Status.CLOSED
     )
     if hand_back and search.parent_id is not None:
-        _hand_back(search)
+        _hand_back(search, parent_id=search.parent_id, child_answers=answers)
 
 
 def _add_spend(parent: Search, child: Search) -> None:
@@ -429,13 +432,13 @@ def _add_spend(parent: Search, child: Search) -> None:
     parent.cost_usd += child.cost_usd
 
 
-def _hand_back(child: Search) -> None:
+def _hand_back(child: Search, *, parent_id: int, child_answers: list[dict[str, Any]]) -> None:
     """A sub-search's answers go into its parent's notes (the parent is still on the node where
     the questions arose, and reads it again with them), and what it spent into the parent's
     budget."""
-    parent = Search.objects.select_for_update().get(pk=child.parent_id)
+    parent = Search.objects.select_for_update().get(pk=parent_id)
     state = WalkState.model_validate(parent.state)
-    answers = [entry for entry in child.result["answers"] if entry["answer"]]
+    answers = [entry for entry in child_answers if entry["answer"]]
     state.notes.extend(f"Answer to '{entry['question']}': {entry['answer']}" for entry in answers)
     state.child = None
     _add_spend(parent, child)
@@ -462,7 +465,7 @@ def _end_family(search: Search, *, status: str, because: str, hand_back: bool = 
 def searches_sweep_stale() -> dict[str, int]:
     """Re-queue running searches whose worker stopped writing steps (it died, or its message was
     lost), and fail those re-queued too often. Run by beat."""
-    cutoff = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S)
+    cutoff = timezone.now() - timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S)
     stale = Search.objects.filter(parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)).filter(
         heartbeat_at__lt=cutoff
     ) | Search.objects.filter(

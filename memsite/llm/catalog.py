@@ -95,7 +95,7 @@ def model_table(overrides: Mapping[str, Any] | None = None) -> dict[str, ModelIn
         values = spec.model_dump(exclude_none=True)
         if base is None:
             missing = {"context_window", "max_output_tokens"} - values.keys()
-            defaults = {
+            defaults: dict[str, Any] = {
                 "context_window": UNKNOWN_MODEL.context_window,
                 "max_output_tokens": UNKNOWN_MODEL.max_output_tokens,
                 "input_price_per_million": Decimal(0),

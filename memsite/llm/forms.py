@@ -1,3 +1,5 @@
+from collections.abc import Sequence
+
 from django import forms
 
 from memsite.llm.models import LLMCall
@@ -12,7 +14,7 @@ class LedgerFilterForm(forms.Form):
     date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args, models: list[str] = (), **kwargs):
+    def __init__(self, *args, models: Sequence[str] = (), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["model"].widget = forms.Select(choices=[("", "any model"), *((m, m) for m in models)])
 

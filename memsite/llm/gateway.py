@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
+V = TypeVar("V")  # a reply: the schema's model, or text
 ROLES = ("system", "user", "assistant", "developer", "tool")
 
 
@@ -41,8 +42,8 @@ class Usage:
 
 
 @dataclass(frozen=True)
-class Completion(Generic[T]):
-    value: T | str
+class Completion(Generic[V]):
+    value: V
     text: str
     usage: Usage
     call: LLMCall
@@ -106,7 +107,7 @@ def complete(
     max_tokens: int | None = ...,
     temperature: float | None = ...,
     config: LLMConfig | None = ...,
-) -> Completion[Any]: ...
+) -> Completion[str]: ...
 def complete(
     *,
     purpose: str,

@@ -8,13 +8,14 @@ from memsite.errors import NotFound
 from memsite.llm import selectors
 from memsite.llm.forms import LedgerFilterForm
 from memsite.quotas.selectors import user_usage
+from memsite.request_types import AuthenticatedHttpRequest
 
 PAGE_SIZE = 50
 
 
 @require_GET
 @login_required
-def ledger(request: HttpRequest) -> HttpResponse:
+def ledger(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = LedgerFilterForm(request.GET or None, models=selectors.llm_call_models())
     calls = selectors.llm_call_list(filters=form.filters())
     page = Paginator(calls, PAGE_SIZE).get_page(request.GET.get("page"))

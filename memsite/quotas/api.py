@@ -4,11 +4,11 @@ against the daily budget and the caps), and what the operations that start work 
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memsite.quotas.selectors import user_usage
+from memsite.request_types import AuthenticatedRequest
 
 QUOTA_REFUSED = inline_serializer(
     "QuotaRefused",
@@ -75,5 +75,5 @@ class UsageApi(APIView):
         "API, the dashboard or a schedule the user set.",
         responses={200: UsageSerializer},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return Response(self.OutputSerializer(user_usage(user_id=request.user.pk)).data)

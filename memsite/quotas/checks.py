@@ -9,6 +9,7 @@ from functools import partial
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,7 +17,7 @@ from memsite.quotas import selectors
 from memsite.quotas.logic import QuotaExceeded, Spend, budget_refusal, in_flight_refusal
 
 
-def acting_user_id(user: object) -> int | None:
+def acting_user_id(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
     """The id of the user work is for; None for no user or an anonymous one."""
     if user is None or not getattr(user, "is_authenticated", False):
         return None

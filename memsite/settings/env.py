@@ -1,10 +1,15 @@
 """Typed reads of the environment: the one place configuration comes from."""
 
 import os
+from typing import overload
 
 from django.core.exceptions import ImproperlyConfigured
 
 
+@overload
+def env_str(name: str, default: str) -> str: ...
+@overload
+def env_str(name: str, default: None = None) -> str | None: ...
 def env_str(name: str, default: str | None = None) -> str | None:
     value = os.environ.get(name)
     return default if value in (None, "") else value

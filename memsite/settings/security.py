@@ -34,7 +34,7 @@ def secret_key_refusal(key: str) -> str | None:
 def production_secret_key(key: str | None) -> str:
     """`key`, or ImproperlyConfigured saying why it is refused and how to make a good one."""
     refusal = "is not set" if key is None else secret_key_refusal(key)
-    if refusal is not None:
+    if key is None or refusal is not None:
         raise ImproperlyConfigured(
             f"DJANGO_SECRET_KEY {refusal}. With DJANGO_DEBUG off (the default) memsite needs a random "
             f"key of its own; make one with: {GENERATE_HINT} "

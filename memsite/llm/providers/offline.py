@@ -278,7 +278,7 @@ def _cosines(query: str, texts: Sequence[str]) -> list[float] | None:
     model = _embedder()
     if model is None:
         return None
-    vectors = {text: _embedded.get((model.name, text)) for text in (query, *texts)}
+    vectors: dict[str, Any] = {text: _embedded.get((model.name, text)) for text in (query, *texts)}
     missing = [text for text, vector in vectors.items() if vector is None]
     if missing:
         try:

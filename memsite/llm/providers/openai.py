@@ -173,8 +173,8 @@ def _embedding_vectors(response: Any, count: int, dimensions: int | None) -> lis
             f"The server's reply is not {count} embeddings: {str(response)[:200]!r}",
         )
     ordered = sorted(data, key=lambda item: getattr(item, "index", 0))
-    vectors = [getattr(item, "embedding", None) for item in ordered]
-    if not all(isinstance(vector, list) and vector for vector in vectors):
+    vectors = [vector for item in ordered if isinstance(vector := getattr(item, "embedding", None), list) and vector]
+    if len(vectors) != len(ordered):
         raise LLMError(
             Reason.SERVER_ERROR,
             "The server's reply holds an embedding that is not a list of numbers.",
@@ -294,7 +294,8 @@ class OpenAIProvider:
             mode = TEXT if schema is None else _working_modes.get(mode_key, JSON_SCHEMA)
         conversation = list(request.messages)
         while True:
-            sent = conversation if mode in (TEXT, JSON_SCHEMA) else with_schema_instruction(conversation, schema)
+            plain = mode in (TEXT, JSON_SCHEMA)
+            sent = conversation if plain or schema is None else with_schema_instruction(conversation, schema)
             trace.messages, trace.response_mode = sent, mode
             try:
                 text, usage = self._send(client, request, sent, mode, trace)
@@ -353,7 +354,11 @@ class OpenAIProvider:
 
         def send(timeout: float) -> tuple[str, Any]:
             completion = client.chat.completions.create(
-                model=request.model, messages=messages, timeout=timeout, **options
+                model=request.model,
+                # Checked dicts (memsite.llm.gateway); the client's own TypedDicts are not built.
+                messages=messages,  # type: ignore[arg-type]
+                timeout=timeout,
+                **options,
             )
             text = completion_text(completion)
             if text is None:
@@ -375,7 +380,7 @@ class OpenAIProvider:
         if not (config.base_url or config.api_key):
             raise LLMError(Reason.CONFIGURATION, "Server embeddings need OPENAI_BASE_URL or OPENAI_API_KEY.")
         client = client_for(config.base_url, config.api_key or PLACEHOLDER_KEY)
-        options = {"dimensions": dimensions} if dimensions is not None else {}
+        options: dict[str, Any] = {"dimensions": dimensions} if dimensions is not None else {}
 
         def send(timeout: float) -> Any:
             return client.embeddings.create(
