@@ -8,12 +8,13 @@ import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from pydantic import BaseModel
 
 from agents.brains.logic import memory_json as mj
 from agents.brains.logic.caps import cap
@@ -63,6 +64,8 @@ from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
 from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
 from memsite.quotas.selectors import llm_spend_today, tick_queue_cutoff, ticks_in_flight
+
+Reply = TypeVar("Reply", bound=BaseModel)
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +120,7 @@ def _writing(tick: _Tick) -> AbstractContextManager[BrainWrite]:
     return leased_writing(tick.lease, tick.run)
 
 
-def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type) -> tuple[Any, int]:
+def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type[Reply]) -> tuple[Reply, int]:
     completion = complete(
         purpose=purpose,
         messages=messages,
