@@ -58,16 +58,6 @@ class MarkdownPreviewForm(forms.Form):
     content = forms.CharField(required=False, strip=False)
 
 
-def form_error_message(form: forms.Form) -> str:
-    """All of a form's errors as one sentence, for the message line of a panel."""
-    parts = []
-    for field, errors in form.errors.items():
-        label = form.fields[field].label or field.capitalize() if field in form.fields else ""
-        for error in errors:
-            parts.append(f"{label}: {error}" if label else str(error))
-    return " ".join(parts)
-
-
 class FindForm(forms.Form):
     """The memory page's search box: the same bound on the query as `POST /api/retrieve/`."""
 

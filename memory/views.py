@@ -10,9 +10,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
 from django.utils.safestring import SafeString
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -28,7 +27,6 @@ from memory.forms import (
     MarkdownPreviewForm,
     NodeCreateForm,
     NodeUpdateForm,
-    form_error_message,
 )
 from memory.index.retrieve import Hit, retrieve
 from memory.models import Node
@@ -39,6 +37,7 @@ from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import max_body_bytes, wait_slots
+from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 
 BROWSER = "memory/browser.html"
@@ -57,13 +56,6 @@ PLAIN_TEXT = "text/plain; charset=utf-8"
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-def render_page(request: HtmxHttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
-    """Render a page or, for htmx, one of its partials; caches keep the two apart."""
-    response = render(request, template, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 def _node_or_404(node_id: str) -> Node:
@@ -252,7 +244,7 @@ def find(request: HtmxHttpRequest) -> HttpResponse:
     embeddings fused, as `POST /api/retrieve/` ranks them."""
     form = FindForm(request.GET)
     if not form.is_valid():
-        results, status = FindResults(query=request.GET.get("q", ""), error=form_error_message(form)), 400
+        results, status = FindResults(query=request.GET.get("q", ""), error=form_error(form)), 400
     else:
         query = form.cleaned_data["q"]
         hits = retrieve(query=query, k=FIND_RESULTS) if query else []
@@ -282,7 +274,7 @@ def node_create(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     parent = _node_or_404(node_id)
     form = NodeCreateForm(request.POST)
     if not form.is_valid():
-        return _detail_response(request, parent, error=form_error_message(form), status=400)
+        return _detail_response(request, parent, error=form_error(form), status=400)
     memory_type = get_type(form.cleaned_data["type"])
     content = form.cleaned_data["content"].encode() if memory_type.content is ContentKind.TEXT else None
     try:
@@ -306,7 +298,7 @@ def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(node_id)
     form = NodeUpdateForm(request.POST)
     if not form.is_valid():
-        return _detail_response(request, node, error=form_error_message(form), status=400)
+        return _detail_response(request, node, error=form_error(form), status=400)
     try:
         updated = services.node_update(
             node=node,
@@ -355,7 +347,7 @@ def project_upload(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 def _project_import(request: HtmxHttpRequest, project: Node) -> HttpResponse:
     form = ArchiveUploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        return _detail_response(request, project, error=form_error_message(form), status=400)
+        return _detail_response(request, project, error=form_error(form), status=400)
     data = form.cleaned_data
     try:
         result = services.project_import(project=project, archive=data["archive"], user=request.user, mode=data["mode"])
@@ -439,7 +431,7 @@ def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     form = DocumentEditForm(request.POST)
     status, message, error = 200, "", ""
     if not form.is_valid():
-        status, error = 400, form_error_message(form)
+        status, error = 400, form_error(form)
     else:
         try:
             node = services.node_content_set(

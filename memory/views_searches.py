@@ -19,8 +19,8 @@ from django_htmx.http import HTMX_STOP_POLLING
 from memory import selectors, services
 from memory.models import Node, Search, SearchStep
 from memory.search.walk import MAX_CANDIDATES_SHOWN
-from memory.views import render_page
 from memsite.errors import ServiceError
+from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 
 SEARCHES = "memory/searches.html"
@@ -57,14 +57,6 @@ def _search_or_404(search_id: int) -> Search:
         return selectors.search_get(search_id=search_id)
     except ServiceError as error:
         raise Http404(error.message) from None
-
-
-def _error_message(form: forms.Form) -> str:
-    return " ".join(
-        f"{form.fields[name].label or name.capitalize()}: {error}"
-        for name, errors in form.errors.items()
-        for error in errors
-    )
 
 
 @dataclass(frozen=True)
@@ -197,7 +189,7 @@ def search_list(request: HtmxHttpRequest) -> HttpResponse:
 def search_start(request: HtmxHttpRequest) -> HttpResponse:
     form = SearchStartForm(request.POST)
     if not form.is_valid():
-        return _list_page(request, form, error=_error_message(form), status=400)
+        return _list_page(request, form, error=form_error(form), status=400)
     data = form.cleaned_data
     try:
         start_node = selectors.node_get(node_id=data["start_node"]) if data["start_node"] else None
@@ -288,7 +280,7 @@ def question_answer(request: HtmxHttpRequest, question_id: int) -> HttpResponse:
     try:
         question = selectors.search_question_get(question_id=question_id)
         if not form.is_valid():
-            return _questions_page(request, error=_error_message(form), status=400)
+            return _questions_page(request, error=form_error(form), status=400)
         question = services.search_question_answer(
             question=question, answer=form.cleaned_data["answer"], user=request.user
         )

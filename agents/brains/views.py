@@ -22,9 +22,11 @@ from agents.brains.logic.charts import LineChart, line_chart
 from agents.brains.models import Record, RecordKind
 from agents.brains.services.brains import goal_complete, goal_create
 from agents.context.models import Agent
-from agents.context.views import HtmxHttpRequest, agent_or_404, form_error, render_page
+from agents.context.views import agent_or_404
 from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import wait_slots
+from memsite.pages import form_error, render_page
+from memsite.request_types import HtmxHttpRequest
 
 BRAIN = "brains/brain.html"
 CHART_TICKS = 60

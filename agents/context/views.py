@@ -7,17 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpResponse, QueryDict
+from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
-from django_htmx.middleware import HtmxDetails
 
 from agents.context import selectors, services
 from agents.context.forms import AgentCreateForm, ContextForm, MessageAppendForm
@@ -25,6 +22,8 @@ from agents.context.models import Agent, Strategy
 from agents.context.selectors.assembly import ContextReport, Dropped
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
+from memsite.pages import form_error, render_page
+from memsite.request_types import HtmxHttpRequest
 
 AGENTS = "context/agent_list.html"
 AGENT = "context/agent_detail.html"
@@ -178,32 +177,11 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
 # -- helpers -----------------------------------------------------------------------------------
 
 
-class HtmxHttpRequest(HttpRequest):
-    """A request as django-htmx's middleware hands it on, with what htmx asked for."""
-
-    htmx: HtmxDetails
-
-
-def render_page(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
-    """Render a page or, for htmx, one of its partials; caches keep the two apart."""
-    response = render(request, template, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
 def agent_or_404(agent_id: int) -> Agent:
     try:
         return selectors.agent_get(agent_id=agent_id)
     except ServiceError as error:
         raise Http404(error.message) from None
-
-
-def form_error(form: forms.Form) -> str:
-    return " ".join(
-        f"{form.fields[name].label or name.capitalize()}: {error}" if name in form.fields else str(error)
-        for name, errors in form.errors.items()
-        for error in errors
-    )
 
 
 def _position(raw: str | None) -> int | None:

@@ -18,7 +18,6 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect
 
 from agents.context import selectors as context_selectors
-from agents.context.views import HtmxHttpRequest, form_error, render_page
 from agents.graphs import selectors as graph_selectors
 from agents.graphs import services
 from agents.graphs.forms import STANDARD_ROLES, GraphCreateForm, MemorizeForm
@@ -26,6 +25,8 @@ from agents.graphs.logic.context import GraphContext
 from agents.graphs.logic.drawing import ContextGauge, GraphDrawing, context_gauge, graph_drawing
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, NodeKind, Turn
 from memsite.errors import ServiceError
+from memsite.pages import form_error, render_page
+from memsite.request_types import HtmxHttpRequest
 
 GRAPHS = "graphs/graph_list.html"
 GRAPH = "graphs/graph_detail.html"
