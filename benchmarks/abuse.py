@@ -29,36 +29,21 @@ The database is created fresh and dropped at the end (--keep keeps it); its name
 from __future__ import annotations
 
 import argparse
-import gzip
-import http.client
-import io
-import itertools
 import json
 import math
-import multiprocessing
 import os
 import platform
 import secrets
-import select
-import shlex
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tarfile
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Self, TypeVar
-from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -114,28 +99,39 @@ from rest_framework.authtoken.models import Token
 
 from agents.context import services as context_services
 from agents.graphs import services as graph_services
+from benchmarks.abusetarget import Target, World
 from benchmarks.brainfill import MODEL
-from benchmarks.harness import (
-    REPO,
-    Report,
-    Row,
-    Scratch,
-    Stats,
-    Table,
-    command,
-    database_version,
-    free_port,
-    wait_until_serving,
+from benchmarks.harness import Report, Row, Scratch, Stats, Table, command, database_version
+from benchmarks.httpclients import Answer, concurrently, held_open, repeatedly
+from benchmarks.liveserver import (
+    PROBE_S,
+    PROBE_TIMEOUT_S,
+    Health,
+    Watch,
+    children,
+    gunicorn_command,
+    nginx_in_front,
+    nginx_missing,
+    serve,
 )
 from benchmarks.offlinellm import llm_server
+from benchmarks.payloads import (
+    BAD_ITEMS,
+    BODY_BYTES,
+    DOCUMENT_BYTES,
+    LONG_NAME_BYTES,
+    MiB,
+    bad_bodies,
+    hostile_markdown,
+    long_name_tar_gz,
+    multipart,
+    ordinary_markdown,
+    zeros_tar_gz,
+)
+from benchmarks.rendertimer import time_render
 from memory import selectors, services
 from memory.models import Node
 from memory.services.searches import BUDGET_CAPS
-
-GUNICORN_CONF = REPO / "deploy" / "gunicorn.conf.py"
-NGINX_TEMPLATE = REPO / "deploy" / "nginx" / "default.conf.template"
-NGINX = Path("/usr/sbin/nginx")
-MiB = 1024 * 1024
 
 # The targets.
 RSS_TARGET_MIB = 64
@@ -143,18 +139,7 @@ REFUSED_TARGET_BYTES = MiB
 HEALTHZ_TARGET_MS = 200
 RENDER_TARGET_MS = 100
 
-# What is watched, and how.
-SAMPLE_S = 0.05
-PROBE_S = 0.1
-PROBE_TIMEOUT_S = 5.0  # a probe not answered by then counts as this long
-HEAD_BYTES = 200  # of each answer's body, kept for the notes
-
 # The attacks' sizes: those of the review that found them, within every limit the server sets.
-BODY_BYTES = 900_000
-BAD_ITEMS = 90_000  # under the 100,000 values of a JSON document the API parses at most
-LONG_NAME_BYTES = 400 * MiB
-DOCUMENT_BYTES = 200_000
-NESTING = 300
 PAGE_TIMEOUT_S = 20.0
 SLOW_CONNECTIONS = 40
 SLOW_HOLD_S = 15.0
@@ -170,8 +155,6 @@ EXPORTS = 6
 EXPORT_FILES = settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES * 95 // 100 // settings.MEMSITE_MAX_CONTENT_BYTES
 # Everything else runs with a rate no attack reaches: a 429 then comes from the limit under test.
 OPEN_RATE = "100000/min"
-
-T = TypeVar("T")
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -223,7 +206,7 @@ def warm_up(target: Target) -> None:
     has loaded what a request loads before its idle memory is read. As a user of its own: the
     rate limiter under test counts the attack's user only."""
     warm = Target(target.port, target.world, user="warm", session=target.session)
-    calls = [lambda: fetch(target.port, "GET", "/healthz"), lambda: warm.api("GET", "/api/nodes/roots/")] * 6
+    calls = [lambda: target.fetch("GET", "/healthz"), lambda: warm.api("GET", "/api/nodes/roots/")] * 6
     if target.session:
         calls += [lambda: warm.page("GET", "/memory/")] * 6
     for start in range(0, len(calls), 6):
@@ -245,7 +228,7 @@ def run_attack(attack: Attack, world: World, env: dict[str, str], idle_seconds: 
         port = stack.enter_context(nginx_in_front(server.port)) if attack.proxy else server.port
         target = Target(port, world, user=attack.key)
         if attack.session:
-            target.session = login(port, f"abuse-{attack.key}", world.password)
+            target.session = target.login()
         warm_up(target)
         workers = len(children(server.process.pid))
         with Watch(port, server.process.pid) as watch:
@@ -348,7 +331,7 @@ def result_notes(results: Sequence[Result]) -> list[str]:
         refusals = [answer for answer in (result.outcome.answers if result.outcome else []) if answer.status >= 400]
         if refusals:
             largest = max(refusals, key=lambda answer: answer.size)
-            text = largest.head[:120].decode(errors="replace").replace("`", "'").replace("\n", " ")
+            text = largest.body[:120].decode(errors="replace").replace("`", "'").replace("\n", " ")
             notes.append(f"{result.attack.key}: the largest refusal ({largest.status}) began `{text}`")
     return notes
 
@@ -387,228 +370,7 @@ def preamble(
     ]
 
 
-# --- payloads ------------------------------------------------------------------------------------
-
-
-def bad_bodies(prefix: str, item: str, suffix: str) -> list[bytes]:
-    """JSON bodies of bad items (`prefix`, `item` over and over, comma-separated, `suffix`): one
-    of BODY_BYTES, as in the review, and one of BAD_ITEMS items, which a parser's cap on the
-    values of a document lets through to validation."""
-    whole = max(1, (BODY_BYTES - len(prefix) - len(suffix)) // (len(item) + 1))
-    return [(prefix + ",".join([item] * count) + suffix).encode() for count in (whole, BAD_ITEMS)]
-
-
-def _tar_header(name: str, kind: bytes, size: int) -> bytes:
-    info = tarfile.TarInfo(name)
-    info.type = kind
-    info.size = size
-    return info.tobuf(tarfile.GNU_FORMAT)
-
-
-def _pax_prefix(length: int) -> bytes:
-    """The start of a PAX `path` record whose value is `length` bytes: the record's length
-    counts its own digits."""
-    rest = len(" path=") + length + 1  # the newline ends the record
-    digits = len(str(rest))
-    while len(str(rest + digits)) != digits:
-        digits += 1
-    return f"{rest + digits} path=".encode()
-
-
-def long_name_tar_gz(kind: str, length: int = LONG_NAME_BYTES) -> bytes:
-    """A .tar.gz of one empty file whose name, `length` bytes of 'a', comes in a GNU long-name
-    header (`gnu`) or a PAX header (`pax`): gzip shrinks it a thousandfold, and tarfile reads
-    such a header whole before any cap can apply."""
-    if kind == "gnu":
-        name, header_type, prefix, suffix = "././@LongLink", tarfile.GNUTYPE_LONGNAME, b"", b"\0"
-    else:
-        name, header_type, prefix, suffix = "././@PaxHeader", tarfile.XHDTYPE, _pax_prefix(length), b"\n"
-    size = len(prefix) + length + len(suffix)
-    buffer = io.BytesIO()
-    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=9) as out:
-        out.write(_tar_header(name, header_type, size) + prefix)
-        chunk = b"a" * MiB
-        for start in range(0, length, MiB):
-            out.write(chunk[: length - start])
-        out.write(suffix + b"\0" * (-size % tarfile.BLOCKSIZE))
-        out.write(_tar_header("short.txt", tarfile.REGTYPE, 0) + b"\0" * (2 * tarfile.BLOCKSIZE))
-    return buffer.getvalue()
-
-
-class Zeros:
-    """A file of `size` zero bytes that is never held in memory whole."""
-
-    def __init__(self, size: int) -> None:
-        self.left = size
-
-    def read(self, size: int = -1) -> bytes:
-        size = self.left if size < 0 else min(size, self.left)
-        self.left -= size
-        return bytes(size)
-
-
-def zeros_tar_gz(files: int, size: int) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for number in range(files):
-            info = tarfile.TarInfo(f"blob-{number:02d}.bin")
-            info.size = size
-            archive.addfile(info, Zeros(size))
-    return buffer.getvalue()
-
-
-def hostile_markdown(size: int = DOCUMENT_BYTES) -> dict[str, str]:
-    """The documents that made the renderer super-linear, or made it raise."""
-    return {
-        f"'[' × {size:,}": "[" * size,
-        f"'[^' × {size // 2:,}": "[^" * (size // 2),
-        f"'<div>' × {size // 5:,}": "<div>" * (size // 5),
-        f"a list nested {NESTING} deep": "".join("    " * depth + "- item\n" for depth in range(NESTING)),
-    }
-
-
-def ordinary_markdown(size: int = DOCUMENT_BYTES) -> str:
-    """The baseline: a document of the same size as people write them."""
-    block = (
-        "## Deployment notes\n\nThe *web* tier runs behind a proxy; see [the runbook](https://example.org/run) "
-        "and `make run`.\n\n- first, migrate\n- then start the workers\n\n> Check the queue before a release.\n\n"
-    )
-    return (block * (size // len(block) + 1))[:size]
-
-
-def multipart(field_name: str, filename: str, blob: bytes) -> tuple[bytes, str]:
-    boundary = secrets.token_hex(16)
-    head = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{field_name}"; filename="{filename}"\r\n'
-        "Content-Type: application/gzip\r\n\r\n"
-    )
-    return head.encode() + blob + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
-
-
-# --- HTTP ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int  # 0: no answer
-    size: int  # the body's bytes, counted as they came, never held whole
-    head: bytes  # the body's first bytes
-    ms: float
-    failure: str = ""  # "timeout", "connection", or what became of a slow body
-    cookies: tuple[str, ...] = ()
-
-    @property
-    def label(self) -> str:
-        return self.failure or str(self.status)
-
-
-def proxy_headers() -> dict[str, str]:
-    """What a TLS-terminating proxy adds, when the settings trust one: the server then takes the
-    request for HTTPS, as it would in production, and does not redirect it."""
-    header = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
-    if not header:
-        return {}
-    name, value = header
-    return {name.removeprefix("HTTP_").replace("_", "-"): value}
-
-
-def origin(port: int) -> str:
-    return f"{'https' if proxy_headers() else 'http'}://127.0.0.1:{port}"
-
-
-def fetch(
-    port: int,
-    method: str,
-    url: str,
-    *,
-    body: bytes | None = None,
-    headers: dict[str, str] | None = None,
-    timeout: float = 30.0,
-) -> Answer:
-    """One request on a connection of its own; the body is read to its end and counted."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    started = time.perf_counter()
-    try:
-        conn.request(method, url, body=body, headers={**proxy_headers(), **(headers or {})})
-        response = conn.getresponse()
-        head = response.read(HEAD_BYTES)
-        size = len(head)
-        while chunk := response.read(MiB):
-            size += len(chunk)
-        cookies = tuple(response.headers.get_all("Set-Cookie") or ())
-        return Answer(response.status, size, head, (time.perf_counter() - started) * 1000, cookies=cookies)
-    except TimeoutError:
-        return Answer(0, 0, b"", (time.perf_counter() - started) * 1000, "timeout")
-    except (OSError, http.client.HTTPException):
-        return Answer(0, 0, b"", (time.perf_counter() - started) * 1000, "connection")
-    finally:
-        conn.close()
-
-
-def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
-    """Every call at once, each in a thread of its own."""
-    with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
-        return list(pool.map(lambda call: call(), calls))
-
-
-def repeatedly(call: Callable[[], Answer], *, clients: int, seconds: float, count: int | None = None) -> list[Answer]:
-    """`clients` threads making `call` back to back until `count` calls are made or `seconds` pass."""
-    deadline = time.monotonic() + seconds
-    numbers = itertools.count()
-    lock = threading.Lock()
-
-    def client() -> list[Answer]:
-        mine = []
-        while time.monotonic() < deadline:
-            with lock:
-                number = next(numbers)
-            if count is not None and number >= count:
-                break
-            mine.append(call())
-        return mine
-
-    return [answer for answers in concurrently([client] * clients) for answer in answers]
-
-
-def login(port: int, username: str, password: str) -> dict[str, str]:
-    """The headers of a logged-in browser: its session and CSRF cookies and the CSRF header."""
-    csrf = secrets.token_hex(16)  # a CSRF secret of the length and alphabet Django's own has
-    cookie = f"{settings.CSRF_COOKIE_NAME}={csrf}"
-    form = urlencode({"username": username, "password": password, "csrfmiddlewaretoken": csrf}).encode()
-    answer = fetch(
-        port,
-        "POST",
-        "/login/",
-        body=form,
-        headers={
-            "Cookie": cookie,
-            "Content-Type": "application/x-www-form-urlencoded",
-            "Origin": origin(port),
-        },
-    )
-    prefix = f"{settings.SESSION_COOKIE_NAME}="
-    session = next((c.split(";")[0] for c in answer.cookies if c.startswith(prefix)), None)
-    if answer.status != 302 or session is None:
-        raise SystemExit(f"Logging in as {username} answered {answer.label}: {answer.head!r}")
-    return {"Cookie": f"{cookie}; {session}", "X-CSRFToken": csrf, "Origin": origin(port)}
-
-
 # --- the world the attacks run against -----------------------------------------------------------
-
-
-@dataclass
-class World:
-    password: str
-    tokens: dict[str, str]  # by user name: each attack has a user of its own
-    agents: list[int]
-    graph: int
-    upload_project: str  # empty: the long-name archives are uploaded into it
-    export_project: str
-    export_upload_bytes: int
-    export_bytes: int
-    documents: dict[str, str]  # hostile markdown documents' ids, by label
-    markdown: dict[str, str]  # their text, by label
-    long_names: dict[str, bytes] = field(default_factory=dict)  # the .tar.gz uploads, by header kind
 
 
 def seed(user_names: Sequence[str]) -> World:
@@ -656,273 +418,6 @@ def seed(user_names: Sequence[str]) -> World:
         markdown=markdown,
         long_names={kind: long_name_tar_gz(kind) for kind in ("gnu", "pax")},
     )
-
-
-@dataclass
-class Target:
-    """Where an attack goes (gunicorn, or nginx in front of it), as which user."""
-
-    port: int
-    world: World
-    user: str
-    session: dict[str, str] = field(default_factory=dict)
-
-    def api(
-        self,
-        method: str,
-        url: str,
-        body: bytes | None = None,
-        *,
-        content_type: str = "application/json",
-        timeout: float = 30.0,
-    ) -> Answer:
-        headers = {"Authorization": f"Token {self.world.tokens[self.user]}", "Accept": "application/json"}
-        if body is not None:
-            headers["Content-Type"] = content_type
-        return fetch(self.port, method, url, body=body, headers=headers, timeout=timeout)
-
-    def page(self, method: str, url: str, form: dict[str, str] | None = None, *, timeout: float = 30.0) -> Answer:
-        headers, body = dict(self.session), None
-        if form is not None:
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-            body = urlencode(form).encode()
-        return fetch(self.port, method, url, body=body, headers=headers, timeout=timeout)
-
-
-# --- the server ----------------------------------------------------------------------------------
-
-
-def children(pid: int) -> list[int]:
-    try:
-        return [int(word) for word in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-def rss_kib(pid: int) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def gunicorn_command(port: int) -> tuple[list[str], str]:
-    """gunicorn as production starts it, bound to a loopback port: with deploy/gunicorn.conf.py
-    when there is one, else with the Procfile's web command; and which of the two it was."""
-    binary = str(Path(sys.executable).parent / "gunicorn")
-    bind = f"--bind=127.0.0.1:{port}"
-    if GUNICORN_CONF.exists():
-        return [binary, f"--config={GUNICORN_CONF}", bind, "memsite.wsgi:application"], "deploy/gunicorn.conf.py"
-    line = next(line for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("web:"))
-    words, kept = shlex.split(line.removeprefix("web:"))[1:], []
-    skip = False
-    for word in words:
-        if skip or word in ("--bind", "-b"):
-            skip = not skip
-            continue
-        if not word.startswith("--bind="):
-            kept.append(word)
-    return [binary, *kept, bind], "the Procfile's web command"
-
-
-@dataclass
-class Server:
-    port: int
-    process: subprocess.Popen
-
-
-def _kill_leftovers(pids: Sequence[int], marker: bytes) -> None:
-    """SIGKILL the processes that are still ours (their command line holds `marker`): a worker
-    with a thread stuck in an attack would hold a graceful shutdown for its whole timeout."""
-    for pid in pids:
-        try:
-            if marker in Path(f"/proc/{pid}/cmdline").read_bytes():
-                os.kill(pid, signal.SIGKILL)
-        except (OSError, ProcessLookupError):
-            pass
-
-
-@contextmanager
-def serve(env: dict[str, str], logs: Path) -> Iterator[Server]:
-    port = free_port()
-    command, _ = gunicorn_command(port)
-    with open(logs / "gunicorn.log", "ab") as log:
-        process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_until_serving(port, process)
-        yield Server(port, process)
-    finally:
-        workers = children(process.pid)
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        _kill_leftovers(workers, f"127.0.0.1:{port}".encode())
-
-
-def nginx_missing() -> str:
-    if not NGINX.exists():
-        return "skipped: nginx is not installed (`apt-get install nginx-light`, or `make bench` as root)"
-    if not NGINX_TEMPLATE.exists():
-        return "skipped: deploy/nginx/default.conf.template does not exist yet"
-    return ""
-
-
-NGINX_CONF = """daemon off;
-worker_processes 1;
-pid {root}/nginx.pid;
-error_log {root}/error.log warn;
-{user}
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {root}/body;
-    proxy_temp_path {root}/proxy;
-    fastcgi_temp_path {root}/fastcgi;
-    uwsgi_temp_path {root}/uwsgi;
-    scgi_temp_path {root}/scgi;
-    include {root}/server.conf;
-}}
-"""
-
-
-@contextmanager
-def nginx_in_front(upstream: int) -> Iterator[int]:
-    """nginx on a loopback port of its own, with deploy/nginx's server block in front of the
-    gunicorn on `upstream`, its temporary files in a folder of its own."""
-    root = Path(tempfile.mkdtemp(prefix="memsite-abusebench-nginx-"))
-    root.chmod(0o755)  # as root, nginx's workers run as nobody and must reach the temp paths
-    port = free_port()
-    server = NGINX_TEMPLATE.read_text().replace("${MEMSITE_UPSTREAM}", f"127.0.0.1:{upstream}")
-    # An address with the port: nginx listens on loopback only.
-    (root / "server.conf").write_text(server.replace("${MEMSITE_PROXY_PORT}", f"127.0.0.1:{port}"))
-    user = "user nobody nogroup;" if os.geteuid() == 0 else ""
-    (root / "nginx.conf").write_text(NGINX_CONF.format(root=root, user=user))
-    with open(root / "stderr.log", "wb") as log:
-        process = subprocess.Popen(
-            [str(NGINX), "-p", str(root), "-c", str(root / "nginx.conf")], stdout=log, stderr=subprocess.STDOUT
-        )
-    try:
-        wait_until_serving(port, process, timeout=20)
-        yield port
-    finally:
-        process.terminate()  # nginx's fast shutdown
-        process.wait(timeout=10)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-# --- watching --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Health:
-    idle: Stats
-    during: Stats
-    probes: int  # during the attack
-    unanswered: int  # of those: no answer within PROBE_TIMEOUT_S
-    peak_mib: float  # the largest rise of one worker's resident memory over its idle peak
-    replaced: int  # workers that appeared during the attack: a killed worker's successors
-    seconds: float
-
-
-class Recorder:
-    """Every gunicorn worker's resident memory every 50 ms, and /healthz every 100 ms, each probe
-    on a connection and a thread of its own (a load balancer's checks do not wait for each
-    other), until `stop` is set. Runs in a process of its own (`Watch`): in the attack's
-    process, the attack's client threads would delay the probes and the samples."""
-
-    def __init__(self, port: int, master: int, stop: Any) -> None:
-        self.port, self.master, self.stop = port, master, stop
-        self.lock = threading.Lock()
-        self.rss: list[tuple[float, dict[int, int]]] = []
-        self.probes: list[tuple[float, float, bool]] = []  # started, ms, answered
-
-    def _sample(self) -> None:
-        while not self.stop.wait(SAMPLE_S):
-            sample = {pid: kib for pid in children(self.master) if (kib := rss_kib(pid)) is not None}
-            self.rss.append((time.monotonic(), sample))
-
-    def _probe(self) -> None:
-        started = time.monotonic()
-        answer = fetch(self.port, "GET", "/healthz", timeout=PROBE_TIMEOUT_S)
-        ms = answer.ms if answer.status else PROBE_TIMEOUT_S * 1000
-        with self.lock:
-            self.probes.append((started, ms, bool(answer.status)))
-
-    def run(self, send: Any) -> None:
-        sampler = threading.Thread(target=self._sample)
-        sampler.start()
-        probes = []
-        while not self.stop.wait(PROBE_S):
-            probes.append(threading.Thread(target=self._probe))
-            probes[-1].start()
-        for thread in [sampler, *probes]:
-            thread.join()
-        send.send((self.rss, self.probes))
-
-
-class Watch:
-    """A `Recorder` in a forked process from entry to exit, its records split into the idle
-    time before the attack (until `attack_from`) and the attack."""
-
-    def __init__(self, port: int, master: int) -> None:
-        self.port, self.master = port, master
-        self.rss: list[tuple[float, dict[int, int]]] = []
-        self.probes: list[tuple[float, float, bool]] = []
-        self.attack_from = self.attack_until = math.inf  # time.monotonic(), the same clock in both processes
-
-    def __enter__(self) -> Self:
-        connections.close_all()  # the child must not share the database connection
-        context = multiprocessing.get_context("fork")
-        self.stop = context.Event()
-        self.receive, send = context.Pipe(duplex=False)
-        recorder = Recorder(self.port, self.master, self.stop)
-        self.process = context.Process(target=recorder.run, args=(send,), daemon=True)
-        self.process.start()
-        send.close()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.attack_until = min(self.attack_until, time.monotonic())
-        self.stop.set()
-        if self.receive.poll(PROBE_TIMEOUT_S + 30):
-            self.rss, self.probes = self.receive.recv()
-        self.process.join(timeout=5)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-
-    def health(self) -> Health:
-        idle = [ms for started, ms, _ in self.probes if started < self.attack_from]
-        during = [(ms, ok) for started, ms, ok in self.probes if self.attack_from <= started < self.attack_until]
-        peak, replaced = self._peak_above_idle()
-        return Health(
-            idle=Stats.of(idle or [0.0]),
-            during=Stats.of([ms for ms, _ in during] or [0.0]),
-            probes=len(during),
-            unanswered=sum(not ok for _, ok in during),
-            peak_mib=peak,
-            replaced=replaced,
-            seconds=self.attack_until - self.attack_from,
-        )
-
-    def _peak_above_idle(self) -> tuple[float, int]:
-        idle: dict[int, int] = {}
-        peak: dict[int, int] = {}
-        for at, sample in self.rss:
-            book = idle if at < self.attack_from else peak if at < self.attack_until else {}
-            for pid, kib in sample.items():
-                book[pid] = max(book.get(pid, 0), kib)
-        # A worker born during the attack (a killed one's successor) has no idle peak of its own:
-        # the largest idle worker's stands in.
-        floor = max(idle.values(), default=0)
-        rise = max((kib - idle.get(pid, floor) for pid, kib in peak.items()), default=0)
-        return max(rise, 0) / 1024, len(set(peak) - set(idle))
 
 
 # --- the attacks -----------------------------------------------------------------------------------
@@ -996,44 +491,13 @@ def markdown_pages(target: Target) -> Outcome:
     return Outcome(answers, check=f"{good} of {len(answers)} answered 200 within {PAGE_TIMEOUT_S:g} s {mark(ok)}")
 
 
-def _slow_answers(sockets: Sequence[socket.socket]) -> list[Answer]:
-    """What the server did with each connection whose body never came: answered it, closed it,
-    or holds it still."""
-    readable, _, _ = select.select(sockets, [], [], 0.2)
-    answers = []
-    for sock in sockets:
-        if sock not in readable:
-            answers.append(Answer(0, 0, b"", SLOW_HOLD_S * 1000, "held open"))
-            continue
-        try:
-            data = sock.recv(64 * 1024)  # an error page: a few hundred bytes
-        except OSError:
-            data = None
-        if not data:
-            answers.append(Answer(0, 0, b"", 0, "closed" if data is not None else "reset"))
-            continue
-        status = int(data.split()[1]) if data.startswith(b"HTTP/") else 0
-        answers.append(Answer(status, len(data), data[:HEAD_BYTES], 0))
-    return answers
-
-
 def slow_bodies(target: Target) -> Outcome:
     """Connections that announce a login form's body and never send it, held open."""
     request = (
         f"POST /login/ HTTP/1.1\r\nHost: 127.0.0.1:{target.port}\r\n"
         "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 4096\r\n\r\nusername="
     ).encode()
-    sockets: list[socket.socket] = []
-    try:
-        for _ in range(SLOW_CONNECTIONS):
-            sock = socket.create_connection(("127.0.0.1", target.port), timeout=5)
-            sockets.append(sock)
-            sock.sendall(request)
-        time.sleep(SLOW_HOLD_S)
-        answers = _slow_answers(sockets)
-    finally:
-        for sock in sockets:
-            sock.close()
+    answers = held_open(target.port, request, connections=SLOW_CONNECTIONS, hold=SLOW_HOLD_S)
     held = sum(answer.failure == "held open" for answer in answers)
     return Outcome(answers, check=f"{held} of {len(answers)} still open after {SLOW_HOLD_S:g} s")
 
@@ -1166,46 +630,6 @@ ATTACKS = [
 
 
 # --- rendering in-process ------------------------------------------------------------------------
-
-
-def _render_child(text: str, repeats: int, send: Any) -> None:
-    from memory.rendering import markdown_to_html
-
-    markdown_to_html("*warm*")  # imports and extensions loaded before the clock starts
-    for _ in range(repeats):
-        started = time.perf_counter()
-        try:
-            markdown_to_html(text)
-        except Exception as exc:  # noqa: BLE001 - what a page would show as a 500
-            send.send((f"raised {type(exc).__name__}", (time.perf_counter() - started) * 1000))
-            return
-        send.send(("", (time.perf_counter() - started) * 1000))
-
-
-def time_render(text: str, repeats: int, timeout: float) -> tuple[list[float], str]:
-    """Milliseconds of each render of `text` by memory/rendering.py, in a forked child killed
-    after `timeout` seconds (a super-linear renderer takes hours on some documents); and what
-    cut the renders short, if anything."""
-    receive, send = multiprocessing.Pipe(duplex=False)
-    child = multiprocessing.get_context("fork").Process(target=_render_child, args=(text, repeats, send), daemon=True)
-    child.start()
-    send.close()
-    millis: list[float] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while len(millis) < repeats:
-            if not receive.poll(max(0.0, deadline - time.monotonic())):
-                return millis or [timeout * 1000], f"stopped after {timeout:g} s"
-            problem, ms = receive.recv()
-            millis.append(ms)
-            if problem:
-                return millis, problem
-        return millis, ""
-    except EOFError:
-        return millis or [0.0], "the renderer's process died"
-    finally:
-        child.kill()
-        child.join()
 
 
 def render_report(world: World, *, repeats: int, timeout: float) -> Report:

@@ -1,0 +1,87 @@
+"""The world the abuse benchmark's attacks run against (seeded by benchmarks/abuse.py), and a
+`Target`: where an attack goes, as which user, with the requests of an API client and of a
+logged-in browser, each as the TLS proxy passes it on. Needs Django set up."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django.conf import settings
+
+from benchmarks.httpclients import Answer, fetch
+from benchmarks.liveserver import origin, proxy_headers
+
+
+@dataclass
+class World:
+    password: str
+    tokens: dict[str, str]  # by user name: each attack has a user of its own
+    agents: list[int]
+    graph: int
+    upload_project: str  # empty: the long-name archives are uploaded into it
+    export_project: str
+    export_upload_bytes: int
+    export_bytes: int
+    documents: dict[str, str]  # hostile markdown documents' ids, by label
+    markdown: dict[str, str]  # their text, by label
+    long_names: dict[str, bytes] = field(default_factory=dict)  # the .tar.gz uploads, by header kind
+
+
+@dataclass
+class Target:
+    """Where an attack goes (gunicorn, or nginx in front of it), as which user."""
+
+    port: int
+    world: World
+    user: str
+    session: dict[str, str] = field(default_factory=dict)
+
+    def fetch(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> Answer:
+        """A request as the TLS proxy passes it on."""
+        headers = {**proxy_headers(), **(headers or {})}
+        return fetch(self.port, method, url, body=body, headers=headers, timeout=timeout)
+
+    def login(self) -> dict[str, str]:
+        """The headers of the user's logged-in browser: its session and CSRF cookies and the CSRF header."""
+        username = f"abuse-{self.user}"
+        csrf = secrets.token_hex(16)  # a CSRF secret of the length and alphabet Django's own has
+        cookie = f"{settings.CSRF_COOKIE_NAME}={csrf}"
+        form = urlencode({"username": username, "password": self.world.password, "csrfmiddlewaretoken": csrf})
+        headers = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": origin(self.port)}
+        answer = self.fetch("POST", "/login/", body=form.encode(), headers=headers)
+        prefix = f"{settings.SESSION_COOKIE_NAME}="
+        session = next((c.split(";")[0] for c in answer.cookies if c.startswith(prefix)), None)
+        if answer.status != 302 or session is None:
+            raise SystemExit(f"Logging in as {username} answered {answer.label}: {answer.body!r}")
+        return {"Cookie": f"{cookie}; {session}", "X-CSRFToken": csrf, "Origin": origin(self.port)}
+
+    def api(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None = None,
+        *,
+        content_type: str = "application/json",
+        timeout: float = 30.0,
+    ) -> Answer:
+        headers = {"Authorization": f"Token {self.world.tokens[self.user]}", "Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        return self.fetch(method, url, body=body, headers=headers, timeout=timeout)
+
+    def page(self, method: str, url: str, form: dict[str, str] | None = None, *, timeout: float = 30.0) -> Answer:
+        headers, body = dict(self.session), None
+        if form is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            body = urlencode(form).encode()
+        return self.fetch(method, url, body=body, headers=headers, timeout=timeout)
