@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework.views import APIView
 
 from memsite.errors import ServiceError
+from memsite.middleware import DATABASE_ERRORS, database_unavailable
 from memsite.spaces.logic import Role, role_needed
 from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import principal_of, role_require
@@ -52,12 +53,15 @@ class SpaceRoleMiddleware:
         return response
 
     def process_view(self, request: HttpRequest, view: Callable, args: tuple, kwargs: dict) -> HttpResponse | None:
-        if not request.user.is_authenticated or not _is_space_page(request, view):
-            return None  # anonymous requests: the views send them to log in
+        if not _is_space_page(request, view):
+            return None
         try:
-            role_require(
-                principal_of(request), role_needed(request.method or "GET", getattr(view, "required_role", None))
-            )
+            if not request.user.is_authenticated:  # reads the session
+                return None  # the views send anonymous requests to log in
+            needed = role_needed(request.method or "GET", getattr(view, "required_role", None))
+            role_require(principal_of(request), needed)
         except ServiceError as refusal:
             return HttpResponse(refusal.message, status=refusal.status, content_type=PLAIN_TEXT)
+        except DATABASE_ERRORS as error:  # met before the view: DatabaseUnavailableMiddleware never sees it
+            return database_unavailable(request, error)
         return None
