@@ -95,7 +95,6 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.db import connections
-from rest_framework.authtoken.models import Token
 
 from agents.context import services as context_services
 from agents.graphs import services as graph_services
@@ -132,6 +131,9 @@ from benchmarks.rendertimer import time_render
 from memory import selectors, services
 from memory.models import Node
 from memory.services.searches import BUDGET_CAPS
+from memsite.spaces.logic import Role
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import membership_set, token_create
 
 # The targets.
 RSS_TARGET_MIB = 64
@@ -383,7 +385,8 @@ def seed(user_names: Sequence[str]) -> World:
     tokens = {}
     for name in user_names:
         user = get_user_model().objects.create_user(username=f"abuse-{name}", password=password)
-        tokens[name] = Token.objects.create(user=user).key
+        membership_set(space=space_default(), user=user, role=Role.EDITOR)
+        tokens[name] = token_create(user=user, name="abuse benchmark").key
     owner = get_user_model().objects.get(username=f"abuse-{user_names[0]}")
     agents = [context_services.agent_create(name=f"abuse-agent-{i}", model=MODEL).pk for i in range(WAITERS)]
     graph = graph_services.graph_create(task="Replay the attacks of the review.").pk

@@ -134,7 +134,6 @@ from django.contrib.auth import get_user_model
 from django.db import connection, connections
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from agents.brains.models import Brain, TickRun
 from agents.context import services as agent_services
@@ -160,6 +159,9 @@ from benchmarks.treeshape import build_chunks
 from memory import selectors, services
 from memory.models import Node, Search
 from memsite.llm.models import LLMCall
+from memsite.spaces.logic import Role
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import membership_set, token_create
 
 INBOXES = 4  # folders the documents of phase 2 are created in, shared by every connection
 QUIET_S = 10  # the queue empty and nothing running this long: what has not ended never will
@@ -479,7 +481,8 @@ def seed(args: argparse.Namespace) -> World:
     tokens, sessions = [], []
     for i in range(args.users):
         user = get_user_model().objects.create_user(username=f"load-{i}")
-        tokens.append(Token.objects.create(user=user).key)
+        membership_set(space=space_default(), user=user, role=Role.EDITOR)
+        tokens.append(token_create(user=user, name="load benchmark").key)
         client = Client()
         client.force_login(user)
         sessions.append(client.cookies[settings.SESSION_COOKIE_NAME].value)

@@ -121,7 +121,6 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from benchmarks import oracle, retrievalcorpus
 from benchmarks.oracle import provider, read_prompt, route_prompt, searches_run_here
@@ -131,6 +130,9 @@ from memory import selectors, services
 from memory.models import Node, Passage
 from memory.services import NodeSpec
 from memsite.llm.tokens import offline_counter
+from memsite.spaces.logic import Role
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import membership_set, token_create
 
 WARMUP = 5  # untimed retrieve calls first: lazy imports, the vector matrix, cold caches
 RETRIEVE_K = 5
@@ -324,7 +326,8 @@ class Api:
 
     def __init__(self) -> None:
         user = get_user_model().objects.create_user(username="retrieval-bench")
-        self.client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        membership_set(space=space_default(), user=user, role=Role.EDITOR)
+        self.client = Client(HTTP_AUTHORIZATION=f"Token {token_create(user=user, name='retrieval benchmark').key}")
 
     def retrieve(self, query: str, *, k: int = 10, start: str | None = None) -> list[dict]:
         body = {"query": query, "k": k, **({"start": start} if start else {})}

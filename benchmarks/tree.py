@@ -76,11 +76,13 @@ if __name__ == "__main__":
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.urls import Resolver404, resolve
-from rest_framework.authtoken.models import Token
 
 from benchmarks import treeshape
 from memory import selectors, services
 from memory.models import Node
+from memsite.spaces.logic import Role
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import membership_set, token_create
 
 PAGE = 100
 READ_TARGET_MS = 10
@@ -396,7 +398,8 @@ def measure_api(args: argparse.Namespace, scratch: Scratch, f: Fixtures) -> tupl
     except Resolver404:
         return None, "GET /api/nodes/{id}/children/ not measured: the endpoint does not exist yet."
     user = get_user_model().objects.create_user(username=f"bench-{uuid.uuid4().hex[:8]}")
-    token = Token.objects.create(user=user)
+    membership_set(space=space_default(), user=user, role=Role.EDITOR)
+    token = token_create(user=user, name="tree benchmark")
     connection.close()  # gunicorn's workers and this process should not share anything
     with gunicorn(scratch.env, workers=args.api_workers, threads=args.api_threads) as port:
         result = http_load(

@@ -5,11 +5,14 @@ from dataclasses import dataclass
 
 from memory.models import Node
 from memsite.errors import Forbidden
+from memsite.spaces.logic import Role, role_allows
+from memsite.spaces.principals import Principal
+from memsite.spaces.selectors import membership_role
 
 # Why each action is refused. Only internal folders refuse anything: they are the tree's fixed
-# frame (seed 000), which staff may describe and nobody may otherwise change.
+# frame (seed 000), which the space's owners may describe and nobody may otherwise change.
 REFUSALS = {
-    "edit": "Only staff may edit the internal folder '{name}', and only its description.",
+    "edit": "Only owners may edit the internal folder '{name}', and only its description.",
     "rename": "The internal folder '{name}' cannot be renamed or retyped.",
     "set_context": "The internal folder '{name}' has no context, and none can be given to it.",
     "move": "The internal folder '{name}' cannot be moved.",
@@ -34,9 +37,12 @@ class NodePermissions:
             raise Forbidden(REFUSALS[action].format(name=self.node.name))
 
 
-def node_permissions(node: Node, user: object) -> NodePermissions:
-    """`user` may be None (the system's own writes) or anonymous."""
+def node_permissions(node: Node, user: object, *, actor: Principal | None = None) -> NodePermissions:
+    """`user` may be None (the system's own writes) or anonymous. Its role is the `actor`'s,
+    for a request (a token acts with its own role); else the user's in the default space,
+    which holds every node for now."""
     if not node.is_internal:
         return NodePermissions(node, **dict.fromkeys(REFUSALS, True))
-    staff = bool(getattr(user, "is_staff", False))
-    return NodePermissions(node, **{**dict.fromkeys(REFUSALS, False), "edit": staff})
+    role = actor.role if actor is not None else membership_role(user=user)
+    owner = role_allows(role, Role.OWNER)
+    return NodePermissions(node, **{**dict.fromkeys(REFUSALS, False), "edit": owner})

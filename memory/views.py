@@ -39,6 +39,9 @@ from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import max_body_bytes, wait_slots
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.logic import Role
+from memsite.spaces.middleware import required_role
+from memsite.spaces.principals import principal_of
 
 BROWSER = "memory/browser.html"
 FIND = "memory/find.html"
@@ -146,7 +149,7 @@ def _matched_passage(node: Node, at: str | None, preview: Preview) -> MatchedPas
 
 def _detail_context(request: HtmxHttpRequest, node: Node) -> dict[str, Any]:
     memory_type = _memory_type(node)
-    allowed = node_permissions(node, request.user)
+    allowed = node_permissions(node, request.user, actor=principal_of(request))
     return {
         "node": node,
         "memory_type": memory_type,
@@ -303,6 +306,7 @@ def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
         updated = services.node_update(
             node=node,
             user=request.user,
+            actor=principal_of(request),
             expected_version=form.cleaned_data["version"],
             name=form.cleaned_data["name"] if "name" in request.POST else None,
             description=form.cleaned_data["description"] if "description" in request.POST else None,
@@ -414,6 +418,7 @@ def user_preferences(request: HtmxHttpRequest) -> HttpResponse:
     return render_page(request, PREFERENCES, context)
 
 
+@required_role(Role.READER)  # it renders what it is sent, and writes nothing
 @require_POST
 @login_required
 def markdown_preview(request: HtmxHttpRequest) -> HttpResponse:

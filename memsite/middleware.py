@@ -59,14 +59,20 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, DATABASE_ERRORS):
-            return None
-        # No traceback: during an outage every request would log one.
-        logger.error(
-            "%s %s: the database is unavailable: %s: %s",
-            request.method,
-            request.path,
-            type(exception).__name__,
-            exception,
-        )
-        return database_unavailable_response(request)
+        return database_unavailable(request, exception)
+
+
+def database_unavailable(request: HttpRequest, exception: Exception) -> HttpResponse | None:
+    """The 503 for a database error, logged; None for any other exception. Also for the
+    middleware that queries before the view (memsite.spaces'), whose errors skip the above."""
+    if not isinstance(exception, DATABASE_ERRORS):
+        return None
+    # No traceback: during an outage every request would log one.
+    logger.error(
+        "%s %s: the database is unavailable: %s: %s",
+        request.method,
+        request.path,
+        type(exception).__name__,
+        exception,
+    )
+    return database_unavailable_response(request)

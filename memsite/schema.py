@@ -5,7 +5,7 @@ Explained in docs/memsite.md."""
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
@@ -13,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 from memsite.errors import MAX_ERRORS, MORE_ERRORS
+from memsite.spaces.logic import SPACE_HEADER
 
 # The body of a 400 for invalid input: `detail` for a refusal as a whole, otherwise each invalid
 # field by name with its messages. A nested object's or a list's errors nest the same way, by
@@ -80,6 +81,7 @@ def page_parameters(pagination: Any) -> list[OpenApiParameter]:
 class AutoSchema(SpectacularAutoSchema):
     """Every API operation's schema (DEFAULT_SCHEMA_CLASS), with the refusals DRF answers before
     the view's own code runs added to the responses the view declares: 401 without credentials,
+    403 for a role that does not allow it, 404 for a space header naming no space of the caller's,
     429 past the rate limit, 415 for a body whose media type none of the view's parsers reads
     (or that has none), and 413 for a body announced larger than the operation reads
     (memsite/limits.py).
@@ -101,7 +103,15 @@ class AutoSchema(SpectacularAutoSchema):
     def framework_refusals(self) -> dict[int, OpenApiResponse]:
         refusals = {}
         if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
-            refusals[401] = OpenApiResponse(REFUSED, description="No valid token or session.")
+            refusals[401] = OpenApiResponse(
+                REFUSED, description="No valid token or session; a token's says why (unknown, revoked, expired)."
+            )
+            refusals[403] = OpenApiResponse(
+                REFUSED, description="The role in the space does not allow this; the message names the role needed."
+            )
+            refusals[404] = OpenApiResponse(
+                REFUSED, description=f"No such thing, or no space of the caller's that {SPACE_HEADER} names."
+            )
         if self.view.get_throttles():
             refusals[429] = OpenApiResponse(
                 REFUSED, description="Past MEMSITE_API_RATE; the Retry-After header says when to try again."
@@ -139,3 +149,33 @@ class StrictInputSerializerExtension(OpenApiSerializerExtension):
     def map_serializer(self, auto_schema, direction):
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
         return {**schema, "additionalProperties": False}
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """The API's tokens (memsite.spaces.api.authentication) among the schema's security schemes,
+    and beside them the space header a session may send. The header is documented as a scheme
+    of its own that no operation requires: it is optional, and a token acts in its own space
+    whatever it says. Registered by being defined, as the extension above."""
+
+    target_class = "memsite.spaces.api.authentication.ApiTokenAuthentication"
+    name = ["tokenAuth", "spaceHeader"]
+
+    def get_security_requirement(self, auto_schema):
+        return {"tokenAuth": []}
+
+    def get_security_definition(self, auto_schema):
+        token = {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`Token <key>` or `Bearer <key>`: a key from `manage.py token_create`.",
+        }
+        space = {
+            "type": "apiKey",
+            "in": "header",
+            "name": SPACE_HEADER,
+            "description": "Optional: the slug of the space a session acts in; without it, `default`, else the "
+            "user's first space. A token acts in its own space: any other named here is a 404, as is a space "
+            "the caller is not a member of.",
+        }
+        return [token, space]

@@ -10,15 +10,17 @@ from agents.context.api import urls as context_api_urls
 from agents.graphs import urls as graph_urls
 from memsite import login, views
 from memsite.quotas.api import UsageApi
+from memsite.spaces.middleware import outside_spaces
 
 handler404 = "memsite.views.page_not_found"
 handler500 = "memsite.views.server_error"
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("healthz", views.healthz, name="healthz"),
-    path("login/", login.login, name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz", outside_spaces(views.healthz), name="healthz"),
+    # Any logged-in user may log in again or out, member of a space or not.
+    path("login/", outside_spaces(login.login), name="login"),
+    path("logout/", outside_spaces(auth_views.LogoutView.as_view()), name="logout"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", views.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),

@@ -4,12 +4,11 @@ import pytest
 from django.db import OperationalError
 from django.db import connection as db_connection
 from django.db.backends.signals import connection_created
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from memory import selectors
 from memory.index import vectors
-from tests.factories import StaffFactory, UserFactory
+from tests.factories import StaffFactory, UserFactory, token_for
 
 # The fake OpenAI-compatible server's fixture, for every test that needs the LLM.
 pytest_plugins = ["tests.fake_openai"]
@@ -69,14 +68,14 @@ def staff(db):
 def api(user) -> APIClient:
     """An API client authenticated as a swarm node, with a token."""
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 
 @pytest.fixture
 def staff_api(staff) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(staff)}")
     return client
 
 

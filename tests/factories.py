@@ -6,20 +6,56 @@ from django.contrib.auth import get_user_model
 from agents.context import services as context_services
 from agents.graphs import services as graph_services
 from memory import selectors, services
+from memsite.spaces import services as space_services
+from memsite.spaces.logic import DEFAULT_SPACE, Role
+from memsite.spaces.models import Space
+
+
+def default_space() -> Space:
+    """The default space. The migrations make it; a transactional test empties the tables when
+    it ends, so it is made again here for the next one."""
+    space, _ = Space.objects.get_or_create(slug=DEFAULT_SPACE, defaults={"name": "Default"})
+    return space
+
+
+def token_for(user, role: str | None = None, write_under: str = "", **options) -> str:
+    """The key of a new API token of `user` in the default space: with the user's own role
+    unless `role` says otherwise."""
+    made = space_services.token_create(
+        user=user, space=default_space(), name="test token", role=role, write_under=write_under, **options
+    )
+    return made.key
+
+
+def member_of_default_space(role: Role) -> factory.PostGeneration:
+    """Joins the user made to the default space with `role`, unless given another (`role=`)."""
+
+    def join(user, create, extracted, **kwargs):
+        if create:
+            space_services.membership_set(space=default_space(), user=user, role=extracted or role)
+
+    return factory.PostGeneration(join)
 
 
 class UserFactory(factory.django.DjangoModelFactory):
+    """A user who is an editor of the default space."""
+
     class Meta:
         model = get_user_model()
+        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.com")
     password = factory.django.Password("password")
+    role = member_of_default_space(Role.EDITOR)
 
 
 class StaffFactory(UserFactory):
+    """A staff user who is an owner of the default space."""
+
     is_staff = True
     is_superuser = True
+    role = member_of_default_space(Role.OWNER)
 
 
 class NodeFactory(factory.Factory):

@@ -56,6 +56,7 @@ from memsite.serializers import (
     StrictInputSerializer,
     StrictIntegerField,
 )
+from memsite.spaces.principals import principal_of
 
 TAG = "nodes"
 NODE_ID = OpenApiParameter(
@@ -267,7 +268,11 @@ class NodeDetailApi(APIView):
         data = dict(serializer.validated_data)
         version = expected_version(request, data.pop("version", None))
         node = services.node_update(
-            node=selectors.node_get(node_id=node_id), user=request.user, expected_version=version, **data
+            node=selectors.node_get(node_id=node_id),
+            user=request.user,
+            actor=principal_of(request),
+            expected_version=version,
+            **data,
         )
         return with_etag(Response(self.OutputSerializer(node).data), node)
 

@@ -20,6 +20,7 @@ from memsite.serializers import (
     StrictInputSerializer,
     StrictIntegerField,
 )
+from memsite.spaces.logic import Role
 
 MAX_QUERY_CHARS = 2_000
 MAX_K = 100
@@ -63,6 +64,7 @@ class RetrieveOutputSerializer(serializers.Serializer):
 
 class RetrieveApi(APIView):
     parser_classes = [BoundedJSONParser]
+    required_role = Role.READER  # a POST for its body's size: it only reads
 
     class InputSerializer(StrictInputSerializer):
         query = StrictCharField(max_length=MAX_QUERY_CHARS, help_text="What to look for, in words.")

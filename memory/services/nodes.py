@@ -25,6 +25,7 @@ from memory.services.events import EVENT_COLUMNS, deletions, node_events_record,
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import client_node_id, file_mode, validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
+from memsite.spaces.principals import Principal
 
 User = AbstractBaseUser | AnonymousUser | None
 MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
@@ -404,13 +405,15 @@ def node_update(
     description: str | None = None,
     type: str | None = None,
     context: dict[str, Any] | None = None,
+    actor: Principal | None = None,
 ) -> Node:
     """Rename, describe, retype or change the context of a node. With `expected_version`, the
     write happens only if nobody changed the node since that version (else Conflict). An update
-    that changes nothing writes nothing, and the version stays."""
+    that changes nothing writes nothing, and the version stays. `actor`: the request's
+    principal, whose role says what of an internal folder may change."""
     node = _lock(node)
     _check_version(node, expected_version)
-    _check_update_allowed(node, user=user, name=name, type=type, context=context)
+    _check_update_allowed(node, user=user, actor=actor, name=name, type=type, context=context)
     before = (node.name, node.description, node.type, node.context)
 
     memory_type = get_type(type if type is not None else node.type)
@@ -450,11 +453,17 @@ def node_update(
 
 
 def _check_update_allowed(
-    node: Node, *, user: User, name: str | None, type: str | None, context: dict[str, Any] | None
+    node: Node,
+    *,
+    user: User,
+    actor: Principal | None,
+    name: str | None,
+    type: str | None,
+    context: dict[str, Any] | None,
 ) -> None:
     """What the update would change, against what the user may change; a user who may not edit
     the node is refused even an update that would change nothing."""
-    allowed = node_permissions(node, user)
+    allowed = node_permissions(node, user, actor=actor)
     if name is not None and name.strip() != node.name or type is not None and type != node.type:
         allowed.require("rename")
     if context:

@@ -65,6 +65,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    # Only for memsite.spaces' migration 0002, which turns its tokens into ApiTokens and deletes
+    # them; nothing else uses it (its admin is unregistered).
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # the API docs page's Swagger UI, served from static files
@@ -73,6 +75,7 @@ INSTALLED_APPS = [
     "treebeard",
     "memsite",
     "memsite.llm",
+    "memsite.spaces",
     "memory",
     "agents",  # the three apps below and the migrations their tables were made by
     "agents.context",
@@ -90,6 +93,7 @@ MIDDLEWARE = [
     "memsite.limits.RequestBodyLimitMiddleware",  # 413 from Content-Length, before the CSRF check reads a form
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "memsite.spaces.middleware.SpaceRoleMiddleware",  # roles on the pages; notes a token's use
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -143,10 +147,13 @@ STORAGES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "memsite.spaces.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "memsite.spaces.api.permissions.SpaceRolePermission",  # the role the method (or the view) needs
+    ],
     "DEFAULT_SCHEMA_CLASS": "memsite.schema.AutoSchema",
     "EXCEPTION_HANDLER": "memsite.api.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["memsite.throttles.UserRequestThrottle"],

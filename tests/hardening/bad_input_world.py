@@ -19,9 +19,9 @@ from memsite.llm.models import LLMCall
 from memsite.llm.services import llm_call_record
 from tests.factories import SearchFactory, StaffFactory, UserFactory
 
-# Every app whose rows a request could change: memsite's own, and the users and tokens it
-# authenticates with. Proxy models are their concrete model's rows again.
-DUMPED_APPS = ("memory", "agents", "llm", "auth", "authtoken", "admin")
+# Every app whose rows a request could change: memsite's own, and the users, memberships and
+# tokens it authenticates with. Proxy models are their concrete model's rows again.
+DUMPED_APPS = ("memory", "agents", "llm", "auth", "spaces", "admin")
 
 
 def database_dump() -> str:

@@ -17,7 +17,6 @@ import pytest
 from django.apps import apps
 from django.db import connection
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from agents.brains import services as brain_services
@@ -31,7 +30,7 @@ from agents.graphs.models import GraphEdge, GraphNode, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
-from tests.factories import AgentFactory, UserFactory
+from tests.factories import AgentFactory, UserFactory, token_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sqlite_waits_for_locks")]
 
@@ -88,7 +87,7 @@ def tree():
 
 @pytest.fixture
 def token() -> str:
-    return Token.objects.create(user=UserFactory()).key
+    return token_for(UserFactory())
 
 
 def api_client(token: str) -> APIClient:

@@ -30,7 +30,6 @@ from django.db import OperationalError, connection
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from memory import services as memory_services
@@ -40,7 +39,7 @@ from memsite.celery import app as celery_app
 from memsite.middleware import DATABASE_UNAVAILABLE
 from memsite.queue import QUEUE_UNAVAILABLE
 from tests.agents.support import say
-from tests.factories import AgentFactory, SearchFactory, UserFactory
+from tests.factories import AgentFactory, SearchFactory, UserFactory, token_for
 from tests.hardening.bad_input_world import database_dump
 from tests.hardening.proxy import TcpProxy, free_port
 
@@ -355,7 +354,7 @@ def worker_database(transactional_db):
 
 def test_a_worker_runs_the_work_queued_before_redis_went_away(worker_database, broker, tmp_path):
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory()).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(UserFactory())}")
     response = api.post("/api/searches/", {"questions": ["Where is the plan?"]}, format="json")
     assert response.status_code == 202
     queued = response.json()["id"]
@@ -413,7 +412,7 @@ def test_a_lost_database_is_a_503_with_a_message_not_a_traceback(settings, user)
     """Any vendor: every query fails as it does while PostgreSQL restarts."""
     session = Client()
     session.force_login(user)
-    token = Token.objects.create(user=user).key
+    token = token_for(user)
 
     def lost(execute, sql, params, many, context):
         raise OperationalError("server closed the connection unexpectedly")
@@ -518,7 +517,7 @@ def test_a_postgres_restart_fails_requests_briefly_then_the_same_server_recovers
     assert settings.DATABASES["default"]["CONN_MAX_AGE"] > 0  # persistent connections, checked before reuse
     internal_folders()
     user = UserFactory()
-    token = Token.objects.create(user=user).key
+    token = token_for(user)
     session = Client()
     session.force_login(user)
     cookie = f"{settings.SESSION_COOKIE_NAME}={session.cookies[settings.SESSION_COOKIE_NAME].value}"

@@ -25,7 +25,6 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.specs.openapi.checks import (
@@ -53,6 +52,7 @@ from tests.factories import (
     SearchFactory,
     SearchStepFactory,
     UserFactory,
+    token_for,
 )
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
@@ -215,7 +215,7 @@ def quiet(settings, monkeypatch, offline_llm):
 
 @pytest.fixture
 def token(world, quiet) -> str:
-    return Token.objects.create(user=UserFactory()).key
+    return token_for(UserFactory())
 
 
 @schema.parametrize()

@@ -10,11 +10,10 @@ import redis
 from django.conf import settings as project_settings
 from django.contrib.auth.models import AnonymousUser
 from django.test import RequestFactory
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from memsite.throttles import UserRequestThrottle
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 
 URL = "/api/agents/0/"  # any API call counts; an unknown agent's 404 costs nothing else
 REDIS_URL = project_settings.REDIS_URL or "redis://127.0.0.1:6379/0"
@@ -24,7 +23,7 @@ CLIENTS = 24
 
 def token_client(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

@@ -319,7 +319,6 @@ def admin_object_id(world: World, app_label: str, model_name: str) -> str:
         ("memory", "node"): world.document.pk,
         ("auth", "user"): world.user.pk,
         ("auth", "group"): world.group.pk,
-        ("authtoken", "tokenproxy"): world.user.pk,  # the admin names a token by its user
     }.get((app_label, model_name))
     if chosen is not None:
         return str(chosen)

@@ -110,7 +110,7 @@ def test_only_staff_describe_an_internal_folder(world, name):
         with rolled_back():
             before = fingerprint()
             refused = describe(user_client, world, folder)
-            assert refused.status_code == 403 and "Only staff" in refused.content.decode()
+            assert refused.status_code == 403 and "Only owners" in refused.content.decode()
             assert fingerprint() == before
             allowed = describe(staff_client, world, folder)
             assert allowed.status_code == 200, allowed.content

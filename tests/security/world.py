@@ -12,7 +12,6 @@ from datetime import timedelta
 
 from django.contrib.auth.models import Group
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from agents.brains.models import Goal, TickRun
 from agents.brains.services.brains import brain_writing, goal_create
@@ -23,7 +22,7 @@ from agents.graphs.models import Graph, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
-from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory
+from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, token_for
 from tests.llm.factories import make_call
 
 
@@ -273,8 +272,8 @@ def build_world(words: Words = PLAIN) -> World:
     return World(
         user=user,
         staff=staff,
-        user_token=Token.objects.create(user=user).key,
-        staff_token=Token.objects.create(user=staff).key,
+        user_token=token_for(user),
+        staff_token=token_for(staff),
         internal=internal,
         folder=folder,
         document=document,

@@ -6,13 +6,16 @@ from memory.services import search_start
 from memory.services.demo import DEMO_SEARCH_QUESTIONS, demo_memory_seed
 from memsite.demo import demo_require_debug
 from memsite.errors import ServiceUnavailable
+from memsite.spaces.logic import Role
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import membership_set
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo-password"
 
 
 class Command(BaseCommand):
-    help = "Add the demo memory and a demo staff login (idempotent), and print how to log in."
+    help = "Add the demo memory and a demo staff login, owner of the default space (idempotent); print how to log in."
 
     def add_arguments(self, parser):
         parser.add_argument("--url", default="http://127.0.0.1:8000/", help="Where memsite will be served.")
@@ -26,6 +29,7 @@ class Command(BaseCommand):
         if created:
             user.set_password(DEMO_PASSWORD)
             user.save(update_fields=["password"])
+        membership_set(space=space_default(), user=user, role=Role.OWNER)
         added = demo_memory_seed(user=user)
         self.stdout.write("Demo memory added." if added else "Demo memory is already there.")
         if not Search.objects.exists():

@@ -133,7 +133,7 @@ def test_only_staff_edit_the_description_of_an_internal_folder(api, staff_api, i
     before = tree_state()
     refused = api.patch(url("node-detail", internal["references"]), {"description": "mine"}, format="json")
     assert refused.status_code == 403
-    assert "Only staff" in refused.json()["detail"]
+    assert "Only owners" in refused.json()["detail"]
     assert tree_state() == before
 
     allowed = staff_api.patch(url("node-detail", internal["references"]), {"description": "Curated"}, format="json")

@@ -27,7 +27,7 @@ def test_a_non_staff_patch_of_an_internal_folder_is_refused_even_if_it_changes_n
     response = api.patch(url("node-detail", folder), unchanged(folder), format="json")
 
     assert response.status_code == 403, response.content
-    assert "Only staff may edit the internal folder" in response.json()["detail"]
+    assert "Only owners may edit the internal folder" in response.json()["detail"]
     assert tree_state() == before
 
 

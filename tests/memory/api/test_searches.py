@@ -13,7 +13,7 @@ from memory import services
 from memory.models import Node, Search, SearchQuestion
 from memory.services.demo import demo_memory_seed
 from memsite.llm.models import LLMCall
-from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory
+from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory, token_for
 from tests.llm.factories import make_call
 from tests.memory.search.tree import build_tree, found, pick
 from tests.openapi import assert_documented
@@ -421,7 +421,7 @@ def test_pending_questions_are_a_hundred_a_page_by_default(api):
     with CaptureQueriesContext(connection) as queries:
         body = api.get(url("question-list")).json()
     # one query for the page, none per question (nor any for their searches or users)
-    sqls = [query["sql"] for query in queries if '"authtoken_token"' not in query["sql"]]
+    sqls = [query["sql"] for query in queries if '"spaces_apitoken"' not in query["sql"]]
     assert len([sql for sql in sqls if '"memory_searchquestion"' in sql]) == 1
     assert not any('"memory_search".' in sql or '"auth_user".' in sql for sql in sqls)
     assert len(body["results"]) == 100 and body["next"]
@@ -539,17 +539,14 @@ def test_steps_after_a_number_past_any_step_are_an_empty_page(api):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_search_is_kept_and_accepted_when_the_broker_is_down(monkeypatch):
-    from rest_framework.authtoken.models import Token
-
     from memory import tasks
-    from tests.factories import UserFactory
 
     def down(**kwargs):
         raise ConnectionError("broker unreachable")
 
     monkeypatch.setattr(tasks.search_run, "delay", down)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory()).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(UserFactory())}")
     response = client.post("/api/searches/", {"questions": ["Where?"]}, format="json")
 
     assert response.status_code == 202

@@ -198,7 +198,7 @@ class TestNodeUpdate:
         assert Node.objects.get(pk=internal["user"].pk).name == "user"
 
     def test_only_staff_describe_internal_folders(self, internal, user, staff):
-        with pytest.raises(Forbidden, match="Only staff"):
+        with pytest.raises(Forbidden, match="Only owners"):
             services.node_update(node=internal["references"], user=user, description="mine")
         updated = services.node_update(node=internal["references"], user=staff, description="Scraped docs")
         assert updated.description == "Scraped docs"

@@ -4,14 +4,13 @@ budget mid-way ends like its other budget ends."""
 
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from memory import services
 from memory.models import Search, SearchStep
 from memory.services.demo import demo_memory_seed
 from memsite.llm.models import LLMCall
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
 
@@ -33,7 +32,7 @@ def start(api: APIClient):
 
 def api_for(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

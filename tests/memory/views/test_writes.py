@@ -104,7 +104,7 @@ def test_only_staff_describe_internal_folders(client, user, staff, internal):
     folder = internal["references"]
     client.force_login(user)
     response = post(client, "node_update", folder, {"version": folder.version, "description": "mine"}, **HTMX)
-    assert response.status_code == 403 and "Only staff" in response.content.decode()
+    assert response.status_code == 403 and "Only owners" in response.content.decode()
     staff.save()
     client.force_login(staff)
     response = post(client, "node_update", folder, {"version": folder.version, "description": "Scraped docs."}, **HTMX)

@@ -1,0 +1,82 @@
+"""The rules of roles and tokens, without reads or writes: what a role allows, a token's
+effective role, whether a token may still be used, and how a key is made and kept."""
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+DEFAULT_SPACE = "default"
+SPACE_HEADER = "X-Memsite-Space"  # the space a session acts in, by its slug
+KEY_PREFIX = "ms_"
+SHOWN_PREFIX_CHARS = 8  # of the key, kept to tell tokens apart in lists
+# last_used_at is written at most this often per token: a busy token costs no write a request.
+LAST_USED_EVERY = timedelta(minutes=1)
+
+
+class Role(StrEnum):
+    """Lowest first: each role may do what the ones before it may."""
+
+    READER = "reader"  # read and retrieve
+    EDITOR = "editor"  # write memory, run agents and searches
+    OWNER = "owner"  # members, settings, tokens
+
+
+RANKS = {role: rank for rank, role in enumerate(Role)}
+# What a refused role may do, for the message that says what was needed instead.
+MAY_ONLY = {
+    Role.READER: "Readers can only read",
+    Role.EDITOR: "Editors can read and write but not manage the space",
+}
+
+
+def role_allows(role: str | None, needed: str) -> bool:
+    """Whether `role` (None: no role at all) may do what `needed` may."""
+    return role is not None and RANKS[Role(role)] >= RANKS[Role(needed)]
+
+
+def role_lower(first: str, second: str) -> Role:
+    """The lower of two roles: a token acts with its own role, never above its member's."""
+    return min(Role(first), Role(second), key=RANKS.__getitem__)
+
+
+def role_refusal(role: str, needed: str) -> str:
+    """Why `role` is refused something `needed` may do."""
+    return f"{MAY_ONLY[Role(role)]}; this needs an {Role(needed)}."  # only editors and owners are ever needed
+
+
+def role_needed(method: str, declared: str | None) -> Role:
+    """The role a request needs: what its view declares, else reader to read, editor to write."""
+    if declared is not None:
+        return Role(declared)
+    return Role.READER if method in ("GET", "HEAD", "OPTIONS") else Role.EDITOR
+
+
+def key_new() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def key_digest(key: str) -> str:
+    """What is kept of a key: its SHA-256. A key is random enough that no salt or slow hash is needed."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def write_under_problem(path: str) -> str | None:
+    """What is wrong with a token's write_under, if anything: blank, or a path from the root
+    that ends with '/'."""
+    if path and not (path.startswith("/") and path.endswith("/")):
+        return f"write_under must be a path from the root ending with '/', like /swarmstar/nodes/a/, not '{path}'."
+    return None
+
+
+def token_refusal(*, revoked_at: datetime | None, expires_at: datetime | None, now: datetime) -> str | None:
+    """Why a token may not be used any more, or None if it may."""
+    if revoked_at is not None:
+        return "The token has been revoked."
+    if expires_at is not None and expires_at <= now:
+        return "The token has expired."
+    return None
+
+
+def last_use_due(last_used_at: datetime | None, now: datetime) -> bool:
+    return last_used_at is None or now - last_used_at >= LAST_USED_EVERY

@@ -1,0 +1,37 @@
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from memsite.errors import ServiceError
+from memsite.spaces.logic import Role
+from memsite.spaces.services import token_create
+
+
+class Command(BaseCommand):
+    help = "Make an API token for a member of the default space and print its key, which is shown only this once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--user", required=True, help="The username the token acts for.")
+        parser.add_argument("--name", default="made by token_create", help="What the token is for, as lists show it.")
+        parser.add_argument("--role", choices=list(Role), help="At most the user's own role, which is the default.")
+        parser.add_argument("--write-under", default="", help="A tree path like /swarmstar/nodes/a/ (stored only).")
+        parser.add_argument("--expires-days", type=int, help="Days until it expires; it never does without this.")
+
+    def handle(self, *args, user: str, name: str, role: str | None, write_under: str, expires_days: int | None, **_):
+        member = get_user_model().objects.filter(username=user).first()
+        if member is None:
+            raise CommandError(f"No user '{user}'.")
+        if expires_days is not None and expires_days < 1:
+            raise CommandError("--expires-days must be 1 or more.")
+        expires_at = timezone.now() + timedelta(days=expires_days) if expires_days is not None else None
+        try:
+            made = token_create(user=member, name=name, role=role, write_under=write_under, expires_at=expires_at)
+        except ServiceError as error:
+            raise CommandError(error.message) from None
+        token = made.token
+        self.stderr.write(
+            f"Token '{token.name}' for {user}, {token.role} in '{token.space.slug}'. Its key, shown once:"
+        )
+        self.stdout.write(made.key)

@@ -1,0 +1,70 @@
+"""Who a request acts as: its user, the space it acts in, the role it acts with there. Resolved
+once a request, from its token or its session; the one place a needed role is checked."""
+
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+
+from memsite.errors import Forbidden, NotFound
+from memsite.spaces import selectors
+from memsite.spaces.logic import SPACE_HEADER, Role, role_allows, role_lower, role_refusal
+from memsite.spaces.models import ApiToken, Space
+
+NOT_A_MEMBER = "You are not a member of any space; an owner can add you."
+CACHED = "memsite_principal"  # the attribute of the request that keeps its principal
+
+
+@dataclass(frozen=True)
+class Principal:
+    user: object
+    space: Space
+    role: Role
+    write_under: str  # the token's; blank for anywhere (and for sessions)
+    token: ApiToken | None  # None for a session
+
+
+def token_principal(token: ApiToken) -> Principal | None:
+    """A token's principal, acting with its own role but never above its member's; None when
+    its user is no longer a member of its space."""
+    member_role = selectors.membership_role(user=token.user, space_id=token.space_id)
+    if member_role is None:
+        return None
+    return Principal(token.user, token.space, role_lower(token.role, member_role), token.write_under, token)
+
+
+def principal_remember(request: object, principal: Principal) -> None:
+    setattr(getattr(request, "_request", request), CACHED, principal)
+
+
+def principal_of(request: object) -> Principal:
+    """The principal of an authenticated request (a DRF Request or Django's own). The space
+    named by X-Memsite-Space must be one the principal acts in: 404 otherwise, as for a space
+    that does not exist. A session without a membership is a 403."""
+    http_request: HttpRequest = getattr(request, "_request", request)  # type: ignore[arg-type]
+    slug = http_request.headers.get(SPACE_HEADER)
+    principal = getattr(http_request, CACHED, None)
+    if principal is None:
+        principal = _resolve(http_request, slug)
+        principal_remember(http_request, principal)
+    if slug is not None and slug != principal.space.slug:
+        raise NotFound(f"No space '{slug}'.")
+    return principal
+
+
+def _resolve(request: HttpRequest, slug: str | None) -> Principal:
+    token = getattr(request, "auth", None)
+    if isinstance(token, ApiToken):
+        principal = token_principal(token)
+        if principal is None:
+            raise Forbidden(NOT_A_MEMBER)
+        return principal
+    membership = selectors.membership_for_session(user=request.user, slug=slug)
+    if membership is None:
+        raise NotFound(f"No space '{slug}'.") if slug is not None else Forbidden(NOT_A_MEMBER)
+    return Principal(request.user, membership.space, Role(membership.role), "", None)
+
+
+def role_require(principal: Principal, needed: str) -> None:
+    """Forbidden (403), naming the role needed, unless the principal's role allows it."""
+    if not role_allows(principal.role, needed):
+        raise Forbidden(role_refusal(principal.role, needed))

@@ -1,0 +1,81 @@
+"""Roles over every API route and every page of the site (tests/security/routes.py): a reader
+reads, and any other call of theirs is a 403 naming the role needed that changes nothing, but
+for the few that only read (READ_ONLY_POSTS); an editor's calls all get past the check."""
+
+import pytest
+from django.urls import reverse
+
+from memsite.spaces.logic import Role
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import membership_set
+from tests.factories import token_for
+from tests.security.routes import API, PAGE, ROUTES, client_for, send, site_patterns
+from tests.security.test_authorization import fingerprint, rolled_back, route_id
+
+pytestmark = pytest.mark.django_db
+
+SAFE = ("GET", "HEAD", "OPTIONS")
+# POSTs that only read, declared so by their views (`required_role`).
+READ_ONLY_POSTS = {"api/retrieve/", "user/preferences/preview/"}
+REFUSAL = "Readers can only read; this needs an editor."
+API_PATTERNS = [
+    pattern for pattern in site_patterns() if ROUTES.get(pattern.route) and ROUTES[pattern.route].kind == API
+]
+PAGE_PATTERNS = [
+    pattern for pattern in site_patterns() if ROUTES.get(pattern.route) and ROUTES[pattern.route].kind == PAGE
+]
+
+
+def token_client(world, role: Role):
+    client = client_for(world, "anonymous")
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {token_for(world.user, role=role)}"
+    return client
+
+
+def reader_may(route: str, method: str) -> bool:
+    return method in SAFE or route in READ_ONLY_POSTS
+
+
+def check_reader(world, pattern, client) -> list[str]:
+    row = ROUTES[pattern.route]
+    url = reverse(pattern.name, kwargs=row.kwargs(world))
+    failures = []
+    for method, call in row.calls.items():
+        with rolled_back(client):
+            before = fingerprint()
+            response = send(client, method, url, call, world)
+            if reader_may(pattern.route, method):
+                problem = (
+                    "" if call.allows(response.status_code) else f"expected {call.status}, got {response.status_code}"
+                )
+            elif response.status_code != 403 or REFUSAL not in response.content.decode():
+                problem = f"expected 403 naming the editor, got {response.status_code}: {response.content[:200]!r}"
+            else:
+                problem = "a refused call changed the database" if fingerprint() != before else ""
+        if problem:
+            failures.append(f"{method} {url}: {problem}")
+    return failures
+
+
+@pytest.mark.parametrize("pattern", API_PATTERNS, ids=route_id)
+def test_a_reader_token_reads_and_is_refused_the_rest(world, pattern):
+    failures = check_reader(world, pattern, token_client(world, Role.READER))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("pattern", PAGE_PATTERNS, ids=route_id)
+def test_a_reader_session_reads_the_pages_and_is_refused_the_rest(world, pattern):
+    membership_set(space=space_default(), user=world.user, role=Role.READER)
+    failures = check_reader(world, pattern, client_for(world, "user"))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("pattern", API_PATTERNS, ids=route_id)
+def test_an_editor_token_gets_past_the_check_everywhere(world, pattern):
+    row = ROUTES[pattern.route]
+    url = reverse(pattern.name, kwargs=row.kwargs(world))
+    client = token_client(world, Role.EDITOR)
+    for method, call in row.calls.items():
+        with rolled_back(client):
+            status = send(client, method, url, call, world).status_code
+        assert status not in (401, 403), f"{method} {url}: {status}"

@@ -1,0 +1,98 @@
+"""The rules of roles and tokens, without a database."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memsite.spaces.logic import (
+    Role,
+    key_digest,
+    key_new,
+    last_use_due,
+    role_allows,
+    role_lower,
+    role_needed,
+    role_refusal,
+    token_refusal,
+    write_under_problem,
+)
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "role, needed, allowed",
+    [
+        (Role.READER, Role.READER, True),
+        (Role.READER, Role.EDITOR, False),
+        (Role.READER, Role.OWNER, False),
+        (Role.EDITOR, Role.READER, True),
+        (Role.EDITOR, Role.EDITOR, True),
+        (Role.EDITOR, Role.OWNER, False),
+        (Role.OWNER, Role.READER, True),
+        (Role.OWNER, Role.EDITOR, True),
+        (Role.OWNER, Role.OWNER, True),
+        (None, Role.READER, False),
+    ],
+)
+def test_each_role_allows_what_the_roles_below_it_allow(role, needed, allowed):
+    assert role_allows(role, needed) is allowed
+
+
+def test_a_token_acts_with_the_lower_of_its_role_and_its_members():
+    assert role_lower(Role.OWNER, Role.EDITOR) == Role.EDITOR
+    assert role_lower(Role.READER, Role.OWNER) == Role.READER
+    assert role_lower("editor", "editor") == Role.EDITOR
+
+
+def test_a_refusal_names_the_role_needed():
+    assert role_refusal(Role.READER, Role.EDITOR) == "Readers can only read; this needs an editor."
+    assert role_refusal(Role.EDITOR, Role.OWNER).endswith("; this needs an owner.")
+
+
+@pytest.mark.parametrize(
+    "method, declared, needed",
+    [
+        ("GET", None, Role.READER),
+        ("HEAD", None, Role.READER),
+        ("OPTIONS", None, Role.READER),
+        ("POST", None, Role.EDITOR),
+        ("PUT", None, Role.EDITOR),
+        ("PATCH", None, Role.EDITOR),
+        ("DELETE", None, Role.EDITOR),
+        ("POST", Role.READER, Role.READER),
+        ("GET", Role.OWNER, Role.OWNER),
+    ],
+)
+def test_reading_needs_a_reader_and_writing_an_editor_unless_the_view_says_otherwise(method, declared, needed):
+    assert role_needed(method, declared) == needed
+
+
+def test_a_token_is_refused_once_revoked_or_expired():
+    assert token_refusal(revoked_at=None, expires_at=None, now=NOW) is None
+    assert token_refusal(revoked_at=None, expires_at=NOW + timedelta(seconds=1), now=NOW) is None
+    assert token_refusal(revoked_at=None, expires_at=NOW, now=NOW) == "The token has expired."
+    assert token_refusal(revoked_at=NOW, expires_at=None, now=NOW) == "The token has been revoked."
+
+
+def test_a_use_is_noted_at_most_once_a_minute():
+    assert last_use_due(None, NOW)
+    assert not last_use_due(NOW - timedelta(seconds=59), NOW)
+    assert last_use_due(NOW - timedelta(minutes=1), NOW)
+
+
+def test_keys_are_random_and_kept_as_their_sha256():
+    first, second = key_new(), key_new()
+    assert first.startswith("ms_") and len(first) > 40 and first != second
+    assert key_digest(first) != key_digest(second) and len(key_digest(first)) == 64
+    assert key_digest("ms_abc") == "d4ad970b1d69ee97565b18c6274140b237009a31c29b55863013cfdc70b9a996"
+
+
+@pytest.mark.parametrize("path", ["", "/", "/swarmstar/nodes/a/"])
+def test_write_under_is_blank_or_a_path_from_the_root_ending_with_a_slash(path):
+    assert write_under_problem(path) is None
+
+
+@pytest.mark.parametrize("path", ["swarmstar/", "/swarmstar", "nodes"])
+def test_other_write_under_paths_are_refused(path):
+    assert "write_under" in write_under_problem(path)

@@ -1,0 +1,93 @@
+"""Who a request acts as. A token acts in its space; a session in the space X-Memsite-Space
+names, else in `default`, else in its first. A space the caller is not in is a 404, as one that
+does not exist; a session in no space is a 403."""
+
+import pytest
+from django.test import Client, RequestFactory
+
+from memsite.errors import Forbidden, NotFound
+from memsite.spaces.logic import Role
+from memsite.spaces.models import Membership, Space
+from memsite.spaces.principals import NOT_A_MEMBER, principal_of
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import membership_set
+from tests.factories import token_for
+
+pytestmark = pytest.mark.django_db
+
+
+def session_request(user, **headers):
+    request = RequestFactory().get("/", headers=headers)
+    request.user = user
+    return request
+
+
+@pytest.fixture
+def other_space(db) -> Space:
+    return Space.objects.create(slug="lab", name="Lab")
+
+
+def test_a_session_acts_in_the_default_space(user):
+    principal = principal_of(session_request(user))
+    assert (principal.user, principal.space, principal.role, principal.token) == (user, space_default(), "editor", None)
+
+
+def test_a_session_acts_in_the_space_the_header_names(user, other_space):
+    membership_set(space=other_space, user=user, role=Role.READER)
+    principal = principal_of(session_request(user, **{"X-Memsite-Space": "lab"}))
+    assert (principal.space, principal.role) == (other_space, Role.READER)
+
+
+def test_without_the_default_space_a_session_acts_in_its_first(user, other_space):
+    Membership.objects.filter(user=user).delete()
+    membership_set(space=other_space, user=user, role=Role.OWNER)
+    assert principal_of(session_request(user)).space == other_space
+
+
+@pytest.mark.parametrize("slug", ["lab", "nowhere"])
+def test_a_space_the_user_is_not_in_is_not_found_whether_it_exists_or_not(user, other_space, slug):
+    with pytest.raises(NotFound) as refused:
+        principal_of(session_request(user, **{"X-Memsite-Space": slug}))
+    assert refused.value.message == f"No space '{slug}'."
+
+
+def test_a_session_in_no_space_is_refused(user):
+    Membership.objects.filter(user=user).delete()
+    with pytest.raises(Forbidden, match="not a member of any space"):
+        principal_of(session_request(user))
+
+
+def test_the_principal_is_resolved_once_a_request(user, django_assert_num_queries):
+    request = session_request(user)
+    first = principal_of(request)
+    with django_assert_num_queries(0):
+        assert principal_of(request) is first
+
+
+def test_a_session_in_no_space_gets_403_on_the_api_and_the_pages(client, user, internal):
+    Membership.objects.filter(user=user).delete()
+    client.force_login(user)
+    for url in ("/api/nodes/roots/", "/memory/"):
+        response = client.get(url)
+        assert response.status_code == 403 and NOT_A_MEMBER in response.content.decode(), url
+    assert client.post("/logout/").status_code == 302  # but they may log out
+
+
+def test_the_header_over_http(client, user, other_space, internal):
+    client.force_login(user)
+    assert client.get("/api/nodes/roots/", headers={"X-Memsite-Space": "default"}).status_code == 200
+    refused = client.get("/api/nodes/roots/", headers={"X-Memsite-Space": "lab"})
+    assert refused.status_code == 404 and refused.json()["detail"] == "No space 'lab'."
+    page = client.get("/memory/", headers={"X-Memsite-Space": "lab"})
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/plain")
+
+
+def test_a_token_acts_in_its_own_space_and_no_other(user, other_space, internal):
+    membership_set(space=other_space, user=user, role=Role.EDITOR)
+    headers = {"Authorization": f"Bearer {token_for(user, role=Role.READER)}"}
+    client = Client(headers=headers)
+    response = client.get("/api/nodes/roots/")
+    assert response.status_code == 200
+    principal = principal_of(response.wsgi_request)
+    assert (principal.space, principal.role, principal.token.role) == (space_default(), Role.READER, Role.READER)
+    assert client.get("/api/nodes/roots/", headers={"X-Memsite-Space": "lab"}).status_code == 404
