@@ -1,11 +1,12 @@
-"""What a user may do to a node: the one answer both the services' refusals and the
-dashboard's buttons come from."""
+"""What a user may do to a node, and where a token may write: the one answer both the services'
+refusals and the dashboard's buttons come from."""
 
 from dataclasses import dataclass
 
+from memory import selectors
 from memory.models import Node
 from memsite.errors import Forbidden
-from memsite.spaces.logic import Role, role_allows
+from memsite.spaces.logic import Role, role_allows, write_under_refusal
 from memsite.spaces.principals import Principal
 from memsite.spaces.selectors import membership_role
 
@@ -46,3 +47,13 @@ def node_permissions(node: Node, user: object, *, actor: Principal | None = None
     role = actor.role if actor is not None else membership_role(user=user)
     owner = role_allows(role, Role.OWNER)
     return NodePermissions(node, **{**dict.fromkeys(REFUSALS, False), "edit": owner})
+
+
+def write_under_require(actor: Principal | None, node: Node, *, into: bool = False) -> None:
+    """Forbidden (403) unless the actor may write `node`, or with `into`, put nodes into it: a
+    token limited by its write_under writes only under that folder. The system (no actor) and
+    sessions write anywhere."""
+    if actor is None or not actor.write_under:
+        return  # anywhere: no path to read
+    if refusal := write_under_refusal(selectors.node_path(node=node), actor.write_under, into=into):
+        raise Forbidden(refusal)

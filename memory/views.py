@@ -288,6 +288,7 @@ def node_create(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
             description=form.cleaned_data["description"],
             content=content,
             user=request.user,
+            actor=principal_of(request),
         )
     except ServiceError as error:
         return _detail_response(request, parent, error=error.message, status=error.status)
@@ -322,7 +323,7 @@ def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 def node_delete(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(node_id)
     try:
-        deleted = services.node_delete(node=node, user=request.user)
+        deleted = services.node_delete(node=node, user=request.user, actor=principal_of(request))
     except ServiceError as error:
         return _detail_response(request, node, error=error.message, status=error.status)
     parent = _parent(node)
@@ -354,7 +355,9 @@ def _project_import(request: HtmxHttpRequest, project: Node) -> HttpResponse:
         return _detail_response(request, project, error=form_error(form), status=400)
     data = form.cleaned_data
     try:
-        result = services.project_import(project=project, archive=data["archive"], user=request.user, mode=data["mode"])
+        result = services.project_import(
+            project=project, archive=data["archive"], user=request.user, mode=data["mode"], actor=principal_of(request)
+        )
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
     message = _import_message(result)
@@ -444,6 +447,7 @@ def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
                 data=form.cleaned_data["content"].encode(),
                 user=request.user,
                 expected_version=form.cleaned_data["version"],
+                actor=principal_of(request),
             )
             message = "Saved."
         except ServiceError as error_:

@@ -208,6 +208,7 @@ class NodeCreateApi(APIView):
             content=data.get("content"),
             user=request.user,
             node_id=data.get("id"),
+            actor=principal_of(request),
         )
         response = Response(self.OutputSerializer(node).data, status=status.HTTP_201_CREATED)
         response["Location"] = reverse("memory-api:node-detail", kwargs={"node_id": node.pk})
@@ -284,7 +285,7 @@ class NodeDetailApi(APIView):
         responses={204: OpenApiResponse(description="Deleted."), **errors(403, 404)},
     )
     def delete(self, request: Request, node_id: str) -> Response:
-        services.node_delete(node=selectors.node_get(node_id=node_id), user=request.user)
+        services.node_delete(node=selectors.node_get(node_id=node_id), user=request.user, actor=principal_of(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -360,7 +361,7 @@ class NodeMoveApi(APIView):
         serializer.is_valid(raise_exception=True)
         node = selectors.node_get(node_id=node_id)
         new_parent = selectors.node_get(node_id=serializer.validated_data["parent"])
-        node = services.node_move(node=node, new_parent=new_parent, user=request.user)
+        node = services.node_move(node=node, new_parent=new_parent, user=request.user, actor=principal_of(request))
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
 
@@ -443,6 +444,7 @@ class NodeContentApi(AnyAcceptMixin, APIView):
             data=data,
             user=request.user,
             expected_version=expected_version(request),
+            actor=principal_of(request),
         )
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
@@ -517,5 +519,7 @@ class ProjectImportApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        result = services.project_import(project=project, archive=data["archive"], user=request.user, mode=data["mode"])
+        result = services.project_import(
+            project=project, archive=data["archive"], user=request.user, mode=data["mode"], actor=principal_of(request)
+        )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

@@ -16,6 +16,7 @@ from django.utils import timezone
 from memory import selectors
 from memory.index.writes import index_nodes
 from memory.models import Node, NodeContent, NodeEvent
+from memory.permissions import write_under_require
 from memory.rows import insert_rows
 from memory.services.archive_formats import Archive, ArchiveEntry, open_archive
 from memory.services.archive_plan import FileWrite, ImportMode, ProjectNode, plan_import
@@ -33,6 +34,7 @@ from memory.types import get_type
 from memory.validation import fit_name
 from memsite.errors import Conflict, InvalidInput
 from memsite.names import excerpt
+from memsite.spaces.principals import Principal
 
 
 @dataclass(frozen=True)
@@ -48,13 +50,17 @@ IMPORT_BYTES_PER_WRITE = 8 * 1024 * 1024
 
 
 @transaction.atomic
-def project_import(*, project: Node, archive: BinaryIO, user: User, mode: str = ImportMode.FAIL) -> ImportResult:
+def project_import(
+    *, project: Node, archive: BinaryIO, user: User, mode: str = ImportMode.FAIL, actor: Principal | None = None
+) -> ImportResult:
     """Import the archive into the project in `mode` (`memory.services.archive_plan`): fail adds
     only, merge also updates the project's files, replace makes the project the archive. The
     plan is checked whole before anything is written; the files' data is then written as it is
-    read, in this transaction, so a member that turns out unreadable rolls it all back."""
+    read, in this transaction, so a member that turns out unreadable rolls it all back. A token
+    limited to a folder imports only into a project under it."""
     if project.type != "project_root_folder":
         raise InvalidInput(f"'{project.name}' is not a project root; archives import only into projects.")
+    write_under_require(actor, project)
     if mode not in ImportMode.values:
         raise InvalidInput(f"Unknown import mode {excerpt(str(mode))}: use fail, merge or replace.")
     with open_archive(archive) as opened:
@@ -62,7 +68,7 @@ def project_import(*, project: Node, archive: BinaryIO, user: User, mode: str = 
         plan = plan_import(project_id=project.pk, nodes=nodes, entries=opened.entries, mode=ImportMode(mode))
         deleted = _delete(plan.deletes, user_id=user_id_of(user))
         parents = Node.objects.in_bulk([parent_id for parent_id, _ in plan.creates])
-        for parent_id, specs in plan.creates:
+        for parent_id, specs in plan.creates:  # in the project, whose place was checked above
             node_bulk_create(parent=parents[parent_id], specs=specs, user=user, defer_content=True)
         written = _write_contents(opened, plan.files)
     updates = [(file.entry, file.node) for file in plan.files if file.node is not None]

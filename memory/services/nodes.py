@@ -18,7 +18,7 @@ from treebeard.exceptions import PathOverflow
 from memory import selectors
 from memory.index.writes import index_nodes
 from memory.models import MAX_DEPTH, Node, NodeContent, NodeEvent, new_node_id
-from memory.permissions import node_permissions
+from memory.permissions import node_permissions, write_under_require
 from memory.rows import insert_rows
 from memory.services.descriptions import descriptions_queue
 from memory.services.events import EVENT_COLUMNS, deletions, node_events_record, user_id_of
@@ -201,9 +201,11 @@ def node_create(
     content: bytes | None = None,
     user: User = None,
     node_id: str | None = None,
+    actor: Principal | None = None,
 ) -> Node:
     """Create one node. `node_id` is a client's own id for it (seed 000's clients name their
-    nodes); a taken id is a conflict, so that a retried create never makes a second node."""
+    nodes); a taken id is a conflict, so that a retried create never makes a second node.
+    `actor`: the request's principal, whose token may write only under its folder."""
     memory_type = get_type(type)
     name = validate_name(name)
     description = validate_description(description)
@@ -212,6 +214,7 @@ def node_create(
         validate_content(memory_type, content)
     if parent is not None:
         parent = _lock(parent)
+        write_under_require(actor, parent, into=True)
         if parent.depth >= MAX_DEPTH:
             raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
     project = selectors.node_project_root(node=parent) if parent is not None else None
@@ -287,7 +290,14 @@ class _BranchRows:
 
 
 @transaction.atomic
-def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = None, defer_content: bool = False) -> int:
+def node_bulk_create(
+    *,
+    parent: Node,
+    specs: Sequence[NodeSpec],
+    user: User = None,
+    defer_content: bool = False,
+    actor: Principal | None = None,
+) -> int:
     """Create whole branches under `parent` in a few statements: paths are computed here and
     rows are copied in at once. All specs are validated before anything is written. Returns how
     many nodes were created, and sets each spec's `node_id`.
@@ -295,8 +305,9 @@ def node_bulk_create(*, parent: Node, specs: Sequence[NodeSpec], user: User = No
     With `defer_content`, no content row is written: the caller writes one (`content_values`,
     `insert_rows`) for each node whose type holds content, in the same transaction, and indexes
     those nodes (`index_nodes`). An archive import does, reading the files' data only once the
-    whole tree is known to fit."""
+    whole tree is known to fit. `actor` as for `node_create`."""
     parent = _lock(parent)
+    write_under_require(actor, parent, into=True)
     project = selectors.node_project_root(node=parent)
     taken = set(Node.objects.filter(parent=parent).values_list("name", flat=True))
     file_paths = _validate_specs(specs, parent=parent, taken=taken, in_project=project is not None)
@@ -410,7 +421,8 @@ def node_update(
     """Rename, describe, retype or change the context of a node. With `expected_version`, the
     write happens only if nobody changed the node since that version (else Conflict). An update
     that changes nothing writes nothing, and the version stays. `actor`: the request's
-    principal, whose role says what of an internal folder may change."""
+    principal, whose role says what of an internal folder may change, and whose token may
+    write only under its folder."""
     node = _lock(node)
     _check_version(node, expected_version)
     _check_update_allowed(node, user=user, actor=actor, name=name, type=type, context=context)
@@ -463,6 +475,7 @@ def _check_update_allowed(
 ) -> None:
     """What the update would change, against what the user may change; a user who may not edit
     the node is refused even an update that would change nothing."""
+    write_under_require(actor, node)
     allowed = node_permissions(node, user, actor=actor)
     if name is not None and name.strip() != node.name or type is not None and type != node.type:
         allowed.require("rename")
@@ -483,9 +496,10 @@ def _check_retype(node: Node, memory_type: MemoryType) -> None:
 
 @_retried_on_root_change
 @transaction.atomic
-def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
-    """Move a node, with its whole branch, to the end of another folder's children."""
-    node_permissions(node, user).require("move")
+def node_move(*, node: Node, new_parent: Node, user: User, actor: Principal | None = None) -> Node:
+    """Move a node, with its whole branch, to the end of another folder's children. A token
+    limited to a folder moves only within it: neither in from outside nor out."""
+    node_permissions(node, user, actor=actor).require("move")
     current = _lock_roots(node, new_parent)
     for gone in (node, new_parent):
         if gone.pk not in current:
@@ -495,6 +509,8 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
     # Creates in the new parent lock its row: a create and this move must not both take its
     # next child position.
     new_parent = _lock(new_parent)
+    write_under_require(actor, node)
+    write_under_require(actor, new_parent, into=True)
     if new_parent.pk == node.pk or new_parent.is_descendant_of(node):
         raise Conflict(f"'{node.name}' cannot be moved into itself or its own branch.")
     if new_parent.pk == node.parent_id:
@@ -536,13 +552,14 @@ def node_move(*, node: Node, new_parent: Node, user: User) -> Node:
 
 @_retried_on_root_change
 @transaction.atomic
-def node_delete(*, node: Node, user: User) -> int:
+def node_delete(*, node: Node, user: User, actor: Principal | None = None) -> int:
     """Delete a node and its whole branch; returns how many nodes were deleted."""
-    node_permissions(node, user).require("delete")
+    node_permissions(node, user, actor=actor).require("delete")
     locked = _lock_roots(node).get(node.pk)
     if locked is None:
         return 0
     node = locked
+    write_under_require(actor, node)
     _lock_branch(node)
     node_events_record(NodeEvent.Action.DELETE, deletions([node.pk]), user_id=user_id_of(user))
     _deleted, per_model = Node.objects.filter(pk=node.pk).delete()
@@ -550,9 +567,12 @@ def node_delete(*, node: Node, user: User) -> int:
 
 
 @transaction.atomic
-def node_content_set(*, node: Node, data: bytes, user: User, expected_version: int | None = None) -> Node:
+def node_content_set(
+    *, node: Node, data: bytes, user: User, expected_version: int | None = None, actor: Principal | None = None
+) -> Node:
     node = _lock(node)
-    node_permissions(node, user).require("write_content")
+    write_under_require(actor, node)
+    node_permissions(node, user, actor=actor).require("write_content")
     memory_type = get_type(node.type)
     validate_content(memory_type, data)
     _check_version(node, expected_version)

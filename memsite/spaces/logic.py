@@ -1,5 +1,5 @@
 """The rules of roles and tokens, without reads or writes: what a role allows, a token's
-effective role, whether a token may still be used, and how a key is made and kept."""
+effective role, where it may write, whether it may still be used, and how a key is made and kept."""
 
 import hashlib
 import secrets
@@ -67,6 +67,15 @@ def write_under_problem(path: str) -> str | None:
     if path and not (path.startswith("/") and path.endswith("/")):
         return f"write_under must be a path from the root ending with '/', like /swarmstar/nodes/a/, not '{path}'."
     return None
+
+
+def write_under_refusal(path: str, write_under: str, *, into: bool = False) -> str | None:
+    """Why a token whose writes stay under `write_under` (blank: anywhere) may not write the
+    node at `path`, a path from the root, or with `into`, put a node into the folder there;
+    None if it may. The folder `write_under` names takes new nodes but is not itself under it."""
+    # Names hold no '/': a node is under the folder exactly when its path starts with the folder's and '/'.
+    written = path + "/" if into else path
+    return None if written.startswith(write_under) else f"This token writes only under {write_under}."
 
 
 def token_refusal(*, revoked_at: datetime | None, expires_at: datetime | None, now: datetime) -> str | None:

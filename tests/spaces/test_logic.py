@@ -15,6 +15,7 @@ from memsite.spaces.logic import (
     role_refusal,
     token_refusal,
     write_under_problem,
+    write_under_refusal,
 )
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -96,3 +97,36 @@ def test_write_under_is_blank_or_a_path_from_the_root_ending_with_a_slash(path):
 @pytest.mark.parametrize("path", ["swarmstar/", "/swarmstar", "nodes"])
 def test_other_write_under_paths_are_refused(path):
     assert "write_under" in write_under_problem(path)
+
+
+SCOPE = "/swarmstar/nodes/a/"
+REFUSAL = "This token writes only under /swarmstar/nodes/a/."
+
+
+@pytest.mark.parametrize("path", ["/swarmstar/nodes/a/notes.md", "/swarmstar/nodes/a/deep/er/x"])
+def test_a_token_writes_the_nodes_under_its_folder(path):
+    assert write_under_refusal(path, SCOPE) is None
+
+
+@pytest.mark.parametrize(
+    "path", ["/swarmstar/nodes/a", "/swarmstar/nodes", "/swarmstar/nodes/ab/x", "/swarmstar/nodes/b/a/x", "/user/a"]
+)
+def test_a_token_writes_neither_its_folder_nor_anything_outside_it(path):
+    assert write_under_refusal(path, SCOPE) == REFUSAL
+
+
+@pytest.mark.parametrize("folder", ["/swarmstar/nodes/a", "/swarmstar/nodes/a/deep"])
+def test_a_token_puts_nodes_into_its_folder_and_the_folders_under_it(folder):
+    assert write_under_refusal(folder, SCOPE, into=True) is None
+
+
+@pytest.mark.parametrize("folder", ["/swarmstar/nodes", "/swarmstar/nodes/ab", "/swarmstar", "/user"])
+def test_a_token_puts_nothing_into_a_folder_outside_it(folder):
+    assert write_under_refusal(folder, SCOPE, into=True) == REFUSAL
+
+
+@pytest.mark.parametrize("path", ["/swarmstar", "/user/notes/plan.md"])
+def test_a_blank_or_root_write_under_writes_anywhere(path):
+    for write_under in ("", "/"):
+        assert write_under_refusal(path, write_under) is None
+        assert write_under_refusal(path, write_under, into=True) is None
