@@ -80,7 +80,7 @@ ETAG = OpenApiParameter(
 
 errors = refusals(
     {
-        403: "Refused: internal folders are immutable, or the user lacks the right.",
+        403: "Refused: internal folders are immutable, the token writes elsewhere, or the user lacks the right.",
         404: "No such node.",
         409: "Conflict: a sibling has the name, the version is stale, or a move would make a cycle.",
         411: "The content was sent without a Content-Length.",
@@ -511,7 +511,7 @@ class ProjectImportApi(APIView):
         "failure, the project is left as it was.",
         parameters=[NODE_ID],
         request={"multipart/form-data": InputSerializer},
-        responses={201: OutputSerializer, **errors(400, 404, 409, 413)},
+        responses={201: OutputSerializer, **errors(400, 403, 404, 409, 413)},
     )
     def post(self, request: Request, node_id: str) -> Response:
         project = selectors.node_get(node_id=node_id)
