@@ -40,8 +40,8 @@ class ApiToken(models.Model):
     role = models.CharField(max_length=16, choices=ROLE_CHOICES)
     digest = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=8)
-    # A tree path the token's writes are meant to stay under ("/swarmstar/nodes/a/"); blank for
-    # anywhere. Kept for now, not yet enforced.
+    # A tree path the token's writes stay under ("/swarmstar/nodes/a/"); blank for anywhere.
+    # memory/permissions.py holds the memory services to it.
     write_under = models.CharField(max_length=1000, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

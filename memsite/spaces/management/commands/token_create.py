@@ -16,7 +16,9 @@ class Command(BaseCommand):
         parser.add_argument("--user", required=True, help="The username the token acts for.")
         parser.add_argument("--name", default="made by token_create", help="What the token is for, as lists show it.")
         parser.add_argument("--role", choices=list(Role), help="At most the user's own role, which is the default.")
-        parser.add_argument("--write-under", default="", help="A tree path like /swarmstar/nodes/a/ (stored only).")
+        parser.add_argument(
+            "--write-under", default="", help="It writes only under this tree path, like /swarmstar/nodes/a/."
+        )
         parser.add_argument("--expires-days", type=int, help="Days until it expires; it never does without this.")
 
     def handle(self, *args, user: str, name: str, role: str | None, write_under: str, expires_days: int | None, **_):
