@@ -1,5 +1,5 @@
-"""What a user may do to a node, and where a token may write: the one answer both the services'
-refusals and the dashboard's buttons come from."""
+"""What a user may do to a node, the one answer both the services' refusals and the dashboard's
+buttons come from; and where a token may write, which the services refuse outside."""
 
 from dataclasses import dataclass
 
