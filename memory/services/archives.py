@@ -60,7 +60,7 @@ def project_import(
     limited to a folder imports only into a project under it."""
     if project.type != "project_root_folder":
         raise InvalidInput(f"'{project.name}' is not a project root; archives import only into projects.")
-    write_under_require(actor, project)
+    write_under_require(actor, project, into=True)  # the files go into it; the project stays
     if mode not in ImportMode.values:
         raise InvalidInput(f"Unknown import mode {excerpt(str(mode))}: use fail, merge or replace.")
     with open_archive(archive) as opened:

@@ -157,6 +157,13 @@ def test_imports_into_a_project_under_its_folder(user):
     assert selectors.node_resolve(path="/projects/mine/README.md").type == "project_file_bytes"
 
 
+def test_a_token_limited_to_a_project_updates_it(user):
+    project = ProjectFactory(name="mine")
+    response = import_into(client_writing_under(user, "/projects/mine/"), project)
+    assert response.status_code == 201, response.content
+    assert selectors.node_resolve(path="/projects/mine/README.md").type == "project_file_bytes"
+
+
 def test_reads_everything(scoped, tree):
     assert scoped.get(url("node-detail", tree.outside)).status_code == 200
     assert scoped.get(url("node-content", tree.outside)).content.startswith(b"# notes.md")
