@@ -26,7 +26,6 @@ from memsite.spaces.api.serializers import (
     TokenSerializer,
 )
 from memsite.spaces.logic import MAX_EXPIRES_IN_DAYS, Role, expiry_of, expiry_problem
-from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import Principal, principal_of, spaces_of
 
 TAG = "spaces"
@@ -223,7 +222,7 @@ class TokenApi(SpaceApi):
     )
     def delete(self, request: Request, slug: str, token_id: int) -> Response:
         principal = self.principal()
-        token: ApiToken = selectors.token_seen_by(
+        token = selectors.token_seen_by(
             space=principal.space, user=principal.user, role=principal.role, token_id=token_id
         )
         return Response(self.OutputSerializer(services.token_revoke(token=token)).data)
