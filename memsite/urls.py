@@ -28,6 +28,7 @@ urlpatterns = [
     path("api/agents/", include((context_api_urls.urlpatterns + brain_api_urls.urlpatterns, "agents-api"))),
     path("api/graphs/", include("agents.graphs.api.urls")),
     path("api/usage/", UsageApi.as_view(), name="api-usage"),
+    path("api/spaces/", include("memsite.spaces.api.urls")),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
     path("", include((context_urls.urlpatterns + brain_urls.urlpatterns + graph_urls.urlpatterns, "agents"))),

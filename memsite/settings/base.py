@@ -173,6 +173,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two sets of choices are each called `role`: a message's keeps its name, a member's has its own.
+    "ENUM_NAME_OVERRIDES": {
+        "RoleEnum": "agents.context.models.Role",
+        "SpaceRoleEnum": "memsite.spaces.models.ROLE_CHOICES",
+    },
     # Swagger UI from drf-spectacular-sidecar's static files, not a CDN: the docs page works
     # offline and its CSP needs no other host.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -1,5 +1,6 @@
 """The rules of roles and tokens, without reads or writes: what a role allows, a token's
-effective role, where it may write, whether it may still be used, and how a key is made and kept."""
+effective role, where it may write, whether it may still be used, how a key is made and kept,
+when a new token expires, and that a space keeps an owner."""
 
 import hashlib
 import secrets
@@ -12,6 +13,7 @@ KEY_PREFIX = "ms_"
 SHOWN_PREFIX_CHARS = 8  # of the key, kept to tell tokens apart in lists
 # last_used_at is written at most this often per token: a busy token costs no write a request.
 LAST_USED_EVERY = timedelta(minutes=1)
+MAX_EXPIRES_IN_DAYS = 3650  # a key meant to last longer than ten years had better never expire
 
 
 class Role(StrEnum):
@@ -89,3 +91,26 @@ def token_refusal(*, revoked_at: datetime | None, expires_at: datetime | None, n
 
 def last_use_due(last_used_at: datetime | None, now: datetime) -> bool:
     return last_used_at is None or now - last_used_at >= LAST_USED_EVERY
+
+
+def expiry_problem(*, expires_at: datetime | None, expires_in_days: int | None, now: datetime) -> str | None:
+    """What is wrong with a new token's expiry, if anything: both forms given, or a moment past."""
+    if expires_at is not None and expires_in_days is not None:
+        return "Send expires_at or expires_in_days, not both."
+    if expires_at is not None and expires_at <= now:
+        return "expires_at must be in the future."
+    return None
+
+
+def expiry_of(*, expires_at: datetime | None, expires_in_days: int | None, now: datetime) -> datetime | None:
+    """When a new token expires, from a moment or a number of days from now; None for never."""
+    return now + timedelta(days=expires_in_days) if expires_in_days is not None else expires_at
+
+
+def last_owner_problem(*, username: str, slug: str, role: str, new_role: str | None, owners: int) -> str | None:
+    """Why a member with `role` may not become `new_role` (None: be removed), if they may not:
+    the space's last owner stays one, or nobody could manage it."""
+    if role != Role.OWNER or new_role == Role.OWNER or owners > 1:
+        return None
+    change = "removed" if new_role is None else f"made {Role(new_role)}"
+    return f"{username} is the last owner of '{slug}' and cannot be {change}; make another member an owner first."

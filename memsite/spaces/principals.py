@@ -36,12 +36,12 @@ def principal_remember(request: object, principal: Principal) -> None:
     setattr(getattr(request, "_request", request), CACHED, principal)
 
 
-def principal_of(request: object) -> Principal:
+def principal_of(request: object, slug: str | None = None) -> Principal:
     """The principal of an authenticated request (a DRF Request or Django's own). The space
-    named by X-Memsite-Space must be one the principal acts in: 404 otherwise, as for a space
-    that does not exist. A session without a membership is a 403."""
+    named by `slug` (a URL's), else by X-Memsite-Space, must be one the principal acts in: 404
+    otherwise, as for a space that does not exist. A session without a membership is a 403."""
     http_request: HttpRequest = getattr(request, "_request", request)  # type: ignore[arg-type]
-    slug = http_request.headers.get(SPACE_HEADER)
+    slug = slug if slug is not None else http_request.headers.get(SPACE_HEADER)
     principal = getattr(http_request, CACHED, None)
     if principal is None:
         principal = _resolve(http_request, slug)
@@ -62,6 +62,14 @@ def _resolve(request: HttpRequest, slug: str | None) -> Principal:
     if membership is None:
         raise NotFound(f"No space '{slug}'.") if slug is not None else Forbidden(NOT_A_MEMBER)
     return Principal(request.user, membership.space, Role(membership.role), "", None)
+
+
+def spaces_of(principal: Principal) -> list[tuple[Space, Role]]:
+    """The spaces a principal acts in, with the role it acts with in each: a token its own
+    space only; a session every space its user is a member of."""
+    if principal.token is not None:
+        return [(principal.space, principal.role)]
+    return [(membership.space, Role(membership.role)) for membership in selectors.memberships_of(user=principal.user)]
 
 
 def role_require(principal: Principal, needed: str) -> None:

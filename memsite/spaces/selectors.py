@@ -1,7 +1,9 @@
-from django.db.models import Case, IntegerField, Value, When
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from memsite.errors import NotFound
-from memsite.spaces.logic import DEFAULT_SPACE, Role, key_digest
+from memsite.spaces.logic import DEFAULT_SPACE, Role, key_digest, role_allows
 from memsite.spaces.models import ApiToken, Membership, Space
 
 
@@ -37,6 +39,62 @@ def membership_for_session(*, user: object, slug: str | None) -> Membership | No
         return memberships.filter(space__slug=slug).first()
     default_first = Case(When(space__slug=DEFAULT_SPACE, then=Value(0)), default=Value(1), output_field=IntegerField())
     return memberships.order_by(default_first, "pk").first()
+
+
+def memberships_of(*, user: object) -> QuerySet[Membership]:
+    """`user`'s memberships with their spaces, by the spaces' slugs."""
+    user_id = _member_id(user)
+    if user_id is None:
+        return Membership.objects.none()
+    return Membership.objects.select_related("space").filter(user_id=user_id).order_by("space__slug")
+
+
+def members(*, space: Space) -> QuerySet[Membership]:
+    return Membership.objects.select_related("user").filter(space=space)
+
+
+def membership_get(*, space: Space, username: str, for_update: bool = False) -> Membership:
+    """The membership of the user named `username` in `space`: NotFound (404) if they are not a member."""
+    memberships = Membership.objects.select_related("user")
+    if for_update:
+        memberships = memberships.select_for_update(of=("self",))
+    membership = memberships.filter(space=space, user__username=username).first()
+    if membership is None:
+        raise NotFound(f"No member '{username}' in '{space.slug}'.")
+    return membership
+
+
+def user_get(*, username: str) -> AbstractBaseUser:
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise NotFound(f"No user '{username}'.")
+    return user
+
+
+def owner_ids(*, space: Space, for_update: bool = False) -> list[int]:
+    """The ids of the owners' memberships; locked, when `for_update`, until the transaction ends."""
+    owners = Membership.objects.filter(space=space, role=Role.OWNER)
+    if for_update:
+        owners = owners.select_for_update()
+    return list(owners.values_list("pk", flat=True))
+
+
+def tokens_seen_by(*, space: Space, user: object, role: str) -> QuerySet[ApiToken]:
+    """The tokens of `space` that a member acting with `role` may see and revoke: an owner
+    every one, anyone else their own."""
+    tokens = ApiToken.objects.select_related("user").filter(space=space)
+    if role_allows(role, Role.OWNER):
+        return tokens
+    user_id = _member_id(user)
+    return tokens.filter(user_id=user_id) if user_id is not None else tokens.none()
+
+
+def token_seen_by(*, space: Space, user: object, role: str, token_id: int) -> ApiToken:
+    """One of the tokens `tokens_seen_by` gives: NotFound (404) for any other, whether it exists or not."""
+    token = tokens_seen_by(space=space, user=user, role=role).filter(pk=token_id).first()
+    if token is None:
+        raise NotFound(f"No token {token_id} in '{space.slug}'.")
+    return token
 
 
 def _member_id(user: object) -> int | None:

@@ -2,6 +2,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -13,13 +14,15 @@ from memsite.spaces.logic import (
     Role,
     key_digest,
     key_new,
+    last_owner_problem,
     last_use_due,
     role_allows,
+    role_lower,
     token_refusal,
     write_under_problem,
 )
 from memsite.spaces.models import ApiToken, Membership, Space
-from memsite.spaces.principals import Principal, token_principal
+from memsite.spaces.principals import Principal, role_require, token_principal
 
 
 class TokenRefused(ServiceError):
@@ -34,10 +37,42 @@ class NewToken:
     key: str  # shown once: only its digest is kept
 
 
+@transaction.atomic
 def membership_set(*, space: Space, user: AbstractBaseUser, role: str) -> Membership:
-    """Make `user` a member of `space` with `role`, or change the role they have there."""
-    membership, _ = Membership.objects.update_or_create(space=space, user_id=user.pk, defaults={"role": Role(role)})
+    """Make `user` a member of `space` with `role`, or change the role they have there. The
+    space's last owner stays one: Conflict (409)."""
+    role = _role(role)
+    current = Membership.objects.select_for_update().filter(space=space, user_id=user.pk).first()
+    if current is not None:
+        _keep_an_owner(space, current, role)
+    membership, _ = Membership.objects.update_or_create(space=space, user_id=user.pk, defaults={"role": role})
     return membership
+
+
+@transaction.atomic
+def membership_remove(*, space: Space, username: str) -> None:
+    """Remove the member `username` from `space` (NotFound, 404, if they are not one), unless
+    they are its last owner (Conflict, 409). Their tokens stay, refused while they are not a member."""
+    membership = selectors.membership_get(space=space, username=username, for_update=True)
+    _keep_an_owner(space, membership, None)
+    membership.delete()
+
+
+def _keep_an_owner(space: Space, membership: Membership, new_role: Role | None) -> None:
+    # The owners are locked: two owners lowering each other at once must not leave none.
+    owners = len(selectors.owner_ids(space=space, for_update=True))
+    username = membership.user.get_username()
+    if problem := last_owner_problem(
+        username=username, slug=space.slug, role=membership.role, new_role=new_role, owners=owners
+    ):
+        raise Conflict(problem)
+
+
+def _role(role: str) -> Role:
+    try:
+        return Role(role)
+    except ValueError:
+        raise InvalidInput(f"No role '{role}'; the roles are {', '.join(Role)}.") from None
 
 
 def token_create(
@@ -48,19 +83,21 @@ def token_create(
     role: str | None = None,
     write_under: str = "",
     expires_at: datetime | None = None,
+    maker_role: str | None = None,
 ) -> NewToken:
-    """A token acting for `user` in `space` (the default space if none), with `role` (the
-    member's own if none), which may not be above the member's: Conflict (409) otherwise."""
+    """A token acting for `user` in `space` (the default space if none), with `role`, which may
+    be above neither the member's nor `maker_role` (the role of whoever makes it, when a request
+    does): Conflict (409) otherwise. Without `role`, the highest it may have."""
     space = space or selectors.space_default()
     member_role = selectors.membership_role(user=user, space_id=space.pk)
     if member_role is None:
         raise Conflict(f"{user} is not a member of the space '{space.slug}'.")
-    try:
-        role = Role(role or member_role)
-    except ValueError:
-        raise InvalidInput(f"No role '{role}'; the roles are {', '.join(Role)}.") from None
+    highest = role_lower(member_role, maker_role) if maker_role is not None else member_role
+    role = _role(role or highest)
     if not role_allows(member_role, role):
         raise Conflict(f"{user} is {member_role} in '{space.slug}': a token of theirs cannot be {role}.")
+    if not role_allows(highest, role):
+        raise Conflict(f"You act as {maker_role} in '{space.slug}': a token you make cannot be {role}.")
     if problem := write_under_problem(write_under):
         raise InvalidInput(problem)
     key = key_new()
@@ -75,6 +112,34 @@ def token_create(
         expires_at=expires_at,
     )
     return NewToken(token, key)
+
+
+def token_make(
+    *,
+    maker: Principal,
+    name: str,
+    username: str | None = None,
+    role: str | None = None,
+    write_under: str = "",
+    expires_at: datetime | None = None,
+) -> NewToken:
+    """A token made through the API by `maker`, in their space: for themselves, or for the
+    member `username` when `maker` is an owner (Forbidden, 403, otherwise; NotFound, 404, for
+    one who is not a member). Never above `maker`'s own role."""
+    user = maker.user
+    if username is not None and username != getattr(user, "username", None):
+        role_require(maker, Role.OWNER)
+        user = selectors.membership_get(space=maker.space, username=username).user
+    assert isinstance(user, AbstractBaseUser)  # a principal's user is a real one, never the anonymous
+    return token_create(
+        user=user,
+        space=maker.space,
+        name=name,
+        role=role,
+        write_under=write_under,
+        expires_at=expires_at,
+        maker_role=maker.role,
+    )
 
 
 def token_revoke(*, token: ApiToken) -> ApiToken:

@@ -1,12 +1,13 @@
 """Property-based fuzzing of the whole REST API from its own OpenAPI schema (schemathesis).
 
 Every operation the schema at /api/schema/ describes is called in-process through the WSGI
-application with a user's token, with valid and invalid inputs generated from the schema (the
-examples, coverage and fuzzing phases). Path ids are those of a small world (an agent with a
-brain and a checkpoint, a reasoning graph, a memory tree, searches and a pending question) about
-half of the time, so that most operations get past their 404s. Every response must be below 500,
-have a documented status code, content type and headers, and match the schema documented for it;
-input the schema calls invalid must be refused.
+application with a user's token (an owner's for the spaces API), with valid and invalid inputs
+generated from the schema (the examples, coverage and fuzzing phases). Path ids are those of a
+small world (an agent with a brain and a checkpoint, a reasoning graph, a memory tree, searches
+and a pending question, a space's members and tokens) about half of the time, so that most
+operations get past their 404s. Every response must be below 500, have a documented status
+code, content type and headers, and match the schema documented for it; input the schema
+calls invalid must be refused.
 
 Generation is derandomized: a run sends the same requests as the last one with the same
 PYTHONHASHSEED (schemathesis orders some of its choices by hash). Select it with `-m fuzz`; it
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from django.contrib.auth import get_user_model
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
@@ -42,6 +44,8 @@ from agents.context import services as context_services
 from agents.graphs import services as graph_services
 from memory import selectors
 from memory.models import Search, SearchQuestion
+from memsite.spaces.logic import Role
+from memsite.spaces.services import token_create
 from tests.agents.graphs.api.test_graphs import INDEXED
 from tests.factories import (
     AgentFactory,
@@ -129,7 +133,8 @@ class FakeClock:
 def world(db):
     """An agent with a conversation, a checkpoint, a brain and a goal; a reasoning graph with
     four nodes and a memorized step; a folder, a document, a project and its file; a queued
-    search, one done with a step and a sub-search, and one waiting for the answer to its question."""
+    search, one done with a step and a sub-search, and one waiting for the answer to its question;
+    the space's only owner (whom the last-owner rule keeps one), a member, and a token of each."""
     agent = AgentFactory()
     context_services.message_append(agent=agent, role="user", content="Where is the deploy script?")
     checkpoint = context_services.checkpoint_create(agent=agent)
@@ -170,6 +175,7 @@ def world(db):
     SearchFactory(parent=done, depth=1, status=Search.Status.DONE)
     waiting = SearchFactory(status=Search.Status.WAITING)
     question = SearchQuestion.objects.create(search=waiting, questions=["Which port?"])
+    owner, member = UserFactory(role=Role.OWNER), UserFactory()
     WORLD.update(
         agent_id=[agent.pk],
         checkpoint_id=[checkpoint.pk],
@@ -185,6 +191,9 @@ def world(db):
         ],
         search_id=[queued.pk, done.pk, waiting.pk],
         question_id=[question.pk],
+        slug=["default"],
+        username=[owner.username, member.username],
+        token_id=[token_create(user=user, name="fuzzed").token.pk for user in (owner, member)],
     )
     yield WORLD
     WORLD.clear()
@@ -218,6 +227,11 @@ def token(world, quiet) -> str:
     return token_for(UserFactory())
 
 
+@pytest.fixture
+def owner_token(world, quiet) -> str:
+    return token_for(get_user_model().objects.get(username=world["username"][0]))
+
+
 @schema.parametrize()
 @hypothesis_settings(
     max_examples=MAX_EXAMPLES,
@@ -226,10 +240,11 @@ def token(world, quiet) -> str:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-def test_every_operation_answers_within_its_schema(case, token):
+def test_every_operation_answers_within_its_schema(case, token, owner_token):
     with_existing_ids(case)
     SENT[case.operation.label] += 1
-    case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=CHECKS)
+    key = owner_token if case.operation.path.startswith("/api/spaces/") else token
+    case.call_and_validate(headers={"Authorization": f"Token {key}"}, checks=CHECKS)
 
 
 def test_the_fuzzing_sent_enough_requests():

@@ -6,6 +6,7 @@ from tests.factories import AgentFactory
 from tests.openapi import assert_documented, served_schema
 
 pytestmark = pytest.mark.django_db
+ORDERED_PAGES = ("/api/agents/", "/api/graphs/", "/api/spaces/")  # paginated by OrderedPagination
 
 
 def operations(schema: dict):
@@ -52,13 +53,14 @@ def test_every_page_size_is_documented_with_the_bounds_it_is_checked_against():
     }
     assert len(sizes) >= 15
     for (path, _), size in sizes.items():
-        pagination = OrderedPagination if path.startswith(("/api/agents/", "/api/graphs/")) else CheckedCursorPagination
+        pagination = OrderedPagination if path.startswith(ORDERED_PAGES) else CheckedCursorPagination
         assert size == {"type": "integer", "minimum": 1, "maximum": pagination.max_page_size}, path
 
 
 def test_inputs_that_refuse_unknown_fields_say_so():
     components = served_schema()["components"]["schemas"]
-    for name in ("NodeCreateRequest", "SearchStartRequest", "SearchBudgetsInputRequest", "GraphTurnRequest"):
+    names = ("NodeCreateRequest", "SearchStartRequest", "SearchBudgetsInputRequest", "GraphTurnRequest")
+    for name in (*names, "MemberSetRequest", "TokenCreateRequest"):
         assert components[name]["additionalProperties"] is False, name
 
 

@@ -18,6 +18,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from agents.brains.services.brains_json import brain_export
+from memsite.spaces.logic import Role
+from memsite.spaces.selectors import token_by_key
 from tests.archives import tar_gz
 from tests.security.world import World
 
@@ -36,6 +38,7 @@ class Call:
     raw: Callable[[World], bytes] | None = None  # a raw body (a PUT of content)
     query: str = ""
     htmx: bool = False  # a partial that only htmx asks for
+    role: Role | None = None  # the role its view declares (`required_role`), if not what the method needs
 
     def allows(self, status: int) -> bool:
         return status in self.status if isinstance(self.status, frozenset) else status == self.status
@@ -75,6 +78,10 @@ def graph(world: World) -> dict:
 
 def node(attribute: str) -> Callable[[World], dict]:
     return lambda world: {"node_id": getattr(world, attribute).pk}
+
+
+def space(world: World) -> dict:
+    return {"slug": "default"}
 
 
 def search(world: World) -> dict:
@@ -182,7 +189,7 @@ ROUTES: dict[str, Route] = {
     "api/nodes/<str:node_id>/export/": api(node("project"), get=ok()),
     "api/nodes/<str:node_id>/import/": api(node("project"), post=ok(201, form=archive)),
     # -- the API: searches ----------------------------------------------------------------------
-    "api/retrieve/": api(post=ok(json=lambda w: {"query": "plan"})),
+    "api/retrieve/": api(post=ok(json=lambda w: {"query": "plan"}, role=Role.READER)),
     "api/searches/": api(post=ok(202, json=lambda w: {"questions": ["Where is the plan?"]})),
     "api/searches/<int:search_id>/": api(search, get=ok()),
     "api/searches/<int:search_id>/steps/": api(search, get=ok()),
@@ -190,6 +197,21 @@ ROUTES: dict[str, Route] = {
         lambda w: {"search_id": w.question.search_id}, post=ok(202, json=lambda w: {})
     ),
     "api/usage/": api(get=ok()),
+    # -- the API: spaces, members and tokens ---------------------------------------------------------
+    "api/spaces/": api(get=ok()),
+    "api/spaces/<slug:slug>/members/": api(space, get=ok()),
+    "api/spaces/<slug:slug>/members/<str:username>/": api(
+        lambda w: {"slug": "default", "username": w.user.username},
+        put=ok(json=lambda w: {"role": "reader"}, role=Role.OWNER),
+        delete=ok(204, role=Role.OWNER),
+    ),
+    "api/spaces/<slug:slug>/tokens/": api(
+        space, get=ok(), post=ok(201, json=lambda w: {"name": "swarm node b"}, role=Role.READER)
+    ),
+    "api/spaces/<slug:slug>/tokens/<int:token_id>/": api(
+        lambda w: {"slug": "default", "token_id": token_by_key(key=w.user_token).pk},
+        delete=ok(role=Role.READER),
+    ),
     "api/questions/": api(get=ok()),
     "api/questions/<int:question_id>/answer/": api(
         lambda w: {"question_id": w.question.pk}, post=ok(json=lambda w: {"answer": "Dark mode."})
@@ -244,7 +266,7 @@ ROUTES: dict[str, Route] = {
     "memory/<str:node_id>/archive/upload/": page(node("project"), post=ok(302, form=archive)),
     "memory/<str:node_id>/archive.tar.gz": page(node("project"), get=ok()),
     "user/preferences/": page(get=ok()),
-    "user/preferences/preview/": page(post=ok(form=lambda w: {"content": "# Preview"})),
+    "user/preferences/preview/": page(post=ok(form=lambda w: {"content": "# Preview"}, role=Role.READER)),
     "searches/": page(get=ok()),
     "searches/start/": page(
         post=ok(302, form=lambda w: {"questions": "Where is the plan?", "output": "answer", "fallback": "none"})
@@ -358,11 +380,13 @@ def _admin_model(pattern: Pattern) -> tuple[str, str] | None:
 
 
 def client_for(world: World, caller: str, **options: Any) -> Client:
-    """A client as one of the callers: nobody; a swarm node's token and no session; a logged-in
-    user who is not staff; staff."""
+    """A client as one of the callers: nobody; a swarm node's token and no session; a staff
+    user's token; a logged-in user who is not staff; staff."""
     client = Client(**options)
     if caller == "token":
         client.defaults["HTTP_AUTHORIZATION"] = f"Token {world.user_token}"
+    elif caller == "staff_token":
+        client.defaults["HTTP_AUTHORIZATION"] = f"Token {world.staff_token}"
     elif caller == "user":
         client.force_login(type(world.user).objects.get(pk=world.user.pk))
     elif caller == "staff":

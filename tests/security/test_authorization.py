@@ -8,6 +8,9 @@ accepts, called by five callers:
 - user: a logged-in user who is not staff. The API and the pages work; the admin does not.
 - staff: a logged-in staff user. Everything works.
 
+The users are an editor (token, user) and an owner (staff_token, staff) of the space: a call
+that needs an owner (managing members) is a 403 for the editor's.
+
 A refused call changes nothing. Each call runs in a savepoint that is rolled back, so every
 caller finds the same world."""
 
@@ -21,6 +24,7 @@ from django.contrib.sessions.models import Session
 from django.db import connection, transaction
 from django.urls import reverse
 
+from memsite.spaces.logic import Role, role_allows, role_needed
 from tests.security.routes import (
     ADMIN_OPEN,
     API,
@@ -44,6 +48,7 @@ PATTERNS = list(site_patterns())
 SITE = [pattern for pattern in PATTERNS if not is_admin(pattern)]
 ADMIN = [pattern for pattern in PATTERNS if is_admin(pattern)]
 CALLERS = ("anonymous", "token", "staff_token", "user", "staff")
+CALLER_ROLES = {"token": Role.EDITOR, "staff_token": Role.OWNER, "user": Role.EDITOR, "staff": Role.OWNER}
 LOGIN = "/login/"
 ADMIN_LOGIN = "/admin/login/"
 # The only URLs anyone may call, and why.
@@ -80,14 +85,6 @@ def rolled_back(*clients) -> Iterator[None]:
         client.cookies = saved
 
 
-def caller_client(world: World, caller: str):
-    if caller == "staff_token":
-        client = client_for(world, "anonymous")
-        client.defaults["HTTP_AUTHORIZATION"] = f"Token {world.staff_token}"
-        return client
-    return client_for(world, caller)
-
-
 def redirects_to(response, path: str) -> bool:
     return response.status_code == 302 and response["Location"].startswith(path)
 
@@ -96,7 +93,7 @@ def url_of(pattern: Pattern, world: World) -> str:
     return reverse(pattern.name, kwargs=ROUTES[pattern.route].kwargs(world))
 
 
-def verdict(kind: str, caller: str, call: Call, response) -> tuple[bool, str]:
+def verdict(kind: str, caller: str, method: str, call: Call, response) -> tuple[bool, str]:
     """(whether the caller may call it, what is wrong with the response, if anything)."""
     status = response.status_code
     if kind == PUBLIC:
@@ -106,6 +103,8 @@ def verdict(kind: str, caller: str, call: Call, response) -> tuple[bool, str]:
             return False, "" if status == 401 and response[
                 "WWW-Authenticate"
             ] == "Token" else f"expected 401, got {status}"
+        if not role_allows(CALLER_ROLES[caller], role_needed(method, call.role)):
+            return False, "" if status == 403 else f"expected 403 for an {CALLER_ROLES[caller]}, got {status}"
         return True, "" if call.allows(status) else f"expected {call.status}, got {status}: {response.content[:300]!r}"
     assert kind == PAGE
     if caller in ("anonymous", "token", "staff_token"):
@@ -143,14 +142,14 @@ def slots_for_every_call(settings):
 def test_each_caller_gets_what_it_may(world, pattern):
     row = ROUTES[pattern.route]
     url = url_of(pattern, world)
-    clients = {caller: caller_client(world, caller) for caller in CALLERS}
+    clients = {caller: client_for(world, caller) for caller in CALLERS}
     failures = []
     for method, call in row.calls.items():
         for caller, client in clients.items():
             with rolled_back(client):
                 before = fingerprint()
                 response = send(client, method, url, call, world)
-                allowed, problem = verdict(row.kind, caller, call, response)
+                allowed, problem = verdict(row.kind, caller, method, call, response)
                 if not allowed and fingerprint() != before:
                     problem = f"{problem}; a refused call changed the database".lstrip("; ")
             if problem:
@@ -162,7 +161,7 @@ def test_each_caller_gets_what_it_may(world, pattern):
 def test_other_methods_are_405(world, pattern):
     """The table lists every method a URL accepts: any other is refused by an allowed caller."""
     row = ROUTES[pattern.route]
-    client = caller_client(world, "token" if row.kind == API else "staff")
+    client = client_for(world, "token" if row.kind == API else "staff")
     url = url_of(pattern, world)
     failures = []
     for method in METHODS:
@@ -189,7 +188,7 @@ def lands_on_admin_login(client, response) -> bool:
 @pytest.mark.parametrize("pattern", ADMIN, ids=route_id)
 def test_the_admin_is_for_staff_sessions_only(world, pattern):
     url = admin_url(world, pattern)
-    clients = {caller: caller_client(world, caller) for caller in CALLERS}
+    clients = {caller: client_for(world, caller) for caller in CALLERS}
     failures = []
     for method in METHODS:
         writes = method not in ("GET", "HEAD")

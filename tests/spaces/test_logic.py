@@ -6,8 +6,11 @@ import pytest
 
 from memsite.spaces.logic import (
     Role,
+    expiry_of,
+    expiry_problem,
     key_digest,
     key_new,
+    last_owner_problem,
     last_use_due,
     role_allows,
     role_lower,
@@ -130,3 +133,39 @@ def test_a_blank_or_root_write_under_writes_anywhere(path):
     for write_under in ("", "/"):
         assert write_under_refusal(path, write_under) is None
         assert write_under_refusal(path, write_under, into=True) is None
+
+
+def test_a_new_token_expires_at_a_moment_or_some_days_from_now_or_never():
+    later = NOW + timedelta(hours=1)
+    assert expiry_of(expires_at=None, expires_in_days=None, now=NOW) is None
+    assert expiry_of(expires_at=later, expires_in_days=None, now=NOW) == later
+    assert expiry_of(expires_at=None, expires_in_days=30, now=NOW) == NOW + timedelta(days=30)
+
+
+def test_an_expiry_is_one_form_and_in_the_future():
+    assert expiry_problem(expires_at=NOW + timedelta(seconds=1), expires_in_days=None, now=NOW) is None
+    assert expiry_problem(expires_at=None, expires_in_days=1, now=NOW) is None
+    assert expiry_problem(expires_at=NOW, expires_in_days=None, now=NOW) == "expires_at must be in the future."
+    both = expiry_problem(expires_at=NOW + timedelta(days=1), expires_in_days=1, now=NOW)
+    assert both == "Send expires_at or expires_in_days, not both."
+
+
+@pytest.mark.parametrize(
+    "role, new_role, owners, refused",
+    [
+        (Role.OWNER, None, 1, "cannot be removed"),
+        (Role.OWNER, Role.EDITOR, 1, "cannot be made editor"),
+        (Role.OWNER, Role.READER, 1, "cannot be made reader"),
+        (Role.OWNER, Role.OWNER, 1, None),
+        (Role.OWNER, None, 2, None),
+        (Role.OWNER, Role.READER, 2, None),
+        (Role.EDITOR, None, 1, None),
+        (Role.READER, Role.EDITOR, 0, None),
+    ],
+)
+def test_the_last_owner_is_neither_removed_nor_lowered(role, new_role, owners, refused):
+    problem = last_owner_problem(username="ada", slug="default", role=role, new_role=new_role, owners=owners)
+    if refused is None:
+        assert problem is None
+    else:
+        assert problem.startswith(f"ada is the last owner of 'default' and {refused};")

@@ -12,9 +12,14 @@ if TYPE_CHECKING:  # rest_framework.views reads DEFAULT_PERMISSION_CLASSES, whic
 
 class SpaceRolePermission(BasePermission):
     """After IsAuthenticated: reading needs a reader, anything else an editor, unless the view
-    says otherwise with `required_role` (a POST that only reads). Refusals name the role needed."""
+    says otherwise with `required_role` (a POST that only reads). Refusals name the role needed.
+    A view whose URL names its space (`space_url_kwarg`) acts in that space; a method the view
+    does not have is left to DRF's 405, whatever the role."""
 
     def has_permission(self, request: Request, view: "APIView") -> bool:
-        needed = role_needed(request.method or "GET", getattr(view, "required_role", None))
-        role_require(principal_of(request), needed)
+        kwarg = getattr(view, "space_url_kwarg", None)
+        principal = principal_of(request, slug=view.kwargs.get(kwarg) if kwarg else None)
+        method = request.method or "GET"
+        if method.lower() in view.http_method_names and hasattr(view, method.lower()):
+            role_require(principal, role_needed(method, getattr(view, "required_role", None)))
         return True

@@ -1,0 +1,78 @@
+"""What the spaces API answers: a space with the caller's role, a member, a token (never its key
+or digest but when it is made), and their pages."""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from memsite.spaces.logic import Role
+from memsite.spaces.models import Space
+from memsite.spaces.services import NewToken
+
+
+class SpaceSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    role = serializers.ChoiceField(choices=list(Role), help_text="The role the caller acts with there.")
+
+    class Meta:
+        ref_name = "Space"
+
+    def to_representation(self, space_role: tuple[Space, Role]) -> dict[str, Any]:
+        space, role = space_role
+        return {"slug": space.slug, "name": space.name, "role": role}
+
+
+class MemberSerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    role = serializers.ChoiceField(choices=list(Role))
+    created_at = serializers.DateTimeField(help_text="When they became a member.")
+
+    class Meta:
+        ref_name = "Member"
+
+
+class TokenSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    prefix = serializers.CharField(help_text="The key's first characters, to tell tokens apart.")
+    name = serializers.CharField()
+    user = serializers.CharField(source="user.username", help_text="The member it acts for.")
+    role = serializers.ChoiceField(
+        choices=list(Role), help_text="Its own role; it acts with the lower of it and its member's."
+    )
+    write_under = serializers.CharField(help_text="A tree path its writes are meant to stay under; blank for any.")
+    expires_at = serializers.DateTimeField(allow_null=True, help_text="Null: it never expires.")
+    revoked_at = serializers.DateTimeField(allow_null=True)
+    last_used_at = serializers.DateTimeField(allow_null=True, help_text="Noted at most once a minute.")
+    created_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "Token"
+
+
+class NewTokenSerializer(TokenSerializer):
+    key = serializers.CharField(help_text="The key, shown this once: only its SHA-256 is kept.")
+
+    class Meta:
+        ref_name = "NewToken"
+
+    def to_representation(self, made: NewToken) -> dict[str, Any]:
+        return {**TokenSerializer(made.token).data, "key": made.key}
+
+
+class MemberPageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="The next page, or null on the last.")
+    previous = serializers.URLField(allow_null=True)
+    results = MemberSerializer(many=True)
+
+    class Meta:
+        ref_name = "MemberPage"
+
+
+class TokenPageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="The next page, or null on the last.")
+    previous = serializers.URLField(allow_null=True)
+    results = TokenSerializer(many=True)
+
+    class Meta:
+        ref_name = "TokenPage"

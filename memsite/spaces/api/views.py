@@ -1,0 +1,228 @@
+"""The REST API of spaces: the caller's spaces, a space's members and its tokens. Views only
+translate HTTP: reads go to `memsite.spaces.selectors`, writes to `memsite.spaces.services`.
+A space the caller does not act in is a 404, as one that does not exist.
+Explained in docs/spaces.md."""
+
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memsite.pagination import OrderedPagination
+from memsite.schema import page_parameters, refusals
+from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
+from memsite.spaces import selectors, services
+from memsite.spaces.api.serializers import (
+    MemberPageSerializer,
+    MemberSerializer,
+    NewTokenSerializer,
+    SpaceSerializer,
+    TokenPageSerializer,
+    TokenSerializer,
+)
+from memsite.spaces.logic import MAX_EXPIRES_IN_DAYS, Role, expiry_of, expiry_problem
+from memsite.spaces.principals import Principal, principal_of, spaces_of
+
+TAG = "spaces"
+SLUG = OpenApiParameter(
+    "slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="The space's slug, such as `default`."
+)
+USERNAME = OpenApiParameter("username", OpenApiTypes.STR, OpenApiParameter.PATH, description="The member's username.")
+TOKEN_ID = OpenApiParameter("token_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The token's id.")
+
+errors = refusals(
+    {
+        403: "The role in the space does not allow this: managing members, or another member's tokens, needs an owner.",
+        404: "No space of the caller's by that slug (a token's is its own), or no such member, user or token "
+        "of the caller's there.",
+        409: "The space's last owner cannot be removed or lowered; a token cannot be above its member's role "
+        "or the role of whoever makes it.",
+    }
+)
+
+
+def _choice(**kwargs: Any) -> serializers.ChoiceField:
+    return serializers.ChoiceField(
+        choices=list(Role),
+        error_messages={"invalid_choice": f"Must be one of {', '.join(Role)}; got {{input!r}}."},
+        **kwargs,
+    )
+
+
+class SpaceApi(APIView):
+    """A view of one space, named by the URL's `slug`: the request acts there (SpaceRolePermission)."""
+
+    space_url_kwarg = "slug"
+
+    def principal(self) -> Principal:
+        return principal_of(self.request, slug=self.kwargs[self.space_url_kwarg])
+
+
+class SpaceListApi(APIView):
+    OutputSerializer = SpaceSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="space_list",
+        summary="The spaces the caller acts in, with its role in each",
+        description="A session: every space its user is a member of. A token: its own space only, with the "
+        "role it acts with (the lower of its own and its member's).",
+        responses={200: SpaceSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer(spaces_of(principal_of(request)), many=True).data)
+
+
+class MemberListApi(SpaceApi):
+    OutputSerializer = MemberSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="member_list",
+        summary="The space's members and their roles, in the order they joined, a page at a time",
+        parameters=[SLUG, *page_parameters(OrderedPagination)],
+        responses={200: MemberPageSerializer, **errors(400, 404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        paginator = OrderedPagination("id")
+        page = paginator.paginate_queryset(selectors.members(space=self.principal().space), request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+
+
+class MemberApi(SpaceApi):
+    required_role = Role.OWNER
+
+    class InputSerializer(StrictInputSerializer):
+        role = _choice()
+
+        class Meta:
+            ref_name = "MemberSet"
+
+    OutputSerializer = MemberSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="member_set",
+        summary="Add a user to the space with a role, or change a member's role",
+        description="Owners only. Lowering the last owner is a 409.",
+        parameters=[SLUG, USERNAME],
+        request=InputSerializer,
+        responses={200: MemberSerializer, **errors(400, 403, 404, 409)},
+    )
+    def put(self, request: Request, slug: str, username: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = selectors.user_get(username=username)
+        membership = services.membership_set(
+            space=self.principal().space, user=user, role=serializer.validated_data["role"]
+        )
+        return Response(self.OutputSerializer(membership).data)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="member_remove",
+        summary="Remove a member from the space",
+        description="Owners only. Removing the last owner is a 409. The member's tokens stay, and are "
+        "refused while they are not a member.",
+        parameters=[SLUG, USERNAME],
+        responses={204: OpenApiResponse(description="Removed."), **errors(403, 404, 409)},
+    )
+    def delete(self, request: Request, slug: str, username: str) -> Response:
+        services.membership_remove(space=self.principal().space, username=username)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TokenListApi(SpaceApi):
+    # Any member may list, make and revoke their own tokens; the views ask for an owner where
+    # another member's are concerned.
+    required_role = Role.READER
+
+    class InputSerializer(StrictInputSerializer):
+        name = StrictCharField(max_length=200, help_text="What the token is for, as lists show it.")
+        role = _choice(
+            required=False, help_text="At most the member's role and the caller's; the highest of those by default."
+        )
+        write_under = StrictCharField(
+            required=False,
+            allow_blank=True,
+            max_length=1000,
+            help_text="A tree path from the root ending with '/', like /swarmstar/nodes/a/; blank for anywhere.",
+        )
+        expires_at = serializers.DateTimeField(required=False, help_text="When it expires; in the future.")
+        expires_in_days = StrictIntegerField(
+            required=False, min_value=1, max_value=MAX_EXPIRES_IN_DAYS, help_text="Or: days until it expires."
+        )
+        user = StrictCharField(
+            required=False, max_length=150, help_text="The member it acts for (owners only); the caller by default."
+        )
+
+        class Meta:
+            ref_name = "TokenCreate"
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            when = {"expires_at": attrs.pop("expires_at", None), "expires_in_days": attrs.pop("expires_in_days", None)}
+            now = timezone.now()
+            if problem := expiry_problem(**when, now=now):
+                raise serializers.ValidationError(problem)
+            return {**attrs, "expires_at": expiry_of(**when, now=now)}
+
+    OutputSerializer = TokenSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="token_list",
+        summary="The space's tokens, newest first, a page at a time",
+        description="An owner sees every token of the space, anyone else their own. Never a key or its digest.",
+        parameters=[SLUG, *page_parameters(OrderedPagination)],
+        responses={200: TokenPageSerializer, **errors(400, 404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        principal = self.principal()
+        tokens = selectors.tokens_seen_by(space=principal.space, user=principal.user, role=principal.role)
+        paginator = OrderedPagination("-id")
+        page = paginator.paginate_queryset(tokens, request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="token_create",
+        summary="Make a token; its key is in the answer, and only there",
+        description="For the caller, or (owners only) for another member named by `user`. Its role is at "
+        "most its member's and the caller's: above either, a 409.",
+        parameters=[SLUG],
+        request=InputSerializer,
+        responses={201: NewTokenSerializer, **errors(400, 403, 404, 409)},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        options = dict(serializer.validated_data)
+        made = services.token_make(maker=self.principal(), username=options.pop("user", None), **options)
+        return Response(NewTokenSerializer(made).data, status=status.HTTP_201_CREATED)
+
+
+class TokenApi(SpaceApi):
+    required_role = Role.READER  # a member revokes their own tokens; only an owner sees the others
+
+    OutputSerializer = TokenSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="token_revoke",
+        summary="Revoke a token",
+        description="An owner revokes any token of the space, anyone else their own; another's is a 404. "
+        "Revoking a revoked token changes nothing.",
+        parameters=[SLUG, TOKEN_ID],
+        responses={200: TokenSerializer, **errors(404)},
+    )
+    def delete(self, request: Request, slug: str, token_id: int) -> Response:
+        principal = self.principal()
+        token = selectors.token_seen_by(
+            space=principal.space, user=principal.user, role=principal.role, token_id=token_id
+        )
+        return Response(self.OutputSerializer(services.token_revoke(token=token)).data)
