@@ -4,6 +4,7 @@ when a new token expires, and that a space keeps an owner."""
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -78,6 +79,29 @@ def write_under_refusal(path: str, write_under: str, *, into: bool = False) -> s
     # Names hold no '/': a node is under the folder exactly when its path starts with the folder's and '/'.
     written = path + "/" if into else path
     return None if written.startswith(write_under) else f"This token writes only under {write_under}."
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where a token writes (blank: anywhere) and until when (None: for good)."""
+
+    write_under: str
+    expires_at: datetime | None
+
+
+def reach_of_made_token(asked: Reach, maker: Reach) -> Reach:
+    """A token made by a token reaches no further than its maker: the maker's folder and expiry
+    unless the request names its own."""
+    return Reach(asked.write_under or maker.write_under, asked.expires_at or maker.expires_at)
+
+
+def wider_than_maker_problem(reach: Reach, maker: Reach) -> str | None:
+    """Why a token made by a token would reach further than its maker, if it would."""
+    if maker.write_under not in ("", "/") and not reach.write_under.startswith(maker.write_under):
+        return f"A token that writes only under {maker.write_under} makes tokens that write only under it."
+    if maker.expires_at is not None and (reach.expires_at is None or reach.expires_at > maker.expires_at):
+        return f"A token that expires at {maker.expires_at.isoformat()} makes tokens that expire no later."
+    return None
 
 
 def token_refusal(*, revoked_at: datetime | None, expires_at: datetime | None, now: datetime) -> str | None:

@@ -6,19 +6,22 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memsite.errors import Conflict, InvalidInput, ServiceError
+from memsite.errors import Conflict, Forbidden, InvalidInput, ServiceError
 from memsite.spaces import selectors
 from memsite.spaces.logic import (
     LAST_USED_EVERY,
     SHOWN_PREFIX_CHARS,
+    Reach,
     Role,
     key_digest,
     key_new,
     last_owner_problem,
     last_use_due,
+    reach_of_made_token,
     role_allows,
     role_lower,
     token_refusal,
+    wider_than_maker_problem,
     write_under_problem,
 )
 from memsite.spaces.models import ApiToken, Membership, Space
@@ -125,12 +128,19 @@ def token_make(
 ) -> NewToken:
     """A token made through the API by `maker`, in their space: for themselves, or for the
     member `username` when `maker` is an owner (Forbidden, 403, otherwise; NotFound, 404, for
-    one who is not a member). Never above `maker`'s own role."""
+    one who is not a member). Never above `maker`'s own role; made by a token, never reaching
+    further than it (its folder, its expiry)."""
     user = maker.user
     if username is not None and username != getattr(user, "username", None):
         role_require(maker, Role.OWNER)
         user = selectors.membership_get(space=maker.space, username=username).user
     assert isinstance(user, AbstractBaseUser)  # a principal's user is a real one, never the anonymous
+    if maker.token is not None:
+        bound = Reach(maker.write_under, maker.token.expires_at)
+        reach = reach_of_made_token(Reach(write_under, expires_at), bound)
+        if problem := wider_than_maker_problem(reach, bound):
+            raise Forbidden(problem)
+        write_under, expires_at = reach.write_under, reach.expires_at
     return token_create(
         user=user,
         space=maker.space,

@@ -232,6 +232,27 @@ def test_a_token_makes_no_token_above_its_own_role(staff):
     assert made.status_code == 201 and made.json()["role"] == "reader"
 
 
+def test_a_token_limited_to_a_folder_makes_tokens_limited_to_it(user):
+    client = key_client(token_for(user, write_under="/swarmstar/nodes/a/"))
+    wider = refused(client, "post", TOKENS, 403, {"name": "x", "write_under": "/swarmstar/"})
+    assert wider["detail"] == (
+        "A token that writes only under /swarmstar/nodes/a/ makes tokens that write only under it."
+    )
+    assert client.post(TOKENS, {"name": "same"}, format="json").json()["write_under"] == "/swarmstar/nodes/a/"
+    narrower = client.post(TOKENS, {"name": "in", "write_under": "/swarmstar/nodes/a/b/"}, format="json")
+    assert narrower.status_code == 201 and narrower.json()["write_under"] == "/swarmstar/nodes/a/b/"
+
+
+def test_an_expiring_token_makes_tokens_that_expire_no_later(user):
+    expires_at = timezone.now() + timedelta(days=1)
+    client = key_client(token_for(user, expires_at=expires_at))
+    later = refused(client, "post", TOKENS, 403, {"name": "x", "expires_in_days": 2})
+    assert "makes tokens that expire no later" in later["detail"]
+    same = client.post(TOKENS, {"name": "same"}, format="json")
+    assert same.status_code == 201
+    assert ApiToken.objects.get(pk=same.json()["id"]).expires_at == expires_at
+
+
 def test_no_token_above_its_members_role(staff, user):
     conflict = refused(token_client(staff), "post", TOKENS, 409, {"name": "x", "role": "owner", "user": user.username})
     assert "cannot be owner" in conflict["detail"]

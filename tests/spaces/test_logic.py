@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memsite.spaces.logic import (
+    Reach,
     Role,
     expiry_of,
     expiry_problem,
@@ -12,11 +13,13 @@ from memsite.spaces.logic import (
     key_new,
     last_owner_problem,
     last_use_due,
+    reach_of_made_token,
     role_allows,
     role_lower,
     role_needed,
     role_refusal,
     token_refusal,
+    wider_than_maker_problem,
     write_under_problem,
     write_under_refusal,
 )
@@ -169,3 +172,17 @@ def test_the_last_owner_is_neither_removed_nor_lowered(role, new_role, owners, r
         assert problem is None
     else:
         assert problem.startswith(f"ada is the last owner of 'default' and {refused};")
+
+
+def test_a_made_token_takes_its_makers_folder_and_expiry_unless_given_its_own():
+    maker = Reach("/a/", NOW + timedelta(days=1))
+    assert reach_of_made_token(Reach("", None), maker) == maker
+    assert reach_of_made_token(Reach("/a/b/", NOW), maker) == Reach("/a/b/", NOW)
+
+
+def test_a_made_token_reaches_no_further_than_its_maker():
+    maker = Reach("/a/", NOW + timedelta(days=1))
+    assert wider_than_maker_problem(Reach("/a/b/", NOW), maker) is None
+    assert "write only under it" in wider_than_maker_problem(Reach("/", NOW), maker)
+    assert "expire no later" in wider_than_maker_problem(Reach("/a/", None), maker)
+    assert wider_than_maker_problem(Reach("", None), Reach("", None)) is None
