@@ -51,18 +51,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     )
     list_filter = ("space", "role")
     search_fields = ("name", "prefix", "user__username")
-    fields = readonly_fields = (
-        "name",
-        "prefix",
-        "user",
-        "space",
-        "role",
-        "write_under",
-        "expires_at",
-        "revoked_at",
-        "last_used_at",
-        "created_at",
-    )
+    fields = readonly_fields = (*list_display, "created_at")
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -2,9 +2,9 @@
 database made before the split keeps its rows, and the admin's permissions their models."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.migrations import migrate_to, migrate_to_latest
 
 # The layout before the split: the agents app's migrations, none of the three apps' (and the
 # admin's permissions as they are).
@@ -16,19 +16,6 @@ BEFORE = [
     ("auth", "0012_alter_user_first_name_max_length"),
     ("contenttypes", "0002_remove_content_type_name"),
 ]
-
-
-def _migrate(*targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(list(targets))
-    executor.loader.build_graph()
-    return executor.loader.project_state([target for target in targets if target[1]]).apps
-
-
-def _migrate_to_latest():
-    """Back to the schema the other tests expect: every app's latest migration."""
-    return _migrate(*MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
 def _old_layout_rows(apps) -> dict:
@@ -75,9 +62,9 @@ def _old_layout_rows(apps) -> dict:
 @pytest.mark.django_db(transaction=True)
 def test_rows_made_before_the_split_are_kept_and_permissions_follow_their_models():
     try:
-        ids = _old_layout_rows(_migrate(*BEFORE))
+        ids = _old_layout_rows(migrate_to(*BEFORE))
 
-        apps = _migrate_to_latest()
+        apps = migrate_to_latest()
 
         agent = apps.get_model("context", "Agent").objects.get(pk=ids["agent"])
         assert agent.name == "old-timer"
@@ -101,7 +88,7 @@ def test_rows_made_before_the_split_are_kept_and_permissions_follow_their_models
         ]
         assert not apps.get_model("contenttypes", "ContentType").objects.filter(app_label="agents").exists()
     finally:
-        _migrate_to_latest()
+        migrate_to_latest()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -109,7 +96,7 @@ def test_grants_follow_their_model_when_its_new_label_was_made_in_between():
     """`migrate context` alone, before the split's migration, makes `context.agent` with fresh
     permissions; the grants made on `agents.agent` still follow the model."""
     try:
-        apps = _migrate(*BEFORE)
+        apps = migrate_to(*BEFORE)
         ids = _old_layout_rows(apps)
         ContentType = apps.get_model("contenttypes", "ContentType")
         fresh = ContentType.objects.create(app_label="context", model="agent")
@@ -117,7 +104,7 @@ def test_grants_follow_their_model_when_its_new_label_was_made_in_between():
             content_type=fresh, codename="change_agent", name="Can change agent"
         )
 
-        apps = _migrate_to_latest()
+        apps = migrate_to_latest()
 
         group = apps.get_model("auth", "Group").objects.get(pk=ids["group"])
         assert list(group.permissions.values_list("content_type__app_label", "codename")) == [
@@ -127,4 +114,4 @@ def test_grants_follow_their_model_when_its_new_label_was_made_in_between():
         assert ContentType.objects.filter(app_label="context", model="agent").count() == 1
         assert not ContentType.objects.filter(app_label="agents").exists()
     finally:
-        _migrate_to_latest()
+        migrate_to_latest()

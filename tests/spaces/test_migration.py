@@ -2,32 +2,19 @@
 owners), and every old token an editor ApiToken with the same key, whose plain copy it deletes."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from rest_framework.test import APIClient
 
 from memsite.spaces.logic import key_digest
+from tests.migrations import migrate_to, migrate_to_latest
 
 BEFORE, AFTER = ("spaces", "0001_initial"), ("spaces", "0002_default_space")
 OLD_TOKENS = ("authtoken", "0004_alter_tokenproxy_options")
 
 
-def _migrate(*targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(list(targets))
-    return executor.loader.project_state(list(targets)).apps
-
-
-def _migrate_to_latest():
-    """Back to the schema the other tests expect: every app's latest migration."""
-    _migrate(*MigrationExecutor(connection).loader.graph.leaf_nodes())
-
-
 @pytest.mark.django_db(transaction=True)
 def test_users_become_members_and_old_tokens_keep_working():
     try:
-        apps = _migrate(BEFORE, OLD_TOKENS)
+        apps = migrate_to(BEFORE, OLD_TOKENS)
         User, Token = apps.get_model("auth", "User"), apps.get_model("authtoken", "Token")
         assert not apps.get_model("spaces", "Space").objects.exists()
         ada = User.objects.create(username="ada", is_superuser=True, is_staff=True)
@@ -38,7 +25,7 @@ def test_users_become_members_and_old_tokens_keep_working():
             for user in (ada, bo)
         }
 
-        apps = _migrate(AFTER)
+        apps = migrate_to(AFTER)
         Membership, ApiToken = apps.get_model("spaces", "Membership"), apps.get_model("spaces", "ApiToken")
         assert {(m.user.username, m.space.slug, m.role) for m in Membership.objects.all()} == {
             ("ada", "default", "owner"),
@@ -53,10 +40,10 @@ def test_users_become_members_and_old_tokens_keep_working():
             assert (token.expires_at, token.revoked_at, token.write_under) == (None, None, "")
         assert not apps.get_model("authtoken", "Token").objects.exists()
 
-        _migrate_to_latest()
+        migrate_to_latest()
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {keys['bo']}")
         response = client.get("/api/usage/")
         assert response.status_code == 200 and response.wsgi_request.user.username == "bo"
     finally:
-        _migrate_to_latest()
+        migrate_to_latest()

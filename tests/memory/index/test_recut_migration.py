@@ -1,8 +1,8 @@
 """Migration 0008 cuts the nodes already indexed again, a line each."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import migrate_to, migrate_to_latest
 
 BEFORE, AFTER = ("memory", "0007_pending_descriptions"), ("memory", "0008_passages_a_line_each")
 TEXT = (
@@ -11,21 +11,9 @@ TEXT = (
 )
 
 
-def _migrate(*targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(list(targets))
-    return executor.loader.project_state(list(targets)).apps
-
-
-def _migrate_to_latest():
-    """Back to the schema the other tests expect: every app's latest migration."""
-    _migrate(*MigrationExecutor(connection).loader.graph.leaf_nodes())
-
-
 @pytest.mark.django_db(transaction=True)
 def test_passages_of_the_old_cut_become_a_line_each():
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     Node, NodeContent, Passage = (apps.get_model("memory", name) for name in ("Node", "NodeContent", "Passage"))
     node = Node.objects.create(
         path="Z000", depth=1, numchild=0, type="document", is_folder=False, name="session-1", description="Session 1"
@@ -34,7 +22,7 @@ def test_passages_of_the_old_cut_become_a_line_each():
     Passage.objects.create(node=node, seq=0, kind="label", start=0, end=0, text="session-1\nSession 1")
     Passage.objects.create(node=node, seq=1, kind="content", start=0, end=len(TEXT), text=TEXT)
     try:
-        apps = _migrate(AFTER)
+        apps = migrate_to(AFTER)
         rows = apps.get_model("memory", "Passage").objects.filter(node_id=node.pk).order_by("seq")
         assert [(row.kind, row.text) for row in rows] == [
             ("label", "session-1\nSession 1"),
@@ -43,4 +31,4 @@ def test_passages_of_the_old_cut_become_a_line_each():
         assert all(row.vector is None for row in rows)  # to be embedded again by the sweep
     finally:
         apps.get_model("memory", "Node").objects.filter(pk=node.pk).delete()
-        _migrate_to_latest()
+        migrate_to_latest()
