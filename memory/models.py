@@ -43,6 +43,10 @@ class Node(MP_Node):
     parent: models.ForeignKey[Node | None, Node | None] = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.DO_NOTHING, related_name="+", db_index=False
     )
+    # Whose memory this is. Children are always in their parent's space; node paths stay unique
+    # across spaces, so subtree reads need no space filter. PROTECT: a space's tree is deleted
+    # by its service, in batches, before the space.
+    space = models.ForeignKey("spaces.Space", on_delete=models.PROTECT, related_name="+")
     type: models.CharField[str, str] = models.CharField(max_length=64)
     is_folder: models.BooleanField[bool, bool] = models.BooleanField()
     name: models.CharField[str, str] = models.CharField(max_length=255)
@@ -73,7 +77,7 @@ class Node(MP_Node):
         constraints = [
             models.UniqueConstraint(fields=["parent", "name"], name="memory_node_unique_sibling_name"),
             models.UniqueConstraint(
-                fields=["name"], condition=Q(parent__isnull=True), name="memory_node_unique_root_name"
+                fields=["space", "name"], condition=Q(parent__isnull=True), name="memory_node_unique_root_name"
             ),
         ]
 
@@ -167,6 +171,7 @@ class Search(models.Model):
 
     ACTIVE = (Status.QUEUED, Status.RUNNING, Status.WAITING)
 
+    space = models.ForeignKey("spaces.Space", on_delete=models.CASCADE, related_name="+")
     # A sub-search answers questions that arose in its parent, sharing the parent's budget.
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
     depth = models.PositiveSmallIntegerField(default=0)
@@ -201,7 +206,10 @@ class Search(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "heartbeat_at"], name="memory_search_status_idx")]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"], name="memory_search_status_idx"),
+            models.Index(fields=["space", "-created_at"], name="memory_search_space_recent"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "waiting", "done", "failed", "cancelled"]),

@@ -33,7 +33,8 @@ def _fraction(field: str) -> Q:
 
 
 class Agent(models.Model):
-    name = models.CharField(max_length=200, unique=True)
+    space = models.ForeignKey("spaces.Space", on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=200)
     model = models.CharField(max_length=128)
     # A string.Template (`$name`) rendered from `context_variables` into the system message.
     instructions = models.TextField(blank=True)
@@ -63,6 +64,7 @@ class Agent(models.Model):
         db_table = "agents_agent"
         ordering = ["name"]
         constraints = [
+            models.UniqueConstraint(fields=["space", "name"], name="agents_agent_name_unique_in_space"),
             models.CheckConstraint(condition=Q(strategy__in=Strategy.values), name="agents_agent_strategy_valid"),
             models.CheckConstraint(condition=Q(window_turns__gte=1), name="agents_agent_window_turns_positive"),
             models.CheckConstraint(

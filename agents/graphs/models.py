@@ -24,6 +24,7 @@ class NodeState(models.TextChoices):
 
 
 class Graph(models.Model):
+    space = models.ForeignKey("spaces.Space", on_delete=models.CASCADE, related_name="+")
     task = models.TextField()
     agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="graphs")
     model = models.CharField(max_length=128)  # whose encoding counts the context, and whose window

@@ -202,10 +202,12 @@ def node_create(
     user: User = None,
     node_id: str | None = None,
     actor: Principal | None = None,
+    space_id: int | None = None,
 ) -> Node:
     """Create one node. `node_id` is a client's own id for it (seed 000's clients name their
     nodes); a taken id is a conflict, so that a retried create never makes a second node.
-    `actor`: the request's principal, whose token may write only under its folder."""
+    `actor`: the request's principal, whose token may write only under its folder. `space_id`:
+    a root's space (a child is always in its parent's)."""
     memory_type = get_type(type)
     name = validate_name(name)
     description = validate_description(description)
@@ -234,6 +236,7 @@ def node_create(
         description=description,
         context=context,
         parent=parent,
+        space_id=parent.space_id if parent is not None else space_id,
         created_by=_user_or_none(user),
         mode=memory_type.file_mode,
     )
@@ -264,6 +267,7 @@ class _BranchRows:
     """The rows a bulk create copies in, in tree order: nodes, their contents and their events."""
 
     creator_id: int | None
+    space_id: int
     now: Any
     with_content: bool
     nodes: list[tuple] = field(default_factory=list)
@@ -286,7 +290,8 @@ class _BranchRows:
         mode = memory_type.file_mode if spec.mode is None else spec.mode
         context = json.dumps(spec.context or {})
         return (node_id, path, depth, len(spec.children), parent_id, memory_type.name, memory_type.is_folder,
-                spec.name, spec.description, False, context, self.creator_id, self.now, self.now, 1, mode)  # fmt: skip
+                spec.name, spec.description, False, context, self.creator_id, self.now, self.now, 1, mode,
+                self.space_id)  # fmt: skip
 
 
 @transaction.atomic
@@ -320,7 +325,7 @@ def node_bulk_create(
         raise InvalidInput(f"'{parent.name}' cannot hold that many children.")
     creator_id = user_id_of(user)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    rows = _BranchRows(creator_id=creator_id, now=now, with_content=not defer_content)
+    rows = _BranchRows(creator_id=creator_id, space_id=parent.space_id, now=now, with_content=not defer_content)
     rows.place(specs, parent.pk, parent.path, parent.depth + 1, first_position)
     node_rows = rows.nodes
     try:
@@ -354,6 +359,7 @@ NODE_COLUMNS = (
     "updated_at",
     "version",
     "mode",
+    "space",
 )
 CONTENT_COLUMNS = ("node", "data", "size", "sha256")
 CONTENT_TYPES = ("text", "bytea", "int8", "text")  # for a binary COPY: a varchar travels as text
