@@ -140,11 +140,13 @@ class SearchStepFactory(factory.django.DjangoModelFactory):
 
 
 class AgentFactory(factory.Factory):
-    """An agent created by `agents.context.services.agent_create`."""
+    """An agent created by `agents.context.services.agent_create`, in the default space unless
+    given another."""
 
     class Meta:
         model = dict
 
+    space = factory.LazyFunction(default_space)
     name = factory.Sequence(lambda n: f"agent-{n}")
     model = "gpt-4"
 
@@ -156,11 +158,13 @@ class AgentFactory(factory.Factory):
 
 
 class GraphFactory(factory.Factory):
-    """A reasoning graph created by `agents.graphs.services.graph_create`, with its task node."""
+    """A reasoning graph created by `agents.graphs.services.graph_create`, with its task node, in
+    the default space unless given another."""
 
     class Meta:
         model = dict
 
+    space = factory.LazyFunction(default_space)
     task = factory.Sequence(lambda n: f"Find the port of service {n}")
     model = "gpt-4"
     trigger_tokens = 8_000

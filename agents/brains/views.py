@@ -146,7 +146,7 @@ def _done(request: HtmxHttpRequest, agent: Agent, message: str) -> HttpResponse:
 @require_GET
 @login_required
 def brain_detail(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
-    return _page(request, agent_or_404(agent_id))
+    return _page(request, agent_or_404(request, agent_id))
 
 
 @require_GET
@@ -154,7 +154,7 @@ def brain_detail(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
 def brain_stream(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The stream, and the other panels when the brain has changed since `v`; 286 once there is
     nothing left to wait for."""
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     if not request.htmx:
         return redirect("agents:brain_detail", agent_id=agent.pk)
     state = selectors.brain_state(agent=agent)
@@ -197,7 +197,7 @@ def _controls(
 @require_POST
 @login_required
 def brain_tick(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     try:
         services.tick_request(agent=agent, user=request.user)
     except ServiceError as error:
@@ -210,7 +210,7 @@ def brain_tick(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def brain_ticking_start(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     form = TickingForm(request.POST)
     if not form.is_valid():
         return _controls(request, agent, form=form, error=form_error(form), status=400)
@@ -224,7 +224,7 @@ def brain_ticking_start(request: HtmxHttpRequest, agent_id: int) -> HttpResponse
 @require_POST
 @login_required
 def brain_ticking_pause(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     try:
         services.ticking_pause(agent=agent)
     except ServiceError as error:
@@ -256,7 +256,7 @@ def _goals(
 @require_POST
 @login_required
 def brain_goal_create(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     form = GoalForm(request.POST)
     if not form.is_valid():
         return _goals(request, agent, form=form, error=form_error(form), status=400)
@@ -270,7 +270,7 @@ def brain_goal_create(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def brain_goal_complete(request: HtmxHttpRequest, agent_id: int, goal_id: int) -> HttpResponse:
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     try:
         goal = goal_complete(agent=agent, goal_id=goal_id)
     except ServiceError as error:
@@ -300,7 +300,7 @@ def _chat_send(agent: Agent, text: str, user: Any) -> tuple[list[Record], bool, 
 def brain_chat(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The form, cleared, with the exchange appended to the chat (out of band); refused, the
     form keeps the text and says why."""
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     form = ChatForm(request.POST)
     lines: list[Record] = []
     goal_added = False

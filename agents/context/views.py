@@ -24,6 +24,7 @@ from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.principals import principal_of
 
 AGENTS = "context/agent_list.html"
 AGENT = "context/agent_detail.html"
@@ -177,9 +178,10 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def agent_or_404(agent_id: int) -> Agent:
+def agent_or_404(request: HtmxHttpRequest, agent_id: int) -> Agent:
+    """The agent of the request's space; another space's is a 404, as a missing one."""
     try:
-        return selectors.agent_get(agent_id=agent_id)
+        return selectors.agent_get(space=principal_of(request).space, agent_id=agent_id)
     except ServiceError as error:
         raise Http404(error.message) from None
 
@@ -231,7 +233,8 @@ def _agent_page(
 
 
 def _list_page(request: HtmxHttpRequest, form: AgentCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
-    page = Paginator(selectors.agent_list(), AGENTS_PAGE_SIZE).get_page(request.GET.get("page"))
+    agents = selectors.agent_list(space=principal_of(request).space)
+    page = Paginator(agents, AGENTS_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "form": form,
@@ -254,7 +257,7 @@ def agent_create(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _list_page(request, form, error=form_error(form), status=400)
     try:
-        agent = services.agent_create(**form.cleaned_data)
+        agent = services.agent_create(space=principal_of(request).space, **form.cleaned_data)
     except ServiceError as error:
         return _list_page(request, form, error=error.message, status=error.status)
     messages.success(request, f"Created agent '{agent.name}'.")
@@ -267,14 +270,14 @@ def agent_create(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def agent_detail(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
-    return _agent_page(request, agent_or_404(agent_id), form=MessageAppendForm())
+    return _agent_page(request, agent_or_404(request, agent_id), form=MessageAppendForm())
 
 
 @require_GET
 @login_required
 def agent_context(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The context report for the form's model and strategy; a refusal comes with its status."""
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     page_url = reverse("agents:agent_detail", args=[agent.pk])
     query = urlencode({key: request.GET[key] for key in ("model", "strategy") if key in request.GET})
     if not request.htmx:
@@ -290,7 +293,7 @@ def agent_context(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
 @login_required
 def message_list(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     """The page of messages older than `before`, which htmx puts in place of its "older" link."""
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     before = _position(request.GET.get("before"))
     if not request.htmx:
         url = reverse("agents:agent_detail", args=[agent.pk])
@@ -303,7 +306,7 @@ def message_list(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def message_append(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
-    agent = agent_or_404(agent_id)
+    agent = agent_or_404(request, agent_id)
     form = MessageAppendForm(request.POST)
     status, message, error = 200, "", ""
     if not form.is_valid():
@@ -322,7 +325,7 @@ def message_append(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     if error:
         context = _conversation_context(agent, form=form, error=error)
         return render_page(request, f"{AGENT}#conversation", context, status=status)
-    agent = selectors.agent_get(agent_id=agent.pk)  # with the counters the append moved
+    agent = selectors.agent_fresh(agent=agent)  # with the counters the append moved
     context = _conversation_context(agent, form=MessageAppendForm(), message=message)
     response = render_page(request, f"{AGENT}#conversation_update", context)
     return trigger_client_event(response, CONVERSATION_CHANGED)

@@ -7,15 +7,23 @@ from typing import Any
 from django import forms
 
 from agents.context import selectors as context_selectors
+from agents.context.models import Agent
 from agents.graphs.services.graphs import MAX_TASK_CHARS, MAX_TURN_CHARS
+from memsite.spaces.models import Space
 
 MESSAGE_ROWS = 4
 STANDARD_ROLES = ("assistant", "tool", "user", "system")
 
 
 class GraphCreateForm(forms.Form):
+    """A task, and optionally one of the space's agents."""
+
     task = forms.CharField(max_length=MAX_TASK_CHARS, widget=forms.Textarea(attrs={"rows": 3}))
-    agent = forms.ModelChoiceField(queryset=context_selectors.agent_list(), required=False, empty_label="none")
+    agent = forms.ModelChoiceField(queryset=Agent.objects.none(), required=False, empty_label="none")
+
+    def __init__(self, *args: Any, space: Space, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].queryset = context_selectors.agent_list(space=space)  # type: ignore[attr-defined]
 
 
 class MemorizeForm(forms.Form):

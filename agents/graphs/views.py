@@ -27,6 +27,7 @@ from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, NodeKind,
 from memsite.errors import ServiceError
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.principals import principal_of
 
 GRAPHS = "graphs/graph_list.html"
 GRAPH = "graphs/graph_detail.html"
@@ -87,9 +88,10 @@ class Live:
         return not self.running and (not self.queued or self.waiting)
 
 
-def graph_or_404(graph_id: int) -> Graph:
+def graph_or_404(request: HtmxHttpRequest, graph_id: int) -> Graph:
+    """The graph of the request's space; another space's is a 404, as a missing one."""
     try:
-        return graph_selectors.graph_get(graph_id=graph_id)
+        return graph_selectors.graph_get(space=principal_of(request).space, graph_id=graph_id)
     except ServiceError as error:
         raise Http404(error.message) from None
 
@@ -222,9 +224,10 @@ def _task_id(nodes: list[GraphNode]) -> int:
 
 
 def _list_page(request: HtmxHttpRequest, form: GraphCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
+    space = principal_of(request).space
     agent_id = _whole_number(request.GET.get("agent"))
-    graphs = graph_selectors.graph_list(agent_id=agent_id)
-    agent = context_selectors.agent_list().filter(pk=agent_id).first() if agent_id is not None else None
+    graphs = graph_selectors.graph_list(space=space, agent_id=agent_id)
+    agent = context_selectors.agent_list(space=space).filter(pk=agent_id).first() if agent_id is not None else None
     page = Paginator(graphs, GRAPHS_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {"page": page, "form": form, "error": error, "agent": agent}
     template = f"{GRAPHS}#create_form" if request.htmx and error else GRAPHS
@@ -235,17 +238,18 @@ def _list_page(request: HtmxHttpRequest, form: GraphCreateForm, *, error: str = 
 @login_required
 def graph_list(request: HtmxHttpRequest) -> HttpResponse:
     agent_id = _whole_number(request.GET.get("agent"))
-    return _list_page(request, GraphCreateForm(initial={"agent": agent_id}))
+    return _list_page(request, GraphCreateForm(space=principal_of(request).space, initial={"agent": agent_id}))
 
 
 @require_POST
 @login_required
 def graph_create(request: HtmxHttpRequest) -> HttpResponse:
-    form = GraphCreateForm(request.POST)
+    space = principal_of(request).space
+    form = GraphCreateForm(request.POST, space=space)
     if not form.is_valid():
         return _list_page(request, form, error=form_error(form), status=400)
     try:
-        graph = services.graph_create(task=form.cleaned_data["task"], agent=form.cleaned_data["agent"])
+        graph = services.graph_create(space=space, task=form.cleaned_data["task"], agent=form.cleaned_data["agent"])
     except ServiceError as error:
         return _list_page(request, form, error=error.message, status=error.status)
     messages.success(request, f"Created graph {graph.pk}.")
@@ -259,14 +263,14 @@ def graph_create(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def graph_detail(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
-    return _page(request, graph_or_404(graph_id))
+    return _page(request, graph_or_404(request, graph_id))
 
 
 @require_GET
 @login_required
 def graph_node(request: HtmxHttpRequest, graph_id: int, node_id: int) -> HttpResponse:
     """A node's panel: its thought, its turns, its neighbours."""
-    graph = graph_or_404(graph_id)
+    graph = graph_or_404(request, graph_id)
     if not request.htmx:
         return redirect(f"{reverse('agents:graph_detail', args=[graph.pk])}?node={node_id}#node-panel")
     context = {"graph": graph, "panel": _node_panel(graph, node_id)}
@@ -278,7 +282,7 @@ def graph_node(request: HtmxHttpRequest, graph_id: int, node_id: int) -> HttpRes
 def graph_live(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
     """The operations, and the drawing and the context when the graph has changed since `v`;
     286 once there is nothing left to wait for."""
-    graph = graph_or_404(graph_id)
+    graph = graph_or_404(request, graph_id)
     if not request.htmx:
         return redirect("agents:graph_detail", graph_id=graph.pk)
     context = {"graph": graph, **_ops_part(graph)}
@@ -322,7 +326,7 @@ def _actions(
 @require_POST
 @login_required
 def graph_recall(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
-    graph = graph_or_404(graph_id)
+    graph = graph_or_404(request, graph_id)
     try:
         op = services.graph_recall(graph=graph, user=request.user)
     except ServiceError as error:
@@ -333,7 +337,7 @@ def graph_recall(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def graph_memorize(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
-    graph = graph_or_404(graph_id)
+    graph = graph_or_404(request, graph_id)
     form = MemorizeForm(request.POST)
     if not form.is_valid():
         return _actions(request, graph, form=form, error=form_error(form), status=400)

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from agents.graphs import services
 from agents.graphs.models import GraphNode, GraphOp, Turn
-from tests.factories import AgentFactory, UserFactory
+from tests.factories import AgentFactory, UserFactory, default_space
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -79,7 +79,7 @@ def queued(monkeypatch) -> list[dict]:
 
 def test_read_a_graph_and_memorize_a_step(page, live_server, screenshot, queued):
     agent = AgentFactory(name="scout", model="gpt-4")
-    graph = services.graph_create(task="Research NestJS best practices", agent=agent)
+    graph = services.graph_create(space=default_space(), task="Research NestJS best practices", agent=agent)
     services.graph_memorize(
         graph=graph,
         messages=[

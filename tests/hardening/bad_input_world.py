@@ -17,7 +17,7 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion
 from memsite.llm.models import LLMCall
 from memsite.llm.services import llm_call_record
-from tests.factories import SearchFactory, StaffFactory, UserFactory
+from tests.factories import SearchFactory, StaffFactory, UserFactory, default_space
 
 # Every app whose rows a request could change: memsite's own, and the users, memberships and
 # tokens it authenticates with. Proxy models are their concrete model's rows again.
@@ -97,17 +97,23 @@ def build_world() -> World:
     )
 
     agent = context_services.agent_create(
-        name="scout", model="gpt-4", instructions="Help $user.", context_variables={"user": "Ada"}
+        space=default_space(),
+        name="scout",
+        model="gpt-4",
+        instructions="Help $user.",
+        context_variables={"user": "Ada"},
     )
     context_services.message_append(agent=agent, role="user", content="Hello.")
     context_services.message_append(agent=agent, role="assistant", content="Hello, Ada.")
     checkpoint = context_services.checkpoint_create(agent=agent)
-    other_agent = context_services.agent_create(name="builder", model="gpt-4")
+    other_agent = context_services.agent_create(space=default_space(), name="builder", model="gpt-4")
     foreign_checkpoint = context_services.checkpoint_create(agent=other_agent)
     goal = goal_create(agent=agent, text="Learn the user's habits.")
     done_goal = goal_complete(agent=agent, goal_id=goal_create(agent=agent, text="Read the notes.").pk)
 
-    graph = graph_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = graph_services.graph_create(
+        space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
     graph_services.graph_snapshot_import(
         graph=graph,
         document={

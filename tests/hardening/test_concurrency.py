@@ -30,7 +30,7 @@ from agents.graphs.models import GraphEdge, GraphNode, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
-from tests.factories import AgentFactory, UserFactory, token_for
+from tests.factories import AgentFactory, UserFactory, default_space, token_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sqlite_waits_for_locks")]
 
@@ -557,7 +557,9 @@ def step_messages(tag: str) -> list[dict]:
 
 def test_memorize_and_recall_on_one_graph_run_one_at_a_time(tree, monkeypatch):
     monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda graph_id: None)
-    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=900, target_tokens=500)
+    graph = graph_services.graph_create(
+        space=default_space(), task="Find the ports", model="gpt-4", trigger_tokens=900, target_tokens=500
+    )
     runs: list[tuple[float, float, int, int]] = []  # start, end, thread, op
 
     def watched(original: Callable) -> Callable:

@@ -25,7 +25,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.replies import storable
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, default_space
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.memory.search.tree import build_tree, found, pick
 
@@ -382,7 +382,9 @@ def graph_rows(graph: Graph) -> tuple:
 
 @pytest.fixture
 def graph(db):
-    return graph_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    return graph_services.graph_create(
+        space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
 
 
 def assert_graph_settled(graph: Graph) -> None:

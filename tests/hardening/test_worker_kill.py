@@ -48,7 +48,7 @@ from memory.models import Search, SearchStep
 from memory.tasks import search_run
 from memsite.celery import app
 from memsite.llm.models import LLMCall
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, default_space
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.memory.search.tree import build_tree, found, pick
 
@@ -323,7 +323,9 @@ def graph_settled(graph: Graph) -> bool:
 
 @needs_redis
 def test_a_memorize_whose_worker_is_killed_goes_on_without_applying_a_pair_twice(shared_db, workers, fake_openai):
-    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = graph_services.graph_create(
+        space=default_space(), task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
     fake_openai.script(patch("one"), Reply.slow(SLOW_S), patch("two"), patch("three"))
     first = workers()
     op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
@@ -371,7 +373,9 @@ FOLD = Reply.json(
 
 @needs_redis
 def test_a_recall_whose_worker_is_killed_is_applied_once(shared_db, workers, fake_openai):
-    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = graph_services.graph_create(
+        space=default_space(), task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
     graph_services.graph_snapshot_import(graph=graph, document=SNAPSHOT)
     fake_openai.script(Reply.slow(SLOW_S), FOLD)
     first = workers()
@@ -402,7 +406,9 @@ def test_a_memorize_stopped_half_way_goes_on_from_the_pairs_it_recorded(db, monk
     from agents.graphs.services import graphs
 
     monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda **kwargs: None)
-    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = graph_services.graph_create(
+        space=default_space(), task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
     op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
     replies = iter([patch("one"), None, patch("two"), patch("three")])
 
@@ -440,7 +446,9 @@ def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, dj
         ("held", now + timedelta(seconds=30), 120),  # a live worker on it
         ("just queued", None, 5),  # its task is on its way
     ]:
-        graph = graph_services.graph_create(task=name, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+        graph = graph_services.graph_create(
+            space=default_space(), task=name, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+        )
         with django_capture_on_commit_callbacks():
             op = graph_services.graph_recall(graph=graph)
         GraphOp.objects.filter(pk=op.pk).update(created_at=now - timedelta(seconds=age))
@@ -468,7 +476,9 @@ def test_a_worker_that_lost_the_graph_to_another_writes_nothing_more(db, monkeyp
     from agents.graphs.services import graphs
 
     monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda **kwargs: None)
-    graph = graph_services.graph_create(task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = graph_services.graph_create(
+        space=default_space(), task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
     op = graph_services.graph_memorize(graph=graph, messages=step(1))
     others = timezone.now() + timedelta(seconds=300)
 

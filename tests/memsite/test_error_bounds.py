@@ -13,6 +13,7 @@ from agents.context import services as context_services
 from agents.graphs import services as graph_services
 from memsite.api import MAX_JSON_VALUES, json_values_over
 from memsite.errors import MAX_ERRORS, MORE_ERRORS
+from tests.factories import default_space
 from tests.hardening.bad_input_world import database_dump
 
 BODY_BYTES = 900_000
@@ -32,14 +33,16 @@ def offline(offline_llm):
 
 @pytest.fixture
 def agent():
-    agent = context_services.agent_create(name="scout", model="gpt-4")
+    agent = context_services.agent_create(space=default_space(), name="scout", model="gpt-4")
     context_services.message_append(agent=agent, role="user", content="Hello.")
     return agent
 
 
 @pytest.fixture
 def graph():
-    return graph_services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    return graph_services.graph_create(
+        space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
 
 
 def repeated(item: object, wrap: Callable[[list], object]) -> bytes:

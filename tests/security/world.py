@@ -22,7 +22,7 @@ from agents.graphs.models import Graph, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
-from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, token_for
+from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, default_space, token_for
 from tests.llm.factories import make_call
 
 
@@ -129,6 +129,7 @@ def build_world(words: Words = PLAIN) -> World:
 
     # -- an agent, its conversation, brain, checkpoint and summary ---------------------------------
     agent = context_services.agent_create(
+        space=default_space(),
         name=text("scout")[:200],
         model="gpt-4",
         instructions=text("Help the user.") + " $user",
@@ -178,7 +179,9 @@ def build_world(words: Words = PLAIN) -> World:
     )
 
     # -- a reasoning graph ---------------------------------------------------------------------------
-    graph = graph_services.graph_create(task=text("Find the port of the API.")[:2000], agent=agent, model="gpt-4")
+    graph = graph_services.graph_create(
+        space=default_space(), task=text("Find the port of the API.")[:2000], agent=agent, model="gpt-4"
+    )
     memorized = graph_services.graph_memorize(
         graph=graph,
         messages=[

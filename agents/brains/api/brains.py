@@ -37,8 +37,7 @@ from agents.brains.models import Explored, Neuron, Record, Synapse, TickRun
 from agents.brains.selectors.brains import BrainCollection
 from agents.brains.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.brains.services.ticks import MAX_INTERVAL_S
-from agents.context import selectors as context_selectors
-from agents.context.api.agents import AGENT_ID
+from agents.context.api.agents import AGENT_ID, agent_of
 from agents.context.models import Agent
 from memsite.api import JSONParser, read_body
 from memsite.limits import max_body_bytes, wait_slots
@@ -102,7 +101,7 @@ class BrainCollectionApi(APIView):
     collection: BrainCollection
 
     def get(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         paginator = OrderedPagination(self.collection.ordering)
         rows = brain_selectors.brain_collection_list(agent=agent, name=self.collection.name)
         page = paginator.paginate_queryset(rows, request, view=self)
@@ -143,7 +142,7 @@ class BrainApi(APIView):
         responses={200: BrainSerializer, **errors(404)},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        state = brain_selectors.brain_state(agent=context_selectors.agent_get(agent_id=agent_id))
+        state = brain_selectors.brain_state(agent=agent_of(request, agent_id))
         return Response(self.OutputSerializer(state).data)
 
 
@@ -170,7 +169,7 @@ class TickApi(APIView):
         responses={202: BrainTickQueuedSerializer, **errors(404, 503), **quota_refusals()},
     )
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         services.tick_request(agent=agent, user=request.user)
         ticking = _ticking(agent)
         queued = {"queued": True, "after": ticking.tick_count, "ticking": ticking}
@@ -202,7 +201,7 @@ class TickingStartApi(APIView):
         responses={200: BrainTickingSerializer, **errors(400, 404, 503), **quota_refusals()},
     )
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.ticking_start(agent=agent, user=request.user, **serializer.validated_data)
@@ -222,7 +221,7 @@ class TickingPauseApi(APIView):
         responses={200: BrainTickingSerializer, **errors(404)},
     )
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         services.ticking_pause(agent=agent)
         return Response(self.OutputSerializer(_ticking(agent)).data)
 
@@ -258,7 +257,7 @@ class ChatApi(APIView):
         },
     )
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         with wait_slots().hold_or_busy():
@@ -285,7 +284,7 @@ class GoalCreateApi(APIView):
         responses={201: BrainGoalSerializer, **errors(400, 404, 409)},
     )
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         goal = goal_create(agent=agent, **serializer.validated_data)
@@ -304,7 +303,7 @@ class GoalCompleteApi(APIView):
         responses={200: BrainGoalSerializer, **errors(404, 409)},
     )
     def post(self, request: Request, agent_id: int, goal_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         goal = goal_complete(agent=agent, goal_id=goal_id)
         return Response(self.OutputSerializer(goal).data)
 
@@ -328,7 +327,7 @@ class MemoryJsonApi(APIView):
         responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT), **errors(404)},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         document = services.brain_export(agent=agent)
         filename = f"agent-{agent.pk}-memory.json"
         return Response(document, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
@@ -346,7 +345,7 @@ class MemoryJsonApi(APIView):
         responses={200: BrainImportReportSerializer, **errors(400, 404, 411, 413)},
     )
     def put(self, request: Request, agent_id: int) -> Response:
-        agent = context_selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         report = services.brain_import(
             agent=agent, document=read_body(request, what="memory.json", limit=settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES)
         )

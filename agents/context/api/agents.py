@@ -32,7 +32,7 @@ from agents.context.logic.message_fields import (
     MAX_NAME_CHARS,
     MAX_TOOL_CALLS,
 )
-from agents.context.models import Role, Strategy
+from agents.context.models import Agent, Role, Strategy
 from agents.context.services.agents import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.context.services.messages import MAX_REFERENCES
 from memsite.schema import refusals
@@ -44,6 +44,7 @@ from memsite.serializers import (
     StrictInputSerializer,
     StrictIntegerField,
 )
+from memsite.spaces.principals import principal_of
 
 TAG = "agents"
 AGENT_ID = OpenApiParameter("agent_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The agent's id.")
@@ -117,6 +118,11 @@ class AgentSettingsSerializer(StrictInputSerializer):
     )
 
 
+def agent_of(request: Request, agent_id: int) -> Agent:
+    """The agent of the request's space; another space's is a 404, as a missing one."""
+    return selectors.agent_get(space=principal_of(request).space, agent_id=agent_id)
+
+
 class AgentCreateApi(APIView):
     class InputSerializer(AgentSettingsSerializer):
         class Meta:
@@ -134,7 +140,7 @@ class AgentCreateApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        agent = services.agent_create(**serializer.validated_data)
+        agent = services.agent_create(space=principal_of(request).space, **serializer.validated_data)
         response = Response(self.OutputSerializer(agent).data, status=status.HTTP_201_CREATED)
         response["Location"] = reverse("agents-api:agent-detail", args=[agent.pk])
         return response
@@ -161,7 +167,7 @@ class AgentDetailApi(APIView):
         responses={200: AgentSerializer, **errors(404)},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        return Response(self.OutputSerializer(selectors.agent_get(agent_id=agent_id)).data)
+        return Response(self.OutputSerializer(agent_of(request, agent_id)).data)
 
     @extend_schema(
         tags=[TAG],
@@ -173,7 +179,7 @@ class AgentDetailApi(APIView):
         responses={200: AgentSerializer, **errors(400, 404, 409)},
     )
     def patch(self, request: Request, agent_id: int) -> Response:
-        agent = selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         serializer = self.UpdateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         agent = services.agent_update(agent=agent, changes=serializer.validated_data)
@@ -300,7 +306,7 @@ class MessageAppendApi(APIView):
         responses={201: MessageSerializer, **errors(400, 404, 409)},
     )
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         message = services.message_append(agent=agent, **serializer.validated_data)
@@ -340,7 +346,7 @@ class AgentContextApi(APIView):
         responses={200: ContextSerializer, **errors(400, 404, 422)},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        agent = selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         query = self.FilterSerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         assembled = services.context_build(agent=agent, **query.validated_data)
@@ -359,7 +365,7 @@ class CheckpointCreateApi(APIView):
         responses={201: CheckpointSerializer, **errors(404)},
     )
     def post(self, request: Request, agent_id: int) -> Response:
-        checkpoint = services.checkpoint_create(agent=selectors.agent_get(agent_id=agent_id))
+        checkpoint = services.checkpoint_create(agent=agent_of(request, agent_id))
         return Response(self.OutputSerializer(checkpoint).data, status=status.HTTP_201_CREATED)
 
 
@@ -377,7 +383,7 @@ class CheckpointRestoreApi(APIView):
         responses={200: AgentSerializer, **errors(400, 404)},
     )
     def post(self, request: Request, agent_id: int, checkpoint_id: int) -> Response:
-        agent = selectors.agent_get(agent_id=agent_id)
+        agent = agent_of(request, agent_id)
         checkpoint = selectors.checkpoint_get(agent=agent, checkpoint_id=checkpoint_id)
         agent = services.checkpoint_restore(agent=agent, checkpoint=checkpoint)
         return Response(self.OutputSerializer(agent).data)

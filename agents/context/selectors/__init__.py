@@ -1,4 +1,4 @@
-from agents.context.selectors.agents import agent_get
+from agents.context.selectors.agents import agent_fresh, agent_get, agent_list, agent_missing, agent_named
 from agents.context.selectors.checkpoints import checkpoint_get
 from agents.context.selectors.messages import (
     HistoryPoint,
@@ -14,7 +14,6 @@ from agents.context.selectors.messages import (
 )
 from agents.context.selectors.pages import (
     MessagePage,
-    agent_list,
     checkpoint_list,
     message_page,
 )
@@ -26,8 +25,11 @@ __all__ = [
     "ScoredMessage",
     "StoredMessage",
     "StoredSummary",
+    "agent_fresh",
     "agent_get",
     "agent_list",
+    "agent_missing",
+    "agent_named",
     "checkpoint_get",
     "checkpoint_list",
     "message_history",

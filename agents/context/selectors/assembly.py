@@ -187,8 +187,7 @@ def context_assemble(
     """The messages for one call of `agent` to `model` (default: the agent's) with `strategy`
     (default: the agent's); `turns` overrides the agent's `window_turns` for sliding_window;
     `long_term_budget` caps long-term memory in tokens (default: a quarter of the window)."""
-    # The row as it is now: the caller's copy may predate appends or a change of settings.
-    agent = selectors.agent_get(agent_id=agent.pk)
+    agent = selectors.agent_fresh(agent=agent)
     request = context_request(
         model=agent.model if model is None else model,
         strategy=agent.strategy if strategy is None else strategy,

@@ -14,12 +14,6 @@ class MessagePage:
     older_before: int | None  # the `before` of the next, older page, if there is one
 
 
-def agent_list() -> QuerySet[Agent]:
-    return Agent.objects.order_by("name").only(
-        "name", "model", "strategy", "message_count", "conversation_tokens", "updated_at"
-    )
-
-
 def message_page(*, agent: Agent, before: int | None = None, size: int) -> MessagePage:
     """Up to `size` of the agent's messages before position `before` (default: the newest),
     newest first: one range scan of the (agent, position) index, however long the conversation."""

@@ -1,6 +1,6 @@
 """Creating agents and changing their settings. Every setting is checked here, together with
 the others it must agree with, before anything is saved; the database constraints repeat the
-rules that fit in SQL."""
+rules that fit in SQL. An agent's name is unique within its space."""
 
 import json
 from collections.abc import Mapping
@@ -14,6 +14,7 @@ from agents.context.models import Agent, Strategy
 from agents.fields import max_chars
 from memsite.errors import Conflict, InvalidInput
 from memsite.names import has_invisible_characters
+from memsite.spaces.models import Space
 from memsite.storable import deeper_than, unstorable
 
 MAX_NAME_CHARS = max_chars(Agent, "name")
@@ -126,16 +127,21 @@ def _validated(values: Mapping[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
+def _name_taken(name: str) -> Conflict:
+    return Conflict(f"There is already an agent named '{name}'.")
+
+
 def _save(agent: Agent, fields: list[str] | None = None) -> None:
     try:
         with transaction.atomic():
             agent.save(update_fields=fields)
     except IntegrityError:
-        raise Conflict(f"There is already an agent named '{agent.name}'.") from None
+        raise _name_taken(agent.name) from None
 
 
 def agent_create(
     *,
+    space: Space,
     name: str,
     model: str,
     instructions: str = "",
@@ -166,9 +172,9 @@ def agent_create(
         }
     )
     with transaction.atomic():
-        if Agent.objects.filter(name=values["name"]).exists():
-            raise Conflict(f"There is already an agent named '{values['name']}'.")
-        agent = Agent(**values)
+        if Agent.objects.filter(space=space, name=values["name"]).exists():
+            raise _name_taken(values["name"])
+        agent = Agent(space=space, **values)
         _save(agent)
     return agent
 
@@ -186,8 +192,9 @@ def agent_update(*, agent: Agent, changes: Mapping[str, Any]) -> Agent:
         agent = Agent.objects.select_for_update().get(pk=agent.pk)
         current = {field: getattr(agent, field) for field in SETTINGS}
         values = _validated({**current, **changes})
-        if values["name"] != agent.name and Agent.objects.filter(name=values["name"]).exists():
-            raise Conflict(f"There is already an agent named '{values['name']}'.")
+        renamed = values["name"] != agent.name
+        if renamed and Agent.objects.filter(space_id=agent.space_id, name=values["name"]).exists():
+            raise _name_taken(values["name"])
         for field, value in values.items():
             setattr(agent, field, value)
         _save(agent, [*SETTINGS, "updated_at"])

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.context import selectors as context_selectors
+from agents.context.api.agents import agent_of
 from agents.graphs import selectors as graph_selectors
 from agents.graphs import services
 from agents.graphs.api.serializers import (
@@ -31,7 +31,7 @@ from agents.graphs.api.serializers import (
     GraphOpSerializer,
     GraphSerializer,
 )
-from agents.graphs.models import NodeKind, NodeState
+from agents.graphs.models import Graph, NodeKind, NodeState
 from agents.graphs.services.graphs import MAX_MESSAGES, MAX_TASK_CHARS, MAX_TURN_CHARS
 from memsite.api import JSONParser, read_body
 from memsite.errors import InvalidInput
@@ -40,6 +40,7 @@ from memsite.pagination import OrderedPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_parameters, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
+from memsite.spaces.principals import principal_of
 
 TAG = "graphs"
 GRAPH_ID = OpenApiParameter("graph_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The graph's id.")
@@ -64,6 +65,11 @@ errors = refusals(
         413: "The snapshot is larger than MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES.",
     }
 )
+
+
+def graph_of(request: Request, graph_id: int) -> Graph:
+    """The graph of the request's space; another space's is a 404, as a missing one."""
+    return graph_selectors.graph_get(space=principal_of(request).space, graph_id=graph_id)
 
 
 def _page_of(serializer: type[serializers.Serializer]) -> Any:
@@ -125,8 +131,8 @@ class GraphCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         agent_id = data.pop("agent", None)
-        agent = context_selectors.agent_get(agent_id=agent_id) if agent_id is not None else None
-        graph = services.graph_create(agent=agent, **data)
+        agent = agent_of(request, agent_id) if agent_id is not None else None
+        graph = services.graph_create(space=principal_of(request).space, agent=agent, **data)
         response = Response(self.OutputSerializer(graph).data, status=status.HTTP_201_CREATED)
         response["Location"] = reverse("graphs-api:graph-detail", args=[graph.pk])
         return response
@@ -143,7 +149,7 @@ class GraphDetailApi(APIView):
         responses={200: GraphSerializer, **errors(404)},
     )
     def get(self, request: Request, graph_id: int) -> Response:
-        return Response(self.OutputSerializer(graph_selectors.graph_get(graph_id=graph_id)).data)
+        return Response(self.OutputSerializer(graph_of(request, graph_id)).data)
 
 
 # -- memorize and recall -----------------------------------------------------------------------
@@ -195,7 +201,7 @@ class GraphMemorizeApi(APIView):
         },
     )
     def post(self, request: Request, graph_id: int) -> Response:
-        graph = graph_selectors.graph_get(graph_id=graph_id)
+        graph = graph_of(request, graph_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         op = services.graph_memorize(graph=graph, user=request.user, **serializer.validated_data)
@@ -214,7 +220,7 @@ class GraphRecallApi(APIView):
         responses={202: GraphOpSerializer, **errors(404, 503), **quota_refusals()},
     )
     def post(self, request: Request, graph_id: int) -> Response:
-        op = services.graph_recall(graph=graph_selectors.graph_get(graph_id=graph_id), user=request.user)
+        op = services.graph_recall(graph=graph_of(request, graph_id), user=request.user)
         return Response(self.OutputSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -232,7 +238,7 @@ class GraphContextApi(APIView):
         responses={200: GraphContextSerializer, **errors(404)},
     )
     def get(self, request: Request, graph_id: int) -> Response:
-        graph = graph_selectors.graph_get(graph_id=graph_id)
+        graph = graph_of(request, graph_id)
         context = graph_selectors.graph_context(graph=graph)
         return Response(self.OutputSerializer({"graph": graph, "context": context}).data)
 
@@ -265,7 +271,7 @@ class GraphNodeListApi(APIView):
         responses={200: _page_of(GraphNodeSerializer), **errors(400, 404)},
     )
     def get(self, request: Request, graph_id: int) -> Response:
-        graph = graph_selectors.graph_get(graph_id=graph_id)
+        graph = graph_of(request, graph_id)
         query = self.FilterSerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         nodes = graph_selectors.graph_nodes(
@@ -290,7 +296,7 @@ class GraphNodeDetailApi(APIView):
         responses={200: GraphNodeDetailSerializer, **errors(404)},
     )
     def get(self, request: Request, graph_id: int, node_id: int) -> Response:
-        node = graph_selectors.graph_node_get(graph=graph_selectors.graph_get(graph_id=graph_id), node_id=node_id)
+        node = graph_selectors.graph_node_get(graph=graph_of(request, graph_id), node_id=node_id)
         return Response(self.OutputSerializer(node).data)
 
 
@@ -305,7 +311,7 @@ class GraphLeavesApi(APIView):
         responses={200: GraphLeavesSerializer, **errors(404)},
     )
     def get(self, request: Request, graph_id: int) -> Response:
-        leaves = graph_selectors.graph_leaves(graph=graph_selectors.graph_get(graph_id=graph_id))
+        leaves = graph_selectors.graph_leaves(graph=graph_of(request, graph_id))
         return Response(self.OutputSerializer({"node_ids": leaves}).data)
 
 
@@ -325,7 +331,7 @@ class GraphOpListApi(APIView):
         responses={200: _page_of(GraphOpSerializer), **errors(400, 404)},
     )
     def get(self, request: Request, graph_id: int) -> Response:
-        ops = graph_selectors.graph_ops(graph=graph_selectors.graph_get(graph_id=graph_id))
+        ops = graph_selectors.graph_ops(graph=graph_of(request, graph_id))
         paginator = OrderedPagination("-id")
         page = paginator.paginate_queryset(ops, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
@@ -361,7 +367,7 @@ class GraphSnapshotApi(APIView):
         responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT), **errors(404)},
     )
     def get(self, request: Request, graph_id: int) -> Response:
-        return Response(graph_selectors.graph_snapshot(graph=graph_selectors.graph_get(graph_id=graph_id)))
+        return Response(graph_selectors.graph_snapshot(graph=graph_of(request, graph_id)))
 
     @extend_schema(
         tags=[TAG],
@@ -378,6 +384,6 @@ class GraphSnapshotApi(APIView):
         responses={200: GraphOpSerializer, **errors(400, 404, 411, 413)},
     )
     def put(self, request: Request, graph_id: int) -> Response:
-        graph = graph_selectors.graph_get(graph_id=graph_id)
+        graph = graph_of(request, graph_id)
         op = services.graph_snapshot_import(graph=graph, document=read_snapshot(request))
         return Response(self.ImportOutputSerializer(op).data)

@@ -10,20 +10,22 @@ from agents.graphs.logic.snapshot import snapshot_document
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, NodeKind, NodeState, Turn
 from memsite.errors import NotFound
 from memsite.llm.tokens import counter_for_model
+from memsite.spaces.models import Space
 
 NODE_COLUMNS = ("node_id", "kind", "thought", "related_turn_ids", "state", "folded_into")
 
 
-def graph_get(*, graph_id: int) -> Graph:
-    graph = Graph.objects.filter(pk=graph_id).first()
+def graph_get(*, space: Space, graph_id: int) -> Graph:
+    """The graph of `space` with this id; another space's is not found, as a missing one."""
+    graph = Graph.objects.filter(pk=graph_id, space=space).first()
     if graph is None:
         raise NotFound(f"No graph {graph_id}.")
     return graph
 
 
-def graph_list(*, agent_id: int | None = None) -> QuerySet[Graph]:
-    """Graphs, newest first, with their nodes counted (`node_total`, `active_total`)."""
-    graphs = Graph.objects.select_related("agent").order_by("-created_at")
+def graph_list(*, space: Space, agent_id: int | None = None) -> QuerySet[Graph]:
+    """The space's graphs, newest first, with their nodes counted (`node_total`, `active_total`)."""
+    graphs = Graph.objects.filter(space=space).select_related("agent").order_by("-created_at")
     if agent_id is not None:
         graphs = graphs.filter(agent_id=agent_id)
     return graphs.annotate(

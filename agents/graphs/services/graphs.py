@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from agents.context.logic.wire import wire_tokens
 from agents.context.models import Agent
+from agents.context.selectors.agents import agent_missing
 from agents.graphs import selectors
 from agents.graphs.logic.context import GraphContext, notes_text
 from agents.graphs.logic.patches import (
@@ -41,6 +42,7 @@ from memsite.llm.tokens import counter_for_model
 from memsite.names import has_invisible_characters
 from memsite.queue import broker_checked, enqueue
 from memsite.quotas.checks import acting_user_id, graph_op_quota_require
+from memsite.spaces.models import Space
 from memsite.storable import unstorable
 
 logger = logging.getLogger(__name__)
@@ -74,6 +76,7 @@ def _clean_text(name: str, value: object, limit: int) -> str:
 
 def graph_create(
     *,
+    space: Space,
     task: str,
     agent: Agent | None = None,
     model: str | None = None,
@@ -81,7 +84,10 @@ def graph_create(
     target_tokens: int | None = None,
 ) -> Graph:
     """A graph with its task node (node 1). The trigger defaults to a share of the model's
-    window (at most MEMSITE_GRAPH_TRIGGER_TOKENS), the target to 60% of the trigger."""
+    window (at most MEMSITE_GRAPH_TRIGGER_TOKENS), the target to 60% of the trigger. The agent,
+    if any, must be of the graph's space: another space's is not found."""
+    if agent is not None and agent.space_id != space.pk:
+        raise agent_missing(agent.pk)
     task = _clean_text("task", task, MAX_TASK_CHARS).strip()
     model = model or (agent.model if agent else llm_config().model_for(Purpose.MEMORIZE))
     window = llm_config().model_info(model).context_window
@@ -94,7 +100,13 @@ def graph_create(
         raise InvalidInput(f"target_tokens ({target}) must be below trigger_tokens ({trigger}).")
     with transaction.atomic():
         graph = Graph.objects.create(
-            task=task, agent=agent, model=model, trigger_tokens=trigger, target_tokens=target, next_node_id=2
+            space=space,
+            task=task,
+            agent=agent,
+            model=model,
+            trigger_tokens=trigger,
+            target_tokens=target,
+            next_node_id=2,
         )
         GraphNode.objects.create(graph=graph, node_id=1, kind=NodeKind.TASK, thought=task)
         GraphOp.objects.create(

@@ -3,12 +3,15 @@ from django.urls import reverse
 
 from agents.graphs import services as graph_services
 from agents.graphs.models import Graph, GraphOp
+from tests.factories import default_space
 
 pytestmark = pytest.mark.django_db
 
 
 def graph_with_history(task: str) -> Graph:
-    graph = graph_services.graph_create(task=task, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = graph_services.graph_create(
+        space=default_space(), task=task, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
     graph_services.graph_snapshot_import(
         graph=graph,
         document={

@@ -4,14 +4,14 @@ from django.db import IntegrityError, transaction
 from agents.context import services
 from agents.context.models import Agent
 from memsite.errors import Conflict, InvalidInput
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, default_space
 
 pytestmark = pytest.mark.django_db
 
 
 class TestAgentCreate:
     def test_creates_an_agent_with_the_default_budgets(self):
-        agent = services.agent_create(name="planner", model="gpt-4o")
+        agent = services.agent_create(space=default_space(), name="planner", model="gpt-4o")
 
         agent.refresh_from_db()
         assert agent.name == "planner" and agent.model == "gpt-4o"
@@ -24,7 +24,7 @@ class TestAgentCreate:
     def test_names_are_unique(self):
         AgentFactory(name="planner")
         with pytest.raises(Conflict):
-            services.agent_create(name="planner", model="gpt-4o")
+            services.agent_create(space=default_space(), name="planner", model="gpt-4o")
         assert Agent.objects.count() == 1
 
     @pytest.mark.parametrize(
@@ -47,11 +47,12 @@ class TestAgentCreate:
     )
     def test_refuses_invalid_settings(self, values):
         with pytest.raises(InvalidInput):
-            services.agent_create(name="planner", model="gpt-4o", **values)
+            services.agent_create(space=default_space(), name="planner", model="gpt-4o", **values)
         assert not Agent.objects.exists()
 
     def test_instructions_may_name_context_variables_and_escape_dollars(self):
         agent = services.agent_create(
+            space=default_space(),
             name="helper",
             model="gpt-4o",
             instructions="Help ${user_name} with $task; it costs $$5.",

@@ -12,6 +12,7 @@ from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memsite.llm.models import LLMCall
 from memsite.llm.quoting import without_fences
 from memsite.llm.tokens import counter_for_model
+from tests.factories import default_space
 from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +65,9 @@ def queued(monkeypatch):
 
 @pytest.fixture
 def graph():
-    return services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    return services.graph_create(
+        space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
 
 
 def step(number: int, words: int = 5) -> list[dict]:
@@ -252,7 +255,9 @@ def test_protected_turns_stay_and_no_turn_is_lost(
 
 
 def test_past_the_trigger_recall_runs_until_under_the_target_once(queued, django_capture_on_commit_callbacks):
-    graph = services.graph_create(task="Map the services", model="gpt-4", trigger_tokens=400, target_tokens=300)
+    graph = services.graph_create(
+        space=default_space(), task="Map the services", model="gpt-4", trigger_tokens=400, target_tokens=300
+    )
     Graph.objects.filter(pk=graph.pk).update(protected_head=0, protected_tail=2)
     graph.refresh_from_db()
 
@@ -346,7 +351,9 @@ def test_the_index_queries(graph):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_workers_run_one_graphs_operations_one_at_a_time(monkeypatch, sqlite_waits_for_locks):
     monkeypatch.setattr("agents.graphs.tasks.graph_work.delay", lambda graph_id: None)
-    graph = services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    graph = services.graph_create(
+        space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
     for number in range(6):
         services.graph_memorize(graph=graph, messages=step(number))
     inside, overlaps, errors = [], [], []

@@ -12,6 +12,7 @@ from agents.graphs import selectors, services
 from agents.graphs.models import GraphEdge, GraphNode
 from agents.graphs.services.graphs import MAX_TASK_CHARS
 from tests.agents.graphs.services.test_graphs import SEED_EXAMPLE, evidence_patch, memorize, state
+from tests.factories import default_space
 from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +36,9 @@ def queued(monkeypatch):
 
 @pytest.fixture
 def graph():
-    return services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    return services.graph_create(
+        space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
 
 
 def saved(name: str) -> bytes:

@@ -11,7 +11,7 @@ from agents.graphs import views as views_graphs
 from agents.graphs.models import Graph, GraphOp, Turn
 from tests.agents.conftest import HTMX
 from tests.agents.graphs.services.test_graphs import SEED_EXAMPLE
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, default_space
 
 pytestmark = pytest.mark.django_db
 
@@ -126,7 +126,9 @@ def queued(monkeypatch) -> list[dict]:
 
 @pytest.fixture
 def graph() -> Graph:
-    return services.graph_create(task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000)
+    return services.graph_create(
+        space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
+    )
 
 
 @pytest.fixture
@@ -207,7 +209,7 @@ def test_unknown_graphs_and_nodes_are_not_found(user_client, graph):
 
 def test_the_list_shows_the_graphs(user_client, lived_in):
     scout = AgentFactory(name="scout", model="gpt-4")
-    theirs = services.graph_create(task="Map the notes", agent=scout)
+    theirs = services.graph_create(space=default_space(), task="Map the notes", agent=scout)
 
     html = user_client.get(reverse("agents:graph_list")).content.decode()
 
@@ -221,7 +223,7 @@ def test_the_list_shows_the_graphs(user_client, lived_in):
 
 def test_the_list_of_one_agents_graphs(user_client, graph):
     scout = AgentFactory(name="scout", model="gpt-4")
-    theirs = services.graph_create(task="Map the notes", agent=scout)
+    theirs = services.graph_create(space=default_space(), task="Map the notes", agent=scout)
 
     html = user_client.get(reverse("agents:graph_list"), {"agent": scout.pk}).content.decode()
 
