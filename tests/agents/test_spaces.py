@@ -17,7 +17,9 @@ from agents.context import selectors as context_selectors
 from agents.context import services as context_services
 from agents.context.models import Agent
 from agents.graphs import selectors as graph_selectors
+from agents.graphs import services as graph_services
 from agents.graphs.models import Graph
+from memsite.errors import NotFound
 from memsite.spaces.logic import Role
 from memsite.spaces.models import Space
 from memsite.spaces.services import membership_set, token_create
@@ -140,6 +142,17 @@ def test_a_graph_is_not_made_for_another_spaces_agent(ours, other_api):
     body = {"task": "Find the notes", "agent": ours["agent"].pk}
     url = reverse("graphs-api:graph-create")
     _refused_as_missing(other_api, "post", url, body, Agent.objects.filter(pk=ours["agent"].pk).delete)
+
+
+def test_the_graph_service_refuses_an_agent_of_another_space_as_a_missing_one(other, offline_llm):
+    theirs = AgentFactory(space=other)
+
+    with pytest.raises(NotFound) as refused:
+        graph_services.graph_create(space=default_space(), task="Map", agent=theirs)
+    with pytest.raises(NotFound) as missing:
+        context_selectors.agent_get(space=default_space(), agent_id=theirs.pk)
+
+    assert refused.value.message == missing.value.message and not Graph.objects.exists()
 
 
 def test_a_graph_is_made_in_the_callers_space_with_its_agent(ours, other, other_api):
