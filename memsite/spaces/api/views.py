@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from memsite.errors import Forbidden
 from memsite.pagination import OrderedPagination
+from memsite.request_types import AuthenticatedRequest
 from memsite.schema import page_parameters, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 from memsite.spaces import selectors, services
@@ -104,7 +105,7 @@ class SpaceListApi(APIView):
         request=InputSerializer,
         responses={201: SpaceDetailSerializer, **errors(400, 403, 409)},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         if request.auth is not None:
             raise Forbidden("A token acts in its own space only; make spaces while logged in.")
         serializer = self.InputSerializer(data=request.data)
