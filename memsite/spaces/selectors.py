@@ -14,6 +14,10 @@ def space_default() -> Space:
     return space
 
 
+def space_get(*, space_id: int) -> Space | None:
+    return Space.objects.filter(pk=space_id).first()
+
+
 def membership_role(*, user: object, space_id: int | None = None) -> Role | None:
     """`user`'s role in the space (the default space if none is named), None if not a member."""
     user_id = _member_id(user)
