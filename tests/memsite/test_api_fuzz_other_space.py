@@ -8,9 +8,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from django.apps import apps
-from django.contrib.sessions.models import Session
-from django.db import connection
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from schemathesis.checks import not_a_server_error
@@ -20,6 +17,7 @@ from memsite.spaces.models import Membership, Space
 from memsite.spaces.services import membership_set, token_create
 from tests.factories import UserFactory
 from tests.memsite.test_api_fuzz import WORLD, quiet, schema, with_existing_ids, world, world_keys
+from tests.security.rows import Rows, changed_since, rows_by_key
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
 __all__ = ["quiet", "world"]  # fixtures, used by name
@@ -28,31 +26,8 @@ MAX_EXAMPLES = 8  # per operation in the fuzzing phase: the main fuzz covers the
 SENT: Counter[str] = Counter()
 
 
-def rows_by_key() -> dict[str, dict[object, tuple]]:
-    """Every row of every table but the sessions, by table and primary key."""
-    tables: dict[str, dict[object, tuple]] = {}
-    with connection.cursor() as cursor:
-        for model in apps.get_models():
-            if model is Session or model._meta.proxy:
-                continue
-            table, key = (connection.ops.quote_name(name) for name in (model._meta.db_table, model._meta.pk.column))
-            cursor.execute(f"SELECT {key}, * FROM {table}")
-            tables[model._meta.label] = {row[0]: row[1:] for row in cursor.fetchall()}
-    return tables
-
-
-def changed_since(before: dict[str, dict[object, tuple]]) -> list[str]:
-    now = rows_by_key()
-    return [
-        f"{label} {key}: {'gone' if key not in now[label] else 'changed'}"
-        for label, rows in before.items()
-        for key, row in rows.items()
-        if now[label].get(key) != row
-    ]
-
-
 @pytest.fixture
-def first_space(world, quiet) -> dict[str, dict[object, tuple]]:
+def first_space(world, quiet) -> Rows:
     """The rows of the first space's world, read before the second space exists."""
     return rows_by_key()
 
