@@ -18,11 +18,11 @@ def default_space() -> Space:
     return space
 
 
-def token_for(user, role: str | None = None, write_under: str = "", **options) -> str:
-    """The key of a new API token of `user` in the default space: with the user's own role
-    unless `role` says otherwise."""
+def token_for(user, role: str | None = None, write_under: str = "", space: Space | None = None, **options) -> str:
+    """The key of a new API token of `user` in `space` (the default space if none): with the
+    user's own role there unless `role` says otherwise."""
     made = space_services.token_create(
-        user=user, space=default_space(), name="test token", role=role, write_under=write_under, **options
+        user=user, space=space or default_space(), name="test token", role=role, write_under=write_under, **options
     )
     return made.key
 

@@ -28,6 +28,7 @@ def embed(
     *,
     texts: Sequence[str],
     user_id: int | None = None,
+    space_id: int | None = None,
     dimensions: int | None = None,
     model: str | None = None,
     config: LLMConfig | None = None,
@@ -56,5 +57,6 @@ def embed(
         lambda: provider.embed(request, trace, texts, dimensions),
         provider=provider.name,
         user_id=user_id,
+        space_id=space_id,
     )
     return Embedding(vectors=vectors, usage=usage, call=call)

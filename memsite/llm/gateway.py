@@ -19,7 +19,8 @@ from memsite.llm.purposes import COMPLETION_PURPOSES, Purpose
 from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
 from memsite.llm.services.calls import served_key
-from memsite.quotas.selectors import llm_spend_today
+from memsite.quotas.selectors import llm_spend_today, space_spend_today
+from memsite.spaces.selectors import space_get
 
 logger = logging.getLogger(__name__)
 
@@ -72,14 +73,17 @@ def _normalized(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return normalized
 
 
-def _budget_require(user_id: int | None) -> None:
-    """LLMError(BUDGET_SPENT) once the user's LLM budget for today is spent. Checked before
-    each call: calls running at once may each pass it, so a day may end a few calls over."""
-    if user_id is None:
+def _budget_require(user_id: int | None, space_id: int | None) -> None:
+    """LLMError(BUDGET_SPENT) once the member's LLM budget in the space for today is spent, or
+    the whole space's. Checked before each call: calls running at once may each pass it, so a
+    day may end a few calls over. Work outside any space has no budget."""
+    space = space_get(space_id=space_id) if space_id is not None else None
+    if space is None:
         return
-    spend = llm_spend_today(user_id=user_id)
-    if spend.spent:
-        raise LLMError(Reason.BUDGET_SPENT, f"The daily LLM budget is spent: {spend.describe()}.")
+    member = llm_spend_today(user_id=user_id, space=space) if user_id is not None else None
+    for spend in (member, space_spend_today(space=space)):
+        if spend is not None and spend.spent:
+            raise LLMError(Reason.BUDGET_SPENT, f"{spend.whose} daily LLM budget is spent: {spend.describe()}.")
 
 
 @overload
@@ -90,6 +94,7 @@ def complete(
     schema: type[T],
     served: models.Model | None = ...,
     user_id: int | None = ...,
+    space_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -103,6 +108,7 @@ def complete(
     schema: None = ...,
     served: models.Model | None = ...,
     user_id: int | None = ...,
+    space_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -115,13 +121,15 @@ def complete(
     schema: type[BaseModel] | None = None,
     served: models.Model | None = None,
     user_id: int | None = None,
+    space_id: int | None = None,
     model: str | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
     config: LLMConfig | None = None,
 ) -> Completion[Any]:
-    """Run one LLM call for `purpose` and record it. Raises LLMError (the call is recorded
-    first) or, for a malformed request, InvalidInput (nothing is sent or recorded)."""
+    """Run one LLM call for `purpose` and record it, as the work of `user_id` in `space_id`.
+    Raises LLMError (the call is recorded first) or, for a malformed request, InvalidInput
+    (nothing is sent or recorded)."""
     purpose = str(purpose)
     if purpose == Purpose.EMBED:
         raise InvalidInput("Embeddings are not completions: call memsite.llm.embeddings.embed.")
@@ -151,6 +159,7 @@ def complete(
         provider=config.provider,
         served=served,
         user_id=user_id,
+        space_id=space_id,
     )
     return Completion(value=value, text=trace.reply, usage=usage, call=call)
 
@@ -162,12 +171,13 @@ def recorded_call(
     *,
     provider: str,
     user_id: int | None,
+    space_id: int | None,
     served: models.Model | None = None,
 ) -> tuple[R, Usage, LLMCall]:
-    """Run `send` (it fills `trace` as it goes) as one ledger row, charged to `user_id` when
-    given: a spent budget raises LLMError(BUDGET_SPENT) with nothing sent or recorded. Returns
+    """Run `send` (it fills `trace` as it goes) as one ledger row, charged to `user_id` and
+    `space_id` when given: a spent budget raises LLMError(BUDGET_SPENT) with nothing sent or recorded. Returns
     the result, its usage and the row; a failure raises LLMError with the row on `exc.call`."""
-    _budget_require(user_id)
+    _budget_require(user_id, space_id)
     started = time.monotonic()
     error: LLMError | None = None
     try:
@@ -188,6 +198,7 @@ def recorded_call(
         latency_ms=latency_ms,
         served=served,
         user_id=user_id,
+        space_id=space_id,
     )
     if error is not None:
         error.call = call
@@ -210,6 +221,7 @@ def _ledger_row(
     latency_ms: int,
     served: models.Model | None,
     user_id: int | None,
+    space_id: int | None,
 ) -> LLMCall:
     cost = request.config.model_info(request.model).cost(
         prompt_tokens=trace.prompt_tokens, completion_tokens=trace.completion_tokens
@@ -235,4 +247,5 @@ def _ledger_row(
         error=error.message if error else "",
         served=served,
         user_id=user_id,
+        space_id=space_id,
     )

@@ -47,6 +47,11 @@ class LLMCall(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
+    # The space whose work it was: its members see it in the ledger, and its budget counts it.
+    # Kept when the space goes, with no space, for the site's own accounts.
+    space = models.ForeignKey(
+        "spaces.Space", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -55,6 +60,8 @@ class LLMCall(models.Model):
             models.Index(fields=["served_type", "served_id"], name="llm_call_served_idx"),
             # A user's spend today: one range of this index (memsite.quotas).
             models.Index(fields=["user", "created_at"], name="llm_call_user_day_idx"),
+            # A space's ledger, newest first, and its spend today.
+            models.Index(fields=["space", "created_at"], name="llm_call_space_day_idx"),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(status__in=["ok", "error"]), name="llm_call_status_valid"),

@@ -9,6 +9,7 @@ from memsite.llm import selectors
 from memsite.llm.forms import LedgerFilterForm
 from memsite.quotas.selectors import user_usage
 from memsite.request_types import AuthenticatedHttpRequest
+from memsite.spaces.principals import principal_of
 
 PAGE_SIZE = 50
 
@@ -16,8 +17,9 @@ PAGE_SIZE = 50
 @require_GET
 @login_required
 def ledger(request: AuthenticatedHttpRequest) -> HttpResponse:
-    form = LedgerFilterForm(request.GET or None, models=selectors.llm_call_models())
-    calls = selectors.llm_call_list(filters=form.filters())
+    space = principal_of(request).space
+    form = LedgerFilterForm(request.GET or None, models=selectors.llm_call_models(space=space))
+    calls = selectors.llm_call_list(space=space, filters=form.filters())
     page = Paginator(calls, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -32,7 +34,7 @@ def ledger(request: AuthenticatedHttpRequest) -> HttpResponse:
     if getattr(request, "htmx", False):
         return render(request, "llm/ledger.html#results", context)
     # The spend charged to the user who reads, against the daily budget (memsite.quotas).
-    context["usage"] = user_usage(user_id=request.user.pk)
+    context["usage"] = user_usage(user_id=request.user.pk, space=space)
     return render(request, "llm/ledger.html", context)
 
 
@@ -40,7 +42,7 @@ def ledger(request: AuthenticatedHttpRequest) -> HttpResponse:
 @login_required
 def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
     try:
-        call = selectors.llm_call_get(call_id=call_id)
+        call = selectors.llm_call_get(space=principal_of(request).space, call_id=call_id)
     except NotFound as exc:
         raise Http404(exc.message) from None
     return render(request, "llm/call.html", {"call": call})

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from memsite.quotas.selectors import user_usage
 from memsite.request_types import AuthenticatedRequest
+from memsite.spaces.principals import principal_of
 
 QUOTA_REFUSED = inline_serializer(
     "QuotaRefused",
@@ -43,10 +44,14 @@ def quota_refusals(*, also: str = "") -> dict[int, OpenApiResponse]:
 
 
 class LLMSpendSerializer(serializers.Serializer):
-    calls = serializers.IntegerField(help_text="LLM calls charged to the user since the day began.")
-    calls_limit = serializers.IntegerField(help_text="MEMSITE_LLM_DAILY_CALLS.")
+    calls = serializers.IntegerField(help_text="LLM calls charged since the day began.")
+    calls_limit = serializers.IntegerField(
+        allow_null=True, help_text="The space's setting, else MEMSITE_LLM_DAILY_CALLS; null: not bounded."
+    )
     tokens = serializers.IntegerField(help_text="Prompt and completion tokens of those calls.")
-    tokens_limit = serializers.IntegerField(help_text="MEMSITE_LLM_DAILY_TOKENS.")
+    tokens_limit = serializers.IntegerField(
+        allow_null=True, help_text="The space's setting, else MEMSITE_LLM_DAILY_TOKENS; null: not bounded."
+    )
     spent = serializers.BooleanField(help_text="Whether new LLM work is refused until resets_at.")
     resets_at = serializers.DateTimeField()
 
@@ -57,7 +62,10 @@ class InFlightSerializer(serializers.Serializer):
 
 
 class UsageSerializer(serializers.Serializer):
-    llm_today = LLMSpendSerializer(source="spend")
+    llm_today = LLMSpendSerializer(source="spend", help_text="The caller's spend in the space.")
+    space_llm_today = LLMSpendSerializer(
+        source="space_spend", allow_null=True, help_text="The whole space's, if its owner set it a budget."
+    )
     searches = InFlightSerializer(help_text="Searches queued or running (MEMSITE_QUOTA_SEARCHES).")
     ticks = InFlightSerializer(help_text="Ticks queued or running (MEMSITE_QUOTA_TICKS).")
     ticking_agents = InFlightSerializer(help_text="Agents ticking on the user's schedule.")
@@ -70,10 +78,11 @@ class UsageApi(APIView):
     @extend_schema(
         tags=["usage"],
         operation_id="usage_get",
-        summary="The caller's LLM spend today and background work in flight, against the limits",
-        description="The work started by the caller's user (token or session), whatever started it: the "
-        "API, the dashboard or a schedule the user set.",
+        summary="The caller's LLM spend today and background work in flight in the space, against the limits",
+        description="The work started in the space by the caller's user (token or session), whatever started it: "
+        "the API, the dashboard or a schedule the user set; and the whole space's spend if it has a budget.",
         responses={200: UsageSerializer},
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        return Response(self.OutputSerializer(user_usage(user_id=request.user.pk)).data)
+        space = principal_of(request).space
+        return Response(self.OutputSerializer(user_usage(user_id=request.user.pk, space=space)).data)

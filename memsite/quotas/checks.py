@@ -1,20 +1,21 @@
-"""The quota checks the services make before they start work, inside the transaction that
-writes it: each locks the user's row first, so two requests of one user count one after the
-other (on SQLite every write transaction is serialized anyway), and raises `QuotaExceeded`
-(429) past a cap or once the day's LLM budget is spent, which rolls the write back.
+"""The quota checks the services make before they start work in a space, inside the
+transaction that writes it: each locks the user's row first, so two requests of one user count
+one after the other (on SQLite every write transaction is serialized anyway), and raises
+`QuotaExceeded` (429) past a cap or once a daily LLM budget is spent, which rolls it back.
 Explained in docs/memsite.md."""
 
 from collections.abc import Callable
 from functools import partial
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.utils import timezone
 
 from memsite.quotas import selectors
-from memsite.quotas.logic import QuotaExceeded, Spend, budget_refusal, in_flight_refusal
+from memsite.quotas.logic import QuotaExceeded, budget_refusal, in_flight_refusal
+from memsite.spaces.logic import MEMBER_LIMITS
+from memsite.spaces.models import Space
 
 
 def acting_user_id(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
@@ -35,44 +36,48 @@ def _raise(refusal: QuotaExceeded | None) -> None:
         raise refusal
 
 
-def llm_budget_require(*, user_id: int | None) -> Spend | None:
-    """QuotaExceeded once the user's LLM budget for today is spent; their spend otherwise."""
-    if user_id is None:
-        return None
+def llm_budget_require(*, user_id: int | None, space: Space) -> None:
+    """QuotaExceeded once the member's LLM budget in the space for today is spent, or the
+    whole space's."""
     now = timezone.now()
-    spend = selectors.llm_spend_today(user_id=user_id, now=now)
-    _raise(budget_refusal(spend, now=now))
-    return spend
+    spends = [selectors.space_spend_today(space=space, now=now)]
+    if user_id is not None:
+        spends.insert(0, selectors.llm_spend_today(user_id=user_id, space=space, now=now))
+    for spend in spends:
+        if spend is not None:
+            _raise(budget_refusal(spend, now=now))
 
 
-def _work_require(user_id: int, *, what: str, setting: str, in_flight: Callable[[], int]) -> None:
-    """Room for one more piece of work under the cap `setting` names, and budget to run it."""
+def _work_require(user_id: int, space: Space, *, what: str, cap_field: str, in_flight: Callable[[], int]) -> None:
+    """Room for one more piece of work under the member's cap `cap_field` names, and budget to run it."""
     _locked(user_id)
-    cap = getattr(settings, setting)
+    chosen = getattr(space, cap_field)
+    setting = MEMBER_LIMITS[cap_field] if chosen is None else f"the space's {cap_field}"
+    cap = selectors.member_cap(space, cap_field)
     _raise(in_flight_refusal(what=what, in_flight=in_flight(), cap=cap, setting=setting))
-    llm_budget_require(user_id=user_id)
+    llm_budget_require(user_id=user_id, space=space)
 
 
-def search_quota_require(*, user_id: int | None) -> None:
+def search_quota_require(*, user_id: int | None, space: Space) -> None:
     if user_id is not None:
-        count = partial(selectors.searches_in_flight, user_id=user_id)
-        _work_require(user_id, what="searches", setting="MEMSITE_QUOTA_SEARCHES", in_flight=count)
+        count = partial(selectors.searches_in_flight, user_id=user_id, space_id=space.pk)
+        _work_require(user_id, space, what="searches", cap_field="quota_searches", in_flight=count)
 
 
-def tick_quota_require(*, user_id: int | None) -> None:
+def tick_quota_require(*, user_id: int | None, space: Space) -> None:
     if user_id is not None:
-        count = partial(selectors.ticks_in_flight, user_id=user_id)
-        _work_require(user_id, what="ticks", setting="MEMSITE_QUOTA_TICKS", in_flight=count)
+        count = partial(selectors.ticks_in_flight, user_id=user_id, space_id=space.pk)
+        _work_require(user_id, space, what="ticks", cap_field="quota_ticks", in_flight=count)
 
 
-def ticking_quota_require(*, user_id: int | None, agent_id: int) -> None:
+def ticking_quota_require(*, user_id: int | None, space: Space, agent_id: int) -> None:
     """The agent itself, if it ticks for the user already, is not one more."""
     if user_id is not None:
-        count = partial(selectors.ticking_agents, user_id=user_id, excluding=agent_id)
-        _work_require(user_id, what="agents ticking", setting="MEMSITE_QUOTA_TICKING_AGENTS", in_flight=count)
+        count = partial(selectors.ticking_agents, user_id=user_id, space_id=space.pk, excluding=agent_id)
+        _work_require(user_id, space, what="agents ticking", cap_field="quota_ticking_agents", in_flight=count)
 
 
-def graph_op_quota_require(*, user_id: int | None) -> None:
+def graph_op_quota_require(*, user_id: int | None, space: Space) -> None:
     if user_id is not None:
-        count = partial(selectors.graph_ops_in_flight, user_id=user_id)
-        _work_require(user_id, what="graph operations", setting="MEMSITE_QUOTA_GRAPH_OPS", in_flight=count)
+        count = partial(selectors.graph_ops_in_flight, user_id=user_id, space_id=space.pk)
+        _work_require(user_id, space, what="graph operations", cap_field="quota_graph_ops", in_flight=count)

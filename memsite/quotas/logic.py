@@ -26,23 +26,34 @@ class QuotaExceeded(ServiceError):
 
 @dataclass(frozen=True)
 class Spend:
-    """A user's LLM spend today against the daily budget."""
+    """LLM spend today against a daily budget: a member's in a space, or (`space_wide`) the
+    whole space's, whose owner may bound calls, tokens or both (None: not bounded)."""
 
     calls: int
     tokens: int
-    calls_limit: int
-    tokens_limit: int
+    calls_limit: int | None
+    tokens_limit: int | None
     resets_at: datetime
+    space_wide: bool = False
 
     @property
     def spent(self) -> bool:
-        return self.calls >= self.calls_limit or self.tokens >= self.tokens_limit
+        return any(limit is not None and used >= limit for used, limit in self._pairs())
+
+    @property
+    def whose(self) -> str:
+        return "The space's" if self.space_wide else "Your"
+
+    def _pairs(self) -> tuple[tuple[int, int | None], tuple[int, int | None]]:
+        return (self.calls, self.calls_limit), (self.tokens, self.tokens_limit)
 
     def describe(self) -> str:
-        return (
-            f"{self.calls:,} of {self.calls_limit:,} LLM calls and {self.tokens:,} of {self.tokens_limit:,} "
-            f"tokens today; the budget resets at {self.resets_at.isoformat()}"
-        )
+        parts = [
+            f"{used:,} of {limit:,} {unit}"
+            for (used, limit), unit in zip(self._pairs(), ("LLM calls", "tokens"), strict=True)
+            if limit is not None
+        ]
+        return f"{' and '.join(parts)} today; the budget resets at {self.resets_at.isoformat()}"
 
     def as_data(self) -> dict:
         return {
@@ -77,7 +88,7 @@ def budget_refusal(spend: Spend, *, now: datetime) -> QuotaExceeded | None:
     if not spend.spent:
         return None
     return QuotaExceeded(
-        f"Your daily LLM budget is spent: {spend.describe()}.",
-        data={"quota": "daily_llm_budget", **spend.as_data()},
+        f"{spend.whose} daily LLM budget is spent: {spend.describe()}.",
+        data={"quota": "space_daily_llm_budget" if spend.space_wide else "daily_llm_budget", **spend.as_data()},
         retry_after_s=int((spend.resets_at - now).total_seconds()) + 1,
     )

@@ -1,7 +1,7 @@
-"""What a user has in flight and has spent today: the counts the quota checks decide on. Each
-is one indexed query. Work is a user's when they asked for it: a search's `created_by`, a
-brain's `ticking_by` and `tick_queued_by`, a tick run's `user`, a graph operation's
-`created_by`, a ledger row's `user`.
+"""What a member has in flight in a space and has spent there today, and what the whole space
+has spent: the counts the quota checks decide on, each one indexed query. Work is a user's
+when they asked for it: a search's `created_by`, a brain's `ticking_by` and `tick_queued_by`,
+a tick run's `user`, a graph operation's `created_by`, a ledger row's `user`.
 Explained in docs/memsite.md."""
 
 from collections.abc import Callable
@@ -9,22 +9,25 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memsite.quotas.logic import Spend, day_bounds
+from memsite.spaces.logic import MEMBER_LIMITS, effective_limit
+from memsite.spaces.models import Space
 
-_counters: dict[str, Callable[[int], int]] = {}
+_counters: dict[str, Callable[[int, int], int]] = {}
 
 
-def register_in_flight(kind: str, counter: Callable[[int], int]) -> None:
-    """`counter(user_id)` counts the user's work of `kind` in flight (an app's, at its ready())."""
+def register_in_flight(kind: str, counter: Callable[[int, int], int]) -> None:
+    """`counter(user_id, space_id)` counts the user's work of `kind` in flight in the space (an
+    app's, at its ready())."""
     _counters[kind] = counter
 
 
-def searches_in_flight(*, user_id: int) -> int:
-    return _counters["searches"](user_id)
+def searches_in_flight(*, user_id: int, space_id: int) -> int:
+    return _counters["searches"](user_id, space_id)
 
 
 def tick_queue_cutoff(now: datetime) -> datetime:
@@ -33,38 +36,42 @@ def tick_queue_cutoff(now: datetime) -> datetime:
     return now - timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
 
 
-def ticks_in_flight(*, user_id: int, now: datetime | None = None) -> int:
-    """Ticks queued for the user and not yet begun, and the user's ticks running."""
+def ticks_in_flight(*, user_id: int, space_id: int, now: datetime | None = None) -> int:
+    """Ticks queued for the user and not yet begun in the space, and the user's ticks running there."""
     from agents.brains.models import Brain, TickRun
 
     now = now or timezone.now()
-    queued = Brain.objects.filter(tick_queued_by_id=user_id, tick_queued_at__gt=tick_queue_cutoff(now)).count()
-    running = TickRun.objects.filter(user_id=user_id, status=TickRun.Status.RUNNING, brain__lease_until__gt=now).count()
+    queued = Brain.objects.filter(
+        tick_queued_by_id=user_id, agent__space_id=space_id, tick_queued_at__gt=tick_queue_cutoff(now)
+    ).count()
+    running = TickRun.objects.filter(
+        user_id=user_id, brain__agent__space_id=space_id, status=TickRun.Status.RUNNING, brain__lease_until__gt=now
+    ).count()
     return queued + running
 
 
-def ticking_agents(*, user_id: int, excluding: int | None = None) -> int:
-    """Agents the user set ticking on a schedule (but `excluding`, whose interval changes)."""
+def ticking_agents(*, user_id: int, space_id: int, excluding: int | None = None) -> int:
+    """Agents of the space the user set ticking on a schedule (but `excluding`, whose interval changes)."""
     from agents.brains.models import Brain
 
-    return Brain.objects.filter(ticking=True, ticking_by_id=user_id).exclude(pk=excluding).count()
+    ticking = Brain.objects.filter(ticking=True, ticking_by_id=user_id, agent__space_id=space_id)
+    return ticking.exclude(pk=excluding).count()
 
 
-def graph_ops_in_flight(*, user_id: int) -> int:
-    """Memorize and recall operations the user asked for, queued (a running one stays queued
-    until it ends)."""
+def graph_ops_in_flight(*, user_id: int, space_id: int) -> int:
+    """Memorize and recall operations the user asked for in the space, queued (a running one
+    stays queued until it ends)."""
     from agents.graphs.models import GraphOp
 
-    return GraphOp.objects.filter(created_by_id=user_id, status=GraphOp.Status.QUEUED).count()
+    return GraphOp.objects.filter(created_by_id=user_id, graph__space_id=space_id, status=GraphOp.Status.QUEUED).count()
 
 
-def llm_spend_today(*, user_id: int, now: datetime | None = None) -> Spend:
-    """The user's ledger rows since the start of today, against the daily budget."""
-    from memsite.llm.models import LLMCall
-
+def _spend(
+    rows: QuerySet, *, calls_limit: int | None, tokens_limit: int | None, now: datetime | None, space_wide: bool
+) -> Spend:
     start, end = day_bounds(timezone.localtime(now or timezone.now()))
     totals = (
-        LLMCall.objects.filter(user_id=user_id, created_at__gte=start)
+        rows.filter(created_at__gte=start)
         .order_by()
         .aggregate(
             calls=Count("id"),
@@ -75,9 +82,39 @@ def llm_spend_today(*, user_id: int, now: datetime | None = None) -> Spend:
     return Spend(
         calls=totals["calls"],
         tokens=totals["prompt"] + totals["completion"],
-        calls_limit=settings.MEMSITE_LLM_DAILY_CALLS,
-        tokens_limit=settings.MEMSITE_LLM_DAILY_TOKENS,
+        calls_limit=calls_limit,
+        tokens_limit=tokens_limit,
         resets_at=end,
+        space_wide=space_wide,
+    )
+
+
+def llm_spend_today(*, user_id: int, space: Space, now: datetime | None = None) -> Spend:
+    """A member's ledger rows in the space since the start of today, against their daily
+    budget there (the owner's, else the site's)."""
+    from memsite.llm.models import LLMCall
+
+    return _spend(
+        LLMCall.objects.filter(user_id=user_id, space=space),
+        calls_limit=effective_limit(space.member_llm_daily_calls, settings.MEMSITE_LLM_DAILY_CALLS),
+        tokens_limit=effective_limit(space.member_llm_daily_tokens, settings.MEMSITE_LLM_DAILY_TOKENS),
+        now=now,
+        space_wide=False,
+    )
+
+
+def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend | None:
+    """The whole space's ledger rows today against the budget its owner set; None without one."""
+    from memsite.llm.models import LLMCall
+
+    if space.llm_daily_calls is None and space.llm_daily_tokens is None:
+        return None
+    return _spend(
+        LLMCall.objects.filter(space=space),
+        calls_limit=space.llm_daily_calls,
+        tokens_limit=space.llm_daily_tokens,
+        now=now,
+        space_wide=True,
     )
 
 
@@ -89,22 +126,30 @@ class InFlight:
 
 @dataclass(frozen=True)
 class UserUsage:
-    """What GET /api/usage/ and the ledger page show a user: today's spend and the work in
-    flight, each against its cap."""
+    """What GET /api/usage/ and the ledger page show a member: today's spend in the space and
+    the work in flight there, each against its cap, and the space's own budget if it has one."""
 
     spend: Spend
+    space_spend: Spend | None
     searches: InFlight
     ticks: InFlight
     ticking_agents: InFlight
     graph_ops: InFlight
 
 
-def user_usage(*, user_id: int) -> UserUsage:
+def member_cap(space: Space, field: str) -> int:
+    """A member's cap in the space: the owner's setting `field`, else the site's."""
+    return effective_limit(getattr(space, field), getattr(settings, MEMBER_LIMITS[field]))
+
+
+def user_usage(*, user_id: int, space: Space) -> UserUsage:
     now = timezone.now()
+    ids = {"user_id": user_id, "space_id": space.pk}
     return UserUsage(
-        spend=llm_spend_today(user_id=user_id, now=now),
-        searches=InFlight(searches_in_flight(user_id=user_id), settings.MEMSITE_QUOTA_SEARCHES),
-        ticks=InFlight(ticks_in_flight(user_id=user_id, now=now), settings.MEMSITE_QUOTA_TICKS),
-        ticking_agents=InFlight(ticking_agents(user_id=user_id), settings.MEMSITE_QUOTA_TICKING_AGENTS),
-        graph_ops=InFlight(graph_ops_in_flight(user_id=user_id), settings.MEMSITE_QUOTA_GRAPH_OPS),
+        spend=llm_spend_today(user_id=user_id, space=space, now=now),
+        space_spend=space_spend_today(space=space, now=now),
+        searches=InFlight(searches_in_flight(**ids), member_cap(space, "quota_searches")),
+        ticks=InFlight(ticks_in_flight(**ids, now=now), member_cap(space, "quota_ticks")),
+        ticking_agents=InFlight(ticking_agents(**ids), member_cap(space, "quota_ticking_agents")),
+        graph_ops=InFlight(graph_ops_in_flight(**ids), member_cap(space, "quota_graph_ops")),
     )

@@ -34,6 +34,8 @@ MEMSITE_QUOTA_GRAPH_OPS = env_int("MEMSITE_QUOTA_GRAPH_OPS", 4, minimum=1)
 # LLM calls and tokens one user's work may spend in a day (UTC), counted from the ledger.
 MEMSITE_LLM_DAILY_CALLS = env_int("MEMSITE_LLM_DAILY_CALLS", 2_000, minimum=1)
 MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000, minimum=1)
+# Spaces one user may have made that still exist; past it, creating another is a 409.
+MEMSITE_SPACES_PER_USER = env_int("MEMSITE_SPACES_PER_USER", 20, minimum=1)
 
 # Bounds request bodies other than uploaded files (a file's size is checked by the view that
 # takes it), and what any request may announce in its Content-Length but for the few views with

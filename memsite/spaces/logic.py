@@ -10,6 +10,7 @@ from enum import StrEnum
 
 DEFAULT_SPACE = "default"
 SPACE_HEADER = "X-Memsite-Space"  # the space a session acts in, by its slug
+SESSION_SPACE = "memsite_space"  # the session key of the space the dashboard last switched to
 KEY_PREFIX = "ms_"
 SHOWN_PREFIX_CHARS = 8  # of the key, kept to tell tokens apart in lists
 # last_used_at is written at most this often per token: a busy token costs no write a request.
@@ -138,3 +139,45 @@ def last_owner_problem(*, username: str, slug: str, role: str, new_role: str | N
         return None
     change = "removed" if new_role is None else f"made {Role(new_role)}"
     return f"{username} is the last owner of '{slug}' and cannot be {change}; make another member an owner first."
+
+
+# What an owner may set on a space, each a member's cap bounded by the site setting named.
+MEMBER_LIMITS = {
+    "quota_searches": "MEMSITE_QUOTA_SEARCHES",
+    "quota_ticks": "MEMSITE_QUOTA_TICKS",
+    "quota_ticking_agents": "MEMSITE_QUOTA_TICKING_AGENTS",
+    "quota_graph_ops": "MEMSITE_QUOTA_GRAPH_OPS",
+    "member_llm_daily_calls": "MEMSITE_LLM_DAILY_CALLS",
+    "member_llm_daily_tokens": "MEMSITE_LLM_DAILY_TOKENS",
+}
+# The whole space's daily LLM budget: any size (each member's own still applies), null for none.
+SPACE_BUDGETS = ("llm_daily_calls", "llm_daily_tokens")
+
+
+def limit_problem(field: str, value: int | None, site_cap: int | None) -> str | None:
+    """What is wrong with an owner's `value` for a space's `field`, if anything: a member's cap
+    above the site's `site_cap`, or a count below zero. None (unset) is always allowed."""
+    if value is None:
+        return None
+    if value < 0:
+        return f"{field} must be 0 or more, not {value}."
+    if site_cap is not None and value > site_cap:
+        return f"{field} may be at most the site's {site_cap:,} ({MEMBER_LIMITS[field]}), not {value:,}."
+    return None
+
+
+def effective_limit(value: int | None, site_value: int) -> int:
+    """A member's cap in a space: the owner's, else the site's."""
+    return site_value if value is None else value
+
+
+def space_delete_problem(slug: str) -> str | None:
+    if slug == DEFAULT_SPACE:
+        return f"The space '{DEFAULT_SPACE}' holds what came before spaces and cannot be deleted."
+    return None
+
+
+def spaces_owned_problem(owned: int, cap: int) -> str | None:
+    if owned < cap:
+        return None
+    return f"You made {owned} spaces that still exist, the most one user may (MEMSITE_SPACES_PER_USER)."

@@ -7,11 +7,24 @@ ROLE_CHOICES = [(role.value, role.value) for role in Role]
 
 
 class Space(models.Model):
-    """A space of memory and its members. One, `default`, made by the migrations, for now."""
+    """One swarm's memory, its members and its tokens; `default` holds what came before spaces."""
 
     slug = models.SlugField(max_length=50, unique=True)
     name = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by an owner; null: the site's (memsite.settings.limits). A member's caps on work in
+    # flight and daily LLM budget, at most the site's; the whole space's daily LLM budget.
+    quota_searches = models.PositiveIntegerField(null=True, blank=True)
+    quota_ticks = models.PositiveIntegerField(null=True, blank=True)
+    quota_ticking_agents = models.PositiveIntegerField(null=True, blank=True)
+    quota_graph_ops = models.PositiveIntegerField(null=True, blank=True)
+    member_llm_daily_calls = models.PositiveIntegerField(null=True, blank=True)
+    member_llm_daily_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    llm_daily_calls = models.PositiveIntegerField(null=True, blank=True)
+    llm_daily_tokens = models.PositiveBigIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.slug

@@ -7,7 +7,7 @@ from django.http import HttpRequest
 
 from memsite.errors import Forbidden, NotFound
 from memsite.spaces import selectors
-from memsite.spaces.logic import SPACE_HEADER, Role, role_allows, role_lower, role_refusal
+from memsite.spaces.logic import SESSION_SPACE, SPACE_HEADER, Role, role_allows, role_lower, role_refusal
 from memsite.spaces.models import ApiToken, Space
 
 NOT_A_MEMBER = "You are not a member of any space; an owner can add you."
@@ -58,18 +58,23 @@ def _resolve(request: HttpRequest, slug: str | None) -> Principal:
         if principal is None:
             raise Forbidden(NOT_A_MEMBER)
         return principal
-    membership = selectors.membership_for_session(user=request.user, slug=slug)
+    chosen = request.session.get(SESSION_SPACE) if hasattr(request, "session") else None
+    membership = selectors.membership_for_session(user=request.user, slug=slug, preferred=chosen)
     if membership is None:
         raise NotFound(f"No space '{slug}'.") if slug is not None else Forbidden(NOT_A_MEMBER)
     return Principal(request.user, membership.space, Role(membership.role), "", None)
 
 
-def spaces_of(principal: Principal) -> list[tuple[Space, Role]]:
-    """The spaces a principal acts in, with the role it acts with in each: a token its own
-    space only; a session every space its user is a member of."""
-    if principal.token is not None:
+def spaces_of(request: object) -> list[tuple[Space, Role]]:
+    """The spaces a request acts in, with the role it acts with in each: a token its own space
+    only; a session every space its user is a member of (none for a user not yet added)."""
+    http_request: HttpRequest = getattr(request, "_request", request)  # type: ignore[arg-type]
+    if isinstance(getattr(http_request, "auth", None), ApiToken):
+        principal = principal_of(request)
         return [(principal.space, principal.role)]
-    return [(membership.space, Role(membership.role)) for membership in selectors.memberships_of(user=principal.user)]
+    return [
+        (membership.space, Role(membership.role)) for membership in selectors.memberships_of(user=http_request.user)
+    ]
 
 
 def role_require(principal: Principal, needed: str) -> None:

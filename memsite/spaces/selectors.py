@@ -14,6 +14,10 @@ def space_default() -> Space:
     return space
 
 
+def space_get(*, space_id: int) -> Space | None:
+    return Space.objects.filter(pk=space_id).first()
+
+
 def membership_role(*, user: object, space_id: int | None = None) -> Role | None:
     """`user`'s role in the space (the default space if none is named), None if not a member."""
     user_id = _member_id(user)
@@ -28,17 +32,23 @@ def membership_role(*, user: object, space_id: int | None = None) -> Role | None
     return Role(role) if role is not None else None
 
 
-def membership_for_session(*, user: object, slug: str | None) -> Membership | None:
+def membership_for_session(*, user: object, slug: str | None, preferred: str | None = None) -> Membership | None:
     """The membership a logged-in user acts through: of the space `slug` names; else of the
-    default space; else their first."""
+    space they last chose (`preferred`), if they are still a member; else of the default
+    space; else their first."""
     user_id = _member_id(user)
     if user_id is None:
         return None
     memberships = Membership.objects.select_related("space").filter(user_id=user_id)
     if slug is not None:
         return memberships.filter(space__slug=slug).first()
-    default_first = Case(When(space__slug=DEFAULT_SPACE, then=Value(0)), default=Value(1), output_field=IntegerField())
-    return memberships.order_by(default_first, "pk").first()
+    first = Case(
+        When(space__slug=preferred or "", then=Value(0)),
+        When(space__slug=DEFAULT_SPACE, then=Value(1)),
+        default=Value(2),
+        output_field=IntegerField(),
+    )
+    return memberships.order_by(first, "pk").first()
 
 
 def memberships_of(*, user: object) -> QuerySet[Membership]:

@@ -1,6 +1,9 @@
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
@@ -10,22 +13,28 @@ from memsite.errors import Conflict, Forbidden, InvalidInput, ServiceError
 from memsite.spaces import selectors
 from memsite.spaces.logic import (
     LAST_USED_EVERY,
+    MEMBER_LIMITS,
     SHOWN_PREFIX_CHARS,
+    SPACE_BUDGETS,
     Reach,
     Role,
     key_digest,
     key_new,
     last_owner_problem,
     last_use_due,
+    limit_problem,
     reach_of_made_token,
     role_allows,
     role_lower,
+    space_delete_problem,
+    spaces_owned_problem,
     token_refusal,
     wider_than_maker_problem,
     write_under_problem,
 )
 from memsite.spaces.models import ApiToken, Membership, Space
 from memsite.spaces.principals import Principal, role_require, token_principal
+from memsite.spaces.signals import space_deleting
 
 
 class TokenRefused(ServiceError):
@@ -182,3 +191,44 @@ def token_use_note(*, token: ApiToken) -> None:
         stale = Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_EVERY)
         ApiToken.objects.filter(stale, pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+
+
+@transaction.atomic
+def space_create(*, user: AbstractBaseUser, slug: str, name: str) -> Space:
+    """A new space with `user` as its owner: Conflict (409) if the slug is taken or the user
+    made as many spaces as one may. Its rooms set it up as they see it made (its folders)."""
+    get_user_model().objects.select_for_update().filter(pk=user.pk).exists()  # counts one request at a time
+    owned = Space.objects.filter(created_by_id=user.pk).count()
+    if problem := spaces_owned_problem(owned, settings.MEMSITE_SPACES_PER_USER):
+        raise Conflict(problem)
+    if Space.objects.filter(slug=slug).exists():
+        raise Conflict(f"The slug '{slug}' is taken; choose another.")
+    space = Space.objects.create(slug=slug, name=name, created_by_id=user.pk)
+    Membership.objects.create(space=space, user_id=user.pk, role=Role.OWNER)
+    return space
+
+
+def space_update(*, space: Space, **changes: Any) -> Space:
+    """Change a space's name and limits. A member's cap above the site's is refused (400) and
+    nothing changes."""
+    for field, value in changes.items():
+        if field in MEMBER_LIMITS or field in SPACE_BUDGETS:
+            site_cap = getattr(settings, MEMBER_LIMITS[field]) if field in MEMBER_LIMITS else None
+            if problem := limit_problem(field, value, site_cap):
+                raise InvalidInput(problem)
+        elif field != "name":
+            raise InvalidInput(f"A space has no setting '{field}'.")
+    for field, value in changes.items():
+        setattr(space, field, value)
+    space.save(update_fields=list(changes))
+    return space
+
+
+@transaction.atomic
+def space_delete(*, space: Space) -> None:
+    """Delete a space with everything in it: its memory, agents, searches, members and tokens.
+    The default space stays (409)."""
+    if problem := space_delete_problem(space.slug):
+        raise Conflict(problem)
+    space_deleting.send(sender=Space, space=space)
+    space.delete()

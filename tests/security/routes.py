@@ -198,7 +198,17 @@ ROUTES: dict[str, Route] = {
     ),
     "api/usage/": api(get=ok()),
     # -- the API: spaces, members and tokens ---------------------------------------------------------
-    "api/spaces/": api(get=ok()),
+    "api/spaces/": api(
+        get=ok(),
+        # A session makes a space (201); a token acts in its own only (403): tests/spaces checks which.
+        post=ok(frozenset({201, 403}), json=lambda w: {"slug": "made", "name": "Made"}, role=Role.READER),
+    ),
+    "api/spaces/<slug:slug>/": api(
+        space,
+        get=ok(),
+        patch=ok(json=lambda w: {"quota_searches": 1}, role=Role.OWNER),
+        delete=ok(409, role=Role.OWNER),  # the default space stays; tests/spaces deletes others
+    ),
     "api/spaces/<slug:slug>/members/": api(space, get=ok()),
     "api/spaces/<slug:slug>/members/<str:username>/": api(
         lambda w: {"slug": "default", "username": w.user.username},

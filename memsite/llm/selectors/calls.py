@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce, TruncDate
 
 from memsite.errors import NotFound
 from memsite.llm.models import LLMCall
+from memsite.spaces.models import Space
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,9 @@ class LedgerTotal:
         return self.prompt_tokens + self.completion_tokens
 
 
-def llm_call_list(*, filters: LedgerFilter | None = None) -> models.QuerySet[LLMCall]:
-    """Calls, newest first, without the heavy message and reply columns."""
-    calls = LLMCall.objects.defer("messages", "reply", "error")
+def llm_call_list(*, space: Space, filters: LedgerFilter | None = None) -> models.QuerySet[LLMCall]:
+    """The space's calls, newest first, without the heavy message and reply columns."""
+    calls = LLMCall.objects.filter(space=space).defer("messages", "reply", "error")
     filters = filters or LedgerFilter()
     if filters.purpose:
         calls = calls.filter(purpose=filters.purpose)
@@ -52,9 +53,10 @@ def llm_call_list(*, filters: LedgerFilter | None = None) -> models.QuerySet[LLM
     return calls
 
 
-def llm_call_get(*, call_id: int) -> LLMCall:
+def llm_call_get(*, space: Space, call_id: int) -> LLMCall:
+    """One of the space's calls: another space's is the same 404 as a missing one."""
     try:
-        return LLMCall.objects.select_related("served_type").get(pk=call_id)
+        return LLMCall.objects.select_related("served_type").get(pk=call_id, space=space)
     except LLMCall.DoesNotExist:
         raise NotFound(f"No LLM call {call_id}.") from None
 
@@ -96,6 +98,6 @@ def llm_call_totals_by_purpose(*, calls: models.QuerySet[LLMCall]) -> list[Ledge
     return [_total(row["purpose"], row) for row in rows]
 
 
-def llm_call_models() -> list[str]:
-    """Model names seen in the ledger, for the filter."""
-    return list(LLMCall.objects.order_by("model").values_list("model", flat=True).distinct())
+def llm_call_models(*, space: Space) -> list[str]:
+    """Model names seen in the space's ledger, for the filter."""
+    return list(LLMCall.objects.filter(space=space).order_by("model").values_list("model", flat=True).distinct())

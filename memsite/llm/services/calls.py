@@ -76,6 +76,7 @@ def llm_call_record(
     error: str = "",
     served: models.Model | None = None,
     user_id: int | None = None,
+    space_id: int | None = None,
 ) -> LLMCall:
     served_type, served_id = served_key(served)
     call = LLMCall(
@@ -100,6 +101,7 @@ def llm_call_record(
         served_type=served_type,
         served_id=served_id,
         user_id=user_id,
+        space_id=space_id,
     )
     _insert(call)
     return call

@@ -12,7 +12,8 @@ if TYPE_CHECKING:  # rest_framework.views reads DEFAULT_PERMISSION_CLASSES, whic
 
 class SpaceRolePermission(BasePermission):
     """After IsAuthenticated: reading needs a reader, anything else an editor, unless the view
-    says otherwise with `required_role` (a POST that only reads). Refusals name the role needed.
+    says otherwise with `required_role` (a POST that only reads), or for one method with
+    `required_roles` (method: role). Refusals name the role needed.
     A view whose URL names its space (`space_url_kwarg`) acts in that space; a method the view
     does not have is left to DRF's 405, whatever the role."""
 
@@ -21,5 +22,6 @@ class SpaceRolePermission(BasePermission):
         principal = principal_of(request, slug=view.kwargs.get(kwarg) if kwarg else None)
         method = request.method or "GET"
         if method.lower() in view.http_method_names and hasattr(view, method.lower()):
-            role_require(principal, role_needed(method, getattr(view, "required_role", None)))
+            declared = getattr(view, "required_roles", {}).get(method, getattr(view, "required_role", None))
+            role_require(principal, role_needed(method, declared))
         return True

@@ -3,9 +3,10 @@ or digest but when it is made), and their pages."""
 
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 
-from memsite.spaces.logic import Role
+from memsite.spaces.logic import MEMBER_LIMITS, SPACE_BUDGETS, Role, effective_limit
 from memsite.spaces.models import Space
 from memsite.spaces.services import NewToken
 
@@ -21,6 +22,34 @@ class SpaceSerializer(serializers.Serializer):
     def to_representation(self, space_role: tuple[Space, Role]) -> dict[str, Any]:
         space, role = space_role
         return {"slug": space.slug, "name": space.name, "role": role}
+
+
+class SpaceDetailSerializer(SpaceSerializer):
+    created_at = serializers.DateTimeField()
+    settings = serializers.DictField(
+        child=serializers.IntegerField(allow_null=True),
+        help_text="What an owner set: each member's caps and daily LLM budget (null: the site's), and the "
+        "whole space's daily LLM budget (null: none).",
+    )
+    limits = serializers.DictField(
+        child=serializers.IntegerField(allow_null=True), help_text="What applies: the settings, or the site's."
+    )
+
+    class Meta:
+        ref_name = "SpaceDetail"
+
+    def to_representation(self, space_role: tuple[Space, Role]) -> dict[str, Any]:
+        space, _ = space_role
+        chosen = {field: getattr(space, field) for field in (*MEMBER_LIMITS, *SPACE_BUDGETS)}
+        applied = {
+            field: effective_limit(chosen[field], getattr(settings, name)) for field, name in MEMBER_LIMITS.items()
+        }
+        return {
+            **super().to_representation(space_role),
+            "created_at": serializers.DateTimeField().to_representation(space.created_at),
+            "settings": chosen,
+            "limits": {**applied, **{field: chosen[field] for field in SPACE_BUDGETS}},
+        }
 
 
 class MemberSerializer(serializers.Serializer):

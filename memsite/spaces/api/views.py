@@ -1,4 +1,4 @@
-"""The REST API of spaces: the caller's spaces, a space's members and its tokens. Views only
+"""The REST API of spaces: the caller's spaces, making one, its settings, members and tokens. Views only
 translate HTTP: reads go to `memsite.spaces.selectors`, writes to `memsite.spaces.services`.
 A space the caller does not act in is a 404, as one that does not exist.
 Explained in docs/spaces.md."""
@@ -9,11 +9,14 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memsite.errors import Forbidden
 from memsite.pagination import OrderedPagination
+from memsite.request_types import AuthenticatedRequest
 from memsite.schema import page_parameters, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 from memsite.spaces import selectors, services
@@ -21,6 +24,7 @@ from memsite.spaces.api.serializers import (
     MemberPageSerializer,
     MemberSerializer,
     NewTokenSerializer,
+    SpaceDetailSerializer,
     SpaceSerializer,
     TokenPageSerializer,
     TokenSerializer,
@@ -41,7 +45,8 @@ errors = refusals(
         404: "No space of the caller's by that slug (a token's is its own), or no such member, user or token "
         "of the caller's there.",
         409: "The space's last owner cannot be removed or lowered; a token cannot be above its member's role "
-        "or the role of whoever makes it.",
+        "or the role of whoever makes it; a slug is taken, or the caller made as many spaces as one may; the "
+        "default space cannot be deleted.",
     }
 )
 
@@ -63,7 +68,21 @@ class SpaceApi(APIView):
         return principal_of(self.request, slug=self.kwargs[self.space_url_kwarg])
 
 
+def _limit_field(**kwargs: Any) -> StrictIntegerField:
+    return StrictIntegerField(required=False, allow_null=True, min_value=0, **kwargs)
+
+
 class SpaceListApi(APIView):
+    # A user in no space yet may list (none) and make one: no role to check.
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(StrictInputSerializer):
+        slug = serializers.SlugField(max_length=50, help_text="Letters, digits, '-' and '_': the space's name in URLs.")
+        name = StrictCharField(max_length=200, help_text="What lists show.")
+
+        class Meta:
+            ref_name = "SpaceCreate"
+
     OutputSerializer = SpaceSerializer
 
     @extend_schema(
@@ -75,7 +94,86 @@ class SpaceListApi(APIView):
         responses={200: SpaceSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        return Response(self.OutputSerializer(spaces_of(principal_of(request)), many=True).data)
+        return Response(self.OutputSerializer(spaces_of(request), many=True).data)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="space_create",
+        summary="Make a space, with the caller as its owner and its own empty memory",
+        description="Sessions only: a token acts in its own space. A taken slug, or more spaces than "
+        "MEMSITE_SPACES_PER_USER made by the caller, is a 409.",
+        request=InputSerializer,
+        responses={201: SpaceDetailSerializer, **errors(400, 403, 409)},
+    )
+    def post(self, request: AuthenticatedRequest) -> Response:
+        if request.auth is not None:
+            raise Forbidden("A token acts in its own space only; make spaces while logged in.")
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        space = services.space_create(user=request.user, **serializer.validated_data)
+        return Response(SpaceDetailSerializer((space, Role.OWNER)).data, status=status.HTTP_201_CREATED)
+
+
+class SpaceDetailApi(SpaceApi):
+    required_roles = {"PATCH": Role.OWNER, "DELETE": Role.OWNER}
+
+    class InputSerializer(StrictInputSerializer):
+        name = StrictCharField(required=False, max_length=200)
+        quota_searches = _limit_field(help_text="Searches a member may have in flight; null: the site's.")
+        quota_ticks = _limit_field(help_text="Ticks a member may have queued or running; null: the site's.")
+        quota_ticking_agents = _limit_field(help_text="Agents a member may set ticking; null: the site's.")
+        quota_graph_ops = _limit_field(help_text="Graph operations a member may have queued; null: the site's.")
+        member_llm_daily_calls = _limit_field(help_text="LLM calls a member's work may make a day; null: the site's.")
+        member_llm_daily_tokens = _limit_field(
+            help_text="LLM tokens a member's work may spend a day; null: the site's."
+        )
+        llm_daily_calls = _limit_field(help_text="LLM calls the whole space may make a day; null: no such budget.")
+        llm_daily_tokens = _limit_field(help_text="LLM tokens the whole space may spend a day; null: no such budget.")
+
+        class Meta:
+            ref_name = "SpaceUpdate"
+
+    OutputSerializer = SpaceDetailSerializer
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="space_get",
+        summary="A space: its name, the caller's role, and the caps and budgets its work runs under",
+        parameters=[SLUG],
+        responses={200: SpaceDetailSerializer, **errors(404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        principal = self.principal()
+        return Response(self.OutputSerializer((principal.space, principal.role)).data)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="space_update",
+        summary="Rename a space or set its caps and budgets",
+        description="Owners only. A member's cap may be at most the site's; null gives the site's back.",
+        parameters=[SLUG],
+        request=InputSerializer,
+        responses={200: SpaceDetailSerializer, **errors(400, 403, 404)},
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        principal = self.principal()
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        space = services.space_update(space=principal.space, **serializer.validated_data)
+        return Response(self.OutputSerializer((space, principal.role)).data)
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="space_delete",
+        summary="Delete a space with everything in it",
+        description="Owners only: its memory, agents, brains, graphs, searches, members and tokens go. The "
+        "default space stays (409).",
+        parameters=[SLUG],
+        responses={204: OpenApiResponse(description="Deleted."), **errors(403, 404, 409)},
+    )
+    def delete(self, request: Request, slug: str) -> Response:
+        services.space_delete(space=self.principal().space)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class MemberListApi(SpaceApi):
