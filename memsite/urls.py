@@ -31,6 +31,7 @@ urlpatterns = [
     path("api/spaces/", include("memsite.spaces.api.urls")),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
+    path("spaces/", include("memsite.spaces.urls")),
     path("", include((context_urls.urlpatterns + brain_urls.urlpatterns + graph_urls.urlpatterns, "agents"))),
     path("", include("memory.urls")),
 ]

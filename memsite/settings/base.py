@@ -113,6 +113,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "memsite.llm.context_processors.llm_status",
+                "memsite.spaces.context_processors.space_nav",
             ],
         },
     },

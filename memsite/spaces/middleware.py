@@ -17,6 +17,10 @@ from memsite.spaces.services import token_use_note
 PLAIN_TEXT = "text/plain; charset=utf-8"  # the refusal names a header's text: never read as HTML
 
 
+def refusal_response(refusal: ServiceError) -> HttpResponse:
+    return HttpResponse(refusal.message, status=refusal.status, content_type=PLAIN_TEXT)
+
+
 def required_role(role: Role) -> Callable:
     """For a page view whose method says otherwise: a POST that only reads needs a reader."""
 
@@ -61,7 +65,7 @@ class SpaceRoleMiddleware:
             needed = role_needed(request.method or "GET", getattr(view, "required_role", None))
             role_require(principal_of(request), needed)
         except ServiceError as refusal:
-            return HttpResponse(refusal.message, status=refusal.status, content_type=PLAIN_TEXT)
+            return refusal_response(refusal)
         except DATABASE_ERRORS as error:  # met before the view: DatabaseUnavailableMiddleware never sees it
             return database_unavailable(request, error)
         return None

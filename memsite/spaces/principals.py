@@ -51,6 +51,13 @@ def principal_of(request: object, slug: str | None = None) -> Principal:
     return principal
 
 
+def principal_in(request: HttpRequest, slug: str) -> Principal:
+    """A session's principal in the space `slug` names, which need not be the one it acts in (a
+    page about another of the user's spaces): NotFound (404) unless the user is a member there.
+    Never kept as the request's principal."""
+    return _resolve(request, slug)
+
+
 def _resolve(request: HttpRequest, slug: str | None) -> Principal:
     token = getattr(request, "auth", None)
     if isinstance(token, ApiToken):

@@ -288,6 +288,31 @@ ROUTES: dict[str, Route] = {
     "searches/<int:search_id>/cancel/": page(
         lambda w: {"search_id": w.question.search_id}, post=ok(302, form=lambda w: {})
     ),
+    "spaces/": page(get=ok()),
+    # Outside spaces: any logged-in user makes a space, a member of any switches to another.
+    "spaces/create/": page(post=ok(302, form=lambda w: {"slug": "made", "name": "Made"}, role=Role.READER)),
+    "spaces/switch/": page(post=ok(302, form=lambda w: {"slug": "default"}, role=Role.READER)),
+    "spaces/<slug:slug>/members/": page(space, get=ok()),
+    "spaces/<slug:slug>/members/set/": page(
+        space, post=ok(302, form=lambda w: {"username": w.user.username, "role": "reader"}, role=Role.OWNER)
+    ),
+    "spaces/<slug:slug>/members/<str:username>/remove/": page(
+        lambda w: {"slug": "default", "username": w.user.username}, post=ok(302, form=lambda w: {}, role=Role.OWNER)
+    ),
+    "spaces/<slug:slug>/tokens/": page(space, get=ok()),
+    "spaces/<slug:slug>/tokens/create/": page(
+        space, post=ok(form=lambda w: {"name": "swarm node b"}, role=Role.READER)
+    ),
+    "spaces/<slug:slug>/tokens/<int:token_id>/revoke/": page(
+        lambda w: {"slug": "default", "token_id": token_by_key(key=w.user_token).pk},
+        post=ok(302, form=lambda w: {}, role=Role.READER),
+    ),
+    "spaces/<slug:slug>/settings/": page(space, get=ok(role=Role.OWNER)),
+    "spaces/<slug:slug>/settings/update/": page(
+        space, post=ok(302, form=lambda w: {"name": "Default", "quota_searches": "1"}, role=Role.OWNER)
+    ),
+    # The default space stays; tests/spaces/test_pages.py deletes others.
+    "spaces/<slug:slug>/delete/": page(space, post=ok(409, form=lambda w: {"confirm": "default"}, role=Role.OWNER)),
     "questions/": page(get=ok()),
     "questions/<int:question_id>/answer/": page(
         lambda w: {"question_id": w.question.pk}, post=ok(302, form=lambda w: {"answer": "Dark mode."})

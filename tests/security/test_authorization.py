@@ -9,7 +9,8 @@ accepts, called by five callers:
 - staff: a logged-in staff user. Everything works.
 
 The users are an editor (token, user) and an owner (staff_token, staff) of the space: a call
-that needs an owner (managing members) is a 403 for the editor's.
+that needs an owner (managing members, a space's settings) is a 403 for the editor's, on the
+API and on the pages.
 
 A refused call changes nothing. Each call runs in a savepoint that is rolled back, so every
 caller finds the same world."""
@@ -109,6 +110,8 @@ def verdict(kind: str, caller: str, method: str, call: Call, response) -> tuple[
     assert kind == PAGE
     if caller in ("anonymous", "token", "staff_token"):
         return False, "" if redirects_to(response, f"{LOGIN}?next=") else f"expected the login redirect, got {status}"
+    if not role_allows(CALLER_ROLES[caller], role_needed(method, call.role)):
+        return False, "" if status == 403 else f"expected 403 for an {CALLER_ROLES[caller]}, got {status}"
     if not call.allows(status):
         return True, f"expected {call.status}, got {status}: {response.content[:300]!r}"
     if status == 302 and response["Location"].startswith((LOGIN, ADMIN_LOGIN)):

@@ -14,9 +14,9 @@ from django.contrib.admin.utils import quote
 from django.test import Client
 from django.urls import reverse
 
-from memsite.spaces.logic import Role, role_allows, role_needed
+from memsite.spaces.logic import Role, role_allows, role_needed, role_refusal
 from tests.security.routes import API, PAGE, PUBLIC, ROUTES, Call, client_for, send, site_patterns
-from tests.security.test_authorization import fingerprint, rolled_back
+from tests.security.test_authorization import CALLER_ROLES, fingerprint, rolled_back
 from tests.security.world import World
 
 pytestmark = pytest.mark.django_db
@@ -106,9 +106,13 @@ def test_a_dashboard_write_needs_the_csrf_token(world, route, method, caller):
             response = send(client, method, url, call, world, **headers)
             assert response.status_code == 403, (headers, response.status_code)
             assert fingerprint() == before, headers
-    # The token htmx sends from <body hx-headers> lets the same request through.
+    # The token htmx sends from <body hx-headers> lets the same request through, to the role check.
     response = send(client, method, url, call, world, HTTP_X_CSRFTOKEN=token)
-    assert call.allows(response.status_code), (response.status_code, response.content[:300])
+    needed = role_needed(method, call.role)
+    if role_allows(CALLER_ROLES[caller], needed):
+        assert call.allows(response.status_code), (response.status_code, response.content[:300])
+    else:
+        assert role_refusal(CALLER_ROLES[caller], needed) in response.content.decode(), response.content[:300]
 
 
 @pytest.mark.parametrize(("route", "method"), cases(API), ids=str)

@@ -1,9 +1,9 @@
 """Stored XSS: a script payload in every field a user, a swarm node or an LLM writes (node names,
 descriptions, context and content; agents' names, instructions and messages; brains' records,
 goals, plan and neurons; graphs' tasks, thoughts, rationales and turns; searches' questions,
-answers and steps; LLM calls' messages and replies; usernames), then every page that shows them,
-whole and as the partials htmx asks for, and the admin's lists and forms: the payload is shown
-escaped, never as markup. Writes that echo what they were sent (a flash message, an error, a
+answers and steps; LLM calls' messages and replies; usernames; spaces' and tokens' names), then
+every page that shows them, whole and as the partials htmx asks for, and the admin's lists and
+forms: the payload is shown escaped, never as markup. Writes that echo what they were sent (a flash message, an error, a
 refreshed panel) are checked the same way.
 
 tests/browser/test_xss.py loads the main pages in a browser and checks that no script ran."""
@@ -122,6 +122,11 @@ def echoes(world: World) -> list[tuple[str, dict]]:
             {"questions": "q", "start_node": NAME[:64], "output": "answer", "fallback": "none"},
         ),
         (reverse("memory:question_answer", args=[world.question.pk]), {"answer": SCRIPT}),
+        (reverse("spaces:space_create"), {"slug": "made", "name": SCRIPT}),
+        (reverse("spaces:space_update", args=["default"]), {"name": SCRIPT + " 2"}),
+        (reverse("spaces:member_set", args=["default"]), {"username": NAME, "role": "reader"}),
+        (reverse("spaces:token_create", args=["default"]), {"name": SCRIPT, "write_under": NAME}),
+        (reverse("spaces:token_create", args=["default"]), {"name": SCRIPT + " 3", "write_under": "/notes/"}),
     ]
 
 
@@ -216,6 +221,9 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
             [text("user prompt"), text("the reply")],
         ),
         (reverse("memory:question_list"), [text("What does the user prefer?")]),
+        (reverse("spaces:space_list"), [name("Default"), name("The lab")]),
+        (reverse("spaces:token_list", args=["default"]), [name("swarm node a"), name("reader")]),
+        (reverse("spaces:member_list", args=["default"]), [name("reader"), name("keeper")]),
         (reverse("llm:call", args=[world.llm_call.pk]), [text("system prompt"), text("the reply"), text("An error.")]),
     ]
 

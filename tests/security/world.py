@@ -1,7 +1,8 @@
 """One of everything a URL can name, written through the services as real writes make them:
 nodes in a user folder and a project, an agent with its conversation, a brain, a checkpoint and
 a summary, a reasoning graph with nodes, edges, turns and an operation, a search with a step and
-its LLM call, a question waiting for the user, a tool call, and the users that call them.
+its LLM call, a question waiting for the user, a tool call, the users that call them, and
+their spaces and tokens.
 
 Every user-written text goes through `Words`: the authorization tests use plain words, the XSS
 tests a script payload in every one of them."""
@@ -22,6 +23,7 @@ from agents.graphs.models import Graph, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
+from memsite.spaces import services as space_services
 from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, default_space, token_for
 from tests.llm.factories import make_call
 
@@ -87,6 +89,10 @@ def build_world(words: Words = PLAIN) -> World:
     text, name = words.text, words.name
     user = UserFactory(username=name("reader")[:150])
     staff = StaffFactory(username=name("keeper")[:150])
+    # -- spaces: the default one's name, another of the staff's to switch to, a named token --------
+    space_services.space_update(space=default_space(), name=name("Default"))
+    space_services.space_create(user=staff, slug="lab", name=name("The lab"))
+    space_services.token_create(user=user, space=default_space(), name=name("swarm node a"))
     internal = {
         folder: selectors.node_internal_folder(name=folder)
         for folder in ("swarmstar", "user", "projects", "references")
