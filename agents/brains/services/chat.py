@@ -73,7 +73,7 @@ def chat_send(*, agent: Agent, text: str, user: Any = None) -> ChatExchange:
             raise InvalidInput(f"A goal is at most {GOAL_CHARS} characters.")
     user_id = acting_user_id(user)
     if command is None:
-        llm_budget_require(user_id=user_id)
+        llm_budget_require(user_id=user_id, space=agent.space)
 
     user_line = _user_says(agent, text)
     if command is not None:
@@ -95,6 +95,7 @@ def chat_send(*, agent: Agent, text: str, user: Any = None) -> ChatExchange:
             schema=ChatReply,
             served=user_line,
             user_id=user_id,
+            space_id=agent.space_id,
             model=agent.model,
             max_tokens=agent.reserved_output_tokens,
         )

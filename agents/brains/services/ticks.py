@@ -63,7 +63,8 @@ from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
 from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
-from memsite.quotas.selectors import llm_spend_today, tick_queue_cutoff, ticks_in_flight
+from memsite.quotas.selectors import llm_spend_today, member_cap, tick_queue_cutoff, ticks_in_flight
+from memsite.spaces.models import Space
 
 Reply = TypeVar("Reply", bound=BaseModel)
 
@@ -127,6 +128,7 @@ def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type[Reply]) -
         schema=schema,
         served=tick.run,
         user_id=tick.run.user_id,
+        space_id=tick.agent.space_id,
         model=tick.agent.model,
         max_tokens=tick.agent.reserved_output_tokens,
     )
@@ -418,7 +420,7 @@ def ticking_start(*, agent: Agent, interval_s: int, user: Any = None) -> Brain:
     user_id = acting_user_id(user)
     now = timezone.now()
     with transaction.atomic():
-        ticking_quota_require(user_id=user_id, agent_id=agent.pk)
+        ticking_quota_require(user_id=user_id, space=agent.space, agent_id=agent.pk)
         with brain_writing(agent=agent) as write:
             brain = write.brain
             if brain.ticking and brain.next_tick_at is not None:
@@ -450,7 +452,7 @@ def tick_request(*, agent: Agent, user: Any = None) -> None:
     user_id = acting_user_id(user)
     with transaction.atomic():
         brain_create(agent=agent)
-        tick_quota_require(user_id=user_id)
+        tick_quota_require(user_id=user_id, space=agent.space)
         if _queue_mark(agent.pk, user_id, timezone.now()):
             _enqueue(agent.pk)
 
@@ -468,44 +470,49 @@ def ticks_sweep_stale() -> int:
 
 
 class _Room:
-    """How many more ticks each user may have queued, during one beat: counted at a user's
-    first due brain, then kept, so a beat costs two queries per user rather than per brain.
-    A user whose LLM budget is spent has none."""
+    """How many more ticks each user may have queued in each space, during one beat: counted at
+    a user's first due brain there, then kept, so a beat costs a few queries per user and space
+    rather than per brain. A user whose LLM budget there is spent has none."""
 
-    def __init__(self, now: datetime):
+    def __init__(self, now: datetime, spaces: dict[int, Space]):
         self.now = now
-        self.left: dict[int, int] = {}
-        self.skipped: dict[int, int] = {}
+        self.spaces = spaces
+        self.left: dict[tuple[int, int], int] = {}
+        self.skipped: dict[tuple[int, int], int] = {}
 
-    def take(self, user_id: int | None) -> bool:
+    def take(self, user_id: int | None, space_id: int) -> bool:
         if user_id is None:
             return True
-        if user_id not in self.left:
-            spent = llm_spend_today(user_id=user_id, now=self.now).spent
-            in_flight = ticks_in_flight(user_id=user_id, now=self.now)
-            self.left[user_id] = 0 if spent else settings.MEMSITE_QUOTA_TICKS - in_flight
-        if self.left[user_id] <= 0:
-            self.skipped[user_id] = self.skipped.get(user_id, 0) + 1
+        key = (user_id, space_id)
+        if key not in self.left:
+            space = self.spaces[space_id]
+            spent = llm_spend_today(user_id=user_id, space=space, now=self.now).spent
+            in_flight = ticks_in_flight(user_id=user_id, space_id=space_id, now=self.now)
+            self.left[key] = 0 if spent else member_cap(space, "quota_ticks") - in_flight
+        if self.left[key] <= 0:
+            self.skipped[key] = self.skipped.get(key, 0) + 1
             return False
-        self.left[user_id] -= 1
+        self.left[key] -= 1
         return True
 
-    def give_back(self, user_id: int | None) -> None:
+    def give_back(self, user_id: int | None, space_id: int) -> None:
         if user_id is not None:
-            self.left[user_id] += 1
+            self.left[(user_id, space_id)] += 1
 
 
-def _start_due(agent_id: int, next_at: datetime | None, interval_s: int, user_id: int | None, room: _Room) -> bool:
+def _start_due(
+    agent_id: int, next_at: datetime | None, interval_s: int, user_id: int | None, space_id: int, room: _Room
+) -> bool:
     """Move the brain's next tick on and queue this one, if no other beat moved it first, its
-    user has room, and it has no tick queued already. Whether it queued one."""
+    user has room in its space, and it has no tick queued already. Whether it queued one."""
     with transaction.atomic():
         moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
             next_tick_at=room.now + timedelta(seconds=interval_s)
         )
-        if not moved or not room.take(user_id):
+        if not moved or not room.take(user_id, space_id):
             return False
         if not _queue_mark(agent_id, user_id, room.now):
-            room.give_back(user_id)
+            room.give_back(user_id, space_id)
             return False
         _enqueue(agent_id)
     return True
@@ -520,13 +527,13 @@ def ticks_start_due() -> int:
     due = list(
         Brain.objects.filter(ticking=True, next_tick_at__lte=now)
         .order_by("next_tick_at")
-        .values_list("pk", "next_tick_at", "tick_interval_s", "ticking_by_id")[:TICKS_PER_BEAT]
+        .values_list("pk", "next_tick_at", "tick_interval_s", "ticking_by_id", "agent__space_id")[:TICKS_PER_BEAT]
     )
     if not due:
         return 0
-    room = _Room(now)
+    room = _Room(now, Space.objects.in_bulk({row[-1] for row in due}))
     with broker_checked():
         started = sum(_start_due(*row, room=room) for row in due)
     if room.skipped:
-        logger.info("Due ticks skipped, by user: their quota or LLM budget is reached: %s.", room.skipped)
+        logger.info("Due ticks skipped, by user and space: their quota or LLM budget is reached: %s.", room.skipped)
     return started

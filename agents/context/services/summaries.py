@@ -220,6 +220,7 @@ def summary_write(*, summary_id: int) -> Summary | None:
                 messages=_prompt(counter, written, chunk),
                 schema=SummaryReply,
                 served=summary,
+                space_id=agent.space_id,
                 max_tokens=settings.MEMSITE_SUMMARY_MAX_TOKENS,
             )
         except LLMError as error:

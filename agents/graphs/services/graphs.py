@@ -178,7 +178,7 @@ def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], user:
     counter = counter_for_model(graph.model)
     user_id = acting_user_id(user)
     with transaction.atomic():
-        graph_op_quota_require(user_id=user_id)
+        graph_op_quota_require(user_id=user_id, space=graph.space)
         graph = Graph.objects.select_for_update().get(pk=graph.pk)
         first = graph.next_turn_id
         Turn.objects.bulk_create(
@@ -208,7 +208,7 @@ def graph_recall(*, graph: Graph, user: Any = None) -> GraphOp:
     (QuotaExceeded, 429)."""
     user_id = acting_user_id(user)
     with transaction.atomic():
-        graph_op_quota_require(user_id=user_id)
+        graph_op_quota_require(user_id=user_id, space=graph.space)
         op = GraphOp.objects.create(graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for", created_by_id=user_id)
         _enqueue(graph)
     return op
@@ -424,7 +424,12 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
         entry: dict[str, Any] = {"turn_ids": [turn.turn_id for turn in pair]}
         try:
             patch = complete(
-                purpose=Purpose.MEMORIZE, messages=messages, schema=schema, served=op, user_id=op.created_by_id
+                purpose=Purpose.MEMORIZE,
+                messages=messages,
+                schema=schema,
+                served=op,
+                user_id=op.created_by_id,
+                space_id=graph.space_id,
             ).value
             entry["patch"] = patch.model_dump()
             entry["node_ids"] = _apply_patch(graph, patch, entry["turn_ids"], op=op, done=results)
@@ -537,7 +542,12 @@ def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None) -> G
     _lease_renew(graph)
     try:
         reply = complete(
-            purpose=Purpose.RECALL, messages=messages, schema=schema, served=op, user_id=op.created_by_id
+            purpose=Purpose.RECALL,
+            messages=messages,
+            schema=schema,
+            served=op,
+            user_id=op.created_by_id,
+            space_id=graph.space_id,
         ).value
         _apply_recall(graph, reply, record=op, tokens_before=context.tokens)
     except (LLMError, InvalidInput) as error:
