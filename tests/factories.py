@@ -13,7 +13,7 @@ from memsite.spaces.models import Space
 
 def default_space() -> Space:
     """The default space. The migrations make it; a transactional test empties the tables when
-    it ends, so it is made again here for the next one."""
+    it ends, so it is made again here for the next one (memory makes its internal folders)."""
     space, _ = Space.objects.get_or_create(slug=DEFAULT_SPACE, defaults={"name": "Default"})
     return space
 

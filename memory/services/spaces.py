@@ -13,7 +13,9 @@ def space_memory_create(*, space: Space) -> None:
     """The space's four internal folders, as roots, and the user's documents in `user`. Roots
     are only ever made here (and by the migration that made the default space's)."""
     folders = {
-        name: Node.add_root(type="internal_folder", is_folder=True, name=name, description=description, space=space)
+        name: Node.objects.add_root(
+            instance=Node(type="internal_folder", is_folder=True, name=name, description=description, space=space)
+        )
         for name, description in INTERNAL_FOLDERS
     }
     for name, description, text in USER_DOCUMENTS:

@@ -17,7 +17,7 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion
 from memsite.llm.models import LLMCall
 from memsite.llm.services import llm_call_record
-from tests.factories import SearchFactory, StaffFactory, UserFactory
+from tests.factories import SearchFactory, StaffFactory, UserFactory, default_space
 
 # Every app whose rows a request could change: memsite's own, and the users, memberships and
 # tokens it authenticates with. Proxy models are their concrete model's rows again.
@@ -70,7 +70,8 @@ def build_world() -> World:
     user = UserFactory(username="reader")
     staff = StaffFactory(username="keeper")
     internal = {
-        name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")
+        name: selectors.node_internal_folder(space=default_space(), name=name)
+        for name in ("swarmstar", "user", "projects", "references")
     }
 
     folder = services.node_create(parent=internal["user"], type="folder", name="notes", description="Notes.", user=user)

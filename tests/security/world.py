@@ -22,7 +22,7 @@ from agents.graphs.models import Graph, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
-from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, token_for
+from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, default_space, token_for
 from tests.llm.factories import make_call
 
 
@@ -88,7 +88,7 @@ def build_world(words: Words = PLAIN) -> World:
     user = UserFactory(username=name("reader")[:150])
     staff = StaffFactory(username=name("keeper")[:150])
     internal = {
-        folder: selectors.node_internal_folder(name=folder)
+        folder: selectors.node_internal_folder(space=default_space(), name=folder)
         for folder in ("swarmstar", "user", "projects", "references")
     }
 
