@@ -248,9 +248,14 @@ def node_create(
         if node_id is not None:  # taken since it was looked at
             _client_id_free(node_id)
         raise Conflict(_name_taken_message(name, parent)) from None
+    return _created(node, memory_type, content, author_of(user, space_id=node.space_id, actor=actor))
+
+
+def _created(node: Node, memory_type: MemoryType, content: bytes | None, author: Author) -> Node:
+    """A node just inserted, with its content row and event written, queued to be indexed and
+    described."""
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
-    author = author_of(user, space_id=node.space_id, actor=actor)
     node_events_record(NodeEvent.Action.CREATE, [(node.pk, None, 1)], author=author)
     index_nodes([node.pk])
     descriptions_queue([node.pk])
