@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_save
 
 
 class MemoryConfig(AppConfig):
@@ -7,6 +8,9 @@ class MemoryConfig(AppConfig):
 
     def ready(self) -> None:
         from memory.selectors.searches import searches_in_flight
+        from memory.services.spaces import space_saved
         from memsite.quotas.selectors import register_in_flight
 
         register_in_flight("searches", searches_in_flight)
+        # The spaces app knows nothing of memory: memory listens for the spaces it makes.
+        post_save.connect(space_saved, sender="spaces.Space", dispatch_uid="memory.space_saved")

@@ -14,6 +14,8 @@ from treebeard.mp_tree import MP_Node
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+    from memsite.spaces.models import Space
+
 NODE_ID_PREFIX = "memory_"
 INTERNAL_FOLDER_NAMES = ("swarmstar", "user", "projects", "references")
 
@@ -46,7 +48,9 @@ class Node(MP_Node):
     # Whose memory this is. Children are always in their parent's space; node paths stay unique
     # across spaces, so subtree reads need no space filter. PROTECT: a space's tree is deleted
     # by its service, in batches, before the space.
-    space = models.ForeignKey("spaces.Space", on_delete=models.PROTECT, related_name="+")
+    space: models.ForeignKey[Space, Space] = models.ForeignKey(
+        "spaces.Space", on_delete=models.PROTECT, related_name="+"
+    )
     type: models.CharField[str, str] = models.CharField(max_length=64)
     is_folder: models.BooleanField[bool, bool] = models.BooleanField()
     name: models.CharField[str, str] = models.CharField(max_length=255)
@@ -70,9 +74,10 @@ class Node(MP_Node):
     class Meta:
         indexes = [
             models.Index(fields=["depth", "path"], name="memory_node_depth_path"),
-            # A question naming a node ("tern") finds it by this, in path order, reading no more
-            # rows than it keeps however many nodes share the name (memory.index.retrieve).
-            models.Index(Lower("name"), "path", name="memory_node_lower_name_path"),
+            # A question naming a node ("tern") finds it by this, in its space in path order,
+            # reading no more rows than it keeps however many nodes (of any space) share the
+            # name (memory.index.retrieve).
+            models.Index(Lower("name"), "space", "path", name="memory_node_lower_name_space"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["parent", "name"], name="memory_node_unique_sibling_name"),
@@ -312,9 +317,10 @@ class ToolCall(models.Model):
 
 
 class NodeEvent(models.Model):
-    """One write to a node: what it was, who made it, and the node's version before and after
-    (none before a create, none after a delete). `node_id` is the node's id as text, not a
-    foreign key, so that a node's history outlives the node."""
+    """One write to a node: what it was, who made it (and with which token, if one), in which
+    space, and the node's version before and after (none before a create, none after a
+    delete). `node_id` is the node's id as text, not a foreign key, so that a node's history
+    outlives the node; its space says whose history it is once the node is gone."""
 
     class Action(models.TextChoices):
         CREATE = "create", "created"
@@ -324,10 +330,12 @@ class NodeEvent(models.Model):
         DELETE = "delete", "deleted"
 
     node_id = models.CharField(max_length=39)
+    space = models.ForeignKey("spaces.Space", on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=8, choices=Action.choices)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    token = models.ForeignKey("spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     version_before = models.PositiveIntegerField(null=True, blank=True)
     version_after = models.PositiveIntegerField(null=True, blank=True)
     at = models.DateTimeField()

@@ -41,6 +41,7 @@ from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 from memsite.spaces.logic import Role
 from memsite.spaces.middleware import required_role
+from memsite.spaces.models import Space
 from memsite.spaces.principals import principal_of
 
 BROWSER = "memory/browser.html"
@@ -61,9 +62,13 @@ PLAIN_TEXT = "text/plain; charset=utf-8"
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _node_or_404(node_id: str) -> Node:
+def _space(request: HtmxHttpRequest) -> Space:
+    return principal_of(request).space
+
+
+def _node_or_404(request: HtmxHttpRequest, node_id: str) -> Node:
     try:
-        return selectors.node_get(node_id=node_id)
+        return selectors.node_get(space=_space(request), node_id=node_id)
     except ServiceError as error:
         raise Http404(error.message) from None
 
@@ -183,9 +188,11 @@ def _detail_response(
         return redirect("memory:node_detail", node_id=node.pk)
     context = {**_detail_context(request, node), "message": message, "error": error}
     if not request.htmx:
-        return render_page(request, BROWSER, {**context, "roots": selectors.node_roots()}, status=status)
+        return render_page(
+            request, BROWSER, {**context, "roots": selectors.node_roots(space=_space(request))}, status=status
+        )
     if refresh is not None:
-        context["refresh_page"] = _children_page(selectors.node_get(node_id=refresh.pk))
+        context["refresh_page"] = _children_page(selectors.node_fresh(node=refresh))
     response = render_page(request, f"{BROWSER}#detail_response", context, status=status)
     if not error:
         push_url(response, reverse("memory:node_detail", args=[node.pk]))
@@ -193,7 +200,7 @@ def _detail_response(
 
 
 def _parent(node: Node) -> Node | None:
-    return selectors.node_get(node_id=node.parent_id) if node.parent_id else None
+    return selectors.node_ancestors(node=node).last()
 
 
 # -- the tree browser --------------------------------------------------------------------------
@@ -202,18 +209,18 @@ def _parent(node: Node) -> Node | None:
 @require_GET
 @login_required
 def browser(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, BROWSER, {"roots": selectors.node_roots()})
+    return render_page(request, BROWSER, {"roots": selectors.node_roots(space=_space(request))})
 
 
 @require_GET
 @login_required
 def node_detail(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
-    node = _node_or_404(node_id)
+    node = _node_or_404(request, node_id)
     context = _detail_context(request, node)
     context["passage"] = _matched_passage(node, request.GET.get("at"), context["preview"])
     if request.htmx and not request.htmx.history_restore_request:
         return render_page(request, f"{BROWSER}#detail", context)
-    return render_page(request, BROWSER, {**context, "roots": selectors.node_roots()})
+    return render_page(request, BROWSER, {**context, "roots": selectors.node_roots(space=_space(request))})
 
 
 # -- the search box ----------------------------------------------------------------------------
@@ -250,17 +257,19 @@ def find(request: HtmxHttpRequest) -> HttpResponse:
         results, status = FindResults(query=request.GET.get("q", ""), error=form_error(form)), 400
     else:
         query = form.cleaned_data["q"]
-        hits = retrieve(query=query, k=FIND_RESULTS) if query else []
+        hits = retrieve(query=query, space_id=_space(request).pk, k=FIND_RESULTS) if query else []
         results, status = FindResults(query=query, found=tuple(_found(hit, query) for hit in hits)), 200
     if request.htmx:
         return render_page(request, f"{FIND}#results", {"find": results}, status=status)
-    return render_page(request, BROWSER, {"find": results, "roots": selectors.node_roots()}, status=status)
+    return render_page(
+        request, BROWSER, {"find": results, "roots": selectors.node_roots(space=_space(request))}, status=status
+    )
 
 
 @require_GET
 @login_required
 def node_children(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
-    folder = _node_or_404(node_id)
+    folder = _node_or_404(request, node_id)
     if not request.htmx:
         return redirect("memory:node_detail", node_id=folder.pk)
     after = request.GET.get("after") or None
@@ -274,7 +283,7 @@ def node_children(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def node_create(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
-    parent = _node_or_404(node_id)
+    parent = _node_or_404(request, node_id)
     form = NodeCreateForm(request.POST)
     if not form.is_valid():
         return _detail_response(request, parent, error=form_error(form), status=400)
@@ -292,14 +301,14 @@ def node_create(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
         )
     except ServiceError as error:
         return _detail_response(request, parent, error=error.message, status=error.status)
-    node = selectors.node_get(node_id=node.pk)
+    node = selectors.node_fresh(node=node)
     return _detail_response(request, node, message=f"Created '{node.name}'.", refresh=parent)
 
 
 @require_POST
 @login_required
 def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
-    node = _node_or_404(node_id)
+    node = _node_or_404(request, node_id)
     form = NodeUpdateForm(request.POST)
     if not form.is_valid():
         return _detail_response(request, node, error=form_error(form), status=400)
@@ -321,7 +330,7 @@ def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def node_delete(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
-    node = _node_or_404(node_id)
+    node = _node_or_404(request, node_id)
     try:
         deleted = services.node_delete(node=node, user=request.user, actor=principal_of(request))
     except ServiceError as error:
@@ -340,7 +349,7 @@ def node_delete(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def project_upload(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
-    project = _node_or_404(node_id)
+    project = _node_or_404(request, node_id)
     try:
         refuse_longer_than(request, archive_body_limit(), "upload")
     except ServiceError as error:
@@ -361,7 +370,7 @@ def _project_import(request: HtmxHttpRequest, project: Node) -> HttpResponse:
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
     message = _import_message(result)
-    return _detail_response(request, selectors.node_get(node_id=project.pk), message=message, refresh=project)
+    return _detail_response(request, selectors.node_fresh(node=project), message=message, refresh=project)
 
 
 def _import_message(result: ImportResult) -> str:
@@ -379,7 +388,7 @@ def _import_message(result: ImportResult) -> str:
 @require_GET
 @login_required
 def project_download(request: HtmxHttpRequest, node_id: str) -> HttpResponse | StreamingHttpResponse:
-    project = _node_or_404(node_id)
+    project = _node_or_404(request, node_id)
     try:
         chunks = wait_slots().streaming(services.project_export(project=project))
     except ServiceError as error:
@@ -394,8 +403,8 @@ def project_download(request: HtmxHttpRequest, node_id: str) -> HttpResponse | S
 # -- the user's documents ----------------------------------------------------------------------
 
 
-def _user_documents() -> list[Node]:
-    folder = selectors.node_internal_folder(name=USER_FOLDER)
+def _user_documents(space: Space) -> list[Node]:
+    folder = selectors.node_internal_folder(space=space, name=USER_FOLDER)
     return [
         node
         for node in selectors.node_children(node=folder)[:MAX_USER_DOCUMENTS]
@@ -406,7 +415,7 @@ def _user_documents() -> list[Node]:
 @require_GET
 @login_required
 def user_preferences(request: HtmxHttpRequest) -> HttpResponse:
-    documents = _user_documents()
+    documents = _user_documents(_space(request))
     wanted = request.GET.get("doc")
     selected = next((node for node in documents if node.pk == wanted), None)
     if selected is None:
@@ -435,7 +444,7 @@ def markdown_preview(request: HtmxHttpRequest) -> HttpResponse:
 def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     """Replace a text document's content, if nobody changed it since the version the editor
     was opened at."""
-    node = _node_or_404(node_id)
+    node = _node_or_404(request, node_id)
     form = DocumentEditForm(request.POST)
     status, message, error = 200, "", ""
     if not form.is_valid():

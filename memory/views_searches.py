@@ -22,6 +22,7 @@ from memory.search.walk import MAX_CANDIDATES_SHOWN
 from memsite.errors import ServiceError
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.principals import principal_of
 
 SEARCHES = "memory/searches.html"
 TRACE = "memory/search_detail.html"
@@ -52,9 +53,9 @@ class QuestionAnswerForm(forms.Form):
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _search_or_404(search_id: int) -> Search:
+def _search_or_404(request: HtmxHttpRequest, search_id: int) -> Search:
     try:
-        return selectors.search_get(search_id=search_id)
+        return selectors.search_get(space=principal_of(request).space, search_id=search_id)
     except ServiceError as error:
         raise Http404(error.message) from None
 
@@ -161,7 +162,7 @@ def _trace_context(search: Search, *, after: int, steps: list[TraceStep]) -> dic
         "settled": not search.is_active and after >= search.steps_taken,
         "trail": _trail(search),
         "children": list(selectors.search_children(search=search)),
-        "pending_question": selectors.search_questions_pending().filter(search=search).first(),
+        "pending_question": selectors.search_question_pending(search=search),
     }
 
 
@@ -174,7 +175,9 @@ def _after(request: HtmxHttpRequest) -> int:
 
 
 def _list_page(request: HtmxHttpRequest, form: SearchStartForm, *, error: str = "", status: int = 200) -> HttpResponse:
-    page = Paginator(selectors.search_list(), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.search_list(space=principal_of(request).space), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
     return render_page(request, SEARCHES, {"page": page, "form": form, "error": error}, status=status)
 
 
@@ -191,9 +194,11 @@ def search_start(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _list_page(request, form, error=form_error(form), status=400)
     data = form.cleaned_data
+    space = principal_of(request).space
     try:
-        start_node = selectors.node_get(node_id=data["start_node"]) if data["start_node"] else None
+        start_node = selectors.node_get(space=space, node_id=data["start_node"]) if data["start_node"] else None
         search = services.search_start(
+            space=space,
             user=request.user,
             questions=data["questions"],
             context=data["context"],
@@ -210,7 +215,7 @@ def search_start(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def search_detail(request: HtmxHttpRequest, search_id: int) -> HttpResponse:
-    search = _search_or_404(search_id)
+    search = _search_or_404(request, search_id)
     if request.htmx and not request.htmx.history_restore_request:
         after = _after(request)
         context = _trace_context(search, after=after, steps=_trace_steps(search, after=after))
@@ -223,7 +228,7 @@ def search_detail(request: HtmxHttpRequest, search_id: int) -> HttpResponse:
 @login_required
 def search_step_call(request: HtmxHttpRequest, search_id: int, number: int) -> HttpResponse:
     """What a step's LLM call was shown and replied, fetched when the step is first opened."""
-    search = _search_or_404(search_id)
+    search = _search_or_404(request, search_id)
     step = selectors.search_steps(search=search, with_text=True).filter(number=number).first()
     if step is None or step.llm_call_id is None:
         raise Http404(f"Step {number} of search {search.pk} made no LLM call.")
@@ -233,7 +238,7 @@ def search_step_call(request: HtmxHttpRequest, search_id: int, number: int) -> H
 @require_POST
 @login_required
 def search_cancel(request: HtmxHttpRequest, search_id: int) -> HttpResponse:
-    search = _search_or_404(search_id)
+    search = _search_or_404(request, search_id)
     status, message, error = 200, "", ""
     try:
         cancelled = services.search_cancel(search=search, user=request.user)
@@ -246,7 +251,7 @@ def search_cancel(request: HtmxHttpRequest, search_id: int) -> HttpResponse:
         return redirect("memory:search_detail", search_id=search.pk)
     # Only the header: the steps since `after` come with the next poll, which the header keeps
     # asking for until they are all on the page.
-    search = selectors.search_get(search_id=search.pk)
+    search = selectors.search_get(space=search.space, search_id=search.pk)
     context = {**_trace_context(search, after=_after(request), steps=[]), "message": message, "error": error}
     return render_page(request, f"{TRACE}#trace", context, status=status)
 
@@ -256,11 +261,12 @@ def search_cancel(request: HtmxHttpRequest, search_id: int) -> HttpResponse:
 
 def _questions_page(request: HtmxHttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
     # The newest only: a page of every question ever left unanswered would grow without end.
-    questions = list(selectors.search_questions_pending()[: QUESTIONS_SHOWN + 1])
+    pending = selectors.search_questions_pending(space=principal_of(request).space)
+    questions = list(pending[: QUESTIONS_SHOWN + 1])
     more = len(questions) > QUESTIONS_SHOWN
     context = {
         "questions": questions[:QUESTIONS_SHOWN],
-        "pending_count": selectors.search_questions_pending().count() if more else len(questions),
+        "pending_count": pending.count() if more else len(questions),
         "more": more,
         "error": error,
     }
@@ -278,7 +284,7 @@ def question_list(request: HtmxHttpRequest) -> HttpResponse:
 def question_answer(request: HtmxHttpRequest, question_id: int) -> HttpResponse:
     form = QuestionAnswerForm(request.POST)
     try:
-        question = selectors.search_question_get(question_id=question_id)
+        question = selectors.search_question_get(space=principal_of(request).space, question_id=question_id)
         if not form.is_valid():
             return _questions_page(request, error=form_error(form), status=400)
         question = services.search_question_answer(

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from memory import selectors
 from memory.index import vectors
-from tests.factories import StaffFactory, UserFactory, token_for
+from tests.factories import StaffFactory, UserFactory, default_space, token_for
 
 # The fake OpenAI-compatible server's fixture, for every test that needs the LLM.
 pytest_plugins = ["tests.fake_openai"]
@@ -82,7 +82,11 @@ def staff_api(staff) -> APIClient:
 @pytest.fixture
 def internal(db):
     """The internal folders by name."""
-    return {name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")}
+    space = default_space()
+    return {
+        name: selectors.node_internal_folder(space=space, name=name)
+        for name in ("swarmstar", "user", "projects", "references")
+    }
 
 
 def _wait_while_locked(execute, sql, params, many, context):

@@ -13,7 +13,7 @@ from memsite.spaces.models import Space
 
 def default_space() -> Space:
     """The default space. The migrations make it; a transactional test empties the tables when
-    it ends, so it is made again here for the next one."""
+    it ends, so it is made again here for the next one (memory makes its internal folders)."""
     space, _ = Space.objects.get_or_create(slug=DEFAULT_SPACE, defaults={"name": "Default"})
     return space
 
@@ -64,7 +64,7 @@ class NodeFactory(factory.Factory):
     class Meta:
         model = dict
 
-    parent = factory.LazyFunction(lambda: selectors.node_internal_folder(name="swarmstar"))
+    parent = factory.LazyFunction(lambda: selectors.node_internal_folder(space=default_space(), name="swarmstar"))
     type = "folder"
     name = factory.Sequence(lambda n: f"node-{n}")
     description = factory.LazyAttribute(lambda node: f"About {node.name}")
@@ -86,7 +86,7 @@ class DocumentFactory(NodeFactory):
 
 
 class ProjectFactory(NodeFactory):
-    parent = factory.LazyFunction(lambda: selectors.node_internal_folder(name="projects"))
+    parent = factory.LazyFunction(lambda: selectors.node_internal_folder(space=default_space(), name="projects"))
     type = "project_root_folder"
     name = factory.Sequence(lambda n: f"project-{n}")
 
@@ -106,6 +106,7 @@ class SearchFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = "memory.Search"
 
+    space = factory.LazyFunction(default_space)
     questions = factory.LazyFunction(lambda: ["Where are the deployment notes?"])
     max_llm_calls = 40
     max_tokens = 200_000

@@ -11,6 +11,7 @@ from memory.api.nodes import NODE_ID, TAG, errors
 from memory.models import NodeEvent
 from memsite.pagination import CheckedCursorPagination
 from memsite.schema import page_parameters
+from memsite.spaces.principals import principal_of
 
 
 class NodeEventSerializer(serializers.Serializer):
@@ -48,6 +49,6 @@ class NodeHistoryApi(APIView):
     )
     def get(self, request: Request, node_id: str) -> Response:
         paginator = NodeHistoryPagination()
-        events = selectors.node_history(node_id=node_id)
+        events = selectors.node_history(space=principal_of(request).space, node_id=node_id)
         page = paginator.paginate_queryset(events, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)

@@ -99,7 +99,7 @@ class NodeRootsApi(APIView):
         responses={200: NodeSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        roots = selectors.node_roots().select_related("created_by")
+        roots = selectors.node_roots(space=principal_of(request).space).select_related("created_by")
         return Response(self.OutputSerializer(roots, many=True, context={"ancestors": []}).data)
 
 
@@ -200,7 +200,7 @@ class NodeCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         node = services.node_create(
-            parent=selectors.node_get(node_id=data["parent"]),
+            parent=selectors.node_get(space=principal_of(request).space, node_id=data["parent"]),
             type=data["type"],
             name=data["name"],
             description=data["description"],
@@ -252,7 +252,7 @@ class NodeDetailApi(APIView):
         responses={200: NodeDetailSerializer, **errors(404)},
     )
     def get(self, request: Request, node_id: str) -> Response:
-        node = selectors.node_get(node_id=node_id)
+        node = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
     @extend_schema(
@@ -269,7 +269,7 @@ class NodeDetailApi(APIView):
         data = dict(serializer.validated_data)
         version = expected_version(request, data.pop("version", None))
         node = services.node_update(
-            node=selectors.node_get(node_id=node_id),
+            node=selectors.node_get(space=principal_of(request).space, node_id=node_id),
             user=request.user,
             actor=principal_of(request),
             expected_version=version,
@@ -285,7 +285,11 @@ class NodeDetailApi(APIView):
         responses={204: OpenApiResponse(description="Deleted."), **errors(403, 404)},
     )
     def delete(self, request: Request, node_id: str) -> Response:
-        services.node_delete(node=selectors.node_get(node_id=node_id), user=request.user, actor=principal_of(request))
+        services.node_delete(
+            node=selectors.node_get(space=principal_of(request).space, node_id=node_id),
+            user=request.user,
+            actor=principal_of(request),
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -309,7 +313,7 @@ class NodeChildrenApi(APIView):
         responses={200: NodePageSerializer, **errors(400, 404)},
     )
     def get(self, request: Request, node_id: str) -> Response:
-        node = selectors.node_get(node_id=node_id)
+        node = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         ancestors = [*selectors.node_ancestors(node=node), node]
         paginator = NodeChildrenPagination()
         page = paginator.paginate_queryset(
@@ -330,7 +334,7 @@ class NodeAncestorsApi(APIView):
         responses={200: NodeSerializer(many=True), **errors(404)},
     )
     def get(self, request: Request, node_id: str) -> Response:
-        node = selectors.node_get(node_id=node_id)
+        node = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         ancestors = list(selectors.node_ancestors(node=node).select_related("created_by"))
         return Response(self.OutputSerializer(ancestors, many=True, context={"ancestors": ancestors}).data)
 
@@ -359,8 +363,8 @@ class NodeMoveApi(APIView):
     def post(self, request: Request, node_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        node = selectors.node_get(node_id=node_id)
-        new_parent = selectors.node_get(node_id=serializer.validated_data["parent"])
+        node = selectors.node_get(space=principal_of(request).space, node_id=node_id)
+        new_parent = selectors.node_get(space=principal_of(request).space, node_id=serializer.validated_data["parent"])
         node = services.node_move(node=node, new_parent=new_parent, user=request.user, actor=principal_of(request))
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
@@ -384,7 +388,7 @@ class NodeResolveApi(APIView):
     def get(self, request: Request) -> Response:
         serializer = self.FilterSerializer(data=request.query_params.dict())
         serializer.is_valid(raise_exception=True)
-        node = selectors.node_resolve(path=serializer.validated_data["path"])
+        node = selectors.node_resolve(space=principal_of(request).space, path=serializer.validated_data["path"])
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
 
@@ -421,7 +425,7 @@ class NodeContentApi(AnyAcceptMixin, APIView):
         },
     )
     def get(self, request: Request, node_id: str) -> HttpResponse:
-        node = selectors.node_get(node_id=node_id)
+        node = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         content = selectors.node_content_read(node=node)
         response = HttpResponse(content.data, content_type=content.media_type)
         response["X-Content-SHA256"] = content.sha256
@@ -440,7 +444,7 @@ class NodeContentApi(AnyAcceptMixin, APIView):
     def put(self, request: Request, node_id: str) -> Response:
         data = read_raw_body(request)
         node = services.node_content_set(
-            node=selectors.node_get(node_id=node_id),
+            node=selectors.node_get(space=principal_of(request).space, node_id=node_id),
             data=data,
             user=request.user,
             expected_version=expected_version(request),
@@ -462,7 +466,7 @@ class ProjectExportApi(AnyAcceptMixin, APIView):
         },
     )
     def get(self, request: Request, node_id: str) -> StreamingHttpResponse:
-        project = selectors.node_get(node_id=node_id)
+        project = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         chunks = wait_slots().streaming(services.project_export(project=project))
         response = StreamingHttpResponse(chunks, content_type="application/gzip")
         # Django gives no header only when it is neither an attachment nor named.
@@ -514,7 +518,7 @@ class ProjectImportApi(APIView):
         responses={201: OutputSerializer, **errors(400, 403, 404, 409, 413)},
     )
     def post(self, request: Request, node_id: str) -> Response:
-        project = selectors.node_get(node_id=node_id)
+        project = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         refuse_longer_than(request, archive_body_limit(), "upload")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -21,6 +21,7 @@ from memsite.serializers import (
     StrictIntegerField,
 )
 from memsite.spaces.logic import Role
+from memsite.spaces.principals import principal_of
 
 MAX_QUERY_CHARS = 2_000
 MAX_K = 100
@@ -100,6 +101,7 @@ class RetrieveApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        start = selectors.node_get(node_id=data["start"]) if data["start"] is not None else None
-        hits = retrieve(query=data["query"], start=start, k=data["k"], types=data["types"])
+        space = principal_of(request).space
+        start = selectors.node_get(space=space, node_id=data["start"]) if data["start"] is not None else None
+        hits = retrieve(query=data["query"], space_id=space.pk, start=start, k=data["k"], types=data["types"])
         return Response({"query": data["query"], "results": HitSerializer(hits, many=True).data})

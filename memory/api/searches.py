@@ -35,6 +35,7 @@ from memsite.serializers import (
     StrictInputSerializer,
     StrictIntegerField,
 )
+from memsite.spaces.principals import principal_of
 
 TAG = "searches"
 MAX_WAIT_S = 30
@@ -151,7 +152,8 @@ class SearchSerializer(serializers.Serializer):
         return list(selectors.search_children(search=search).values_list("pk", flat=True))
 
     def get_user_question(self, search: Search) -> int | None:
-        return selectors.search_questions_pending().filter(search=search).values_list("pk", flat=True).first()
+        question = selectors.search_question_pending(search=search)
+        return question.pk if question is not None else None
 
     def get_created_by(self, search: Search) -> str | None:
         return search.created_by.username if search.created_by is not None else None
@@ -241,7 +243,7 @@ def _polled(search: Search, seconds: int) -> Search:
     deadline = monotonic() + seconds
     while search.is_active and monotonic() < deadline:
         sleep(min(POLL_INTERVAL_S, max(deadline - monotonic(), 0)))
-        search = selectors.search_get(search_id=search.pk)
+        search = selectors.search_get(space=search.space, search_id=search.pk)
     return search
 
 
@@ -348,17 +350,19 @@ class SearchStartApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         start_node = data["start_node"]
+        space = principal_of(request).space
         search = services.search_start(
+            space=space,
             user=request.user,
             questions=data["questions"],
             context=data["context"],
-            start_node=selectors.node_get(node_id=start_node) if start_node is not None else None,
+            start_node=selectors.node_get(space=space, node_id=start_node) if start_node is not None else None,
             output=data["output"],
             fallback=data["fallback"],
             **data.get("budgets", {}),
         )
         # search_start has committed, so a worker may already be running it.
-        search = wait_for_end(selectors.search_get(search_id=search.pk), query.validated_data["wait"])
+        search = wait_for_end(selectors.search_get(space=space, search_id=search.pk), query.validated_data["wait"])
         code = status.HTTP_202_ACCEPTED if search.is_active else status.HTTP_200_OK
         response = Response(self.OutputSerializer(search, context={"request": request}).data, status=code)
         response["Location"] = reverse("memory-api:search-detail", args=[search.pk])
@@ -376,7 +380,7 @@ class SearchDetailApi(APIView):
         responses={200: SearchSerializer, **errors(404)},
     )
     def get(self, request: Request, search_id: int) -> Response:
-        search = selectors.search_get(search_id=search_id)
+        search = selectors.search_get(space=principal_of(request).space, search_id=search_id)
         return Response(self.OutputSerializer(search, context={"request": request}).data)
 
 
@@ -400,7 +404,7 @@ class SearchStepsApi(APIView):
         responses={200: SearchStepPageSerializer, **errors(400, 404)},
     )
     def get(self, request: Request, search_id: int) -> Response:
-        search = selectors.search_get(search_id=search_id)
+        search = selectors.search_get(space=principal_of(request).space, search_id=search_id)
         query = self.FilterSerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         paginator = SearchStepsPagination()
@@ -422,8 +426,11 @@ class SearchCancelApi(APIView):
         responses={202: SearchSerializer, **errors(404, 409)},
     )
     def post(self, request: Request, search_id: int) -> Response:
-        search = services.search_cancel(search=selectors.search_get(search_id=search_id), user=request.user)
-        search = selectors.search_get(search_id=search.pk)
+        space = principal_of(request).space
+        search = services.search_cancel(
+            search=selectors.search_get(space=space, search_id=search_id), user=request.user
+        )
+        search = selectors.search_get(space=space, search_id=search.pk)
         return Response(
             self.OutputSerializer(search, context={"request": request}).data, status=status.HTTP_202_ACCEPTED
         )
@@ -444,7 +451,7 @@ class QuestionListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         # Only the search's id is shown: no need to load each search's row.
-        questions = selectors.search_questions_pending().select_related(None)
+        questions = selectors.search_questions_pending(space=principal_of(request).space).select_related(None)
         paginator = QuestionsPagination()
         page = paginator.paginate_queryset(questions, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
@@ -472,7 +479,7 @@ class QuestionAnswerApi(APIView):
         responses={200: SearchQuestionSerializer, **errors(400, 404, 409)},
     )
     def post(self, request: Request, question_id: int) -> Response:
-        question = selectors.search_question_get(question_id=question_id)
+        question = selectors.search_question_get(space=principal_of(request).space, question_id=question_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         question = services.search_question_answer(

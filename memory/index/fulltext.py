@@ -18,6 +18,7 @@ MAX_WORDS = 32
 
 @dataclass(frozen=True)
 class Scope:
+    space_id: int | None = None  # only the nodes of this space (None: of every space)
     path: str | None = None  # a node's treebeard path: only it and its subtree
     types: tuple[str, ...] = ()  # only nodes of these types
 
@@ -31,6 +32,9 @@ def scope_sql(scope: Scope) -> tuple[str, list[str | int]]:
     """SQL conditions on the nodes `n` for the scope, and their parameters (to which callers add)."""
     clauses: list[str] = []
     params: list[str | int] = []
+    if scope.space_id is not None:
+        clauses.append("n.space_id = %s")
+        params.append(scope.space_id)
     if scope.path is not None:
         # A range the path index serves (LIKE is not indexed on SQLite): base-36 paths sort
         # below "~" byte by byte, and PostgreSQL's path column has the "C" collation.

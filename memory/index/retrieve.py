@@ -129,7 +129,8 @@ def named_nodes(words: list[str], *, scope: Scope) -> dict[str, list[str]]:
     /projects/tern), any case, each with the tree paths of the outermost such nodes."""
     if not words:
         return {}
-    where, params = scope_sql(Scope(path=scope.path))  # a node of any type: its passages are filtered
+    # A node of any type: its passages are filtered. The name, space and path index answers it.
+    where, params = scope_sql(Scope(space_id=scope.space_id, path=scope.path))
     # One query, a few rows a word: a name as common as "docs" costs no more than a rare one.
     sql = " UNION ALL ".join(
         f"SELECT * FROM (SELECT lower(n.name), n.path FROM memory_node n WHERE lower(n.name) = %s{where} "
@@ -160,7 +161,8 @@ def named_ranking(
     for word in dict.fromkeys([*said, *nodes]):
         found = set(fulltext.holding(word, scope=scope, limit=NAME_PASSAGES_MAX)) if word in said else set()
         for path in nodes.get(word, ()):
-            under = vectors.rank(rest, scope=Scope(path=path, types=scope.types), limit=limit, matrix=matrix)
+            within = Scope(space_id=scope.space_id, path=path, types=scope.types)
+            under = vectors.rank(rest, scope=within, limit=limit, matrix=matrix)
             cosine.update(under)
             found.update(pk for pk, _ in under)
         held.update(found)
@@ -169,9 +171,12 @@ def named_ranking(
     return [(pk, cosine.get(pk, 0.0)) for pk in ordered[:limit]]
 
 
-def retrieve(*, query: str, start: Node | None = None, k: int = 10, types: Sequence[str] = ()) -> list[Hit]:
-    """The `k` best passages for `query` in `start`'s subtree (the whole tree when None)."""
-    scope = Scope(path=start.path if start is not None else None, types=tuple(types))
+def retrieve(
+    *, query: str, space_id: int, start: Node | None = None, k: int = 10, types: Sequence[str] = ()
+) -> list[Hit]:
+    """The `k` best passages for `query` in the space, in `start`'s subtree (the space's whole
+    tree when None)."""
+    scope = Scope(space_id=space_id, path=start.path if start is not None else None, types=tuple(types))
     return _hits(rankings(query, scope=scope, limit=max(k, settings.MEMSITE_INDEX_CANDIDATES)), query, k)
 
 

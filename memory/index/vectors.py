@@ -22,6 +22,7 @@ IDS_PER_READ = 500
 @dataclass
 class Matrix:
     ids: np.ndarray  # int64, ascending
+    spaces: np.ndarray  # int64, the space of each id's node (a node never changes space)
     vectors: np.ndarray  # float32, one row an id
     seen_until: datetime  # rows embedded before this are in
     loaded_at: float  # monotonic time of the last whole read
@@ -38,30 +39,35 @@ def forget() -> None:
         _matrix = None
 
 
-def _rows(queryset) -> tuple[np.ndarray, np.ndarray]:
-    ids, blobs = [], []
-    for pk, blob in queryset.values_list("id", "vector").iterator(chunk_size=2_000):
+def _rows(queryset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ids, spaces, blobs = [], [], []
+    for pk, space_id, blob in queryset.values_list("id", "node__space_id", "vector").iterator(chunk_size=2_000):
         ids.append(pk)
+        spaces.append(space_id)
         blobs.append(bytes(blob))
     # A copy: numpy's own allocation is aligned for BLAS, which scans it some 15% faster than the
     # joined bytes' buffer.
     vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).copy()
     width = vectors.size // len(ids) if ids else 0
-    return np.asarray(ids, dtype=np.int64), vectors.reshape(len(ids), width)
+    return np.asarray(ids, dtype=np.int64), np.asarray(spaces, dtype=np.int64), vectors.reshape(len(ids), width)
 
 
-def _rows_of(ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """These passages' ids and vectors, read a few hundred at a time."""
+def _rows_of(ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """These passages' ids, spaces and vectors, read a few hundred at a time."""
     read = []
     for at in range(0, len(ids), IDS_PER_READ):
         read.append(_rows(Passage.objects.filter(pk__in=ids[at : at + IDS_PER_READ])))
-    return np.concatenate([part[0] for part in read]), np.vstack([part[1] for part in read])
+    return (
+        np.concatenate([part[0] for part in read]),
+        np.concatenate([part[1] for part in read]),
+        np.vstack([part[2] for part in read]),
+    )
 
 
 def _read_all() -> Matrix:
     now = timezone.now()
-    ids, vectors = _rows(Passage.objects.filter(vector__isnull=False).order_by("id"))
-    return Matrix(ids, vectors, now, monotonic())
+    ids, spaces, vectors = _rows(Passage.objects.filter(vector__isnull=False).order_by("id"))
+    return Matrix(ids, spaces, vectors, now, monotonic())
 
 
 def _merge(matrix: Matrix) -> Matrix:
@@ -74,15 +80,16 @@ def _merge(matrix: Matrix) -> Matrix:
     seen = np.fromiter(recent.values_list("id", flat=True), dtype=np.int64)
     new = seen[~np.isin(seen, matrix.ids)].tolist()
     if new:
-        ids, vectors = _rows_of(new)
+        ids, spaces, vectors = _rows_of(new)
         if len(matrix.ids) == 0:  # its vectors have no width yet to stack under
             order = np.argsort(ids, kind="stable")
-            matrix.ids, matrix.vectors = ids[order], vectors[order]
+            matrix.ids, matrix.spaces, matrix.vectors = ids[order], spaces[order], vectors[order]
         elif vectors.shape[1] == matrix.vectors.shape[1]:
             all_ids = np.concatenate([matrix.ids, ids])
             order = np.argsort(all_ids, kind="stable")
+            all_spaces = np.concatenate([matrix.spaces, spaces])
             stacked = np.vstack([matrix.vectors, vectors])
-            matrix.ids, matrix.vectors = all_ids[order], stacked[order]
+            matrix.ids, matrix.spaces, matrix.vectors = all_ids[order], all_spaces[order], stacked[order]
     matrix.seen_until = now
     return matrix
 
@@ -110,6 +117,13 @@ def _in_scope(scope: Scope, ids: list[int] | None = None) -> np.ndarray:
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, SCOPE_SCAN_MAX + 1])
         return np.sort(np.asarray([row[0] for row in cursor.fetchall()], dtype=np.int64))
+
+
+def _space_rows(matrix: Matrix, space_id: int | None) -> slice | np.ndarray:
+    """The matrix rows of the space's passages (of every space for None): the whole matrix,
+    uncopied, when they are all its."""
+    inside = matrix.spaces == space_id if space_id is not None else None
+    return slice(None) if inside is None or inside.all() else np.flatnonzero(inside)
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -145,11 +159,13 @@ def rank(
     if not len(matrix.ids) or matrix.vectors.shape[1] != query_vector.shape[0]:
         return []
     if scope.path is None and not scope.types:
-        return _top(matrix.ids, matrix.vectors @ query_vector, limit)
+        rows = _space_rows(matrix, scope.space_id)
+        return _top(matrix.ids[rows], matrix.vectors[rows] @ query_vector, limit)
     scoped = _in_scope(scope)
     if len(scoped) <= SCOPE_SCAN_MAX:
         rows = _rows_for(matrix, scoped)
         return _top(matrix.ids[rows], matrix.vectors[rows] @ query_vector, limit)
-    wide = _top(matrix.ids, matrix.vectors @ query_vector, limit * 20)
+    rows = _space_rows(matrix, scope.space_id)
+    wide = _top(matrix.ids[rows], matrix.vectors[rows] @ query_vector, limit * 20)
     inside = set(_in_scope(scope, [pk for pk, _ in wide]).tolist())
     return [(pk, score) for pk, score in wide if pk in inside][:limit]

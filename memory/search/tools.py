@@ -32,6 +32,7 @@ class ToolOutput(BaseModel):
 
 @dataclass(frozen=True)
 class ToolInput(Generic[Arguments]):
+    space_id: int  # the search's
     node: Node | None  # where the search is: the folder whose tools these are
     arguments: Arguments
     questions: list[str]
@@ -88,7 +89,8 @@ def full_text_search(tool_input: ToolInput[QueryArguments]) -> ToolOutput:
     if not terms(query):
         return ToolOutput(text="No words to search for.", found=False)
     here = getattr(tool_input.node, "pk", None)
-    found = (hit for hit in retrieve(query=query, start=tool_input.node, k=MAX_RESULTS * 3) if hit.node_id != here)
+    hits = retrieve(query=query, space_id=tool_input.space_id, start=tool_input.node, k=MAX_RESULTS * 3)
+    found = (hit for hit in hits if hit.node_id != here)
     hits = [node_hits[0] for node_hits in best_by_node(found, limit=MAX_RESULTS).values()]
     if not hits:
         return ToolOutput(text=f"No node matches {query!r}.", found=False)

@@ -139,7 +139,7 @@ def _current_node(search: Search, state: WalkState) -> Node | Literal[False] | N
     node_id = state.current or search.start_node_id
     if node_id is None:
         return None
-    return Node.objects.filter(pk=node_id).first() or False
+    return Node.objects.filter(pk=node_id, space_id=search.space_id).first() or False
 
 
 # Budgets -------------------------------------------------------------------------------------
@@ -198,10 +198,10 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome
             return outcome
     key = folder.pk if folder is not None else ""
     marked = {*state.visited, *state.unviable, *state.passed.get(key, ())}
-    children = selectors.node_children(node=folder) if folder is not None else selectors.node_roots()
+    children = selectors.node_children(node=folder) if folder is not None else selectors.node_roots(space=search.space)
     rows = [row for row in children.values_list("id", "name", "description", "path") if row[0] not in marked]
     if rows:
-        candidates, detail = _by_passages(state, folder, rows)
+        candidates, detail = _by_passages(search, state, folder, rows)
         return _route(search, state, key=key, candidates=candidates, where=_name(folder), node=folder, detail=detail)
     if settings.MEMSITE_SEARCH_TOOLS and key not in state.tools_tried and _tools(state, folder):
         return _choose_tool(search, state, folder, key)
@@ -222,8 +222,8 @@ SHORTCUT_KEY = "hits"
 MAX_CANDIDATES_SHOWN = 20  # in a step's trace
 
 
-def _hits(state: WalkState, start: Node | None, k: int) -> list[Hit]:
-    return retrieve(query=" ".join(state.remaining), start=start, k=k)
+def _hits(search: Search, state: WalkState, start: Node | None, k: int) -> list[Hit]:
+    return retrieve(query=" ".join(state.remaining), space_id=search.space_id, start=start, k=k)
 
 
 def _label(name: str, description: str, hit: Hit | None) -> str:
@@ -249,7 +249,7 @@ def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome |
     the best passages for the questions, once. None when there are none. It runs at the start of
     a walk, when nothing is marked yet."""
     wanted = settings.MEMSITE_SEARCH_SHORTCUT_HITS
-    hits = _hits(state, start, settings.MEMSITE_INDEX_CANDIDATES) if wanted else []
+    hits = _hits(search, state, start, settings.MEMSITE_INDEX_CANDIDATES) if wanted else []
     best = {node_id: node_hits[0] for node_id, node_hits in best_by_node(hits, limit=wanted, kind="content").items()}
     state.shortcut_done = True  # offered once: the walk then ranks the tree by the same passages
     if not best:
@@ -268,14 +268,14 @@ def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome |
 
 
 def _by_passages(
-    state: WalkState, folder: Node | None, rows: list[tuple[str, str, str, str]]
+    search: Search, state: WalkState, folder: Node | None, rows: list[tuple[str, str, str, str]]
 ) -> tuple[list[prompts.Option], dict[str, Any]]:
     """A folder's unmarked children, those holding the best passages under them first (with
     the passage beside the description), the rest by lexical overlap with the questions."""
     prefix = len(folder.path) + Node.steplen if folder is not None else Node.steplen
     child_of = {path: node_id for node_id, _, _, path in rows}
     best: dict[str, Hit] = {}
-    for hit in _hits(state, folder, settings.MEMSITE_INDEX_CANDIDATES):
+    for hit in _hits(search, state, folder, settings.MEMSITE_INDEX_CANDIDATES):
         child = child_of.get(hit.tree_path[:prefix])
         if child is not None:
             best.setdefault(child, hit)
@@ -377,7 +377,9 @@ def _best_passages(node: Node, questions: list[str]) -> str:
     by where it is."""
     hits = [
         hit
-        for hit in retrieve(query=" ".join(questions), start=node, k=settings.MEMSITE_INDEX_CANDIDATES)
+        for hit in retrieve(
+            query=" ".join(questions), space_id=node.space_id, start=node, k=settings.MEMSITE_INDEX_CANDIDATES
+        )
         if hit.kind == "content"
     ]
     counter, budget, kept = offline_counter(), settings.MEMSITE_SEARCH_READ_TOKENS, []
@@ -516,6 +518,7 @@ def _call_tool(search: Search, state: WalkState, tool_id: str) -> Outcome:
                 Kind.TOOL, state, f"No usable arguments for {tool.id}: {exc.message}", node=folder, call=exc.call
             )
     tool_input = ToolInput(
+        space_id=search.space_id,
         node=folder,
         arguments=arguments,
         questions=state.remaining,
@@ -595,9 +598,9 @@ def _tool_results(search: Search, state: WalkState) -> Outcome | None:
         marked = {*state.visited, *state.unviable, *state.passed.get(key, ())}
         found = {
             node_id: prompts.option_label(name, description)
-            for node_id, name, description in Node.objects.filter(pk__in=tool_call.nodes).values_list(
-                "id", "name", "description"
-            )
+            for node_id, name, description in Node.objects.filter(
+                pk__in=tool_call.nodes, space_id=search.space_id
+            ).values_list("id", "name", "description")
         }
         # In the tool's own order: full_text_search ranks its nodes by the content index.
         candidates = [

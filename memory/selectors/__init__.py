@@ -8,6 +8,7 @@ from memory.selectors.nodes import (
     node_content,
     node_content_read,
     node_content_slice,
+    node_fresh,
     node_get,
     node_in_project,
     node_internal_folder,
@@ -26,6 +27,7 @@ from memory.selectors.searches import (
     search_list,
     search_node_names,
     search_question_get,
+    search_question_pending,
     search_questions_pending,
     search_steps,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "node_content",
     "node_content_read",
     "node_content_slice",
+    "node_fresh",
     "node_get",
     "node_history",
     "node_in_project",
@@ -56,6 +59,7 @@ __all__ = [
     "search_list",
     "search_node_names",
     "search_question_get",
+    "search_question_pending",
     "search_questions_pending",
     "search_steps",
 ]

@@ -11,6 +11,7 @@ from django.db.models.functions import Substr
 from memory.models import MAX_DEPTH, Node, NodeContent
 from memory.types import ContentKind, get_type
 from memsite.errors import InvalidInput, NotFound
+from memsite.spaces.models import Space
 
 PATH_SEPARATOR = "/"
 
@@ -19,16 +20,23 @@ def _with_size(queryset: QuerySet[Node]) -> QuerySet[Node]:
     return queryset.annotate(content_size=F("content__size"))
 
 
-def node_get(*, node_id: str) -> Node:
+def node_get(*, space: Space, node_id: str) -> Node:
+    """The node with this id in the space: a node of another space is as missing as no node."""
     # An id from a URL may hold NUL, which PostgreSQL refuses in a query: no node has such an id.
-    node = _with_size(Node.objects.filter(pk=node_id)).first() if "\x00" not in node_id else None
+    found = Node.objects.filter(pk=node_id, space=space)
+    node = _with_size(found).first() if "\x00" not in node_id else None
     if node is None:
         raise NotFound(f"No memory node with id '{node_id}'.")
     return node
 
 
-def node_roots() -> QuerySet[Node]:
-    return _with_size(Node.objects.filter(depth=1)).order_by("path")
+def node_fresh(*, node: Node) -> Node:
+    """The node's row as it is now, with its content size (after a write to it)."""
+    return _with_size(Node.objects.filter(pk=node.pk)).get()
+
+
+def node_roots(*, space: Space) -> QuerySet[Node]:
+    return _with_size(Node.objects.filter(depth=1, space=space)).order_by("path")
 
 
 def node_children(*, node: Node, after_path: str | None = None) -> QuerySet[Node]:
@@ -72,55 +80,56 @@ def _path_names(path: str) -> list[str]:
     return names
 
 
-def _at_path(names: list[str], *, prefix: str = "") -> dict[str, object]:
-    """Lookups for the node at `names`, reached from the nodes queried through `prefix`
-    (`parent__` for its children): each level found by (parent_id, name), anchored at a root.
-    Without the anchor, `parent_id IS NULL AND name = ...`, which the root-name index answers,
-    PostgreSQL scans every node of the target depth for the last name (hundreds of ms at a
-    million nodes)."""
+def _at_path(names: list[str], *, space: Space, prefix: str = "") -> dict[str, object]:
+    """Lookups for the node at `names` in the space, reached from the nodes queried through
+    `prefix` (`parent__` for its children): each level found by (parent_id, name), anchored at
+    a root of the space (the nodes below a root are in its space). Without the anchor,
+    `parent_id IS NULL AND name = ...`, which the root-name index answers, PostgreSQL scans
+    every node of the target depth for the last name (hundreds of ms at a million nodes)."""
     lookups: dict[str, object] = {}
-    for name in reversed(names):
+    for name in reversed(names[1:]):
         lookups[f"{prefix}name"] = name
         prefix += "parent__"
-    lookups[f"{prefix}isnull"] = True
+    lookups.update({f"{prefix}name": names[0], f"{prefix}space": space, f"{prefix}parent__isnull": True})
     return lookups
 
 
-def node_resolve(*, path: str) -> Node:
-    """The node at a readable path, found in one query by joining up the parent chain."""
+def node_resolve(*, space: Space, path: str) -> Node:
+    """The node at a readable path in the space, found in one query by joining up the parent
+    chain."""
     names = _path_names(path)
     node = None
     if len(names) <= MAX_DEPTH:
-        node = _with_size(Node.objects.filter(depth=len(names), **_at_path(names))).first()
+        node = _with_size(Node.objects.filter(depth=len(names), **_at_path(names, space=space))).first()
     if node is None:
         raise NotFound(f"No memory node at '{path}'.")
     return node
 
 
-def _children_at(path: str) -> QuerySet[Node]:
+def _children_at(space: Space, path: str) -> QuerySet[Node]:
     if path.strip() == PATH_SEPARATOR:
-        return Node.objects.filter(depth=1)
+        return Node.objects.filter(depth=1, space=space)
     names = _path_names(path)
     if len(names) >= MAX_DEPTH:
         return Node.objects.none()
-    return Node.objects.filter(depth=len(names) + 1, **_at_path(names, prefix="parent__"))
+    return Node.objects.filter(depth=len(names) + 1, **_at_path(names, space=space, prefix="parent__"))
 
 
-def node_children_at(*, path: str) -> QuerySet[Node]:
+def node_children_at(*, space: Space, path: str) -> QuerySet[Node]:
     """The children of the node at a readable path (the roots for `/`), in insertion order, in
     one query joining up the parent chain: none when there is no such node, or it has none."""
-    return _with_size(_children_at(path)).order_by("path")
+    return _with_size(_children_at(space, path)).order_by("path")
 
 
-def node_children_first(*, path: str, count: int) -> QuerySet[Node]:
+def node_children_first(*, space: Space, path: str, count: int) -> QuerySet[Node]:
     """The first `count` children of the node at a readable path, in order, as a queryset that
     can still be filtered (a slice cannot be)."""
-    first = _children_at(path).order_by("path")[:count]
+    first = _children_at(space, path).order_by("path")[:count]
     return _with_size(Node.objects.filter(pk__in=first.values("pk"))).order_by("path")
 
 
-def node_internal_folder(*, name: str) -> Node:
-    node = Node.objects.filter(depth=1, name=name, type="internal_folder").first()
+def node_internal_folder(*, space: Space, name: str) -> Node:
+    node = Node.objects.filter(depth=1, space=space, name=name, type="internal_folder").first()
     if node is None:
         raise NotFound(f"The internal folder '{name}' is missing; run the migrations.")
     return node

@@ -4,6 +4,7 @@ from django.db.models import QuerySet
 
 from memory.models import Node, Search, SearchQuestion, SearchStep
 from memsite.errors import NotFound
+from memsite.spaces.models import Space
 
 
 def searches_in_flight(user_id: int) -> int:
@@ -14,16 +15,17 @@ def searches_in_flight(user_id: int) -> int:
     ).count()
 
 
-def search_get(*, search_id: int) -> Search:
+def search_get(*, space: Space, search_id: int) -> Search:
+    """The search with this id in the space: one of another space is as missing as none."""
     try:
-        return Search.objects.select_related("start_node", "created_by").get(pk=search_id)
+        return Search.objects.select_related("start_node", "created_by", "space").get(pk=search_id, space=space)
     except (Search.DoesNotExist, ValueError, TypeError):
         raise NotFound(f"No search with id {search_id!r}.") from None
 
 
-def search_list() -> QuerySet[Search]:
-    """Searches started by someone (not sub-searches), newest first."""
-    return Search.objects.filter(parent__isnull=True).select_related("created_by")
+def search_list(*, space: Space) -> QuerySet[Search]:
+    """The space's searches started by someone (not sub-searches), newest first."""
+    return Search.objects.filter(space=space, parent__isnull=True).select_related("created_by")
 
 
 def search_children(*, search: Search) -> QuerySet[Search]:
@@ -35,7 +37,7 @@ def search_node_names(*, search: Search) -> dict[str, str]:
     """Names of the nodes a search's walk is on or has marked (its trace shows them)."""
     state = search.state or {}
     ids = {*state.get("trail", ()), *state.get("visited", ()), *state.get("unviable", ())}
-    return dict(Node.objects.filter(pk__in=ids).values_list("pk", "name"))
+    return dict(Node.objects.filter(pk__in=ids, space_id=search.space_id).values_list("pk", "name"))
 
 
 def search_steps(*, search: Search, after: int | None = None, with_text: bool = False) -> QuerySet[SearchStep]:
@@ -48,13 +50,21 @@ def search_steps(*, search: Search, after: int | None = None, with_text: bool = 
     return steps.filter(number__gt=after) if after is not None else steps
 
 
-def search_question_get(*, question_id: int) -> SearchQuestion:
+def search_question_get(*, space: Space, question_id: int) -> SearchQuestion:
+    """A question of one of the space's searches."""
     try:
-        return SearchQuestion.objects.select_related("search").get(pk=question_id)
+        return SearchQuestion.objects.select_related("search").get(pk=question_id, search__space=space)
     except (SearchQuestion.DoesNotExist, ValueError, TypeError):
         raise NotFound(f"No question with id {question_id!r}.") from None
 
 
-def search_questions_pending() -> QuerySet[SearchQuestion]:
-    """Questions waiting for the user, newest first, with their search (its context is shown)."""
-    return SearchQuestion.objects.filter(status=SearchQuestion.Status.PENDING).select_related("search")
+def search_question_pending(*, search: Search) -> SearchQuestion | None:
+    """The question the search waits on the user for, if it does."""
+    return SearchQuestion.objects.filter(search=search, status=SearchQuestion.Status.PENDING).first()
+
+
+def search_questions_pending(*, space: Space) -> QuerySet[SearchQuestion]:
+    """The space's questions waiting for the user, newest first, with their search (its
+    context is shown)."""
+    pending = SearchQuestion.objects.filter(status=SearchQuestion.Status.PENDING, search__space=space)
+    return pending.select_related("search")

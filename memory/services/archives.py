@@ -21,7 +21,7 @@ from memory.rows import insert_rows
 from memory.services.archive_formats import Archive, ArchiveEntry, open_archive
 from memory.services.archive_plan import FileWrite, ImportMode, ProjectNode, plan_import
 from memory.services.descriptions import descriptions_queue
-from memory.services.events import deletions, node_events_record, user_id_of
+from memory.services.events import Author, author_of, deletions, node_events_record
 from memory.services.nodes import (
     CONTENT_COLUMNS,
     CONTENT_TYPES,
@@ -66,13 +66,14 @@ def project_import(
     with open_archive(archive) as opened:
         nodes = _project_nodes(project)
         plan = plan_import(project_id=project.pk, nodes=nodes, entries=opened.entries, mode=ImportMode(mode))
-        deleted = _delete(plan.deletes, user_id=user_id_of(user))
+        author = author_of(user, space_id=project.space_id, actor=actor)
+        deleted = _delete(plan.deletes, author=author)
         parents = Node.objects.in_bulk([parent_id for parent_id, _ in plan.creates])
         for parent_id, specs in plan.creates:  # in the project, whose place was checked above
-            node_bulk_create(parent=parents[parent_id], specs=specs, user=user, defer_content=True)
+            node_bulk_create(parent=parents[parent_id], specs=specs, user=user, defer_content=True, actor=actor)
         written = _write_contents(opened, plan.files)
     updates = [(file.entry, file.node) for file in plan.files if file.node is not None]
-    updated = _mark_updated(updates, set(written), user_id=user_id_of(user))
+    updated = _mark_updated(updates, set(written), author=author)
     index_nodes(written)
     descriptions_queue([node_id for node_id in written if node_id in updated])
     created = len(plan.files) - len(updates)
@@ -104,12 +105,12 @@ def _project_nodes(project: Node) -> list[ProjectNode]:
     ]
 
 
-def _delete(node_ids: list[str], *, user_id: int | None) -> int:
+def _delete(node_ids: list[str], *, author: Author) -> int:
     """Delete these nodes with their branches; how many nodes that was. Their content and
     passages go with them; their events stay."""
     if not node_ids:
         return 0
-    node_events_record(NodeEvent.Action.DELETE, deletions(node_ids), user_id=user_id)
+    node_events_record(NodeEvent.Action.DELETE, deletions(node_ids), author=author)
     _deleted, per_model = Node.objects.filter(pk__in=node_ids).delete()
     return per_model.get(Node._meta.label, 0)
 
@@ -139,9 +140,7 @@ def _file_data(archive: Archive, entry: ArchiveEntry) -> bytearray:
     return data
 
 
-def _mark_updated(
-    updates: list[tuple[ArchiveEntry, ProjectNode]], written: set[str], *, user_id: int | None
-) -> set[str]:
+def _mark_updated(updates: list[tuple[ArchiveEntry, ProjectNode]], written: set[str], *, author: Author) -> set[str]:
     """Give a new version, and the archive's mode, to each updated file whose content or mode
     changed, and record it; their ids. A file the archive holds as it was keeps its version
     (and ETag)."""
@@ -157,7 +156,7 @@ def _mark_updated(
     # A file whose data was written is a content write; one whose mode alone changed, an update.
     for action, wrote in ((NodeEvent.Action.CONTENT, True), (NodeEvent.Action.UPDATE, False)):
         changes = [(pk, version - 1, version) for pk, version in versions if (pk in written) == wrote]
-        node_events_record(action, changes, user_id=user_id)
+        node_events_record(action, changes, author=author)
     return updated
 
 

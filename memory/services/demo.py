@@ -9,6 +9,7 @@ from memory import selectors
 from memory.models import Node
 from memory.services.archives import project_import
 from memory.services.nodes import NodeSpec, User, node_bulk_create, node_create
+from memsite.spaces.models import Space
 
 DEMO_PROJECT = "todo-api"
 DEMO_PROJECT_FILES = {
@@ -62,9 +63,9 @@ def _demo_project_archive() -> bytes:
 
 
 @transaction.atomic
-def demo_memory_seed(*, user: User) -> bool:
-    """Add the demo memory unless it is there already; says whether it added it."""
-    projects = selectors.node_internal_folder(name="projects")
+def demo_memory_seed(*, space: Space, user: User) -> bool:
+    """Add the demo memory to the space unless it is there already; says whether it added it."""
+    projects = selectors.node_internal_folder(space=space, name="projects")
     if Node.objects.filter(parent=projects, name=DEMO_PROJECT).exists():
         return False
     project = node_create(
@@ -76,7 +77,7 @@ def demo_memory_seed(*, user: User) -> bool:
     )
     project_import(project=project, archive=io.BytesIO(_demo_project_archive()), user=user)
     node_bulk_create(
-        parent=selectors.node_internal_folder(name="references"),
+        parent=selectors.node_internal_folder(space=space, name="references"),
         specs=[
             NodeSpec(name=name, type="document", description=description, content=text.encode())
             for name, description, text in DEMO_REFERENCES
@@ -85,7 +86,7 @@ def demo_memory_seed(*, user: User) -> bool:
     )
     name, description, text = DEMO_SWARM_NOTE
     node_create(
-        parent=selectors.node_internal_folder(name="swarmstar"),
+        parent=selectors.node_internal_folder(space=space, name="swarmstar"),
         type="document",
         name=name,
         description=description,

@@ -1,7 +1,9 @@
 """The record of node writes: a NodeEvent row for each node a service creates, updates, moves,
-writes the content of or deletes, in the write's transaction, with the user who made it."""
+writes the content of or deletes, in the write's transaction, with the user who made it, the
+token it was made with, if one, and the space it was made in."""
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import reduce
 from operator import or_
 
@@ -12,8 +14,9 @@ from django.utils import timezone
 
 from memory.models import Node, NodeEvent
 from memory.rows import insert_rows
+from memsite.spaces.principals import Principal
 
-EVENT_COLUMNS = ("node_id", "action", "user", "version_before", "version_after", "at")
+EVENT_COLUMNS = ("node_id", "space", "action", "user", "token", "version_before", "version_after", "at")
 # Branches read a query: SQLite refuses an expression deeper than 1,000 terms.
 BRANCHES_A_QUERY = 500
 # (node id, version before, version after) of each node a write touched.
@@ -25,12 +28,31 @@ def user_id_of(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
     return user.pk if user is not None and getattr(user, "is_authenticated", False) else None
 
 
-def node_events_record(action: str, changes: Iterable[Change], *, user_id: int | None) -> None:
+@dataclass(frozen=True)
+class Author:
+    """Who the events of a write name, and the space it was made in."""
+
+    space_id: int
+    user_id: int | None
+    token_id: int | None
+
+    def row(self, node_id: str, action: str, before: int | None, after: int | None, at: object) -> tuple:
+        """An event row in EVENT_COLUMNS' order."""
+        return (node_id, self.space_id, action, self.user_id, self.token_id, before, after, at)
+
+
+def author_of(
+    user: AbstractBaseUser | AnonymousUser | None, *, space_id: int, actor: Principal | None = None
+) -> Author:
+    token = actor.token if actor is not None else None
+    return Author(space_id=space_id, user_id=user_id_of(user), token_id=token.pk if token is not None else None)
+
+
+def node_events_record(action: str, changes: Iterable[Change], *, author: Author) -> None:
     """One event per change, inserted at once (COPY on PostgreSQL) however many there are."""
     action = NodeEvent.Action(action).value
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    rows = [(node_id, action, user_id, before, after, now) for node_id, before, after in changes]
-    insert_rows(NodeEvent, EVENT_COLUMNS, rows)
+    insert_rows(NodeEvent, EVENT_COLUMNS, [author.row(pk, action, before, after, now) for pk, before, after in changes])
 
 
 def branch_versions(node_ids: Iterable[str]) -> list[tuple[str, int]]:

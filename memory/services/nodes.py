@@ -21,10 +21,11 @@ from memory.models import MAX_DEPTH, Node, NodeContent, NodeEvent, new_node_id
 from memory.permissions import node_permissions, write_under_require
 from memory.rows import insert_rows
 from memory.services.descriptions import descriptions_queue
-from memory.services.events import EVENT_COLUMNS, deletions, node_events_record, user_id_of
+from memory.services.events import EVENT_COLUMNS, Author, author_of, deletions, node_events_record
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import client_node_id, file_mode, validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
+from memsite.spaces.models import Space
 from memsite.spaces.principals import Principal
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -202,12 +203,12 @@ def node_create(
     user: User = None,
     node_id: str | None = None,
     actor: Principal | None = None,
-    space_id: int | None = None,
+    space: Space | None = None,
 ) -> Node:
     """Create one node. `node_id` is a client's own id for it (seed 000's clients name their
     nodes); a taken id is a conflict, so that a retried create never makes a second node.
-    `actor`: the request's principal, whose token may write only under its folder. `space_id`:
-    a root's space (a child is always in its parent's)."""
+    `actor`: the request's principal, whose token may write only under its folder. `space`: a
+    root's space (a child is always in its parent's)."""
     memory_type = get_type(type)
     name = validate_name(name)
     description = validate_description(description)
@@ -236,7 +237,7 @@ def node_create(
         description=description,
         context=context,
         parent=parent,
-        space_id=parent.space_id if parent is not None else space_id,
+        space_id=parent.space_id if parent is not None else getattr(space, "pk", None),
         created_by=_user_or_none(user),
         mode=memory_type.file_mode,
     )
@@ -247,9 +248,15 @@ def node_create(
         if node_id is not None:  # taken since it was looked at
             _client_id_free(node_id)
         raise Conflict(_name_taken_message(name, parent)) from None
+    return _created(node, memory_type, content, author_of(user, space_id=node.space_id, actor=actor))
+
+
+def _created(node: Node, memory_type: MemoryType, content: bytes | None, author: Author) -> Node:
+    """A node just inserted, with its content row and event written, queued to be indexed and
+    described."""
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
-    node_events_record(NodeEvent.Action.CREATE, [(node.pk, None, 1)], user_id=user_id_of(user))
+    node_events_record(NodeEvent.Action.CREATE, [(node.pk, None, 1)], author=author)
     index_nodes([node.pk])
     descriptions_queue([node.pk])
     node.content_size = len(content or b"") if memory_type.content is not ContentKind.NONE else None
@@ -266,8 +273,7 @@ def _client_id_free(node_id: str) -> str:
 class _BranchRows:
     """The rows a bulk create copies in, in tree order: nodes, their contents and their events."""
 
-    creator_id: int | None
-    space_id: int
+    author: Author
     now: Any
     with_content: bool
     nodes: list[tuple] = field(default_factory=list)
@@ -282,7 +288,7 @@ class _BranchRows:
             self.nodes.append(self._node_row(spec, node_id, path, depth, parent_id))
             if memory_type.content is not ContentKind.NONE and self.with_content:
                 self.contents.append(content_values(node_id, spec.content or b""))
-            self.events.append((node_id, NodeEvent.Action.CREATE.value, self.creator_id, None, 1, self.now))
+            self.events.append(self.author.row(node_id, NodeEvent.Action.CREATE.value, None, 1, self.now))
             self.place(spec.children, node_id, path, depth + 1, 1)
 
     def _node_row(self, spec: NodeSpec, node_id: str, path: str, depth: int, parent_id: str) -> tuple:
@@ -290,8 +296,8 @@ class _BranchRows:
         mode = memory_type.file_mode if spec.mode is None else spec.mode
         context = json.dumps(spec.context or {})
         return (node_id, path, depth, len(spec.children), parent_id, memory_type.name, memory_type.is_folder,
-                spec.name, spec.description, False, context, self.creator_id, self.now, self.now, 1, mode,
-                self.space_id)  # fmt: skip
+                spec.name, spec.description, False, context, self.author.user_id, self.now, self.now, 1, mode,
+                self.author.space_id)  # fmt: skip
 
 
 @transaction.atomic
@@ -323,9 +329,9 @@ def node_bulk_create(
     first_position = last_child._get_lastpos_in_path() + 1 if last_child else 1
     if first_position + len(specs) - 1 > MAX_CHILDREN:
         raise InvalidInput(f"'{parent.name}' cannot hold that many children.")
-    creator_id = user_id_of(user)
+    author = author_of(user, space_id=parent.space_id, actor=actor)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    rows = _BranchRows(creator_id=creator_id, space_id=parent.space_id, now=now, with_content=not defer_content)
+    rows = _BranchRows(author=author, now=now, with_content=not defer_content)
     rows.place(specs, parent.pk, parent.path, parent.depth + 1, first_position)
     node_rows = rows.nodes
     try:
@@ -453,7 +459,7 @@ def node_update(
             _check_file_path_free(_project_of(node), node.context["file_path"], exclude=node)
     node.type = memory_type.name
     if (node.name, node.description, node.type, node.context) == before:
-        return selectors.node_get(node_id=node.pk)
+        return selectors.node_fresh(node=node)
     node.version += 1
     try:
         with transaction.atomic():
@@ -462,12 +468,13 @@ def node_update(
             )
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
-    node_events_record(NodeEvent.Action.UPDATE, [(node.pk, node.version - 1, node.version)], user_id=user_id_of(user))
+    changed = (node.pk, node.version - 1, node.version)
+    node_events_record(NodeEvent.Action.UPDATE, [changed], author=author_of(user, space_id=node.space_id, actor=actor))
     if (node.name, node.description) != before[:2]:
         index_nodes([node.pk], labels_only=True)
     if before[1] and not node.description:
         descriptions_queue([node.pk])  # emptied: memsite describes it again
-    return selectors.node_get(node_id=node.pk)
+    return selectors.node_fresh(node=node)
 
 
 def _check_update_allowed(
@@ -503,8 +510,11 @@ def _check_retype(node: Node, memory_type: MemoryType) -> None:
 @_retried_on_root_change
 @transaction.atomic
 def node_move(*, node: Node, new_parent: Node, user: User, actor: Principal | None = None) -> Node:
-    """Move a node, with its whole branch, to the end of another folder's children. A token
-    limited to a folder moves only within it: neither in from outside nor out."""
+    """Move a node, with its whole branch, to the end of another folder's children, in its
+    space (a folder of another space is as missing as none). A token limited to a folder moves
+    only within it: neither in from outside nor out."""
+    if new_parent.space_id != node.space_id:
+        raise NotFound(f"No memory node with id '{new_parent.pk}'.")
     node_permissions(node, user, actor=actor).require("move")
     current = _lock_roots(node, new_parent)
     for gone in (node, new_parent):
@@ -520,7 +530,7 @@ def node_move(*, node: Node, new_parent: Node, user: User, actor: Principal | No
     if new_parent.pk == node.pk or new_parent.is_descendant_of(node):
         raise Conflict(f"'{node.name}' cannot be moved into itself or its own branch.")
     if new_parent.pk == node.parent_id:
-        return selectors.node_get(node_id=node.pk)
+        return selectors.node_fresh(node=node)
     memory_type = get_type(node.type)
     target_project = selectors.node_project_root(node=new_parent)
     _check_placement(memory_type, new_parent, parent_in_project=target_project is not None)
@@ -552,8 +562,8 @@ def node_move(*, node: Node, new_parent: Node, user: User, actor: Principal | No
     except IntegrityError:
         raise Conflict(_name_taken_message(node.name, new_parent)) from None
     moved = (node.pk, node.version, node.version + 1)
-    node_events_record(NodeEvent.Action.MOVE, [moved], user_id=user_id_of(user))
-    return selectors.node_get(node_id=node.pk)
+    node_events_record(NodeEvent.Action.MOVE, [moved], author=author_of(user, space_id=node.space_id, actor=actor))
+    return selectors.node_fresh(node=node)
 
 
 @_retried_on_root_change
@@ -567,7 +577,8 @@ def node_delete(*, node: Node, user: User, actor: Principal | None = None) -> in
     node = locked
     write_under_require(actor, node)
     _lock_branch(node)
-    node_events_record(NodeEvent.Action.DELETE, deletions([node.pk]), user_id=user_id_of(user))
+    author = author_of(user, space_id=node.space_id, actor=actor)
+    node_events_record(NodeEvent.Action.DELETE, deletions([node.pk]), author=author)
     _deleted, per_model = Node.objects.filter(pk=node.pk).delete()
     return per_model.get(Node._meta.label, 0)
 
@@ -585,10 +596,10 @@ def node_content_set(
     _content_row(node, data).save()
     Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
     written = (node.pk, node.version, node.version + 1)
-    node_events_record(NodeEvent.Action.CONTENT, [written], user_id=user_id_of(user))
+    node_events_record(NodeEvent.Action.CONTENT, [written], author=author_of(user, space_id=node.space_id, actor=actor))
     index_nodes([node.pk])
     descriptions_queue([node.pk])
-    return selectors.node_get(node_id=node.pk)
+    return selectors.node_fresh(node=node)
 
 
 def _user_or_none(user: User):

@@ -21,9 +21,10 @@ from memory.search import walk
 from memory.search.state import QuestionAnswer, WalkState
 from memory.services.nodes import node_create
 from memory.validation import validate_name
-from memsite.errors import Conflict, InvalidInput
+from memsite.errors import Conflict, InvalidInput, NotFound
 from memsite.queue import broker_checked, enqueue
 from memsite.quotas.checks import acting_user_id, search_quota_require
+from memsite.spaces.models import Space
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -66,6 +67,7 @@ def _initial_state(questions: Sequence[str], start_node: Node | None = None) -> 
 
 def search_start(
     *,
+    space: Space,
     user,
     questions: list[str],
     context: str = "",
@@ -76,8 +78,11 @@ def search_start(
     max_tokens: int | None = None,
     timeout_s: int | None = None,
 ) -> Search:
-    """Validate and queue a search; a worker runs it once this transaction commits. The user's
-    searches in flight are capped and their LLM budget must not be spent (QuotaExceeded, 429)."""
+    """Validate and queue a search of the space's memory; a worker runs it once this transaction
+    commits. A start node of another space is as missing as none. The user's searches in
+    flight are capped and their LLM budget must not be spent (QuotaExceeded, 429)."""
+    if start_node is not None and start_node.space_id != space.pk:
+        raise NotFound(f"No memory node with id '{start_node.pk}'.")
     questions = _questions(questions)
     if not isinstance(context, str) or len(context) > MAX_CONTEXT_CHARS:
         raise InvalidInput(f"context must be a string of at most {MAX_CONTEXT_CHARS} characters.")
@@ -89,6 +94,7 @@ def search_start(
     with transaction.atomic():
         search_quota_require(user_id=user_id)
         search = Search.objects.create(
+            space=space,
             created_by_id=user_id,
             questions=questions,
             context=context.strip(),
@@ -139,7 +145,7 @@ def search_question_answer(*, question: SearchQuestion, answer: str, user) -> Se
         if question.status != SearchQuestion.Status.PENDING:
             raise Conflict(f"Question {question.pk} is {question.status}, not pending.")
         content = "\n\n".join(f"## {asked}\n\n{answer}" for asked in question.questions)
-        user_folder = selectors.node_internal_folder(name="user")
+        user_folder = selectors.node_internal_folder(space=search.space, name="user")
         document = node_create(
             parent=user_folder,
             type="document",
@@ -298,7 +304,7 @@ def _write_step(
 
 
 def _save_document(search: Search, document: walk.NewDocument) -> None:
-    references = selectors.node_internal_folder(name="references")
+    references = selectors.node_internal_folder(space=search.space, name="references")
     node = node_create(
         parent=references,
         type="document",
@@ -334,6 +340,7 @@ def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
     known = "\n".join(f"{entry.question}: {entry.answer}" for entry in state.answers if entry.answer)
     now = timezone.now()
     return Search.objects.create(
+        space_id=parent.space_id,
         parent=parent,
         depth=parent.depth + 1,
         created_by=parent.created_by,
@@ -366,10 +373,10 @@ def _node_entry(node_id: str, name: str, path: str, found_by: str, passages: lis
     }
 
 
-def _read_nodes(state: WalkState) -> list[dict]:
+def _read_nodes(search: Search, state: WalkState) -> list[dict]:
     """The nodes the reading found to be answers, in the order the walk found them (its best
     first), each with the passages its answers were cited from."""
-    found = list(Node.objects.filter(pk__in=state.found).only("id", "name", "path"))
+    found = list(Node.objects.filter(pk__in=state.found, space_id=search.space_id).only("id", "name", "path"))
     paths = selectors.node_paths(nodes=found)
     order = {node_id: position for position, node_id in enumerate(state.found)}
     cited: dict[str, list[tuple[int, int]]] = {}
@@ -385,10 +392,11 @@ def _read_nodes(state: WalkState) -> list[dict]:
 
 def _index_nodes(search: Search, state: WalkState) -> list[dict]:
     """The nodes holding the index's best passages for the search's questions, in its scope."""
-    start = Node.objects.filter(pk=state.start).first() if state.start else None
+    start = Node.objects.filter(pk=state.start, space_id=search.space_id).first() if state.start else None
     if state.start and start is None:  # the start node was deleted: no scope to search in
         return []
-    found = retrieve(query=" ".join(search.questions), start=start, k=settings.MEMSITE_INDEX_CANDIDATES)
+    query = " ".join(search.questions)
+    found = retrieve(query=query, space_id=search.space_id, start=start, k=settings.MEMSITE_INDEX_CANDIDATES)
     best = best_by_node(found, limit=INDEX_NODES, kind=Passage.Kind.CONTENT)
     return [
         _node_entry(
@@ -401,7 +409,7 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
 def _found_nodes(search: Search, state: WalkState, status: str) -> list[dict]:
     """output=node: the nodes the reading confirmed or, when a search that ran to its end
     confirmed none (an offline reader does not recognise a paraphrase), the index's best nodes."""
-    return _read_nodes(state) or (_index_nodes(search, state) if status == Search.Status.DONE else [])
+    return _read_nodes(search, state) or (_index_nodes(search, state) if status == Search.Status.DONE else [])
 
 
 def _finish(search: Search, state: WalkState, *, status: str, because: str, hand_back: bool = True) -> None:

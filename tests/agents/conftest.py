@@ -1,11 +1,9 @@
-import importlib
-
 import pytest
 from celery.contrib.testing.worker import start_worker
-from django.apps import apps
 from django.test import Client
 
 from memsite.celery import app
+from tests.factories import default_space
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -23,7 +21,7 @@ def tick_worker(transactional_db, settings, sqlite_waits_for_locks):
     """A real Celery worker in this process (as tests/memory/conftest.py's `worker`), with the
     internal folders back in place (transactional tests empty the tables) and the offline
     provider, so that many ticks need no scripted replies."""
-    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+    default_space()  # made again if emptied, and with it its internal folders
     settings.MEMSITE_LLM_PROVIDER = "offline"
     settings.OPENAI_API_KEY = None
     settings.OPENAI_BASE_URL = None

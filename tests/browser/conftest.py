@@ -1,10 +1,10 @@
-import importlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.apps import apps
+
+from tests.factories import default_space
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in a
 # thread with a running loop unless told that it is safe, which it is for these tests.
@@ -27,10 +27,9 @@ def memory_roots(transactional_db) -> None:
     """The internal folders and the user's documents, as the migration makes them.
 
     Transactional tests empty the tables when they end, so the rows the migration wrote are
-    gone for the next one; this puts them back (the migration step does nothing if they exist).
+    gone for the next one; this puts them back (a new space gets its internal folders).
     """
-    migration = importlib.import_module("memory.migrations.0003_internal_folders")
-    migration.create_internal_folders(apps, None)
+    default_space()  # made again if emptied, and with it its internal folders
 
 
 @pytest.fixture(scope="session")

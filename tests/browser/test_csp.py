@@ -6,6 +6,7 @@ from playwright.sync_api import expect
 
 from memory import selectors
 from tests.browser.test_dashboard import log_in
+from tests.factories import default_space
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
 
@@ -24,7 +25,7 @@ def test_the_dashboard_works_under_the_policy(page, live_server, refusals, setti
     log_in(page, live_server)
     assert page.evaluate("typeof window.htmx") == "object"
     # htmx swaps a folder's children in: its requests run under the policy.
-    user_folder = selectors.node_internal_folder(name="user")
+    user_folder = selectors.node_internal_folder(space=default_space(), name="user")
     page.locator(f"#item-{user_folder.pk} > details > summary .caret").click()
     expect(page.locator(f"#children-{user_folder.pk} li").first).to_be_visible()
     response = page.request.get(f"{live_server.url}/memory/")

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from memory import selectors
-from tests.factories import DocumentFactory, NodeFactory, UserFactory
+from tests.factories import DocumentFactory, NodeFactory, UserFactory, default_space
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
 
@@ -27,7 +27,7 @@ def log_in(page, live_server, screenshot=None) -> None:
 
 
 def test_browse_the_tree_and_open_a_document(page, live_server, screenshot):
-    swarmstar = selectors.node_internal_folder(name="swarmstar")
+    swarmstar = selectors.node_internal_folder(space=default_space(), name="swarmstar")
     reports = NodeFactory(parent=swarmstar, name="reports", description="Weekly reports of the swarm.")
     weekly = DocumentFactory(parent=reports, name="weekly.md", description="This week.", content=WEEKLY.encode())
     NodeFactory(parent=swarmstar, name="logs", description="Run logs.")
@@ -90,7 +90,7 @@ def test_edit_the_user_preferences(page, live_server, screenshot):
     page.locator("#document-content").fill(text + "- Hours: 9 to 5\n")
     page.get_by_role("button", name="Save").click()
     expect(page.locator("#save-status")).to_have_text("Saved.")
-    node = selectors.node_resolve(path="/user/user_preferences.md")
+    node = selectors.node_resolve(space=default_space(), path="/user/user_preferences.md")
     assert selectors.node_content(node=node).decode().endswith("- Hours: 9 to 5\n")
 
     page.get_by_role("link", name="requested_features.md").click()

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from memory import selectors
 from memory.models import Search
 from tests.browser.test_dashboard import log_in
-from tests.factories import NodeFactory, SearchFactory, SearchStepFactory
+from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, default_space
 from tests.llm.factories import make_call
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
@@ -20,7 +20,7 @@ SCRIPT = "<script>window.pwned = 1</script>"
 
 
 def test_steps_appear_live_and_polling_stops_when_the_search_ends(page, live_server, screenshot):
-    references = selectors.node_internal_folder(name="references")
+    references = selectors.node_internal_folder(space=default_space(), name="references")
     ops = NodeFactory(parent=references, name="ops", description="Operations notes.")
     search = SearchFactory(questions=[f"Where are the deployment notes? {SCRIPT}"], status=Search.Status.RUNNING)
     polls: list[str] = []

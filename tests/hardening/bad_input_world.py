@@ -70,7 +70,8 @@ def build_world() -> World:
     user = UserFactory(username="reader")
     staff = StaffFactory(username="keeper")
     internal = {
-        name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")
+        name: selectors.node_internal_folder(space=default_space(), name=name)
+        for name in ("swarmstar", "user", "projects", "references")
     }
 
     folder = services.node_create(parent=internal["user"], type="folder", name="notes", description="Notes.", user=user)

@@ -3,7 +3,6 @@ opened before a barrier releases all of them at once, round after round. Whoever
 the tree stays valid, a stale version gets 409, brain writes and counters add up, and one
 graph's operations run one at a time."""
 
-import importlib
 import itertools
 import random
 import threading
@@ -14,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.apps import apps
 from django.db import connection
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -81,8 +79,11 @@ def assert_no_errors_but(outcomes: list[Outcome], *allowed: type[BaseException])
 def tree():
     """The internal folders and the user documents, as the migration makes them (transactional
     tests empty the tables)."""
-    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
-    return {name: selectors.node_internal_folder(name=name) for name in ("swarmstar", "user", "projects", "references")}
+    default_space()  # made again if emptied, and with it its internal folders
+    return {
+        name: selectors.node_internal_folder(space=default_space(), name=name)
+        for name in ("swarmstar", "user", "projects", "references")
+    }
 
 
 @pytest.fixture
@@ -155,7 +156,10 @@ def test_crossed_moves_one_wins_and_the_tree_stays_valid(tree, token):
         vias = ["service", "api"] if round_number % 2 else ["api", "service"]
         moves = []
         for (a, _), (b, _) in pairs:
-            a, b = selectors.node_get(node_id=a.pk), selectors.node_get(node_id=b.pk)
+            a, b = (
+                selectors.node_get(space=default_space(), node_id=a.pk),
+                selectors.node_get(space=default_space(), node_id=b.pk),
+            )
             moves += rng.sample([(a, b), (b, a)], 2)
         outcomes = race(
             *(
@@ -198,10 +202,10 @@ def test_concurrent_moves_creates_and_deletes_keep_the_tree_valid(tree, token):
         return services.node_create(parent=parent, type="document", name=name, content=b"note")
 
     def delete(node_id: str) -> int:
-        return services.node_delete(node=selectors.node_get(node_id=node_id), user=None)
+        return services.node_delete(node=selectors.node_get(space=default_space(), node_id=node_id), user=None)
 
     for round_number in range(12):
-        current = [selectors.node_get(node_id=node.pk) for node in folders]
+        current = [selectors.node_get(space=default_space(), node_id=node.pk) for node in folders]
         calls = []
         for _ in range(4):
             node, into = rng.sample(current, 2)
@@ -372,7 +376,7 @@ def test_edits_from_one_version_one_wins_the_rest_get_409(tree, token):
 
     for round_number in range(8):
         name, description, content, version = state_of(document)
-        stale = selectors.node_get(node_id=document.pk)
+        stale = selectors.node_get(space=default_space(), node_id=document.pk)
         edits = [
             (kinds[(number + round_number) % 3], round_number * 10 + number, number % 2, stale, version)
             for number in range(6)

@@ -202,6 +202,7 @@ def test_a_search_ends_cleanly_whatever_step_the_llm_fails(llm, internal, settin
     nodes_before = set(Node.objects.values_list("pk", flat=True))
     # The budget ends the walk at the first call after the fault, whatever the walk would do next.
     search = services.search_start(
+        space=default_space(),
         user=None,
         questions=[QUESTION],
         start_node=tree[case.start] if case.start else None,

@@ -8,7 +8,6 @@ requests of the outage answer 503 (JSON, a page, an htmx fragment), and the same
 process serves normally again afterwards."""
 
 import http.client
-import importlib
 import json
 import os
 import subprocess
@@ -24,7 +23,6 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 import redis
-from django.apps import apps
 from django.conf import settings
 from django.db import OperationalError, connection
 from django.test import Client, RequestFactory
@@ -39,7 +37,7 @@ from memsite.celery import app as celery_app
 from memsite.middleware import DATABASE_UNAVAILABLE
 from memsite.queue import QUEUE_UNAVAILABLE
 from tests.agents.support import say
-from tests.factories import AgentFactory, SearchFactory, UserFactory, token_for
+from tests.factories import AgentFactory, SearchFactory, UserFactory, default_space, token_for
 from tests.hardening.bad_input_world import database_dump
 from tests.hardening.proxy import TcpProxy, free_port
 
@@ -79,7 +77,7 @@ def offline(offline_llm):
 
 def internal_folders() -> None:
     """Transactional tests empty the tables, the internal folders with them."""
-    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+    default_space()  # made again if emptied, and with it its internal folders
 
 
 # -- Redis -------------------------------------------------------------------------------------
@@ -272,7 +270,7 @@ def test_work_is_published_once_its_transaction_commits(db, monkeypatch, django_
     published = []
     monkeypatch.setattr("memory.tasks.search_run.delay", lambda **kwargs: published.append(kwargs))
     with django_capture_on_commit_callbacks() as callbacks:
-        search = memory_services.search_start(user=None, questions=["Which port?"])
+        search = memory_services.search_start(space=default_space(), user=None, questions=["Which port?"])
     assert published == [] and len(callbacks) == 1
     callbacks[0]()
     assert published == [{"search_id": search.pk}]

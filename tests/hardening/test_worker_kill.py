@@ -15,7 +15,6 @@ lease still held and leaves the work, which only the stale sweeps then take up.
 The sweeps, and a memorize stopped half-way, are also tested in this process at the end, so
 that the embedded run, which has no Redis, covers them too."""
 
-import importlib
 import os
 import signal
 import sqlite3
@@ -30,7 +29,6 @@ from types import SimpleNamespace
 
 import pytest
 import redis
-from django.apps import apps
 from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
@@ -136,7 +134,7 @@ def shared_db(transactional_db, tmp_path) -> Iterator[str]:
 @pytest.fixture
 def tree(shared_db) -> None:
     """The internal folders, as the migration makes them (transactional tests empty the tables)."""
-    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+    default_space()  # made again if emptied, and with it its internal folders
 
 
 @pytest.fixture
@@ -224,7 +222,7 @@ def test_a_search_whose_worker_is_killed_resumes_from_its_last_step(tree, worker
         found("A quarter of the RAM."),
     )
     first = workers()
-    search = services.search_start(user=None, questions=["How large should shared_buffers be?"])
+    search = services.search_start(space=default_space(), user=None, questions=["How large should shared_buffers be?"])
     kill_when(first, fake_openai, 2, lambda: SearchStep.objects.filter(search=search).exists())
     search.refresh_from_db()
     assert (search.status, search.steps_taken) == (Search.Status.RUNNING, 1), "killed half-way"

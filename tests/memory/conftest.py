@@ -1,19 +1,17 @@
 """Fixtures shared by the memory tests."""
 
-import importlib
-
 import pytest
 from celery.contrib.testing.worker import start_worker
-from django.apps import apps
 
 from memsite.celery import app
 from memsite.llm.providers.openai import client_for, forget_working_modes
+from tests.factories import default_space
 from tests.fake_openai import FakeOpenAI
 
 
 @pytest.fixture
 def worker(transactional_db, settings, fake_openai: FakeOpenAI, sqlite_waits_for_locks):
-    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+    default_space()  # made again if emptied, and with it its internal folders
     settings.MEMSITE_LLM_PROVIDER = "openai"
     settings.OPENAI_API_KEY = "sk-test"
     settings.OPENAI_BASE_URL = fake_openai.url

@@ -2,7 +2,6 @@
 they are read, names are taken in NFC and fit a file system, imports write as they read and
 exports stream, and a database lost during an import is a 503."""
 
-import importlib
 import io
 import os
 import subprocess
@@ -13,7 +12,6 @@ from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
-from django.apps import apps
 from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.signals import request_finished
@@ -51,7 +49,7 @@ from tests.archives import (
     zip_with_comments,
     zip_without_utf8_flag,
 )
-from tests.factories import NodeFactory, ProjectFactory
+from tests.factories import NodeFactory, ProjectFactory, default_space
 from tests.hardening.proxy import TcpProxy
 from tests.memory.api.support import tree_state, url
 
@@ -214,7 +212,7 @@ def test_decomposed_names_import_in_nfc(api, pack):
     project = ProjectFactory()
     response = upload(api, project, pack({NFD: b"# hi\n"}), "a.zip" if pack is not tar_gz else "a.tar.gz")
     assert response.status_code == 201, response.content
-    node = selectors.node_resolve(path=f"/projects/{project.name}/{NFC}")
+    node = selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/{NFC}")
     assert node.name == NFC.rpartition("/")[2] and node.context == {"file_path": NFC}
     assert tar_members(services.project_export(project=project)) == {NFC: b"# hi\n"}
 
@@ -414,7 +412,7 @@ def proxied_postgres(transactional_db) -> Iterator[TcpProxy]:
     with TcpProxy(params["HOST"] or "127.0.0.1", int(port or 5432)) as proxy:
         connection.close()
         params["PORT"] = proxy.port
-        importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+        default_space()  # made again if emptied, and with it its internal folders
         try:
             yield proxy
         finally:

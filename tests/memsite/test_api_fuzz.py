@@ -56,6 +56,7 @@ from tests.factories import (
     SearchFactory,
     SearchStepFactory,
     UserFactory,
+    default_space,
     token_for,
 )
 
@@ -183,7 +184,7 @@ def world(db):
         graph_id=[graph.pk],
         graph_node_id=[1, 2, 3, 4],
         node_id=[
-            selectors.node_internal_folder(name="swarmstar").pk,
+            selectors.node_internal_folder(space=default_space(), name="swarmstar").pk,
             folder.pk,
             document.pk,
             project.pk,

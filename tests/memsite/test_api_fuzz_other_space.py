@@ -35,7 +35,7 @@ def first_space(world, quiet) -> Rows:
 @pytest.fixture
 def other_keys(first_space) -> list[str]:
     """Keys of a reader and an editor of a second space, members of no other."""
-    lab = Space.objects.create(slug="lab", name="Lab")
+    lab = Space.objects.create(slug="elsewhere", name="Elsewhere")
     keys = []
     for role in (Role.READER, Role.EDITOR):
         user = UserFactory()

@@ -33,8 +33,8 @@ def world(db, offline_llm):
 
 @pytest.fixture
 def outsiders(world) -> dict[Role, tuple[Client, Client]]:
-    """For each role, a member of the space `lab` only: a client with their token, and one with their session."""
-    lab = Space.objects.create(slug="lab", name="Lab")
+    """For each role, a member of the space `elsewhere` only: a client with their token, and one with their session."""
+    lab = Space.objects.create(slug="elsewhere", name="Elsewhere")
     clients = {}
     for role in Role:
         user = UserFactory()

@@ -94,19 +94,26 @@ def import_into(client: APIClient, project: Node):
 def test_creates_in_its_folder_and_below(scoped, tree):
     assert create(scoped, tree.folder, "plan.md").status_code == 201
     assert create(scoped, tree.sub, "deeper.md").status_code == 201
-    assert selectors.node_resolve(path="/swarmstar/nodes/a/sub/deeper.md").type == "document"
+    assert selectors.node_resolve(space=default_space(), path="/swarmstar/nodes/a/sub/deeper.md").type == "document"
 
 
 @pytest.mark.parametrize("where", ["nodes", "other", "root"])
 def test_creates_nothing_outside(scoped, tree, where):
-    parent = selectors.node_internal_folder(name="swarmstar") if where == "root" else getattr(tree, where)
+    parent = (
+        selectors.node_internal_folder(space=default_space(), name="swarmstar")
+        if where == "root"
+        else getattr(tree, where)
+    )
     refused(lambda: create(scoped, parent, "a2"))  # /swarmstar/nodes/a2 starts like the folder, but is not in it
 
 
 def test_moves_within_its_folder(scoped, tree):
     response = move(scoped, tree.inside, tree.sub)
     assert response.status_code == 200, response.content
-    assert selectors.node_path(node=selectors.node_get(node_id=tree.inside.pk)) == "/swarmstar/nodes/a/sub/notes.md"
+    assert (
+        selectors.node_path(node=selectors.node_get(space=default_space(), node_id=tree.inside.pk))
+        == "/swarmstar/nodes/a/sub/notes.md"
+    )
 
 
 @pytest.mark.parametrize(
@@ -154,14 +161,14 @@ def test_imports_into_a_project_under_its_folder(user):
     project = ProjectFactory(name="mine")
     response = import_into(client_writing_under(user, "/projects/"), project)
     assert response.status_code == 201, response.content
-    assert selectors.node_resolve(path="/projects/mine/README.md").type == "project_file_bytes"
+    assert selectors.node_resolve(space=default_space(), path="/projects/mine/README.md").type == "project_file_bytes"
 
 
 def test_a_token_limited_to_a_project_updates_it(user):
     project = ProjectFactory(name="mine")
     response = import_into(client_writing_under(user, "/projects/mine/"), project)
     assert response.status_code == 201, response.content
-    assert selectors.node_resolve(path="/projects/mine/README.md").type == "project_file_bytes"
+    assert selectors.node_resolve(space=default_space(), path="/projects/mine/README.md").type == "project_file_bytes"
 
 
 def test_reads_everything(scoped, tree):

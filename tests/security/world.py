@@ -94,7 +94,7 @@ def build_world(words: Words = PLAIN) -> World:
     space_services.space_create(user=staff, slug="lab", name=name("The lab"))
     space_services.token_create(user=user, space=default_space(), name=name("swarm node a"))
     internal = {
-        folder: selectors.node_internal_folder(name=folder)
+        folder: selectors.node_internal_folder(space=default_space(), name=folder)
         for folder in ("swarmstar", "user", "projects", "references")
     }
 

@@ -68,7 +68,7 @@ def brain_unexplored(
         brain=brain, kind=Explored.Kind.PATH, key=Concat(Value(f"{prefix}/"), OuterRef("name"))
     )
     children = (
-        memory_selectors.node_children_first(path=folder_path, count=scan)
+        memory_selectors.node_children_first(space=brain.agent.space, path=folder_path, count=scan)
         .exclude(name__contains=leave_out_char)
         .alias(name_chars=Length("name"))
         .filter(name_chars__lte=max_path_chars - len(prefix) - 1)

@@ -140,10 +140,11 @@ def _perceived(kind: str, key: str, summary: str, *, folder: bool = False) -> tu
 def list_dir(agent: Agent, arguments: PathArguments) -> Outcome:
     path = normal_path(arguments.path)
     if path == "/":
-        children = list(memory_selectors.node_roots()[: LIST_LIMIT + 1])
-        total = memory_selectors.node_roots().count()
+        roots = memory_selectors.node_roots(space=agent.space)
+        children = list(roots[: LIST_LIMIT + 1])
+        total = roots.count()
     else:
-        folder = memory_selectors.node_resolve(path=path)
+        folder = memory_selectors.node_resolve(space=agent.space, path=path)
         if not folder.is_folder:
             return refused(f"{path} is a {folder.type}, not a folder: read it with read_file.", where=path)
         children = list(memory_selectors.node_children(node=folder)[: LIST_LIMIT + 1])
@@ -166,7 +167,7 @@ def read_file(agent: Agent, arguments: PathArguments) -> Outcome:
     path = normal_path(arguments.path)
     if path == "/":
         return refused("/ is the top of the tree, not a file: list it with list_dir.", where=path)
-    node = memory_selectors.node_resolve(path=path)
+    node = memory_selectors.node_resolve(space=agent.space, path=path)
     if node.is_folder:
         return refused(f"{path} is a folder: list it with list_dir.", where=path)
     data = memory_selectors.node_content(node=node) or b""
@@ -200,9 +201,9 @@ def _note_folder(agent: Agent):
     name = note_folder_name(agent)
     path = f"/{NOTE_FOLDER}/{name}"
     try:
-        folder = memory_selectors.node_resolve(path=path)
+        folder = memory_selectors.node_resolve(space=agent.space, path=path)
     except NotFound:
-        parent = memory_selectors.node_internal_folder(name=NOTE_FOLDER)
+        parent = memory_selectors.node_internal_folder(space=agent.space, name=NOTE_FOLDER)
         try:
             return memory_services.node_create(
                 parent=parent,
@@ -211,7 +212,7 @@ def _note_folder(agent: Agent):
                 description=f"Notes written by the agent {agent.name}.",
             )
         except Conflict:  # made meanwhile by another writer
-            folder = memory_selectors.node_resolve(path=path)
+            folder = memory_selectors.node_resolve(space=agent.space, path=path)
     if not folder.is_folder:
         raise Conflict(f"{path} is a {folder.type}, not a folder for your notes.")
     return folder
@@ -239,7 +240,7 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
     path = f"/{NOTE_FOLDER}/{folder.name}/{arguments.name}"
     data = arguments.content.encode()
     try:
-        existing = memory_selectors.node_resolve(path=path)
+        existing = memory_selectors.node_resolve(space=agent.space, path=path)
     except NotFound:
         existing = None
     if existing is None:
@@ -269,7 +270,10 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
 def search_memory(agent: Agent, arguments: SearchArguments) -> Outcome:
     """Start a memory search; its answer is not waited for."""
     search = memory_services.search_start(
-        user=None, questions=[arguments.query], context=f"Asked by the agent {agent.name} during a tick."
+        space=agent.space,
+        user=None,
+        questions=[arguments.query],
+        context=f"Asked by the agent {agent.name} during a tick.",
     )
     return Outcome(
         ok=True,

@@ -29,12 +29,13 @@ class Command(BaseCommand):
         if created:
             user.set_password(DEMO_PASSWORD)
             user.save(update_fields=["password"])
-        membership_set(space=space_default(), user=user, role=Role.OWNER)
-        added = demo_memory_seed(user=user)
+        space = space_default()
+        membership_set(space=space, user=user, role=Role.OWNER)
+        added = demo_memory_seed(space=space, user=user)
         self.stdout.write("Demo memory added." if added else "Demo memory is already there.")
         if not Search.objects.exists():
             try:
-                search = search_start(user=user, questions=DEMO_SEARCH_QUESTIONS, output="answer")
+                search = search_start(space=space, user=user, questions=DEMO_SEARCH_QUESTIONS, output="answer")
             except ServiceUnavailable as error:
                 self.stdout.write(f"Demo search not queued: {error.message}")
             else:

@@ -4,7 +4,7 @@ import pytest
 
 from memory import selectors
 from memory.models import Node
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
 from tests.memory.api.support import tree_state, url
 
 pytestmark = pytest.mark.django_db
@@ -89,7 +89,7 @@ def test_the_new_node_is_the_last_child_of_its_parent(api, internal):
 
 
 def swarmstar_id() -> str:
-    return selectors.node_internal_folder(name="swarmstar").id
+    return selectors.node_internal_folder(space=default_space(), name="swarmstar").id
 
 
 BAD_BODIES = [

@@ -4,7 +4,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory import selectors, services
 from memory.models import Node
-from tests.factories import DocumentFactory, NodeFactory, UserFactory
+from tests.factories import DocumentFactory, NodeFactory, UserFactory, default_space
 from tests.memory.api.support import url
 
 pytestmark = pytest.mark.django_db
@@ -155,7 +155,7 @@ class TestResolve:
         assert response.status_code == 200
         body = response.json()
         assert body["name"] == "user_preferences.md" and body["path"] == "/user/user_preferences.md"
-        assert body["id"] == selectors.node_resolve(path="/user/user_preferences.md").id
+        assert body["id"] == selectors.node_resolve(space=default_space(), path="/user/user_preferences.md").id
 
     def test_resolves_a_deep_path(self, api, internal):
         folder = NodeFactory(name="a b")

@@ -5,7 +5,7 @@ import pytest
 from memory import selectors
 from memory.models import Node
 from tests.archives import tar_gz, tar_members, zip_bytes
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
 from tests.memory.api.support import tree_state, url
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def test_import_then_export_gives_back_the_same_bytes(api, user, pack, filename)
     response = api.post(url("project-import", project), {"archive": upload(pack(FILES), filename)}, format="multipart")
     assert response.status_code == 201, response.content
     assert response.json() == {"folders": 3, "files": 4, "updated": 0, "deleted": 0}
-    node = selectors.node_resolve(path="/projects/demo app/src/pkg/data.bin")
+    node = selectors.node_resolve(space=default_space(), path="/projects/demo app/src/pkg/data.bin")
     assert node.type == "project_file_bytes" and node.context == {"file_path": "src/pkg/data.bin"}
     assert node.created_by == user
 
@@ -171,7 +171,7 @@ def test_unknown_projects_are_404(api, internal):
 def test_merge_updates_a_file_with_a_new_version_and_mode(api):
     project = ProjectFactory(name="demo app")
     api.post(url("project-import", project), {"archive": upload(tar_gz(FILES))}, format="multipart")
-    node = selectors.node_resolve(path="/projects/demo app/src/app.py")
+    node = selectors.node_resolve(space=default_space(), path="/projects/demo app/src/app.py")
     assert api.get(url("node-detail", node)).json()["mode"] == "0644"
 
     files = {"src/app.py": b"print('bye')\n", "src/cli.py": b"x"}

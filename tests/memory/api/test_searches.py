@@ -13,7 +13,7 @@ from memory import services
 from memory.models import Node, Search, SearchQuestion
 from memory.services.demo import demo_memory_seed
 from memsite.llm.models import LLMCall
-from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory, token_for
+from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory, default_space, token_for
 from tests.llm.factories import make_call
 from tests.memory.search.tree import build_tree, found, pick
 from tests.openapi import assert_documented
@@ -168,7 +168,7 @@ def test_a_body_that_is_not_json_is_refused(api):
 
 
 def test_wait_answers_200_with_the_result_when_the_search_ends_in_time(api, internal, inline_worker):
-    demo_memory_seed(user=None)
+    demo_memory_seed(space=default_space(), user=None)
     response = start(
         api, {"questions": ["Which HTTP status code means a conflicting resource?"], "output": "node"}, wait="10"
     )
@@ -420,10 +420,13 @@ def test_pending_questions_are_a_hundred_a_page_by_default(api):
         pending_question()
     with CaptureQueriesContext(connection) as queries:
         body = api.get(url("question-list")).json()
-    # one query for the page, none per question (nor any for their searches or users)
+    # one query for the page (joined to the searches for their space), none per question (nor
+    # any for their searches or users)
     sqls = [query["sql"] for query in queries if '"spaces_apitoken"' not in query["sql"]]
-    assert len([sql for sql in sqls if '"memory_searchquestion"' in sql]) == 1
-    assert not any('"memory_search".' in sql or '"auth_user".' in sql for sql in sqls)
+    page = [sql for sql in sqls if '"memory_searchquestion"' in sql]
+    assert len(page) == 1
+    assert '"memory_search"."questions"' not in page[0]
+    assert not any('"memory_search".' in sql or '"auth_user".' in sql for sql in sqls if sql not in page)
     assert len(body["results"]) == 100 and body["next"]
     assert len(api.get(body["next"]).json()["results"]) == 1
 

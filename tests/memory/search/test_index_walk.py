@@ -10,6 +10,7 @@ from memory.search import walk
 from memory.search.prompts import Finding
 from memory.search.state import QuestionAnswer
 from memsite.llm.tokens import offline_counter
+from tests.factories import default_space
 from tests.memory.search.conftest import run_search
 from tests.memory.search.tree import NOTHING, found, pick, shown
 
@@ -76,7 +77,7 @@ def test_a_node_search_that_confirms_nothing_lists_the_index_s_best_nodes(sessio
 def test_a_cancelled_node_search_lists_no_index_nodes(sessions, llm):
     folder, _ = sessions
     search = services.search_start(
-        user=None, questions=["What is the greyhound called?"], start_node=folder, output="node"
+        space=default_space(), user=None, questions=["What is the greyhound called?"], start_node=folder, output="node"
     )
     services.search_cancel(search=search, user=None)
     search.refresh_from_db()
@@ -124,7 +125,13 @@ def test_the_full_text_tool_finds_content(sessions, llm, search_settings):
     from memory.search.tools import QueryArguments, ToolInput, full_text_search
 
     found = full_text_search(
-        ToolInput(node=folder, arguments=QueryArguments(query="greyhound"), questions=[], answers=[])
+        ToolInput(
+            space_id=default_space().pk,
+            node=folder,
+            arguments=QueryArguments(query="greyhound"),
+            questions=[],
+            answers=[],
+        )
     )
     assert found.nodes == [nodes[7].pk] and "greyhound" in found.text
 

@@ -9,6 +9,7 @@ from memory import services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memory.search.state import WalkState
 from memsite.llm.models import LLMCall
+from tests.factories import default_space
 from tests.fake_openai import Reply
 from tests.memory.search.conftest import run_search
 from tests.memory.search.tree import NOTHING, build_tree, found, pick, shown
@@ -285,7 +286,7 @@ def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settin
 )
 def test_each_budget_ends_the_search_before_the_call_that_would_break_it(llm, tree, budget, value, calls):
     llm.script(pick("references"), pick("databases"))
-    search = services.search_start(user=None, questions=[QUESTION], **{budget: value})
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION], **{budget: value})
     if budget == "timeout_s":
         Search.objects.filter(pk=search.pk).update(
             status=Search.Status.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=5)
@@ -300,7 +301,7 @@ def test_each_budget_ends_the_search_before_the_call_that_would_break_it(llm, tr
 
 def test_cancel_stops_a_running_search_at_its_next_step(llm, tree, user):
     llm.script(pick("references"))
-    search = services.search_start(user=user, questions=[QUESTION])
+    search = services.search_start(space=default_space(), user=user, questions=[QUESTION])
     assert services.search_advance(search_id=search.pk)
     services.search_cancel(search=Search.objects.get(pk=search.pk), user=user)
     assert not services.search_advance(search_id=search.pk)
@@ -311,7 +312,7 @@ def test_cancel_stops_a_running_search_at_its_next_step(llm, tree, user):
 
 
 def test_cancel_ends_a_queued_search_at_once_and_refuses_an_ended_one(tree, user):
-    search = services.search_start(user=user, questions=[QUESTION])
+    search = services.search_start(space=default_space(), user=user, questions=[QUESTION])
     services.search_cancel(search=search, user=user)
     search.refresh_from_db()
     assert search.status == Search.Status.CANCELLED
@@ -321,7 +322,7 @@ def test_cancel_ends_a_queued_search_at_once_and_refuses_an_ended_one(tree, user
 
 def test_a_crashed_step_is_redone_from_the_last_recorded_one(llm, tree, monkeypatch):
     llm.script(pick("references"), pick("databases"), pick("databases"), pick("pg-tuning.md"), found("A quarter."))
-    search = services.search_start(user=None, questions=[QUESTION])
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
     assert services.search_advance(search_id=search.pk)
 
     from memory.services import searches
@@ -347,7 +348,7 @@ def test_a_second_worker_cannot_record_the_same_step(llm, tree):
     from memory.services.searches import _record
 
     llm.script(pick("references"), pick("references"))
-    search = services.search_start(user=None, questions=[QUESTION])
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
     Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, started_at=timezone.now())
     search.refresh_from_db()
     first, second = walk.advance(search), walk.advance(search)
@@ -359,7 +360,7 @@ def test_a_second_worker_cannot_record_the_same_step(llm, tree):
 
 def test_the_sweep_requeues_a_stalled_search_then_fails_it(tree, settings, django_capture_on_commit_callbacks):
     settings.MEMSITE_SEARCH_MAX_REQUEUES = 1
-    search = services.search_start(user=None, questions=[QUESTION])
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
     stale = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
     Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, heartbeat_at=stale)
 
@@ -427,7 +428,7 @@ def test_sub_search_steps_keep_the_family_alive_for_the_sweep(llm, tree, setting
         found("Some.", complete=False, new_questions=("How much RAM?",)),
         pick("user"),
     )
-    search = services.search_start(user=None, questions=[QUESTION])
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
     for _ in range(5):  # the parent's four steps and its sub-search's first
         services.search_advance(search_id=search.pk)
     stale = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
@@ -440,7 +441,7 @@ def test_sub_search_steps_keep_the_family_alive_for_the_sweep(llm, tree, setting
 
 
 def test_a_search_whose_start_node_is_deleted_ends_instead_of_searching_everything(llm, tree):
-    search = services.search_start(user=None, questions=[QUESTION], start_node=tree["databases"])
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION], start_node=tree["databases"])
     services.node_delete(node=tree["databases"], user=None)
     services.search_run(search_id=search.pk)
     search.refresh_from_db()

@@ -5,6 +5,7 @@ import re
 from memory import selectors, services
 from memory.models import Node
 from memory.search.prompts import option_name
+from tests.factories import default_space
 from tests.fake_openai import RecordedRequest, Reply
 
 OPTION = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
@@ -12,8 +13,8 @@ OPTION = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
 
 def build_tree() -> dict[str, Node]:
     """references/databases/pg-tuning.md, references/frontend/css.md, user/machine.md."""
-    references = selectors.node_internal_folder(name="references")
-    nodes = {"references": references, "user": selectors.node_internal_folder(name="user")}
+    references = selectors.node_internal_folder(space=default_space(), name="references")
+    nodes = {"references": references, "user": selectors.node_internal_folder(space=default_space(), name="user")}
 
     def add(parent: str, name: str, description: str, text: str | None = None) -> None:
         nodes[name] = services.node_create(

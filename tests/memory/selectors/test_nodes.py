@@ -3,13 +3,13 @@ import pytest
 from memory import selectors
 from memory.models import Node
 from memsite.errors import InvalidInput, NotFound
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
 
 pytestmark = pytest.mark.django_db
 
 
 def test_roots_are_the_four_internal_folders_in_order():
-    assert [(n.name, n.type) for n in selectors.node_roots()] == [
+    assert [(n.name, n.type) for n in selectors.node_roots(space=default_space())] == [
         ("swarmstar", "internal_folder"),
         ("user", "internal_folder"),
         ("projects", "internal_folder"),
@@ -18,15 +18,15 @@ def test_roots_are_the_four_internal_folders_in_order():
 
 
 def test_user_folder_holds_the_user_documents():
-    user_folder = selectors.node_internal_folder(name="user")
+    user_folder = selectors.node_internal_folder(space=default_space(), name="user")
     assert [n.name for n in selectors.node_children(node=user_folder)] == [
         "user_preferences.md",
         "requested_features.md",
         "user_requirements.md",
     ]
-    assert selectors.node_content(node=selectors.node_resolve(path="/user/user_preferences.md")).startswith(
-        b"# User preferences"
-    )
+    assert selectors.node_content(
+        node=selectors.node_resolve(space=default_space(), path="/user/user_preferences.md")
+    ).startswith(b"# User preferences")
 
 
 def test_ancestors_and_readable_path():
@@ -41,28 +41,32 @@ def test_ancestors_and_readable_path():
 def test_resolve_finds_only_the_exact_path():
     a = NodeFactory(name="a")
     NodeFactory(parent=a, name="b")
-    NodeFactory(parent=selectors.node_internal_folder(name="references"), name="b")
-    assert selectors.node_resolve(path="/swarmstar/a/b").parent_id == a.id
-    assert selectors.node_resolve(path="/swarmstar/a/b/").name == "b"
+    NodeFactory(parent=selectors.node_internal_folder(space=default_space(), name="references"), name="b")
+    assert selectors.node_resolve(space=default_space(), path="/swarmstar/a/b").parent_id == a.id
+    assert selectors.node_resolve(space=default_space(), path="/swarmstar/a/b/").name == "b"
     for missing in ("/swarmstar/b", "/a/b", "/swarmstar/a/b/c", "/nothing"):
         with pytest.raises(NotFound):
-            selectors.node_resolve(path=missing)
+            selectors.node_resolve(space=default_space(), path=missing)
     for malformed in ("", "swarmstar/a", "/"):
         with pytest.raises(InvalidInput):
-            selectors.node_resolve(path=malformed)
+            selectors.node_resolve(space=default_space(), path=malformed)
 
 
 def test_children_at_a_path_are_read_in_one_query(django_assert_num_queries):
+    space = default_space()
     a = NodeFactory(name="a")
     b = NodeFactory(parent=a, name="b")
     DocumentFactory(parent=b, name="one.md")
     DocumentFactory(parent=b, name="two.md")
-    NodeFactory(parent=selectors.node_internal_folder(name="references"), name="b")  # same name elsewhere
+    # the same name elsewhere
+    NodeFactory(parent=selectors.node_internal_folder(space=space, name="references"), name="b")
     with django_assert_num_queries(1):
-        assert [n.name for n in selectors.node_children_at(path="/swarmstar/a/b/")] == ["one.md", "two.md"]
-    assert [n.name for n in selectors.node_children_at(path="/")] == ["swarmstar", "user", "projects", "references"]
+        children = [n.name for n in selectors.node_children_at(space=space, path="/swarmstar/a/b/")]
+    assert children == ["one.md", "two.md"]
+    roots = [n.name for n in selectors.node_children_at(space=space, path="/")]
+    assert roots == ["swarmstar", "user", "projects", "references"]
     for childless in ("/swarmstar/a/b/one.md", "/swarmstar/b", "/nothing/a/b"):
-        assert not selectors.node_children_at(path=childless).exists()
+        assert not selectors.node_children_at(space=space, path=childless).exists()
 
 
 def test_subtree_excludes_the_neighbours_branch():
@@ -97,7 +101,7 @@ def test_readable_paths_of_many_nodes_take_one_query(django_assert_num_queries):
     a = NodeFactory(name="a")
     b = NodeFactory(parent=a, name="b")
     leaf = DocumentFactory(parent=b, name="leaf.md")
-    other = DocumentFactory(parent=selectors.node_internal_folder(name="user"), name="other.md")
+    other = DocumentFactory(parent=selectors.node_internal_folder(space=default_space(), name="user"), name="other.md")
     nodes = list(Node.objects.filter(pk__in=[a.pk, b.pk, leaf.pk, other.pk]))
     roots = list(Node.objects.filter(depth=1))
     with django_assert_num_queries(1):

@@ -9,7 +9,7 @@ from django.apps import apps
 from memory import selectors, services
 from memory.models import Node
 from tests.archives import tar_gz, tar_members, tar_modes, zip_bytes, zip_with_modes
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def imported(project, blob, user, **kwargs):
 
 
 def node_at(project, path):
-    return selectors.node_resolve(path=f"/projects/{project.name}/{path}")
+    return selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/{path}")
 
 
 @pytest.mark.parametrize(

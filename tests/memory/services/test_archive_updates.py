@@ -10,7 +10,7 @@ from memory.rows import insert_rows
 from memory.services import archives
 from memsite.errors import Conflict, InvalidInput, TooLarge
 from tests.archives import tar_gz, tar_members, tar_modes, zip_bytes, zip_with_central_field
-from tests.factories import DocumentFactory, ProjectFactory
+from tests.factories import DocumentFactory, ProjectFactory, default_space
 from tests.memory.api.support import tree_state
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +36,7 @@ def imported(project, user, blob, mode):
 
 
 def at(path):
-    return selectors.node_resolve(path=f"/projects/demo/{path}")
+    return selectors.node_resolve(space=default_space(), path=f"/projects/demo/{path}")
 
 
 def branch(project):

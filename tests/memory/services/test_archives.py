@@ -6,7 +6,7 @@ from memory import selectors, services
 from memory.models import Node
 from memsite.errors import Conflict, InvalidInput, TooLarge
 from tests.archives import tar_gz, tar_members, zip_bytes
-from tests.factories import NodeFactory, ProjectFactory
+from tests.factories import NodeFactory, ProjectFactory, default_space
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +23,7 @@ def test_import_then_export_gives_the_same_bytes(user, pack):
     project = ProjectFactory()
     result = services.project_import(project=project, archive=io.BytesIO(pack(FILES)), user=user)
     assert (result.folders, result.files) == (3, 4)
-    node = selectors.node_resolve(path=f"/projects/{project.name}/src/pkg/data.bin")
+    node = selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/src/pkg/data.bin")
     assert node.type == "project_file_bytes" and node.context == {"file_path": "src/pkg/data.bin"}
     assert tar_members(services.project_export(project=project)) == FILES
     assert Node.objects.find_problems() == ([], [], [], [], [])
@@ -35,9 +35,9 @@ def test_import_reuses_existing_folders_and_creates_empty_ones(user):
     services.project_import(
         project=project, archive=io.BytesIO(tar_gz({"src/b.py": b"b"}, dirs=["assets/"])), user=user
     )
-    src = selectors.node_resolve(path=f"/projects/{project.name}/src")
+    src = selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/src")
     assert [n.name for n in selectors.node_children(node=src)] == ["a.py", "b.py"]
-    assert selectors.node_resolve(path=f"/projects/{project.name}/assets").is_folder
+    assert selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/assets").is_folder
 
 
 def test_importing_an_existing_path_is_a_conflict_and_creates_nothing(user):
@@ -101,7 +101,7 @@ def test_the_archive_root_entry_is_skipped(user):
         project=project, archive=io.BytesIO(tar_gz({"./a.py": b"a"}, dirs=["./", "./pkg/"])), user=user
     )
     assert tar_members(services.project_export(project=project)) == {"a.py": b"a"}
-    assert selectors.node_resolve(path=f"/projects/{project.name}/pkg").is_folder
+    assert selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/pkg").is_folder
 
 
 def test_folders_count_against_the_entry_cap(user, settings):

@@ -10,7 +10,7 @@ from memory.models import Node, NodeEvent
 from memory.services import NodeSpec
 from memsite.errors import Conflict, Forbidden
 from tests.archives import tar_gz
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
 
 pytestmark = pytest.mark.django_db
 
@@ -84,8 +84,8 @@ def test_an_archive_import_records_its_creates_content_writes_and_deletes(user):
     project = ProjectFactory()
     archive = io.BytesIO(tar_gz({"a.txt": b"a", "b.txt": b"b"}))
     services.project_import(project=project, archive=archive, user=user)
-    a_txt = selectors.node_resolve(path=f"/projects/{project.name}/a.txt")
-    b_txt = selectors.node_resolve(path=f"/projects/{project.name}/b.txt")
+    a_txt = selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/a.txt")
+    b_txt = selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/b.txt")
     assert history(a_txt.pk) == [("create", user.username, None, 1)]
     replacement = io.BytesIO(tar_gz({"a.txt": b"changed"}))
     services.project_import(project=project, archive=replacement, user=user, mode="replace")

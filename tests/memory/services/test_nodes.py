@@ -4,7 +4,7 @@ from memory import selectors, services
 from memory.models import Node, NodeContent
 from memory.services import NodeSpec
 from memsite.errors import Conflict, Forbidden, InvalidInput, TooLarge
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
 
 pytestmark = pytest.mark.django_db
 
@@ -144,7 +144,7 @@ class TestNodeBulkCreate:
         services.node_bulk_create(parent=internal["swarmstar"], specs=specs)
         swarmstar = Node.objects.get(pk=internal["swarmstar"].pk)
         assert [n.name for n in selectors.node_children(node=swarmstar)] == ["existing", "a", "b"]
-        assert selectors.node_resolve(path="/swarmstar/b/b4").parent.name == "b"
+        assert selectors.node_resolve(space=default_space(), path="/swarmstar/b/b4").parent.name == "b"
         assert bytes(NodeContent.objects.get(node__name="a1.md").data) == b"1"
         assert tree_is_valid()
         # a node added later goes after the bulk-created ones
@@ -226,7 +226,7 @@ class TestNodeMove:
         DocumentFactory(parent=child, name="leaf.md")
         moved = services.node_move(node=source, new_parent=internal["references"], user=user)
         assert moved.parent_id == internal["references"].id and moved.version == 2
-        assert selectors.node_resolve(path="/references/source/child/leaf.md").name == "leaf.md"
+        assert selectors.node_resolve(space=default_space(), path="/references/source/child/leaf.md").name == "leaf.md"
         assert tree_is_valid()
 
     def test_moving_into_its_own_branch_is_a_conflict(self, user):

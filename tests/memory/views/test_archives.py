@@ -11,7 +11,7 @@ from django.urls import reverse
 from memory import selectors, services
 from memory.api.http import MULTIPART_SLACK_BYTES
 from tests.archives import tar_gz, tar_members, zip_bytes
-from tests.factories import NodeFactory, ProjectFactory
+from tests.factories import NodeFactory, ProjectFactory, default_space
 from tests.memory.views.conftest import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -156,7 +156,7 @@ def test_a_project_file_shows_its_mode(user_client, user):
     project = ProjectFactory()
     blob = tar_gz({"run.sh": b"#!/bin/sh\n"}, modes={"run.sh": 0o755})
     services.project_import(project=project, archive=io.BytesIO(blob), user=user)
-    node = selectors.node_resolve(path=f"/projects/{project.name}/run.sh")
+    node = selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/run.sh")
     html = user_client.get(reverse("memory:node_detail", args=[node.pk]), **HTMX).content.decode()
     assert "<dt>Mode</dt><dd><code>0755</code></dd>" in html
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 from memory import selectors
 from memory.models import Node, Search, SearchQuestion
 from memsite.llm.models import LLMCall
-from tests.factories import NodeFactory, SearchFactory, SearchStepFactory
+from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, default_space
 from tests.llm.factories import make_call
 from tests.memory.views.conftest import HTMX
 
@@ -421,7 +421,7 @@ def test_answer_a_question(user_client, user, internal):
     question.refresh_from_db()
     assert (question.status, question.answer, question.answered_by) == ("answered", "Port 8443.", user)
     assert question.document.parent_id == internal["user"].pk
-    assert selectors.search_get(search_id=question.search_id).status == Search.Status.DONE
+    assert selectors.search_get(space=default_space(), search_id=question.search_id).status == Search.Status.DONE
     html = user_client.get(response["Location"]).content.decode()
     assert f"Answered; search {question.search_id} is complete." in html and "No search is waiting for you." in html
 

@@ -2,7 +2,7 @@ import pytest
 from django.urls import reverse
 
 from memory import selectors
-from tests.factories import DocumentFactory, NodeFactory
+from tests.factories import DocumentFactory, NodeFactory, default_space
 from tests.memory.views.conftest import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def preferences(internal):
-    return selectors.node_resolve(path="/user/user_preferences.md")
+    return selectors.node_resolve(space=default_space(), path="/user/user_preferences.md")
 
 
 def save(client, node, content, version, **extra):
@@ -32,7 +32,7 @@ def test_the_page_opens_user_preferences_and_lists_the_user_documents(user_clien
 
 
 def test_another_document_is_chosen_by_its_tab(user_client, internal):
-    features = selectors.node_resolve(path="/user/requested_features.md")
+    features = selectors.node_resolve(space=default_space(), path="/user/requested_features.md")
     html = user_client.get(reverse("memory:user_preferences"), {"doc": features.pk}).content.decode()
     assert reverse("memory:document_save", args=[features.pk]) in html
     assert "# Requested features" in html

@@ -4,7 +4,7 @@ from django.urls import reverse
 
 from memory import selectors
 from memory.models import Node
-from tests.factories import DocumentFactory, NodeFactory
+from tests.factories import DocumentFactory, NodeFactory, default_space
 from tests.memory.views.conftest import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +20,7 @@ def test_create_a_folder_with_htmx(user_client, user, internal):
         user_client, "node_create", parent, {"type": "folder", "name": "logs", "description": "Run logs"}, **HTMX
     )
     assert response.status_code == 200
-    node = selectors.node_resolve(path="/swarmstar/logs")
+    node = selectors.node_resolve(space=default_space(), path="/swarmstar/logs")
     assert (node.type, node.description, node.created_by) == ("folder", "Run logs", user)
     html = response.content.decode()
     assert "Created &#x27;logs&#x27;." in html and f'data-node-id="{node.pk}"' in html
@@ -40,7 +40,7 @@ def test_create_a_document_with_content(user_client, internal):
 
 def test_create_without_htmx_redirects_to_the_new_node(user_client, internal):
     response = post(user_client, "node_create", internal["references"], {"type": "folder", "name": "python"})
-    node = selectors.node_resolve(path="/references/python")
+    node = selectors.node_resolve(space=default_space(), path="/references/python")
     assert response.status_code == 302 and response["Location"] == reverse("memory:node_detail", args=[node.pk])
     assert "Created" in user_client.get(response["Location"]).content.decode()
 
@@ -115,7 +115,7 @@ def test_only_staff_describe_internal_folders(client, user, staff, internal):
 def test_delete_a_branch(user_client):
     folder = NodeFactory()
     DocumentFactory(parent=folder)
-    parent = selectors.node_get(node_id=folder.parent_id)
+    parent = selectors.node_get(space=default_space(), node_id=folder.parent_id)
     response = post(user_client, "node_delete", folder, **HTMX)
     assert response.status_code == 200
     html = response.content.decode()

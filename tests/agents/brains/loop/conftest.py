@@ -1,11 +1,8 @@
-import importlib
-
 import pytest
-from django.apps import apps
 
 from agents.brains.services.brains import brain_create
 from agents.context.models import Agent
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, default_space
 from tests.fake_openai import FakeOpenAI
 
 
@@ -36,7 +33,7 @@ def llm(brain_settings, openai_gateway: FakeOpenAI) -> FakeOpenAI:
 @pytest.fixture
 def tree(transactional_db):
     """The internal folders, as the migration makes them (transactional tests empty the tables)."""
-    importlib.import_module("memory.migrations.0003_internal_folders").create_internal_folders(apps, None)
+    default_space()  # made again if emptied, and with it its internal folders
 
 
 @pytest.fixture

@@ -1,0 +1,28 @@
+"""A new space's memory: its own internal folders, made when the space is."""
+
+from django.db import transaction
+
+from memory.internal_folders import INTERNAL_FOLDERS, USER_DOCUMENTS
+from memory.models import Node
+from memory.services.nodes import node_create
+from memsite.spaces.models import Space
+
+
+@transaction.atomic
+def space_memory_create(*, space: Space) -> None:
+    """The space's four internal folders, as roots, and the user's documents in `user`. Roots
+    are only ever made here (and by the migration that made the default space's)."""
+    folders = {
+        name: Node.objects.add_root(
+            instance=Node(type="internal_folder", is_folder=True, name=name, description=description, space=space)
+        )
+        for name, description in INTERNAL_FOLDERS
+    }
+    for name, description, text in USER_DOCUMENTS:
+        node_create(parent=folders["user"], type="document", name=name, description=description, content=text.encode())
+
+
+def space_saved(sender: type[Space], instance: Space, created: bool, raw: bool = False, **kwargs: object) -> None:
+    """post_save of a space: a new one gets its memory (a fixture being loaded brings its own)."""
+    if created and not raw:
+        space_memory_create(space=instance)

@@ -1,0 +1,32 @@
+"""A search walks and cites only its own space's memory, however well another space's answers
+the question."""
+
+from memory import services
+from memory.models import Node, Search, SearchStep
+from memory.services.demo import demo_memory_seed
+from memsite.spaces.models import Space
+from tests.factories import default_space
+from tests.memory.search.conftest import run_search
+
+QUESTION = "Which HTTP status code means a conflicting resource?"
+
+
+def test_a_search_never_reads_nor_cites_another_spaces_nodes(db, search_settings):
+    search_settings.MEMSITE_SEARCH_SHORTCUT_HITS = 3  # the index is asked, and must keep to the space
+    demo_memory_seed(space=default_space(), user=None)
+    assert "http-status-codes.md" in [node["name"] for node in run_search([QUESTION], output="node").result["nodes"]]
+    other = Space.objects.create(slug="other", name="Other")
+    ours = set(Node.objects.filter(space=other).values_list("pk", flat=True))
+
+    search = services.search_start(space=other, user=None, questions=[QUESTION], output="node")
+    services.search_run(search_id=search.pk)
+    search.refresh_from_db()
+
+    assert search.space == other and search.status == Search.Status.DONE, search.ended_because
+    assert {node["id"] for node in search.result["nodes"]} <= ours
+    cited = {c["node"] for answer in search.result["answers"] for c in answer.get("citations", [])}
+    assert cited <= ours and {n for a in search.result["answers"] for n in a["node_ids"]} <= ours
+    visited = set(SearchStep.objects.filter(search=search, node__isnull=False).values_list("node_id", flat=True))
+    assert visited and visited <= ours
+    state = search.state
+    assert {*state["visited"], *state["unviable"], *state["trail"], *state["found"]} <= ours
