@@ -159,7 +159,12 @@ def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema
         raise _OverBudget("max_tokens")
     try:
         completion = complete(
-            purpose=purpose, messages=messages, schema=schema, served=search, user_id=search.created_by_id
+            purpose=purpose,
+            messages=messages,
+            schema=schema,
+            served=search,
+            user_id=search.created_by_id,
+            space_id=search.space_id,
         )
     except LLMError as exc:
         if exc.reason is Reason.INVALID_REPLY:

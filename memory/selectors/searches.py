@@ -7,11 +7,14 @@ from memsite.errors import NotFound
 from memsite.spaces.models import Space
 
 
-def searches_in_flight(user_id: int) -> int:
-    """The user's top-level searches queued or running (their sub-searches are part of them):
-    what MEMSITE_QUOTA_SEARCHES caps."""
+def searches_in_flight(user_id: int, space_id: int) -> int:
+    """The user's top-level searches queued or running in the space (their sub-searches are
+    part of them): what a member's search cap counts."""
     return Search.objects.filter(
-        created_by_id=user_id, parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)
+        created_by_id=user_id,
+        space_id=space_id,
+        parent__isnull=True,
+        status__in=(Search.Status.QUEUED, Search.Status.RUNNING),
     ).count()
 
 

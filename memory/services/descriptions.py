@@ -88,6 +88,7 @@ class _Seen:
 
     name: str
     creator_id: int | None
+    space_id: int
     sha256: str | None  # of the content read; None for no content row
     text: str | None  # None when there is nothing to describe
 
@@ -102,7 +103,10 @@ def node_describe(*, node_id: str) -> bool:
         return _settle(node_id, seen.sha256, None)
     try:
         completion = complete(
-            purpose=Purpose.DESCRIBE, messages=describe_messages(seen.name, seen.text), user_id=seen.creator_id
+            purpose=Purpose.DESCRIBE,
+            messages=describe_messages(seen.name, seen.text),
+            user_id=seen.creator_id,
+            space_id=seen.space_id,
         )
     except LLMError as exc:
         _failed(node_id, exc)
@@ -131,18 +135,18 @@ def one_line(reply: str) -> str:
 def _read(node_id: str) -> _Seen | None:
     node = (
         Node.objects.filter(pk=node_id)
-        .values_list("name", "type", "description", "description_auto", "created_by_id")
+        .values_list("name", "type", "description", "description_auto", "created_by_id", "space_id")
         .first()
     )
     if node is None:
         return None  # deleted: its queue row went with it
-    name, type_name, description, auto, creator_id = node
+    name, type_name, description, auto, creator_id, space_id = node
     piece = node_content_slice(node_id=node_id, start=0, length=CONTENT_BYTES)
     sha256 = piece.sha256 if piece is not None else None
     own = bool(description) and not auto
     if type_name not in DESCRIBED_TYPES or own or piece is None:
-        return _Seen(name, creator_id, sha256, None)
-    return _Seen(name, creator_id, sha256, _text_of(bytes(piece.data)))
+        return _Seen(name, creator_id, space_id, sha256, None)
+    return _Seen(name, creator_id, space_id, sha256, _text_of(bytes(piece.data)))
 
 
 def _text_of(data: bytes) -> str | None:

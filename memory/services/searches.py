@@ -92,7 +92,7 @@ def search_start(
         raise InvalidInput(f"fallback must be one of {', '.join(Search.Fallback.values)}.")
     user_id = acting_user_id(user)
     with transaction.atomic():
-        search_quota_require(user_id=user_id)
+        search_quota_require(user_id=user_id, space=space)
         search = Search.objects.create(
             space=space,
             created_by_id=user_id,

@@ -1,4 +1,4 @@
-"""A new space's memory: its own internal folders, made when the space is."""
+"""A space's memory: made with the space (its internal folders), deleted with it."""
 
 from django.db import transaction
 
@@ -26,3 +26,9 @@ def space_saved(sender: type[Space], instance: Space, created: bool, raw: bool =
     """post_save of a space: a new one gets its memory (a fixture being loaded brings its own)."""
     if created and not raw:
         space_memory_create(space=instance)
+
+
+def space_memory_delete(sender: type[Space], space: Space, **kwargs: object) -> None:
+    """A space being deleted takes its memory with it: the nodes first, whose rows the
+    space's own deletion cannot cascade to (their space is PROTECT)."""
+    Node.objects.filter(space=space).delete()

@@ -35,13 +35,13 @@ def first_space(world, quiet) -> Rows:
 @pytest.fixture
 def other_keys(first_space) -> list[str]:
     """Keys of a reader and an editor of a second space, members of no other."""
-    lab = Space.objects.create(slug="elsewhere", name="Elsewhere")
+    elsewhere = Space.objects.create(slug="elsewhere", name="Elsewhere")
     keys = []
     for role in (Role.READER, Role.EDITOR):
         user = UserFactory()
         Membership.objects.filter(user=user).delete()
-        membership_set(space=lab, user=user, role=role)
-        keys.append(token_create(user=user, space=lab, name=f"lab {role}").key)
+        membership_set(space=elsewhere, user=user, role=role)
+        keys.append(token_create(user=user, space=elsewhere, name=f"elsewhere {role}").key)
     return keys
 
 

@@ -34,14 +34,14 @@ def world(db, offline_llm):
 @pytest.fixture
 def outsiders(world) -> dict[Role, tuple[Client, Client]]:
     """For each role, a member of the space `elsewhere` only: a client with their token, and one with their session."""
-    lab = Space.objects.create(slug="elsewhere", name="Elsewhere")
+    elsewhere = Space.objects.create(slug="elsewhere", name="Elsewhere")
     clients = {}
     for role in Role:
         user = UserFactory()
         Membership.objects.filter(user=user).delete()
-        membership_set(space=lab, user=user, role=role)
+        membership_set(space=elsewhere, user=user, role=role)
         api, page = Client(), Client()
-        api.defaults["HTTP_AUTHORIZATION"] = f"Token {token_for(user, space=lab)}"
+        api.defaults["HTTP_AUTHORIZATION"] = f"Token {token_for(user, space=elsewhere)}"
         page.force_login(user)
         clients[role] = (api, page)
     return clients
