@@ -25,7 +25,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import resolve
 
-from tests.hardening.bad_input_world import World, database_dump
+from tests.hardening.bad_input_world import World, build_world, database_dump
+from tests.shared_rows import built_once, own_copy
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
 MISSING = "memory_" + "0" * 32
@@ -56,6 +57,18 @@ def offline(offline_llm):
     """The offline provider: nothing here may reach a model, and a request that did would show
     in the ledger, which the dump compares."""
     return offline_llm
+
+
+@pytest.fixture(scope="module")
+def shared_world(django_db_setup, django_db_blocker):
+    yield from built_once(django_db_blocker, build_world)
+
+
+@pytest.fixture
+def world(shared_world, db) -> World:
+    """The module's one world (tests/shared_rows.py): every request here is refused, and writes
+    nothing for the next test to see."""
+    return own_copy(shared_world)
 
 
 # -- requests ----------------------------------------------------------------------------------

@@ -5,10 +5,12 @@ from django.utils import timezone
 
 from memsite.llm.models import LLMCall
 from memsite.llm.services import llm_call_record
+from memsite.spaces.selectors import space_default
 
 
 def make_call(*, created_at: datetime.datetime | None = None, **overrides) -> LLMCall:
-    """A ledger row written through the service, as the gateway writes it."""
+    """A ledger row written through the service, as the gateway writes it; in the default space
+    unless `space_id` says otherwise."""
     values = {
         "purpose": "route",
         "provider": "openai",
@@ -26,6 +28,7 @@ def make_call(*, created_at: datetime.datetime | None = None, **overrides) -> LL
         "repairs": 0,
         "response_mode": "json_schema",
         "schema_name": "RouteChoice",
+        "space_id": space_default().pk,
     } | overrides
     call = llm_call_record(**values)
     if created_at is not None:

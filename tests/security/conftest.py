@@ -1,6 +1,7 @@
 import pytest
 
 from tests.security.world import World, build_world
+from tests.shared_rows import built_once, own_copy
 
 
 @pytest.fixture(autouse=True)
@@ -9,6 +10,11 @@ def offline(offline_llm):
     return offline_llm
 
 
+@pytest.fixture(scope="module")
+def shared_world(django_db_setup, django_db_blocker):
+    yield from built_once(django_db_blocker, build_world)
+
+
 @pytest.fixture
-def world(db) -> World:
-    return build_world()
+def world(shared_world, db) -> World:
+    return own_copy(shared_world)

@@ -104,6 +104,8 @@ def verdict(kind: str, caller: str, method: str, call: Call, response) -> tuple[
             return False, "" if status == 401 and response[
                 "WWW-Authenticate"
             ] == "Token" else f"expected 401, got {status}"
+        if call.sessions_only and caller.endswith("token"):
+            return False, "" if status == 403 else f"expected 403 for a token, got {status}"
         if not role_allows(CALLER_ROLES[caller], role_needed(method, call.role)):
             return False, "" if status == 403 else f"expected 403 for an {CALLER_ROLES[caller]}, got {status}"
         return True, "" if call.allows(status) else f"expected {call.status}, got {status}: {response.content[:300]!r}"

@@ -9,13 +9,14 @@ from django.test import Client
 from django.urls import reverse
 
 from memsite.spaces.logic import Role, role_allows, role_needed
-from memsite.spaces.models import Membership, Space
+from memsite.spaces.models import ApiToken, Membership, Space
 from memsite.spaces.services import membership_set
 from tests.factories import UserFactory, token_for
 from tests.security.routes import API, PAGE, ROUTES, send, site_patterns
 from tests.security.rows import changed_since, rows_by_key
 from tests.security.test_authorization import rolled_back, route_id
-from tests.security.world import Words, build_world
+from tests.security.world import Words, World, build_world
+from tests.shared_rows import built_once, own_copy
 
 pytestmark = pytest.mark.django_db
 
@@ -26,22 +27,37 @@ PATTERNS = [
 ]
 
 
-@pytest.fixture
-def world(db, offline_llm):
-    return build_world(MARKED)
-
-
-@pytest.fixture
-def outsiders(world) -> dict[Role, tuple[Client, Client]]:
-    """For each role, a member of the space `elsewhere` only: a client with their token, and one with their session."""
+def build() -> tuple[World, dict[Role, tuple[object, str]]]:
+    """The marked world, and for each role a member of the space `elsewhere` only, with a key
+    (whose use the calls below note on its row: the only row of theirs that is not this space's)."""
+    world = build_world(MARKED)
     elsewhere = Space.objects.create(slug="elsewhere", name="Elsewhere")
-    clients = {}
+    outsiders = {}
     for role in Role:
         user = UserFactory()
         Membership.objects.filter(user=user).delete()
         membership_set(space=elsewhere, user=user, role=role)
+        outsiders[role] = (user, token_for(user, space=elsewhere))
+    return world, outsiders
+
+
+@pytest.fixture(scope="module")
+def shared(django_db_setup, django_db_blocker):
+    yield from built_once(django_db_blocker, build)
+
+
+@pytest.fixture
+def world(shared, db) -> World:
+    return own_copy(shared[0])
+
+
+@pytest.fixture
+def outsiders(shared, world) -> dict[Role, tuple[Client, Client]]:
+    """For each role, clients of the member of `elsewhere`: one with their token, one with their session."""
+    clients = {}
+    for role, (user, key) in shared[1].items():
         api, page = Client(), Client()
-        api.defaults["HTTP_AUTHORIZATION"] = f"Token {token_for(user, space=elsewhere)}"
+        api.defaults["HTTP_AUTHORIZATION"] = f"Token {key}"
         page.force_login(user)
         clients[role] = (api, page)
     return clients
@@ -64,10 +80,14 @@ def test_another_spaces_members_find_and_change_nothing_here(world, outsiders, p
     kwargs = row.kwargs(world)
     url = reverse(pattern.name, kwargs=kwargs)
     failures = []
+    outsider_tokens = set(ApiToken.objects.filter(space__slug="elsewhere").values_list("pk", flat=True))
     for role, (api, page) in outsiders.items():
         client = api if row.kind == API else page
         for method, call in row.calls.items():
             before = rows_by_key()
+            before["spaces.ApiToken"] = {
+                pk: token for pk, token in before["spaces.ApiToken"].items() if pk not in outsider_tokens
+            }
             with rolled_back(client):
                 response = send(client, method, url, call, world)
                 changed = changed_since(before)
