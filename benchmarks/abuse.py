@@ -388,10 +388,13 @@ def seed(user_names: Sequence[str]) -> World:
         membership_set(space=space_default(), user=user, role=Role.EDITOR)
         tokens[name] = token_create(user=user, name="abuse benchmark").key
     owner = get_user_model().objects.get(username=f"abuse-{user_names[0]}")
-    agents = [context_services.agent_create(name=f"abuse-agent-{i}", model=MODEL).pk for i in range(WAITERS)]
-    graph = graph_services.graph_create(task="Replay the attacks of the review.").pk
+    space = space_default()
+    agents = [
+        context_services.agent_create(space=space, name=f"abuse-agent-{i}", model=MODEL).pk for i in range(WAITERS)
+    ]
+    graph = graph_services.graph_create(space=space, task="Replay the attacks of the review.").pk
     folder = services.node_create(
-        parent=selectors.node_internal_folder(name="swarmstar"),
+        parent=selectors.node_internal_folder(space=space, name="swarmstar"),
         type="folder",
         name="abuse",
         description="Documents the abuse benchmark renders.",
@@ -403,7 +406,7 @@ def seed(user_names: Sequence[str]) -> World:
         ).pk
         for number, (label, text) in enumerate(markdown.items())
     }
-    projects = selectors.node_internal_folder(name="projects")
+    projects = selectors.node_internal_folder(space=space, name="projects")
     upload = services.node_create(parent=projects, type="project_root_folder", name="abuse-upload")
     export = services.node_create(parent=projects, type="project_root_folder", name="abuse-export")
     blob = zeros_tar_gz(EXPORT_FILES, settings.MEMSITE_MAX_CONTENT_BYTES)

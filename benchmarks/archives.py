@@ -88,8 +88,9 @@ def tar_gz(files: dict[str, tuple[bytes, int]]) -> bytes:
 
 def run(args: argparse.Namespace) -> Report:
     from memory import selectors, services
+    from memsite.spaces.selectors import space_default
 
-    projects = selectors.node_resolve(path="/projects")
+    projects = selectors.node_resolve(space=space_default(), path="/projects")
     files = files_of(args.files, args.file_bytes, seed=1)
     archives = {"a": tar_gz(files), "changed": tar_gz(changed(files, seed=2)), "swapped": tar_gz(swapped(files))}
     count = iter(range(1_000_000))

@@ -183,6 +183,7 @@ from memory import services as memory_services
 from memory.models import Node
 from memory.services.nodes import NodeSpec
 from memsite.llm.models import LLMCall
+from memsite.spaces.selectors import space_default
 
 TICK_TARGET_MS = 100
 SAVE_RATIO_TARGET = 100
@@ -246,7 +247,7 @@ def measured_brain(args: argparse.Namespace, rng: random.Random) -> tuple[Agent,
     now = timezone.now()
     counts = sizes(args.fill)
     rows = brain_rows(brain_document(rng, counts, now=now), now=now)
-    agent = context_services.agent_create(name="brain-bench", model=MODEL)
+    agent = context_services.agent_create(space=space_default(), name="brain-bench", model=MODEL)
     print(f"copying in a brain of {rows.count:,} rows", file=sys.stderr)
     brain_fill(agent=agent, rows=rows, ticks=tick_history(rng, counts["tick"], now=now))
     vacuum_analyze()
@@ -425,8 +426,9 @@ def check_against_import(fill: float, seed: int) -> str:
         return "Not checked against `brain_import` (--check 0)."
     now = timezone.now()
     document = brain_document(random.Random(seed + 1), sizes(fill), now=now)
-    imported = context_services.agent_create(name="brain-bench-check-import", model=MODEL)
-    copied = context_services.agent_create(name="brain-bench-check-copy", model=MODEL)
+    space = space_default()
+    imported = context_services.agent_create(space=space, name="brain-bench-check-import", model=MODEL)
+    copied = context_services.agent_create(space=space, name="brain-bench-check-copy", model=MODEL)
     brain_services.brain_import(agent=imported, document=document)
     brain_fill(agent=copied, rows=brain_rows(document, now=now), ticks=[])
     exports, counters, counts = [], [], []
@@ -453,7 +455,7 @@ def check_against_import(fill: float, seed: int) -> str:
 
 def tree_build(rng: random.Random) -> int:
     """Folders of notes under /references, so that ticks list and read real nodes."""
-    references = memory_selectors.node_internal_folder(name="references")
+    references = memory_selectors.node_internal_folder(space=space_default(), name="references")
     topics = [f"{rng.choice(WORDS)}-{rng.choice(WORDS)}" for _ in range(TREE_FOLDERS)]
     specs = [
         NodeSpec(
@@ -634,9 +636,9 @@ def swarm_brains(args: argparse.Namespace, rng: random.Random) -> list[int]:
     """`--swarm-agents` agents with brains filled to `--swarm-fill`."""
     now = timezone.now()
     counts = sizes(args.swarm_fill)
-    ids = []
+    ids, space = [], space_default()
     for index in range(args.swarm_agents):
-        agent = context_services.agent_create(name=f"swarm-{index + 1:02d}", model=MODEL)
+        agent = context_services.agent_create(space=space, name=f"swarm-{index + 1:02d}", model=MODEL)
         rows = brain_rows(brain_document(rng, counts, now=now), now=now)
         brain_fill(agent=agent, rows=rows, ticks=tick_history(rng, counts["tick"], now=now))
         ids.append(agent.pk)

@@ -123,6 +123,7 @@ from agents.context.services.checkpoints import MESSAGE_FIELDS
 from memory.services.nodes import insert_rows
 from memsite.llm.config import llm_config
 from memsite.llm.tokens import TOKENS_REPLY_PRIMING, TokenCounter, counter_for_model
+from memsite.spaces.selectors import space_default
 
 ASSEMBLY_TARGET_MS = 50
 SPEEDUP_TARGET = 20
@@ -411,7 +412,11 @@ class Conversation:
 def build(args: argparse.Namespace) -> Conversation:
     specs = conversation(args.messages, args.seed)
     agent = services.agent_create(
-        name="context-bench", model=args.model, instructions=INSTRUCTIONS, context_variables=VARIABLES
+        space=space_default(),
+        name="context-bench",
+        model=args.model,
+        instructions=INSTRUCTIONS,
+        context_variables=VARIABLES,
     )
     started = time.perf_counter()
     built = rows_for(specs, agent_id=agent.pk, counter=counter_for_model(args.model))
@@ -442,7 +447,7 @@ def check_against_append(conv: Conversation, count: int) -> str:
     sample = conv.specs[:count]
     if not sample:
         return "Not checked against `message_append` (--check 0)."
-    agent = services.agent_create(name="context-bench-check", model=conv.agent.model)
+    agent = services.agent_create(space=space_default(), name="context-bench-check", model=conv.agent.model)
     for spec in sample:
         services.message_append(agent=agent, **spec)
     appended = list(Message.objects.filter(agent=agent).order_by("position").values_list(*COMPARED))

@@ -250,11 +250,12 @@ def walk_steps(args: argparse.Namespace, steps: Sequence[Step]) -> Walk:
     """A graph fed the steps one by one, with `graph_work` run here, in this process: the task
     `graph_memorize` queues on commit is not sent."""
     from agents.graphs import tasks
+    from memsite.spaces.selectors import space_default
 
     tasks.graph_work.delay = lambda **kwargs: None
     with memory_model(args.llm) as described:
         graph = services.graph_create(
-            task=TASK, model=args.model, trigger_tokens=args.trigger, target_tokens=args.target
+            space=space_default(), task=TASK, model=args.model, trigger_tokens=args.trigger, target_tokens=args.target
         )
         window = llm_config().model_info(graph.model).context_window
         memorize_model = llm_config().model_for(Purpose.MEMORIZE)

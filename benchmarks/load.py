@@ -454,9 +454,10 @@ def _redis_cleanup(redis) -> None:
 
 def seed(args: argparse.Namespace) -> World:
     rng = random.Random(args.seed)
-    built, seconds = build_chunks(treeshape.plan(args.nodes, discarded=0))
+    space = space_default()
+    built, seconds = build_chunks(treeshape.plan(args.nodes, discarded=0), space=space)
     print(f"seed: {built:,} nodes in {seconds:.1f} s", file=sys.stderr)
-    swarmstar = selectors.node_internal_folder(name="swarmstar")
+    swarmstar = selectors.node_internal_folder(space=space, name="swarmstar")
     inbox_root = services.node_create(
         parent=swarmstar, type="folder", name="load-inboxes", description="Documents written by the load benchmark."
     )
@@ -466,10 +467,10 @@ def seed(args: argparse.Namespace) -> World:
         ).pk
         for i in range(INBOXES)
     ]
-    references = selectors.node_resolve(path="/references")
+    references = selectors.node_resolve(space=space, path="/references")
     under = Node.objects.filter(path__startswith=references.path)
     folders = list(under.filter(is_folder=True, depth__gte=3).values_list("pk", flat=True))
-    folders += [selectors.node_resolve(path=path).pk for path in treeshape.hot_folder_paths()]
+    folders += [selectors.node_resolve(space=space, path=path).pk for path in treeshape.hot_folder_paths()]
     documents = list(under.filter(is_folder=False).values_list("pk", "description"))
     nodes = [pk for pk, _ in rng.sample(documents, min(300, len(documents)))]
     nodes += rng.sample(folders, min(100, len(folders)))
@@ -481,7 +482,7 @@ def seed(args: argparse.Namespace) -> World:
     tokens, sessions = [], []
     for i in range(args.users):
         user = get_user_model().objects.create_user(username=f"load-{i}")
-        membership_set(space=space_default(), user=user, role=Role.EDITOR)
+        membership_set(space=space, user=user, role=Role.EDITOR)
         tokens.append(token_create(user=user, name="load benchmark").key)
         client = Client()
         client.force_login(user)
@@ -491,7 +492,7 @@ def seed(args: argparse.Namespace) -> World:
     counts = brainfill.sizes(args.brain_fill)
     agents = []
     for i in range(args.agents):
-        agent = agent_services.agent_create(name=f"load-agent-{i + 1:02d}", model=brainfill.MODEL)
+        agent = agent_services.agent_create(space=space, name=f"load-agent-{i + 1:02d}", model=brainfill.MODEL)
         rows = brainfill.brain_rows(brainfill.brain_document(rng, counts, now=now), now=now)
         brainfill.brain_fill(agent=agent, rows=rows, ticks=brainfill.tick_history(rng, counts["tick"], now=now))
         agents.append(agent.pk)

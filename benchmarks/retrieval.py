@@ -242,12 +242,12 @@ def build(corpus: Corpus) -> Built:
             for name in corpus.projects
         ),
     ]
-    nodes, seconds = 0, 0.0
+    nodes, seconds, space = 0, 0.0, space_default()
     for parent, specs in plan:
         started = time.perf_counter()
-        nodes += services.node_bulk_create(parent=selectors.node_resolve(path=parent), specs=specs)
+        nodes += services.node_bulk_create(parent=selectors.node_resolve(space=space, path=parent), specs=specs)
         seconds += time.perf_counter() - started
-    tree_nodes, tree_seconds = build_chunks(corpus.tree_chunks)
+    tree_nodes, tree_seconds = build_chunks(corpus.tree_chunks, space=space)
     documents = Node.objects.filter(is_folder=False)
     paths = selectors.node_paths(nodes=documents)
     wanted = {doc.path for doc in corpus.docs}
@@ -357,8 +357,9 @@ def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dic
 
     paths = {node_id: path for path, node_id in built.ids.items()}
     ranked: dict[str, dict[str, list[str]]] = {name: {} for name in FUSIONS}
+    scope = Scope(space_id=space_default().pk)  # the whole tree of the space, as retrieve's
     for question in questions:
-        found = rankings(question.text, scope=Scope(), limit=settings.MEMSITE_INDEX_CANDIDATES)
+        found = rankings(question.text, scope=scope, limit=settings.MEMSITE_INDEX_CANDIDATES)
         both = [[pk for pk, _ in found.words.hits], [pk for pk, _ in found.nearest]]
         with mock.patch.object(fusion, "K", TEXTBOOK_K):
             textbook = fusion.fuse(both)
@@ -472,13 +473,15 @@ class SearchRun:
 
 
 def run_searches(questions: Sequence[Question], *, output: str, oracle: Oracle | None) -> dict[str, SearchRun]:
-    runs = {}
+    runs, space = {}, space_default()
     with searches_run_here(), provider(oracle):
         for question in questions:
             if oracle is not None:
                 oracle.reset()
             started = time.perf_counter()
-            search = services.search_start(user=None, questions=[question.text], output=output, fallback="none")
+            search = services.search_start(
+                space=space, user=None, questions=[question.text], output=output, fallback="none"
+            )
             services.search_run(search_id=search.pk)
             wall = (time.perf_counter() - started) * 1000
             search.refresh_from_db()
@@ -544,9 +547,10 @@ def bulk_fill(target: int, *, seed: int, width: int) -> Fill:
         return Fill(existing, 0, 0.0)
     rng = np.random.default_rng(seed)
     documents = -(-missing // BULK_PER_NODE)
-    root = selectors.node_resolve(path="/references")
+    space = space_default()
+    root = selectors.node_resolve(space=space, path="/references")
     services.node_bulk_create(parent=root, specs=[NodeSpec(name=BULK_ROOT, type="folder")])
-    bulk = selectors.node_resolve(path=f"/references/{BULK_ROOT}")
+    bulk = selectors.node_resolve(space=space, path=f"/references/{BULK_ROOT}")
     for first in range(0, documents, BULK_FOLDER_SIZE):
         names = range(first, min(first + BULK_FOLDER_SIZE, documents))
         children = [NodeSpec(name=f"doc-{i:07d}.md", type="document", content=_bulk_text(rng).encode()) for i in names]
@@ -614,7 +618,8 @@ def time_parts(texts: Sequence[str]) -> dict[str, Stats]:
     from memory.index.fulltext import Scope
 
     limit, model = settings.MEMSITE_INDEX_CANDIDATES, embedder()
-    parts = {"full text": time_each(lambda text: fulltext.rank(text, scope=Scope(), limit=limit), texts, warmup=WARMUP)}
+    scope = Scope(space_id=space_default().pk)  # the whole tree of the space, as retrieve's
+    parts = {"full text": time_each(lambda text: fulltext.rank(text, scope=scope, limit=limit), texts, warmup=WARMUP)}
     if model is not None:
         queries: dict[str, np.ndarray] = {}  # each question's vector, kept from its timed embedding
 
@@ -624,7 +629,7 @@ def time_parts(texts: Sequence[str]) -> dict[str, Stats]:
         parts["query embedding"] = time_each(embed, texts, warmup=WARMUP)
         ranked = [queries[text] for text in texts]
         parts["vectors"] = time_each(
-            lambda vector: vectors.rank(vector, scope=Scope(), limit=limit), ranked, warmup=WARMUP
+            lambda vector: vectors.rank(vector, scope=scope, limit=limit), ranked, warmup=WARMUP
         )
     return parts
 
@@ -639,7 +644,7 @@ def measure_latency(api: Api, questions: Sequence[Question], *, target: int, see
     vectors.forget()  # the matrix is read again, the bulk included
     fulltext.forget()  # and the statistics of the analysed table
     texts = [q.text for q in questions]
-    logs = selectors.node_resolve(path=retrievalcorpus.LOGS).pk
+    logs = selectors.node_resolve(space=space_default(), path=retrievalcorpus.LOGS).pk
 
     def fresh(text: str, start: str | None = None) -> list[dict]:
         # Every question was asked before: each call embeds it again, as a new query would be.

@@ -123,6 +123,7 @@ from memory import selectors, services
 from memory.models import Node
 from memory.search import prompts
 from memsite.llm.tokens import offline_counter
+from memsite.spaces.selectors import space_default
 
 WARMUP = 5  # untimed searches (and full-text queries) first: lazy imports, cold caches
 TOKENS_TARGET = 4_000  # oracle prompt tokens per search, median, at 1M nodes
@@ -220,12 +221,13 @@ class Built:
 def build(total: int, *, questions: int, seed: int, examples: bool = True) -> Built:
     """The tree through node_bulk_create, chunk by chunk; seconds counts only the service."""
     plan, chunks = searchtree.plan_chunks(total, questions=questions, seed=seed, examples=examples)
-    built, seconds = build_chunks(chunks)
+    space = space_default()
+    built, seconds = build_chunks(chunks, space=space)
     root_path = f"{searchtree.PARENT}/{searchtree.root_name(total)}"
-    root = selectors.node_resolve(path=root_path)
+    root = selectors.node_resolve(space=space, path=root_path)
     targets = []
     for question in plan.questions:
-        node = selectors.node_resolve(path=question.path)
+        node = selectors.node_resolve(space=space, path=question.path)
         names = tuple(question.path[len(searchtree.PARENT) + 1 :].split("/"))
         targets.append(Target(question=question, node_id=node.pk, names=names))
     random.Random(seed).shuffle(targets)
@@ -271,7 +273,8 @@ def full_text_baseline(root: Node, targets: Sequence[Target], warmup: Sequence[T
 
     def query(target: Target) -> bool:
         text = target.question.text
-        tool_input = ToolInput(node=root, arguments=QueryArguments(query=text[:200]), questions=[text], answers=[])
+        arguments = QueryArguments(query=text[:200])
+        tool_input = ToolInput(space_id=root.space_id, node=root, arguments=arguments, questions=[text], answers=[])
         return f"[{target.node_id}]" in full_text_search(tool_input).text
 
     for target in warmup:
@@ -329,9 +332,10 @@ def run_searches(
 
 def _one_search(root: Node, target: Target, oracle: Oracle | None):
     before = oracle.seconds if oracle is not None else 0.0
+    space = root.space  # read once, before the clock: the search is in the tree's space
     started = time.perf_counter()
     search = services.search_start(
-        user=None, questions=[target.question.text], start_node=root, output="node", fallback="none"
+        space=space, user=None, questions=[target.question.text], start_node=root, output="node", fallback="none"
     )
     services.search_run(search_id=search.pk)
     wall = time.perf_counter() - started

@@ -81,6 +81,7 @@ from benchmarks import treeshape
 from memory import selectors, services
 from memory.models import Node
 from memsite.spaces.logic import Role
+from memsite.spaces.models import Space
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
 
@@ -95,7 +96,7 @@ WARMUP = 20
 def run(args: argparse.Namespace, scratch: Scratch, *, default_nodes: int) -> Report:
     load = os.getloadavg()[0]  # other work on the machine shows up in every number below
     total = args.nodes or default_nodes
-    built, seconds = treeshape.build_chunks(treeshape.plan(total, discarded=args.deletes))
+    built, seconds = treeshape.build_chunks(treeshape.plan(total, discarded=args.deletes), space=space_default())
     adjacency = Adjacency.copy_of_memsite()
     refresh_statistics(scratch.vendor, ("memory_node", "memory_nodecontent", Adjacency.TABLE))
     fixtures = Fixtures.sample(args)
@@ -213,6 +214,7 @@ class Adjacency:
 
 @dataclass(frozen=True)
 class Fixtures:
+    space: Space  # the one the tree was built in
     folders: list[Node]  # folders of 10–50 children
     hot_folders: list[Node]  # as many samples, cycling over the 10,000-child folders
     deep_nodes: list[Node]  # depth 6
@@ -225,23 +227,24 @@ class Fixtures:
 
     @classmethod
     def sample(cls, args: argparse.Namespace) -> Fixtures:
-        n = args.samples
-        references = selectors.node_resolve(path="/references")
+        n, space = args.samples, space_default()
+        references = selectors.node_resolve(space=space, path="/references")
         under = Node.objects.filter(path__startswith=references.path)
         deep_nodes = random_sample(under.filter(depth=6), n)
         folders = random_sample(under.filter(depth=5, is_folder=True), n)
-        hot = [selectors.node_resolve(path=path) for path in treeshape.hot_folder_paths()]
-        move_a, move_b = (selectors.node_resolve(path=p) for p in (treeshape.MOVES_A, treeshape.MOVES_B))
+        hot = [selectors.node_resolve(space=space, path=path) for path in treeshape.hot_folder_paths()]
+        move_a, move_b = (selectors.node_resolve(space=space, path=p) for p in (treeshape.MOVES_A, treeshape.MOVES_B))
         return cls(
+            space=space,
             folders=folders,
             hot_folders=list(itertools.islice(itertools.cycle(hot), n)),
             deep_nodes=deep_nodes,
             deep_paths=[selectors.node_path(node=node) for node in deep_nodes],
             branches=random_sample(under.filter(depth=4), min(n, 100)),
             new_documents=[(folder, f"new-note-{uuid.uuid4().hex[:12]}.md") for folder in reversed(folders)],
-            movable=selectors.node_resolve(path=treeshape.MOVABLE),
+            movable=selectors.node_resolve(space=space, path=treeshape.MOVABLE),
             move_targets=[move_b if i % 2 == 0 else move_a for i in range(args.moves)],
-            discarded=[selectors.node_resolve(path=p) for p in treeshape.discarded_paths(args.deletes)],
+            discarded=[selectors.node_resolve(space=space, path=p) for p in treeshape.discarded_paths(args.deletes)],
         )
 
 
@@ -298,7 +301,7 @@ def read_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
         Operation(
             "resolve a depth-6 readable path",
             f.deep_paths,
-            lambda path: selectors.node_resolve(path=path),
+            lambda path: selectors.node_resolve(space=f.space, path=path),
             adjacency.resolve,
             WARMUP,
             READ_TARGET_MS,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from memory import selectors, services
 from memory.models import Node
 from memory.services import NodeSpec
+from memsite.spaces.models import Space
 
 WORDS = (
     "agents",
@@ -214,14 +215,14 @@ def _branch(rng: random.Random, budget: Budget, *, level: int, index: int) -> No
     return spec
 
 
-def build_chunks(chunks: Iterable[Chunk]) -> tuple[int, float]:
-    """Build a tree chunk by chunk; return the nodes built and the seconds spent inside
+def build_chunks(chunks: Iterable[Chunk], *, space: Space) -> tuple[int, float]:
+    """Build a tree chunk by chunk in the space; return the nodes built and the seconds spent inside
     node_bulk_create (generating the specs is not the service's cost, so it is not counted)."""
     parents: dict[str, Node] = {}
     built, seconds, next_report = 0, 0.0, 100_000
     for chunk in chunks:
         if chunk.parent_path not in parents:
-            parents[chunk.parent_path] = selectors.node_resolve(path=chunk.parent_path)
+            parents[chunk.parent_path] = selectors.node_resolve(space=space, path=chunk.parent_path)
         started = time.perf_counter()
         services.node_bulk_create(parent=parents[chunk.parent_path], specs=chunk.specs)
         seconds += time.perf_counter() - started
