@@ -83,7 +83,8 @@ def _budget_require(user_id: int | None, space_id: int | None) -> None:
     member = llm_spend_today(user_id=user_id, space=space) if user_id is not None else None
     for spend in (member, space_spend_today(space=space)):
         if spend is not None and spend.spent:
-            raise LLMError(Reason.BUDGET_SPENT, f"{spend.whose} daily LLM budget is spent: {spend.describe()}.")
+            whose = "The space's" if spend.space_wide else "The"
+            raise LLMError(Reason.BUDGET_SPENT, f"{whose} daily LLM budget is spent: {spend.describe()}.")
 
 
 @overload

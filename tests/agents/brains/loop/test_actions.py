@@ -9,6 +9,7 @@ from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Node, Search
 from memsite.fetch import FetchedPage, FetchFailed
+from memsite.spaces.selectors import space_default
 from tests.factories import AgentFactory, DocumentFactory, NodeFactory
 from tests.fake_openai import Reply
 
@@ -140,8 +141,8 @@ def test_write_note_creates_the_document_in_the_agents_folder(agent, internal):
 
     assert outcome.ok and outcome.novel
     assert outcome.summary == f"Wrote the note {notes_of(agent)}/findings.md (48 bytes)."
-    folder = memory_selectors.node_resolve(path=notes_of(agent))
-    note = memory_selectors.node_resolve(path=f"{notes_of(agent)}/findings.md")
+    folder = memory_selectors.node_resolve(space=space_default(), path=notes_of(agent))
+    note = memory_selectors.node_resolve(space=space_default(), path=f"{notes_of(agent)}/findings.md")
     assert folder.type == "folder" and note.type == "document" and outcome.detail == {"node_id": note.pk}
     assert memory_selectors.node_content(node=note) == b"# Findings\n\nThe user folder has three documents."
 
@@ -152,14 +153,14 @@ def test_write_note_by_the_same_name_replaces_it(agent, internal):
     outcome = run(agent, "write_note", name="findings.md", content="second")
 
     assert outcome.ok and not outcome.novel and outcome.summary.startswith("Rewrote the note")
-    note = memory_selectors.node_resolve(path=f"{notes_of(agent)}/findings.md")
+    note = memory_selectors.node_resolve(space=space_default(), path=f"{notes_of(agent)}/findings.md")
     assert memory_selectors.node_content(node=note) == b"second" and note.version == 2
     assert Node.objects.filter(name=f"agent-{agent.pk}-scout").count() == 1
 
 
 def test_write_note_refuses_bad_names_and_a_folder_in_the_way(agent, internal):
     run(agent, "write_note", name="first.md", content="x")
-    NodeFactory(parent=memory_selectors.node_resolve(path=notes_of(agent)), name="drafts")
+    NodeFactory(parent=memory_selectors.node_resolve(space=space_default(), path=notes_of(agent)), name="drafts")
 
     slash = run(agent, "write_note", name="a/b.md", content="x")
     folder = run(agent, "write_note", name="drafts", content="x")
@@ -177,7 +178,7 @@ def test_agents_with_awkward_names_get_a_folder_keyed_by_their_id(internal, name
     outcome = run(agent, "write_note", name="n.md", content="x")
 
     folder = note_folder_name(agent)
-    assert outcome.ok and memory_selectors.node_resolve(path=f"/swarmstar/{folder}/n.md")
+    assert outcome.ok and memory_selectors.node_resolve(space=space_default(), path=f"/swarmstar/{folder}/n.md")
     assert folder.startswith(f"agent-{agent.pk}") and len(folder) <= 80 and "/" not in folder
 
 
@@ -190,7 +191,9 @@ def test_agents_whose_names_clean_up_alike_get_separate_folders(internal):
     folders = {note_folder_name(agent) for agent in (first, second, third)}
     assert folders == {f"agent-{first.pk}-ops-team", f"agent-{second.pk}-ops-team", f"agent-{third.pk}-ops-team"}
     for agent in (first, second, third):
-        note = memory_selectors.node_resolve(path=f"/swarmstar/{note_folder_name(agent)}/plan.md")
+        note = memory_selectors.node_resolve(
+            space=space_default(), path=f"/swarmstar/{note_folder_name(agent)}/plan.md"
+        )
         assert memory_selectors.node_content(node=note) == f"by {agent.pk}".encode() and note.version == 1
 
 
@@ -208,7 +211,7 @@ def test_a_persons_document_at_the_old_path_is_never_touched(internal, user):
 
 def test_write_note_never_rewrites_a_persons_document_in_the_agents_folder(agent, internal, user):
     run(agent, "write_note", name="first.md", content="x")
-    folder = memory_selectors.node_resolve(path=notes_of(agent))
+    folder = memory_selectors.node_resolve(space=space_default(), path=notes_of(agent))
     theirs = memory_services.node_create(parent=folder, type="document", name="plan.md", content=b"mine", user=user)
 
     outcome = run(agent, "write_note", name="plan.md", content="the agent's plan")
@@ -223,10 +226,10 @@ def test_write_note_does_not_overwrite_an_edit_made_since_it_read_the_note(agent
     path = f"{notes_of(agent)}/plan.md"
     resolve = memory_selectors.node_resolve
 
-    def resolved_then_edited(*, path: str):
-        node = resolve(path=path)
+    def resolved_then_edited(*, space, path: str):
+        node = resolve(space=space, path=path)
         if path.endswith("/plan.md"):  # a person saves the note between the agent's read and write
-            memory_services.node_content_set(node=resolve(path=path), data=b"edited", user=user)
+            memory_services.node_content_set(node=resolve(space=space, path=path), data=b"edited", user=user)
         return node
 
     monkeypatch.setattr(memory_selectors, "node_resolve", resolved_then_edited)
@@ -234,7 +237,7 @@ def test_write_note_does_not_overwrite_an_edit_made_since_it_read_the_note(agent
     monkeypatch.undo()
 
     assert not outcome.ok and "changed by someone else" in outcome.summary
-    note = memory_selectors.node_resolve(path=path)
+    note = memory_selectors.node_resolve(space=space_default(), path=path)
     assert memory_selectors.node_content(node=note) == b"edited" and note.version == 2
 
 
@@ -427,9 +430,9 @@ def test_suggestions_go_up_from_the_folder_listed_last_then_to_the_folders_liste
         last_dir="/projects/alpha/deep/",
     )
 
-    # One query for each folder looked in (deep, alpha, /projects, beta, /), and one for the
-    # folders listed lately.
-    with django_assert_num_queries(6):
+    # One query for each folder looked in (deep, alpha, /projects, beta, /), one for the
+    # folders listed lately, and the brain's agent and space, read once.
+    with django_assert_num_queries(8):
         suggestions = explore_next(brain=brain, limit=6).suggestions
 
     assert [suggestion.key for suggestion in suggestions] == [
