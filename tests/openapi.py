@@ -14,10 +14,13 @@ def served_schema() -> dict:
 
 
 def _inlined(node: Any, components: dict) -> Any:
+    """The schema with its references inlined, and OpenAPI 3.0's `nullable` in JSON Schema's
+    terms (which jsonschema knows; it ignores `nullable`)."""
     if isinstance(node, dict):
         if "$ref" in node:
             return _inlined(components[node["$ref"].rsplit("/", 1)[1]], components)
-        return {key: _inlined(value, components) for key, value in node.items()}
+        inlined = {key: _inlined(value, components) for key, value in node.items() if key != "nullable"}
+        return {"anyOf": [inlined, {"type": "null"}]} if node.get("nullable") else inlined
     if isinstance(node, list):
         return [_inlined(item, components) for item in node]
     return node

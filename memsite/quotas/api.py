@@ -64,7 +64,7 @@ class InFlightSerializer(serializers.Serializer):
 class UsageSerializer(serializers.Serializer):
     llm_today = LLMSpendSerializer(source="spend", help_text="The caller's spend in the space.")
     space_llm_today = LLMSpendSerializer(
-        source="space_spend", allow_null=True, help_text="The whole space's, if its owner set it a budget."
+        source="space_spend", help_text="The whole space's, against its own budget if its owner set one."
     )
     searches = InFlightSerializer(help_text="Searches queued or running (MEMSITE_QUOTA_SEARCHES).")
     ticks = InFlightSerializer(help_text="Ticks queued or running (MEMSITE_QUOTA_TICKS).")

@@ -103,12 +103,11 @@ def llm_spend_today(*, user_id: int, space: Space, now: datetime | None = None) 
     )
 
 
-def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend | None:
-    """The whole space's ledger rows today against the budget its owner set; None without one."""
+def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
+    """The whole space's ledger rows today against the budget its owner set, if any (a limit
+    of None bounds nothing)."""
     from memsite.llm.models import LLMCall
 
-    if space.llm_daily_calls is None and space.llm_daily_tokens is None:
-        return None
     return _spend(
         LLMCall.objects.filter(space=space),
         calls_limit=space.llm_daily_calls,
@@ -127,10 +126,11 @@ class InFlight:
 @dataclass(frozen=True)
 class UserUsage:
     """What GET /api/usage/ and the ledger page show a member: today's spend in the space and
-    the work in flight there, each against its cap, and the space's own budget if it has one."""
+    the work in flight there, each against its cap, and the whole space's spend against its own
+    budget, if it has one."""
 
     spend: Spend
-    space_spend: Spend | None
+    space_spend: Spend
     searches: InFlight
     ticks: InFlight
     ticking_agents: InFlight

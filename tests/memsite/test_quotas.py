@@ -10,6 +10,9 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.quotas.logic import QuotaExceeded, Spend, budget_refusal, day_bounds, in_flight_refusal
+from memsite.spaces.models import Space
+from memsite.spaces.selectors import space_default
+from memsite.spaces.services import space_update
 from tests.factories import UserFactory
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
@@ -66,18 +69,34 @@ def budget(settings, offline_llm):
 
 @pytest.mark.django_db
 def test_calls_are_charged_to_the_user_and_refused_once_the_day_is_spent(budget):
-    user = UserFactory()
+    user, here = UserFactory(), space_default().pk
     make_call(user_id=user.pk, created_at=days_ago(1))  # yesterday's do not count
     for _ in range(3):
-        assert complete(purpose="route", messages=MESSAGES, user_id=user.pk).call.user_id == user.pk
+        call = complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here).call
+        assert (call.user_id, call.space_id) == (user.pk, here)
     with pytest.raises(LLMError) as refused:
-        complete(purpose="route", messages=MESSAGES, user_id=user.pk)
+        complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here)
     assert refused.value.reason is Reason.BUDGET_SPENT and refused.value.call is None
-    assert "3 of 3 LLM calls" in refused.value.message
+    assert refused.value.message.startswith("The daily LLM budget is spent: 3 of 3 LLM calls")
     assert LLMCall.objects.filter(user=user).count() == 4  # nothing recorded for the refused call
-    # Another user's day, and the system's own calls, are not this user's.
-    assert complete(purpose="route", messages=MESSAGES, user_id=UserFactory().pk).call.user_id is not None
-    assert complete(purpose="route", messages=MESSAGES).call.user_id is None
+    # Another user's day, the same user's in another space, and the system's own calls are not this one's.
+    assert complete(purpose="route", messages=MESSAGES, user_id=UserFactory().pk, space_id=here).call.user_id
+    elsewhere = Space.objects.create(slug="elsewhere", name="Elsewhere").pk
+    assert complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=elsewhere).call.space_id == elsewhere
+    assert complete(purpose="route", messages=MESSAGES, space_id=here).call.user_id is None
+
+
+@pytest.mark.django_db
+def test_a_space_owner_lowers_a_members_budget_and_bounds_the_whole_spaces(budget):
+    user, space = UserFactory(), space_default()
+    space_update(space=space, member_llm_daily_calls=1)
+    complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=space.pk)
+    with pytest.raises(LLMError, match="The daily LLM budget is spent: 1 of 1 LLM calls"):
+        complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=space.pk)
+    space_update(space=space, member_llm_daily_calls=None, llm_daily_tokens=1)  # 1 token: spent already
+    with pytest.raises(LLMError, match="The space's daily LLM budget is spent: [0-9,]+ of 1 tokens"):
+        complete(purpose="route", messages=MESSAGES, space_id=space.pk)  # the system's work too
+    assert LLMCall.objects.count() == 1
 
 
 @pytest.mark.django_db
@@ -86,7 +105,7 @@ def test_tokens_spend_the_budget_too(budget):
     user = UserFactory()
     make_call(user_id=user.pk, prompt_tokens=400, completion_tokens=100)
     with pytest.raises(LLMError) as refused:
-        complete(purpose="route", messages=MESSAGES, user_id=user.pk)
+        complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=space_default().pk)
     assert refused.value.reason is Reason.BUDGET_SPENT and "500 of 500 tokens" in refused.value.message
 
 
@@ -105,7 +124,9 @@ def test_usage_says_the_spend_today_and_the_work_in_flight(api, user, budget):
     assert (today["calls"], today["calls_limit"], today["tokens"], today["spent"]) == (1, 3, 120, False)
     assert datetime.fromisoformat(today["resets_at"]) - datetime.now(UTC) <= timedelta(days=1)
     assert body["searches"] == {"count": 0, "cap": budget.MEMSITE_QUOTA_SEARCHES}
-    assert set(body) == {"llm_today", "searches", "ticks", "ticking_agents", "graph_ops"}
+    assert set(body) == {"llm_today", "space_llm_today", "searches", "ticks", "ticking_agents", "graph_ops"}
+    whole = body["space_llm_today"]  # every member's; the space has no budget of its own
+    assert (whole["calls"], whole["calls_limit"], whole["tokens_limit"], whole["spent"]) == (2, None, None, False)
     assert_documented(response, "/api/usage/", "get")
 
 

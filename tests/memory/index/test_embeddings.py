@@ -14,6 +14,7 @@ from memory.index.embeddings import DIMENSIONS, LocalEmbedder, ServerEmbedder, e
 from memsite.llm import minilm
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
+from memsite.spaces.selectors import space_default
 from tests.fake_openai import Reply, embedding
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -196,10 +197,11 @@ def test_tokens_are_counted_when_the_server_reports_none(settings, openai_gatewa
 def test_a_spent_budget_sends_nothing(settings, openai_gateway, user):
     settings.MEMSITE_EMBEDDINGS = "server"
     settings.MEMSITE_LLM_DAILY_CALLS = 1
-    embedder().embed(["first"], user_id=user.pk)
+    here = space_default().pk
+    embedder().embed(["first"], user_id=user.pk, space_id=here)
 
     with pytest.raises(LLMError) as raised:
-        embedder().embed(["second"], user_id=user.pk)
+        embedder().embed(["second"], user_id=user.pk, space_id=here)
 
     assert raised.value.reason == Reason.BUDGET_SPENT and raised.value.call is None
     assert len(openai_gateway.requests) == 1 and LLMCall.objects.count() == 1
