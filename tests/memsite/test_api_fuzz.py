@@ -233,14 +233,19 @@ def owner_token(world, quiet) -> str:
     return token_for(get_user_model().objects.get(username=world["username"][0]))
 
 
+def fuzzed(max_examples: int) -> hypothesis_settings:
+    """Hypothesis as every fuzz run here has it: derandomized, remembering nothing between runs."""
+    return hypothesis_settings(
+        max_examples=max_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
 @schema.parametrize()
-@hypothesis_settings(
-    max_examples=MAX_EXAMPLES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@fuzzed(MAX_EXAMPLES)
 def test_every_operation_answers_within_its_schema(case, token, owner_token):
     with_existing_ids(case)
     SENT[case.operation.label] += 1

@@ -20,9 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from django.apps import apps
-from django.contrib.sessions.models import Session
-from django.db import connection, transaction
+from django.db import transaction
 from django.urls import reverse
 
 from memsite.spaces.logic import Role, role_allows, role_needed
@@ -41,6 +39,7 @@ from tests.security.routes import (
     send,
     site_patterns,
 )
+from tests.security.rows import Rows, rows_by_key
 from tests.security.world import World
 
 pytestmark = pytest.mark.django_db
@@ -60,18 +59,10 @@ def route_id(pattern: Pattern) -> str:
     return pattern.route or "(home)"
 
 
-def fingerprint() -> list:
+def fingerprint() -> Rows:
     """Every row of every table but the sessions: equal before and after means nothing changed.
     Read with plain SQL: the tests take thousands of these."""
-    rows = []
-    with connection.cursor() as cursor:
-        for model in apps.get_models():
-            if model is Session or model._meta.proxy:
-                continue
-            table, key = (connection.ops.quote_name(name) for name in (model._meta.db_table, model._meta.pk.column))
-            cursor.execute(f"SELECT * FROM {table} ORDER BY {key}")
-            rows.append((model._meta.label, cursor.fetchall()))
-    return rows
+    return rows_by_key()
 
 
 @contextmanager
