@@ -25,8 +25,12 @@ class Principal:
 
 def token_principal(token: ApiToken) -> Principal | None:
     """A token's principal, acting with its own role but never above its member's; None when
-    its user is no longer a member of its space."""
-    member_role = selectors.membership_role(user=token.user, space_id=token.space_id)
+    its user is no longer a member of its space. A token read by `selectors.token_by_key`
+    carries its member's role; any other is looked up."""
+    if hasattr(token, "member_role"):
+        member_role = Role(token.member_role) if token.member_role is not None else None
+    else:
+        member_role = selectors.membership_role(user=token.user, space_id=token.space_id)
     if member_role is None:
         return None
     return Principal(token.user, token.space, role_lower(token.role, member_role), token.write_under, token)

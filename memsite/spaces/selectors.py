@@ -1,6 +1,6 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.db.models import Case, IntegerField, OuterRef, QuerySet, Subquery, Value, When
 
 from memsite.errors import NotFound
 from memsite.spaces.logic import DEFAULT_SPACE, Role, key_digest, role_allows
@@ -114,4 +114,8 @@ def _member_id(user: object) -> int | None:
 
 
 def token_by_key(*, key: str) -> ApiToken | None:
-    return ApiToken.objects.select_related("user", "space").filter(digest=key_digest(key)).first()
+    """The token with its user, its space and its member's role there (`member_role`, None if
+    they are no longer a member), in one query: every API call a token makes begins here."""
+    role = Membership.objects.filter(space_id=OuterRef("space_id"), user_id=OuterRef("user_id")).values("role")[:1]
+    tokens = ApiToken.objects.select_related("user", "space").annotate(member_role=Subquery(role))
+    return tokens.filter(digest=key_digest(key)).first()
