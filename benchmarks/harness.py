@@ -499,10 +499,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], *, workers: int, threads: int) -> Iterator[int]:
-    """Serve memsite with gunicorn on a free loopback port for the duration of the block.
-    gthread workers because sync workers close the connection after every response, which
-    would turn a keep-alive benchmark into a connect-per-request one."""
+def gunicorn(env: dict[str, str], *, workers: int, threads: int, tree: Path = REPO) -> Iterator[int]:
+    """Serve memsite with gunicorn on a free loopback port for the duration of the block: the
+    memsite of `tree` (another checkout, say), this one by default. gthread workers because sync
+    workers close the connection after every response, which would turn a keep-alive benchmark
+    into a connect-per-request one."""
     port = free_port()
     command = [
         str(Path(sys.executable).parent / "gunicorn"),
@@ -514,7 +515,7 @@ def gunicorn(env: dict[str, str], *, workers: int, threads: int) -> Iterator[int
         "--keep-alive=30",
         "--log-level=warning",
     ]
-    process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env})
+    process = subprocess.Popen(command, cwd=tree, env={**os.environ, **env})
     try:
         wait_until_serving(port, process)
         yield port
