@@ -257,6 +257,6 @@ class LocalEmbedder:
 
     name = f"local:{NAME}"
 
-    def embed(self, texts: Sequence[str], *, user_id: int | None = None) -> np.ndarray:
-        # Runs on our own CPU: no LLM budget to charge, so `user_id` is not needed.
+    def embed(self, texts: Sequence[str], *, user_id: int | None = None, space_id: int | None = None) -> np.ndarray:
+        # Runs on our own CPU: no LLM budget to charge, so `user_id` and `space_id` are not needed.
         return model().embed(texts)
