@@ -79,9 +79,10 @@ def _matching_sql(where: str = "") -> str:
     )
 
 
-def _matches(words: list[str]) -> dict[str, int]:
-    """How many passages hold each word, counted up to COMMON, in one query; a word PostgreSQL's
-    statistics already know as common is not counted."""
+def _matches(words: list[str], *, space_id: int | None) -> dict[str, int]:
+    """How many passages of the space hold each word, counted up to COMMON, in one query; a word
+    PostgreSQL's statistics already know as common is not counted. Counted in the space alone:
+    counts over every space would move this space's scores with what another's memory holds."""
     known = _common_stems()
     stems = snowballstemmer.stemmer("english").stemWords(words) if known else words
     common = {word for word, stem in zip(words, stems, strict=True) if stem in known}
@@ -89,11 +90,12 @@ def _matches(words: list[str]) -> dict[str, int]:
     found = dict.fromkeys(common, COMMON)
     if not counted:
         return found
+    where, params = scope_sql(Scope(space_id=space_id))
     counts = ", ".join(
-        f"(SELECT count(*) FROM ({_matching_sql()} LIMIT %s) AS matched_{n})" for n in range(len(counted))
+        f"(SELECT count(*) FROM ({_matching_sql(where)} LIMIT %s) AS matched_{n})" for n in range(len(counted))
     )
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {counts}", [value for word in counted for value in (_match([word]), COMMON)])
+        cursor.execute(f"SELECT {counts}", [value for word in counted for value in (_match([word]), *params, COMMON)])
         return found | dict(zip(counted, cursor.fetchone(), strict=True))
 
 
@@ -161,7 +163,7 @@ def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
     words = query_words(query)
     if not words:
         return Ranking([], 0.0)
-    counts = _matches(words)
+    counts = _matches(words, space_id=scope.space_id)
     share = sum(1 for word in words if counts[word]) / len(words)
     if not share:
         return Ranking([], 0.0)

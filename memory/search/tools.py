@@ -51,10 +51,11 @@ class Tool(Generic[Arguments]):
     def group(self) -> str:
         return "create" if self.interactive else "explore"
 
-    def key(self, arguments: BaseModel, *, scope: tuple[int, str]) -> str:
+    def key(self, arguments: BaseModel, *, space_id: int, scope: tuple[int, str]) -> str:
         """`scope` is the search and the folder: an exploratory tool's results hold for them
-        only; an interactive tool's node holds for every search."""
-        scoped = None if self.interactive else list(scope)
+        only; an interactive tool's node holds for every search of the space (keys are unique
+        across spaces: one space's node must never be another's)."""
+        scoped: list[int | str] = [space_id] if self.interactive else list(scope)
         canonical = json.dumps(
             [self.id, arguments.model_dump(mode="json"), scoped], sort_keys=True, separators=(",", ":")
         )

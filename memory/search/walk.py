@@ -529,7 +529,11 @@ def _call_tool(search: Search, state: WalkState, tool_id: str) -> Outcome:
         questions=state.remaining,
         answers=[(entry.question, entry.answer) for entry in state.answers],
     )
-    key = tool.key(arguments if not tool.interactive else _answers_key(state), scope=(search.pk, _here(search, state)))
+    key = tool.key(
+        arguments if not tool.interactive else _answers_key(state),
+        space_id=search.space_id,
+        scope=(search.pk, _here(search, state)),
+    )
     detail: dict[str, Any] = {"tool": tool.id, "arguments": arguments.model_dump(mode="json"), "key": key}
     earlier = ToolCall.objects.filter(key=key).first()
     if earlier is not None:

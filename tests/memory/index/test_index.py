@@ -319,6 +319,6 @@ def test_postgresql_statistics_spare_counting_a_word_they_know_common(monkeypatc
         cursor.execute("ANALYZE memory_passage")
     assert "weather" in fulltext._common_stems()
     with CaptureQueriesContext(connection) as queries:
-        assert fulltext._matches(["weather", "hailstorm"]) == {"weather": 3, "hailstorm": 1}
+        assert fulltext._matches(["weather", "hailstorm"], space_id=None) == {"weather": 3, "hailstorm": 1}
     assert queries.captured_queries[-1]["sql"].count("count(*)") == 1  # hailstorm's alone
     assert found("weather hailstorm", start=folder) == [storm.pk]

@@ -1,11 +1,11 @@
 """A search walks and cites only its own space's memory, however well another space's answers
 the question."""
 
-from memory import services
-from memory.models import Node, Search, SearchStep
+from memory import selectors, services
+from memory.models import Node, Search, SearchStep, ToolCall
 from memory.services.demo import demo_memory_seed
 from memsite.spaces.models import Space
-from tests.factories import default_space
+from tests.factories import SearchFactory, default_space
 from tests.memory.search.conftest import run_search
 
 QUESTION = "Which HTTP status code means a conflicting resource?"
@@ -30,3 +30,26 @@ def test_a_search_never_reads_nor_cites_another_spaces_nodes(db, search_settings
     assert visited and visited <= ours
     state = search.state
     assert {*state["visited"], *state["unviable"], *state["trail"], *state["found"]} <= ours
+
+
+def _saving(space: Space) -> Search:
+    """A search of the space about to call save_answer with the same answer as any other."""
+    state = {
+        "answers": [{"question": QUESTION, "answer": "409 Conflict.", "node_ids": [], "complete": False}],
+        "tool": "save_answer",
+    }
+    search = SearchFactory(space=space, questions=[QUESTION], state=state)
+    services.search_advance(search_id=search.pk)
+    return search
+
+
+def test_saving_the_answers_another_space_saved_makes_this_spaces_own_document():
+    theirs = _saving(Space.objects.create(slug="other", name="Other"))
+    their_node = ToolCall.objects.get(search=theirs).node
+    references = selectors.node_internal_folder(space=default_space(), name="references")
+
+    ours = _saving(default_space())
+
+    assert ToolCall.objects.get(search=ours).node.parent_id == references.pk
+    step = SearchStep.objects.filter(search=ours).last()
+    assert their_node.pk not in step.summary and "reusing" not in step.summary

@@ -205,15 +205,20 @@ def test_a_tool_call_with_the_same_arguments_reuses_its_result(llm, tree, settin
     assert llm.pending == 0
 
 
-def test_tool_keys_hold_per_search_and_folder_for_exploring_and_everywhere_for_saving():
+def test_tool_keys_hold_per_search_and_folder_for_exploring_and_per_space_for_saving():
     from memory.search.tools import FULL_TEXT, SAVE_ANSWER, NoArguments, QueryArguments
 
     query = QueryArguments(query="PostgreSQL")
-    here = FULL_TEXT.key(query, scope=(1, "memory_a"))
-    assert here == FULL_TEXT.key(QueryArguments(query="PostgreSQL"), scope=(1, "memory_a"))
-    assert here != FULL_TEXT.key(query, scope=(1, "memory_b"))  # another subtree
-    assert here != FULL_TEXT.key(query, scope=(2, "memory_a"))  # another search: the tree aged
-    assert SAVE_ANSWER.key(NoArguments(), scope=(1, "a")) == SAVE_ANSWER.key(NoArguments(), scope=(2, "b"))
+    here = FULL_TEXT.key(query, space_id=1, scope=(1, "memory_a"))
+    assert here == FULL_TEXT.key(QueryArguments(query="PostgreSQL"), space_id=1, scope=(1, "memory_a"))
+    assert here != FULL_TEXT.key(query, space_id=1, scope=(1, "memory_b"))  # another subtree
+    assert here != FULL_TEXT.key(query, space_id=1, scope=(2, "memory_a"))  # another search: the tree aged
+    assert SAVE_ANSWER.key(NoArguments(), space_id=1, scope=(1, "a")) == SAVE_ANSWER.key(
+        NoArguments(), space_id=1, scope=(2, "b")
+    )
+    assert SAVE_ANSWER.key(NoArguments(), space_id=1, scope=(1, "a")) != SAVE_ANSWER.key(
+        NoArguments(), space_id=2, scope=(1, "a")
+    )  # another space's node is never this one's
 
 
 def notes_with_a_partial_answer(tree) -> Node:
