@@ -1,6 +1,6 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Case, IntegerField, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from memsite.errors import NotFound
 from memsite.spaces.logic import DEFAULT_SPACE, Role, key_digest, role_allows
@@ -35,20 +35,19 @@ def membership_role(*, user: object, space_id: int | None = None) -> Role | None
 def membership_for_session(*, user: object, slug: str | None, preferred: str | None = None) -> Membership | None:
     """The membership a logged-in user acts through: of the space `slug` names; else of the
     space they last chose (`preferred`), if they are still a member; else of the default
-    space; else their first."""
+    space; else their first. One query for a member of the space looked for first: every page
+    and API call of a session begins here."""
     user_id = _member_id(user)
     if user_id is None:
         return None
     memberships = Membership.objects.select_related("space").filter(user_id=user_id)
     if slug is not None:
         return memberships.filter(space__slug=slug).first()
-    first = Case(
-        When(space__slug=preferred or "", then=Value(0)),
-        When(space__slug=DEFAULT_SPACE, then=Value(1)),
-        default=Value(2),
-        output_field=IntegerField(),
-    )
-    return memberships.order_by(first, "pk").first()
+    for choice in dict.fromkeys(filter(None, (preferred, DEFAULT_SPACE))):
+        membership = memberships.filter(space__slug=choice).first()
+        if membership is not None:
+            return membership
+    return memberships.order_by("pk").first()
 
 
 def memberships_of(*, user: object) -> QuerySet[Membership]:
