@@ -1,6 +1,7 @@
 import pytest
 from django.urls import reverse
 
+from memsite.spaces.models import Space
 from tests.llm.factories import days_ago, make_call
 
 pytestmark = pytest.mark.django_db
@@ -102,3 +103,20 @@ def test_status_is_in_every_template_context(logged_in, settings):
 
     assert (status.provider, status.model, status.is_offline) == ("openai", "gpt-4.1", False)
     assert str(status) == "openai · gpt-4.1"
+
+
+def test_the_pages_of_a_filtered_ledger_keep_the_filter(logged_in):
+    for _ in range(51):
+        make_call(purpose="answer")
+    make_call(purpose="route")
+    page = logged_in.get(reverse("llm:ledger"), {"purpose": "answer"}).content.decode()
+    assert "page 1 of 2" in page and '?purpose=answer&amp;page=2">next</a>' in page
+    second = logged_in.get(reverse("llm:ledger"), {"purpose": "answer", "page": 2}).content.decode()
+    assert "page 2 of 2" in second and '?purpose=answer&amp;page=1">previous</a>' in second
+
+
+def test_another_spaces_calls_are_not_in_the_ledger(logged_in):
+    other = Space.objects.create(slug="other", name="Other")
+    theirs = make_call(space_id=other.pk, purpose="answer", schema_name="TheirSchema")
+    assert "TheirSchema" not in logged_in.get(reverse("llm:ledger")).content.decode()
+    assert logged_in.get(reverse("llm:call", args=[theirs.pk])).status_code == 404
