@@ -19,7 +19,7 @@ from memsite.llm.purposes import COMPLETION_PURPOSES, Purpose
 from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
 from memsite.llm.services.calls import served_key
-from memsite.quotas.selectors import llm_spend_today, space_spend_today
+from memsite.quotas.selectors import spends_today
 from memsite.spaces.selectors import space_get
 
 logger = logging.getLogger(__name__)
@@ -80,9 +80,8 @@ def _budget_require(user_id: int | None, space_id: int | None) -> None:
     space = space_get(space_id=space_id) if space_id is not None else None
     if space is None:
         return
-    member = llm_spend_today(user_id=user_id, space=space) if user_id is not None else None
-    for spend in (member, space_spend_today(space=space)):
-        if spend is not None and spend.spent:
+    for spend in spends_today(user_id=user_id, space=space):
+        if spend.spent:
             whose = "The space's" if spend.space_wide else "The"
             raise LLMError(Reason.BUDGET_SPENT, f"{whose} daily LLM budget is spent: {spend.describe()}.")
 

@@ -40,9 +40,8 @@ def llm_budget_require(*, user_id: int | None, space: Space) -> None:
     """QuotaExceeded once the member's LLM budget in the space for today is spent, or the
     whole space's."""
     now = timezone.now()
-    if user_id is not None:
-        _raise(budget_refusal(selectors.llm_spend_today(user_id=user_id, space=space, now=now), now=now))
-    _raise(budget_refusal(selectors.space_spend_today(space=space, now=now), now=now))
+    for spend in selectors.spends_today(user_id=user_id, space=space, now=now):
+        _raise(budget_refusal(spend, now=now))
 
 
 def _work_require(user_id: int, space: Space, *, what: str, cap_field: str, in_flight: Callable[[], int]) -> None:

@@ -117,6 +117,14 @@ def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
     )
 
 
+def spends_today(*, user_id: int | None, space: Space, now: datetime | None = None) -> list[Spend]:
+    """The budgets new LLM work in the space counts against: the member's, for a user's work,
+    and the whole space's."""
+    now = now or timezone.now()
+    member = [llm_spend_today(user_id=user_id, space=space, now=now)] if user_id is not None else []
+    return [*member, space_spend_today(space=space, now=now)]
+
+
 @dataclass(frozen=True)
 class InFlight:
     count: int
