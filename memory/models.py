@@ -181,6 +181,8 @@ class Search(models.Model):
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
     depth = models.PositiveSmallIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    # The token that asked for it, if one did: its LLM calls count against the token's budget too.
+    token = models.ForeignKey("spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     questions = models.JSONField()
     context = models.TextField(blank=True)
     # Where the walk starts; null for the top of the tree (all roots).

@@ -65,6 +65,13 @@ class Brain(models.Model):
     tick_queued_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The tokens through which they asked, if any: each token's own budget counts its ticks.
+    ticking_token = models.ForeignKey(
+        "spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    tick_queued_token = models.ForeignKey(
+        "spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     tick_queued_at = models.DateTimeField(null=True, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
@@ -239,10 +246,12 @@ class TickRun(models.Model):
 
     brain = models.ForeignKey(Brain, on_delete=models.CASCADE, related_name="ticks")
     number = models.PositiveBigIntegerField()
-    # Whose work the tick is (see Brain.tick_queued_by); its LLM calls are charged to them.
+    # Whose work the tick is (see Brain.tick_queued_by), and through which token; its LLM calls
+    # are charged to them.
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    token = models.ForeignKey("spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.RUNNING)
     action = models.CharField(max_length=32, blank=True)
     arguments = models.JSONField(default=dict, blank=True)

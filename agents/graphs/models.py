@@ -139,6 +139,8 @@ class GraphOp(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The token that asked, if one did: its own budget counts the operation's LLM calls too.
+    token = models.ForeignKey("spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     rationale = models.TextField(blank=True)
     detail = models.JSONField(default=dict, blank=True)  # the patch or operation, and what it did
     error = models.TextField(blank=True)

@@ -350,10 +350,12 @@ class SearchStartApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         start_node = data["start_node"]
-        space = principal_of(request).space
+        principal = principal_of(request)
+        space = principal.space
         search = services.search_start(
             space=space,
             user=request.user,
+            token=principal.token,
             questions=data["questions"],
             context=data["context"],
             start_node=selectors.node_get(space=space, node_id=start_node) if start_node is not None else None,

@@ -165,6 +165,7 @@ def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema
             served=search,
             user_id=search.created_by_id,
             space_id=search.space_id,
+            token_id=search.token_id,
         )
     except LLMError as exc:
         if exc.reason is Reason.INVALID_REPLY:

@@ -24,7 +24,7 @@ from memory.validation import validate_name
 from memsite.errors import Conflict, InvalidInput, NotFound
 from memsite.queue import broker_checked, enqueue
 from memsite.quotas.checks import acting_user_id, search_quota_require
-from memsite.spaces.models import Space
+from memsite.spaces.models import ApiToken, Space
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -77,10 +77,12 @@ def search_start(
     max_llm_calls: int | None = None,
     max_tokens: int | None = None,
     timeout_s: int | None = None,
+    token: ApiToken | None = None,
 ) -> Search:
-    """Validate and queue a search of the space's memory; a worker runs it once this transaction
-    commits. A start node of another space is as missing as none. The user's searches in
-    flight are capped and their LLM budget must not be spent (QuotaExceeded, 429)."""
+    """Validate and queue a search of the space's memory, for `user` through `token` if a token
+    asked; a worker runs it once this transaction commits. A start node of another space is as
+    missing as none. The user's searches in flight are capped and the LLM budgets it counts
+    against must not be spent (QuotaExceeded, 429)."""
     if start_node is not None and start_node.space_id != space.pk:
         raise NotFound(f"No memory node with id '{start_node.pk}'.")
     questions = _questions(questions)
@@ -92,10 +94,11 @@ def search_start(
         raise InvalidInput(f"fallback must be one of {', '.join(Search.Fallback.values)}.")
     user_id = acting_user_id(user)
     with transaction.atomic():
-        search_quota_require(user_id=user_id, space=space)
+        search_quota_require(user_id=user_id, space=space, token=token)
         search = Search.objects.create(
             space=space,
             created_by_id=user_id,
+            token=token,
             questions=questions,
             context=context.strip(),
             start_node=start_node,
@@ -344,6 +347,7 @@ def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
         parent=parent,
         depth=parent.depth + 1,
         created_by=parent.created_by,
+        token_id=parent.token_id,
         questions=questions,
         context="\n".join(part for part in (parent.context, known) if part)[:MAX_CONTEXT_CHARS],
         output=Search.Output.ANSWER,

@@ -20,7 +20,7 @@ from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
 from memsite.llm.services.calls import served_key
 from memsite.quotas.selectors import spends_today
-from memsite.spaces.selectors import space_get
+from memsite.spaces.selectors import space_get, token_get
 
 logger = logging.getLogger(__name__)
 
@@ -73,17 +73,17 @@ def _normalized(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return normalized
 
 
-def _budget_require(user_id: int | None, space_id: int | None) -> None:
-    """LLMError(BUDGET_SPENT) once the member's LLM budget in the space for today is spent, or
-    the whole space's. Checked before each call: calls running at once may each pass it, so a
-    day may end a few calls over. Work outside any space has no budget."""
+def _budget_require(user_id: int | None, space_id: int | None, token_id: int | None) -> None:
+    """LLMError(BUDGET_SPENT) once the member's LLM budget in the space for today is spent, the
+    whole space's, or the asking token's. Checked before each call: calls running at once may
+    each pass it, so a day may end a few calls over. Work outside any space has no budget."""
     space = space_get(space_id=space_id) if space_id is not None else None
     if space is None:
         return
-    for spend in spends_today(user_id=user_id, space=space):
+    token = token_get(token_id=token_id) if token_id is not None else None
+    for spend in spends_today(user_id=user_id, space=space, token=token):
         if spend.spent:
-            whose = "The space's" if spend.space_wide else "The"
-            raise LLMError(Reason.BUDGET_SPENT, f"{whose} daily LLM budget is spent: {spend.describe()}.")
+            raise LLMError(Reason.BUDGET_SPENT, f"{spend.named} daily LLM budget is spent: {spend.describe()}.")
 
 
 @overload
@@ -95,6 +95,7 @@ def complete(
     served: models.Model | None = ...,
     user_id: int | None = ...,
     space_id: int | None = ...,
+    token_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -109,6 +110,7 @@ def complete(
     served: models.Model | None = ...,
     user_id: int | None = ...,
     space_id: int | None = ...,
+    token_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -122,12 +124,14 @@ def complete(
     served: models.Model | None = None,
     user_id: int | None = None,
     space_id: int | None = None,
+    token_id: int | None = None,
     model: str | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
     config: LLMConfig | None = None,
 ) -> Completion[Any]:
-    """Run one LLM call for `purpose` and record it, as the work of `user_id` in `space_id`.
+    """Run one LLM call for `purpose` and record it, as the work of `user_id` (through
+    `token_id`, if a token asked for it) in `space_id`.
     Raises LLMError (the call is recorded first) or, for a malformed request, InvalidInput
     (nothing is sent or recorded)."""
     purpose = str(purpose)
@@ -160,6 +164,7 @@ def complete(
         served=served,
         user_id=user_id,
         space_id=space_id,
+        token_id=token_id,
     )
     return Completion(value=value, text=trace.reply, usage=usage, call=call)
 
@@ -172,12 +177,13 @@ def recorded_call(
     provider: str,
     user_id: int | None,
     space_id: int | None,
+    token_id: int | None = None,
     served: models.Model | None = None,
 ) -> tuple[R, Usage, LLMCall]:
     """Run `send` (it fills `trace` as it goes) as one ledger row, charged to `user_id` and
     `space_id` when given: a spent budget raises LLMError(BUDGET_SPENT) with nothing sent or recorded. Returns
     the result, its usage and the row; a failure raises LLMError with the row on `exc.call`."""
-    _budget_require(user_id, space_id)
+    _budget_require(user_id, space_id, token_id)
     started = time.monotonic()
     error: LLMError | None = None
     try:
@@ -199,6 +205,7 @@ def recorded_call(
         served=served,
         user_id=user_id,
         space_id=space_id,
+        token_id=token_id,
     )
     if error is not None:
         error.call = call
@@ -222,6 +229,7 @@ def _ledger_row(
     served: models.Model | None,
     user_id: int | None,
     space_id: int | None,
+    token_id: int | None,
 ) -> LLMCall:
     cost = request.config.model_info(request.model).cost(
         prompt_tokens=trace.prompt_tokens, completion_tokens=trace.completion_tokens
@@ -248,4 +256,5 @@ def _ledger_row(
         served=served,
         user_id=user_id,
         space_id=space_id,
+        token_id=token_id,
     )

@@ -53,6 +53,11 @@ class LLMCall(models.Model):
         "spaces.Space", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
 
+    # The token that asked for the work, when one did: its own budget counts it too.
+    token = models.ForeignKey(
+        "spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
@@ -62,6 +67,7 @@ class LLMCall(models.Model):
             models.Index(fields=["user", "created_at"], name="llm_call_user_day_idx"),
             # A space's ledger, newest first, and its spend today.
             models.Index(fields=["space", "created_at"], name="llm_call_space_day_idx"),
+            models.Index(fields=["token", "created_at"], name="llm_call_token_day_idx"),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(status__in=["ok", "error"]), name="llm_call_status_valid"),

@@ -17,14 +17,15 @@ QUOTA_REFUSED = inline_serializer(
         "detail": serializers.CharField(),
         "quota": serializers.CharField(
             required=False,
-            help_text="The cap reached (its setting, e.g. MEMSITE_QUOTA_SEARCHES) or daily_llm_budget.",
+            help_text="The cap reached (its setting, e.g. MEMSITE_QUOTA_SEARCHES), or the budget spent: "
+            "daily_llm_budget (the member's), space_daily_llm_budget or token_daily_llm_budget.",
         ),
         "cap": serializers.IntegerField(required=False),
         "in_flight": serializers.IntegerField(required=False, help_text="The user's work of that kind now."),
         "calls": serializers.IntegerField(required=False, help_text="LLM calls charged to the user today."),
-        "calls_limit": serializers.IntegerField(required=False),
+        "calls_limit": serializers.IntegerField(required=False, allow_null=True, help_text="Null: not bounded."),
         "tokens": serializers.IntegerField(required=False, help_text="Tokens charged to the user today."),
-        "tokens_limit": serializers.IntegerField(required=False),
+        "tokens_limit": serializers.IntegerField(required=False, allow_null=True, help_text="Null: not bounded."),
         "resets_at": serializers.DateTimeField(required=False, help_text="When the day's budget starts afresh."),
     },
 )
@@ -66,6 +67,11 @@ class UsageSerializer(serializers.Serializer):
     space_llm_today = LLMSpendSerializer(
         source="space_spend", help_text="The whole space's, against its own budget if its owner set one."
     )
+    token_llm_today = LLMSpendSerializer(
+        source="token_spend",
+        allow_null=True,
+        help_text="The calling token's work, against the token's own budget; null for a session.",
+    )
     searches = InFlightSerializer(help_text="Searches queued or running (MEMSITE_QUOTA_SEARCHES).")
     ticks = InFlightSerializer(help_text="Ticks queued or running (MEMSITE_QUOTA_TICKS).")
     ticking_agents = InFlightSerializer(help_text="Agents ticking on the user's schedule.")
@@ -84,5 +90,6 @@ class UsageApi(APIView):
         responses={200: UsageSerializer},
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        space = principal_of(request).space
-        return Response(self.OutputSerializer(user_usage(user_id=request.user.pk, space=space)).data)
+        principal = principal_of(request)
+        usage = user_usage(user_id=request.user.pk, space=principal.space, token=principal.token)
+        return Response(self.OutputSerializer(usage).data)

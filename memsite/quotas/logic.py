@@ -4,6 +4,7 @@ user's cap, is the day's LLM budget spent, and when does the day end. No ORM, no
 
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
+from enum import StrEnum
 
 from memsite.errors import ServiceError
 
@@ -24,17 +25,29 @@ class QuotaExceeded(ServiceError):
         self.retry_after_s = max(1, retry_after_s)
 
 
+class Budget(StrEnum):
+    """Whose daily LLM budget a spend counts against; the value names it in a refusal's data."""
+
+    MEMBER = "daily_llm_budget"
+    SPACE = "space_daily_llm_budget"
+    TOKEN = "token_daily_llm_budget"
+
+
+_WHOSE = {Budget.MEMBER: "Your", Budget.SPACE: "The space's", Budget.TOKEN: "This token's"}
+_NAMED = {Budget.MEMBER: "The", Budget.SPACE: "The space's", Budget.TOKEN: "The token's"}
+
+
 @dataclass(frozen=True)
 class Spend:
-    """LLM spend today against a daily budget: a member's in a space, or (`space_wide`) the
-    whole space's, whose owner may bound calls, tokens or both (None: not bounded)."""
+    """LLM spend today against a daily budget (`budget` says whose): a member's in a space, the
+    whole space's, or one token's. Each may bound calls, tokens or both (None: not bounded)."""
 
     calls: int
     tokens: int
     calls_limit: int | None
     tokens_limit: int | None
     resets_at: datetime
-    space_wide: bool = False
+    budget: Budget = Budget.MEMBER
 
     @property
     def spent(self) -> bool:
@@ -42,7 +55,12 @@ class Spend:
 
     @property
     def whose(self) -> str:
-        return "The space's" if self.space_wide else "Your"
+        return _WHOSE[self.budget]
+
+    @property
+    def named(self) -> str:
+        """`whose` for a record the system keeps (a ledger row, a search's error)."""
+        return _NAMED[self.budget]
 
     def _pairs(self) -> tuple[tuple[int, int | None], tuple[int, int | None]]:
         return (self.calls, self.calls_limit), (self.tokens, self.tokens_limit)
@@ -89,6 +107,6 @@ def budget_refusal(spend: Spend, *, now: datetime) -> QuotaExceeded | None:
         return None
     return QuotaExceeded(
         f"{spend.whose} daily LLM budget is spent: {spend.describe()}.",
-        data={"quota": "space_daily_llm_budget" if spend.space_wide else "daily_llm_budget", **spend.as_data()},
+        data={"quota": spend.budget.value, **spend.as_data()},
         retry_after_s=int((spend.resets_at - now).total_seconds()) + 1,
     )

@@ -13,9 +13,9 @@ from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memsite.quotas.logic import Spend, day_bounds
+from memsite.quotas.logic import Budget, Spend, day_bounds
 from memsite.spaces.logic import MEMBER_LIMITS, effective_limit
-from memsite.spaces.models import Space
+from memsite.spaces.models import ApiToken, Space
 
 _counters: dict[str, Callable[[int, int], int]] = {}
 
@@ -67,7 +67,7 @@ def graph_ops_in_flight(*, user_id: int, space_id: int) -> int:
 
 
 def _spend(
-    rows: QuerySet, *, calls_limit: int | None, tokens_limit: int | None, now: datetime | None, space_wide: bool
+    rows: QuerySet, *, calls_limit: int | None, tokens_limit: int | None, now: datetime | None, budget: Budget
 ) -> Spend:
     start, end = day_bounds(timezone.localtime(now or timezone.now()))
     totals = (
@@ -85,7 +85,7 @@ def _spend(
         calls_limit=calls_limit,
         tokens_limit=tokens_limit,
         resets_at=end,
-        space_wide=space_wide,
+        budget=budget,
     )
 
 
@@ -99,7 +99,7 @@ def llm_spend_today(*, user_id: int, space: Space, now: datetime | None = None) 
         calls_limit=effective_limit(space.member_llm_daily_calls, settings.MEMSITE_LLM_DAILY_CALLS),
         tokens_limit=effective_limit(space.member_llm_daily_tokens, settings.MEMSITE_LLM_DAILY_TOKENS),
         now=now,
-        space_wide=False,
+        budget=Budget.MEMBER,
     )
 
 
@@ -113,16 +113,36 @@ def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
         calls_limit=space.llm_daily_calls,
         tokens_limit=space.llm_daily_tokens,
         now=now,
-        space_wide=True,
+        budget=Budget.SPACE,
     )
 
 
-def spends_today(*, user_id: int | None, space: Space, now: datetime | None = None) -> list[Spend]:
+def token_spend_today(*, token: ApiToken, now: datetime | None = None) -> Spend:
+    """The token's ledger rows today against its own budget, if it has one."""
+    from memsite.llm.models import LLMCall
+
+    return _spend(
+        LLMCall.objects.filter(token=token),
+        calls_limit=token.llm_daily_calls,
+        tokens_limit=token.llm_daily_tokens,
+        now=now,
+        budget=Budget.TOKEN,
+    )
+
+
+def _bounded(token: ApiToken | None) -> bool:
+    return token is not None and (token.llm_daily_calls is not None or token.llm_daily_tokens is not None)
+
+
+def spends_today(
+    *, user_id: int | None, space: Space, token: ApiToken | None = None, now: datetime | None = None
+) -> list[Spend]:
     """The budgets new LLM work in the space counts against: the member's, for a user's work,
-    and the whole space's."""
+    the whole space's, and the asking token's when it has one of its own."""
     now = now or timezone.now()
     member = [llm_spend_today(user_id=user_id, space=space, now=now)] if user_id is not None else []
-    return [*member, space_spend_today(space=space, now=now)]
+    own = [token_spend_today(token=token, now=now)] if token is not None and _bounded(token) else []
+    return [*member, space_spend_today(space=space, now=now), *own]
 
 
 @dataclass(frozen=True)
@@ -139,6 +159,7 @@ class UserUsage:
 
     spend: Spend
     space_spend: Spend
+    token_spend: Spend | None
     searches: InFlight
     ticks: InFlight
     ticking_agents: InFlight
@@ -150,12 +171,13 @@ def member_cap(space: Space, field: str) -> int:
     return effective_limit(getattr(space, field), getattr(settings, MEMBER_LIMITS[field]))
 
 
-def user_usage(*, user_id: int, space: Space) -> UserUsage:
+def user_usage(*, user_id: int, space: Space, token: ApiToken | None = None) -> UserUsage:
     now = timezone.now()
     ids = {"user_id": user_id, "space_id": space.pk}
     return UserUsage(
         spend=llm_spend_today(user_id=user_id, space=space, now=now),
         space_spend=space_spend_today(space=space, now=now),
+        token_spend=token_spend_today(token=token, now=now) if token is not None else None,
         searches=InFlight(searches_in_flight(**ids), member_cap(space, "quota_searches")),
         ticks=InFlight(ticks_in_flight(**ids, now=now), member_cap(space, "quota_ticks")),
         ticking_agents=InFlight(ticking_agents(**ids), member_cap(space, "quota_ticking_agents")),

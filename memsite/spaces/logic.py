@@ -84,24 +84,43 @@ def write_under_refusal(path: str, write_under: str, *, into: bool = False) -> s
 
 @dataclass(frozen=True)
 class Reach:
-    """Where a token writes (blank: anywhere) and until when (None: for good)."""
+    """Where a token writes (blank: anywhere), until when (None: for good), and how many LLM
+    calls and tokens a day the work it asks for may spend (None: its member's budget alone)."""
 
     write_under: str
     expires_at: datetime | None
+    llm_daily_calls: int | None = None
+    llm_daily_tokens: int | None = None
+
+
+def _first(asked: int | None, maker: int | None) -> int | None:
+    return asked if asked is not None else maker
 
 
 def reach_of_made_token(asked: Reach, maker: Reach) -> Reach:
-    """A token made by a token reaches no further than its maker: the maker's folder and expiry
-    unless the request names its own."""
-    return Reach(asked.write_under or maker.write_under, asked.expires_at or maker.expires_at)
+    """A token made by a token reaches no further than its maker: the maker's folder, expiry
+    and budget unless the request names its own."""
+    return Reach(
+        asked.write_under or maker.write_under,
+        asked.expires_at or maker.expires_at,
+        _first(asked.llm_daily_calls, maker.llm_daily_calls),
+        _first(asked.llm_daily_tokens, maker.llm_daily_tokens),
+    )
+
+
+def _above(value: int | None, bound: int | None) -> bool:
+    return bound is not None and (value is None or value > bound)
 
 
 def wider_than_maker_problem(reach: Reach, maker: Reach) -> str | None:
-    """Why a token made by a token would reach further than its maker, if it would."""
+    """Why a token made (or changed) by a token would reach further than that token, if it would."""
     if maker.write_under not in ("", "/") and not reach.write_under.startswith(maker.write_under):
         return f"A token that writes only under {maker.write_under} makes tokens that write only under it."
     if maker.expires_at is not None and (reach.expires_at is None or reach.expires_at > maker.expires_at):
         return f"A token that expires at {maker.expires_at.isoformat()} makes tokens that expire no later."
+    for field, unit in (("llm_daily_calls", "LLM calls"), ("llm_daily_tokens", "tokens")):
+        if _above(getattr(reach, field), bound := getattr(maker, field)):
+            return f"A token with a daily budget of {bound:,} {unit} makes tokens with no larger one."
     return None
 
 
@@ -154,13 +173,19 @@ MEMBER_LIMITS = {
 SPACE_BUDGETS = ("llm_daily_calls", "llm_daily_tokens")
 
 
-def limit_problem(field: str, value: int | None, site_cap: int | None) -> str | None:
-    """What is wrong with an owner's `value` for a space's `field`, if anything: a member's cap
-    above the site's `site_cap`, or a count below zero. None (unset) is always allowed."""
+def limit_max(field: str) -> int:
+    """The largest count the column `field` keeps: token counts are 64-bit, the others 32-bit."""
+    return 2**63 - 1 if field.endswith("_tokens") else 2**31 - 1
+
+
+def limit_problem(field: str, value: int | None, site_cap: int | None = None) -> str | None:
+    """What is wrong with `value` for a space's or a token's limit `field`, if anything: a
+    member's cap above the site's `site_cap`, or a count below zero or past what the column
+    keeps. None (unset) is always allowed."""
     if value is None:
         return None
-    if value < 0:
-        return f"{field} must be 0 or more, not {value}."
+    if not 0 <= value <= limit_max(field):
+        return f"{field} must be from 0 to {limit_max(field):,}, not {value:,}."
     if site_cap is not None and value > site_cap:
         return f"{field} may be at most the site's {site_cap:,} ({MEMBER_LIMITS[field]}), not {value:,}."
     return None

@@ -57,6 +57,10 @@ class ApiToken(models.Model):
     # memory/permissions.py holds the memory services to it.
     write_under = models.CharField(max_length=1000, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The token's own daily LLM budget, within its member's and the space's (None: not bounded):
+    # a swarm node's key cannot spend what its operator's other nodes need.
+    llm_daily_calls = models.PositiveIntegerField(null=True, blank=True)
+    llm_daily_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -18,6 +18,11 @@ def space_get(*, space_id: int) -> Space | None:
     return Space.objects.filter(pk=space_id).first()
 
 
+def token_get(*, token_id: int) -> ApiToken | None:
+    """A token by id, revoked or expired ones included: work it asked for still counts."""
+    return ApiToken.objects.filter(pk=token_id).first()
+
+
 def membership_role(*, user: object, space_id: int | None = None) -> Role | None:
     """`user`'s role in the space (the default space if none is named), None if not a member."""
     user_id = _member_id(user)

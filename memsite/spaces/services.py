@@ -1,4 +1,4 @@
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -95,11 +95,14 @@ def token_create(
     role: str | None = None,
     write_under: str = "",
     expires_at: datetime | None = None,
+    llm_daily_calls: int | None = None,
+    llm_daily_tokens: int | None = None,
     maker_role: str | None = None,
 ) -> NewToken:
     """A token acting for `user` in `space` (the default space if none), with `role`, which may
     be above neither the member's nor `maker_role` (the role of whoever makes it, when a request
-    does): Conflict (409) otherwise. Without `role`, the highest it may have."""
+    does): Conflict (409) otherwise. Without `role`, the highest it may have. Its own daily LLM
+    budget, if given, bounds the work it asks for within its member's."""
     space = space or selectors.space_default()
     member_role = selectors.membership_role(user=user, space_id=space.pk)
     if member_role is None:
@@ -112,6 +115,7 @@ def token_create(
         raise Conflict(f"You act as {maker_role} in '{space.slug}': a token you make cannot be {role}.")
     if problem := write_under_problem(write_under):
         raise InvalidInput(problem)
+    _token_budget_check(llm_daily_calls, llm_daily_tokens)
     key = key_new()
     token = ApiToken.objects.create(
         space=space,
@@ -122,6 +126,8 @@ def token_create(
         prefix=key[:SHOWN_PREFIX_CHARS],
         write_under=write_under,
         expires_at=expires_at,
+        llm_daily_calls=llm_daily_calls,
+        llm_daily_tokens=llm_daily_tokens,
     )
     return NewToken(token, key)
 
@@ -134,31 +140,58 @@ def token_make(
     role: str | None = None,
     write_under: str = "",
     expires_at: datetime | None = None,
+    llm_daily_calls: int | None = None,
+    llm_daily_tokens: int | None = None,
 ) -> NewToken:
     """A token made through the API by `maker`, in their space: for themselves, or for the
     member `username` when `maker` is an owner (Forbidden, 403, otherwise; NotFound, 404, for
     one who is not a member). Never above `maker`'s own role; made by a token, never reaching
-    further than it (its folder, its expiry)."""
+    further than it (its folder, its expiry, its budget)."""
     user = maker.user
     if username is not None and username != getattr(user, "username", None):
         role_require(maker, Role.OWNER)
         user = selectors.membership_get(space=maker.space, username=username).user
     assert isinstance(user, AbstractBaseUser)  # a principal's user is a real one, never the anonymous
+    reach = Reach(write_under, expires_at, llm_daily_calls, llm_daily_tokens)
     if maker.token is not None:
-        bound = Reach(maker.write_under, maker.token.expires_at)
-        reach = reach_of_made_token(Reach(write_under, expires_at), bound)
-        if problem := wider_than_maker_problem(reach, bound):
+        reach = reach_of_made_token(reach, _reach_of(maker.token))
+        if problem := wider_than_maker_problem(reach, _reach_of(maker.token)):
             raise Forbidden(problem)
-        write_under, expires_at = reach.write_under, reach.expires_at
     return token_create(
         user=user,
         space=maker.space,
         name=name,
         role=role,
-        write_under=write_under,
-        expires_at=expires_at,
+        write_under=reach.write_under,
+        expires_at=reach.expires_at,
+        llm_daily_calls=reach.llm_daily_calls,
+        llm_daily_tokens=reach.llm_daily_tokens,
         maker_role=maker.role,
     )
+
+
+def _token_budget_check(calls: int | None, tokens: int | None) -> None:
+    for field, value in (("llm_daily_calls", calls), ("llm_daily_tokens", tokens)):
+        if problem := limit_problem(field, value):
+            raise InvalidInput(problem)
+
+
+def _reach_of(token: ApiToken) -> Reach:
+    return Reach(token.write_under, token.expires_at, token.llm_daily_calls, token.llm_daily_tokens)
+
+
+def token_budget_set(
+    *, changer: Principal, token: ApiToken, llm_daily_calls: int | None, llm_daily_tokens: int | None
+) -> ApiToken:
+    """Set the token's own daily LLM budget (None: its member's alone). Through a token, never
+    above that token's own budget (Forbidden, 403): a key cannot raise its own."""
+    _token_budget_check(llm_daily_calls, llm_daily_tokens)
+    reach = replace(_reach_of(token), llm_daily_calls=llm_daily_calls, llm_daily_tokens=llm_daily_tokens)
+    if changer.token is not None and (problem := wider_than_maker_problem(reach, _reach_of(changer.token))):
+        raise Forbidden(problem)
+    token.llm_daily_calls, token.llm_daily_tokens = llm_daily_calls, llm_daily_tokens
+    token.save(update_fields=["llm_daily_calls", "llm_daily_tokens"])
+    return token
 
 
 def token_revoke(*, token: ApiToken) -> ApiToken:

@@ -124,7 +124,16 @@ def test_usage_says_the_spend_today_and_the_work_in_flight(api, user, budget):
     assert (today["calls"], today["calls_limit"], today["tokens"], today["spent"]) == (1, 3, 120, False)
     assert datetime.fromisoformat(today["resets_at"]) - datetime.now(UTC) <= timedelta(days=1)
     assert body["searches"] == {"count": 0, "cap": budget.MEMSITE_QUOTA_SEARCHES}
-    assert set(body) == {"llm_today", "space_llm_today", "searches", "ticks", "ticking_agents", "graph_ops"}
+    assert set(body) == {
+        "llm_today",
+        "space_llm_today",
+        "token_llm_today",
+        "searches",
+        "ticks",
+        "ticking_agents",
+        "graph_ops",
+    }
+    assert body["token_llm_today"]["calls_limit"] is None  # the token has no budget of its own
     whole = body["space_llm_today"]  # every member's; the space has no budget of its own
     assert (whole["calls"], whole["calls_limit"], whole["tokens_limit"], whole["spent"]) == (2, None, None, False)
     assert_documented(response, "/api/usage/", "get")

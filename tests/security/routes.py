@@ -220,6 +220,7 @@ ROUTES: dict[str, Route] = {
     ),
     "api/spaces/<slug:slug>/tokens/<int:token_id>/": api(
         lambda w: {"slug": "default", "token_id": token_by_key(key=w.user_token).pk},
+        patch=ok(json=lambda w: {"llm_daily_calls": 5}, role=Role.READER),
         delete=ok(role=Role.READER),
     ),
     "api/questions/": api(get=ok()),

@@ -21,7 +21,8 @@ SPACES = "/api/spaces/"
 MEMBERS = "/api/spaces/default/members/"
 TOKENS = "/api/spaces/default/tokens/"
 TOKEN_FIELDS = {
-    "id", "prefix", "name", "user", "role", "write_under", "expires_at", "revoked_at", "last_used_at", "created_at",
+    "id", "prefix", "name", "user", "role", "write_under", "expires_at", "llm_daily_calls", "llm_daily_tokens",
+    "revoked_at", "last_used_at", "created_at",
 }  # fmt: skip
 
 

@@ -45,6 +45,7 @@ from memsite.pagination import OrderedPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_parameters, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
+from memsite.spaces.principals import principal_of
 
 TAG = "brains"
 GOAL_ID = OpenApiParameter("goal_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The goal's id.")
@@ -170,7 +171,7 @@ class TickApi(APIView):
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = agent_of(request, agent_id)
-        services.tick_request(agent=agent, user=request.user)
+        services.tick_request(agent=agent, user=request.user, token=principal_of(request).token)
         ticking = _ticking(agent)
         queued = {"queued": True, "after": ticking.tick_count, "ticking": ticking}
         return Response(self.OutputSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
@@ -204,7 +205,8 @@ class TickingStartApi(APIView):
         agent = agent_of(request, agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        services.ticking_start(agent=agent, user=request.user, **serializer.validated_data)
+        token = principal_of(request).token
+        services.ticking_start(agent=agent, user=request.user, token=token, **serializer.validated_data)
         return Response(self.OutputSerializer(_ticking(agent)).data)
 
 
@@ -261,7 +263,9 @@ class ChatApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         with wait_slots().hold_or_busy():
-            exchange = services.chat_send(agent=agent, user=request.user, **serializer.validated_data)
+            exchange = services.chat_send(
+                agent=agent, user=request.user, token=principal_of(request).token, **serializer.validated_data
+            )
         return Response(self.OutputSerializer(exchange).data, status=status.HTTP_201_CREATED)
 
 

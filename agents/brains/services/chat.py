@@ -20,6 +20,7 @@ from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.quotas.checks import acting_user_id, llm_budget_require
+from memsite.spaces.models import ApiToken
 
 GOAL_COMMAND = re.compile(r"^\s*goal\s*:\s*(?P<text>.*?)\s*$", re.IGNORECASE | re.DOTALL)
 CHAT_LINES = 20  # of the history a reply may see, newest first, as the window allows
@@ -57,7 +58,7 @@ def _agent_says(agent: Agent, text: str) -> Record:
         return _line(write, role="assistant", text=text, at=timezone.now())
 
 
-def chat_send(*, agent: Agent, text: str, user: Any = None) -> ChatExchange:
+def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | None = None) -> ChatExchange:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("A chat message needs text.")
     limit = cap("entry_chars")
@@ -73,7 +74,7 @@ def chat_send(*, agent: Agent, text: str, user: Any = None) -> ChatExchange:
             raise InvalidInput(f"A goal is at most {GOAL_CHARS} characters.")
     user_id = acting_user_id(user)
     if command is None:
-        llm_budget_require(user_id=user_id, space=agent.space)
+        llm_budget_require(user_id=user_id, space=agent.space, token=token)
 
     user_line = _user_says(agent, text)
     if command is not None:
@@ -96,6 +97,7 @@ def chat_send(*, agent: Agent, text: str, user: Any = None) -> ChatExchange:
             served=user_line,
             user_id=user_id,
             space_id=agent.space_id,
+            token_id=token.pk if token is not None else None,
             model=agent.model,
             max_tokens=agent.reserved_output_tokens,
         )

@@ -64,7 +64,7 @@ from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
 from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
 from memsite.quotas.selectors import llm_spend_today, member_cap, tick_queue_cutoff, ticks_in_flight
-from memsite.spaces.models import Space
+from memsite.spaces.models import ApiToken, Space
 
 Reply = TypeVar("Reply", bound=BaseModel)
 
@@ -129,6 +129,7 @@ def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type[Reply]) -
         served=tick.run,
         user_id=tick.run.user_id,
         space_id=tick.agent.space_id,
+        token_id=tick.run.token_id,
         model=tick.agent.model,
         max_tokens=tick.agent.reserved_output_tokens,
     )
@@ -196,14 +197,22 @@ def _open(agent: Agent) -> _Tick | None:
         lease = Lease(agent=agent, until=lease_until())
         number = write.brain.tick_count + 1
         suggestions = exploration.suggestions
-        user_id = write.brain.tick_queued_by_id or write.brain.ticking_by_id
-        run = TickRun(brain=write.brain, number=number, user_id=user_id)
+        run = TickRun(brain=write.brain, number=number, **_asker(write.brain))
         tick = _Tick(lease=lease, run=run, view=view, suggestions=suggestions)
         _step_noted(tick, "read", started, suggestions=[suggestion.key for suggestion in suggestions])
         tick.run.save()
-        write.set(tick_count=number, lease_until=lease.until, tick_queued_at=None, tick_queued_by=None)
+        write.set(
+            tick_count=number, lease_until=lease.until, tick_queued_at=None, tick_queued_by=None, tick_queued_token=None
+        )
         write.folders_spent(exploration.spent)
     return tick
+
+
+def _asker(brain: Brain) -> dict[str, int | None]:
+    """Whose work a tick of `brain` beginning now is: who queued it, else who set it ticking."""
+    if brain.tick_queued_by_id is not None:
+        return {"user_id": brain.tick_queued_by_id, "token_id": brain.tick_queued_token_id}
+    return {"user_id": brain.ticking_by_id, "token_id": brain.ticking_token_id}
 
 
 def _queue_mark_clear(brain: Brain) -> None:
@@ -211,7 +220,7 @@ def _queue_mark_clear(brain: Brain) -> None:
     One queued since (after the read) keeps its mark."""
     if brain.tick_queued_at is not None:
         Brain.objects.filter(pk=brain.pk, tick_queued_at=brain.tick_queued_at).update(
-            tick_queued_at=None, tick_queued_by=None
+            tick_queued_at=None, tick_queued_by=None, tick_queued_token=None
         )
 
 
@@ -411,23 +420,30 @@ def _interval_check(interval_s: object) -> int:
     return interval_s
 
 
-def ticking_start(*, agent: Agent, interval_s: int, user: Any = None) -> Brain:
-    """Tick the agent every `interval_s` seconds for `user`, starting now (or, if it ticks
-    already, at the new interval from its next tick at the latest). The agents ticking for one
-    user are capped and their LLM budget must not be spent (QuotaExceeded, 429)."""
+def ticking_start(*, agent: Agent, interval_s: int, user: Any = None, token: ApiToken | None = None) -> Brain:
+    """Tick the agent every `interval_s` seconds for `user` (through `token`, if one asked),
+    starting now (or, if it ticks already, at the new interval from its next tick at the
+    latest). The agents ticking for one user are capped and the LLM budgets the ticks count
+    against must not be spent (QuotaExceeded, 429)."""
     interval_s = _interval_check(interval_s)
     broker_require()  # beat queues the ticks: with the broker down none would run
     user_id = acting_user_id(user)
     now = timezone.now()
     with transaction.atomic():
-        ticking_quota_require(user_id=user_id, space=agent.space, agent_id=agent.pk)
+        ticking_quota_require(user_id=user_id, space=agent.space, agent_id=agent.pk, token=token)
         with brain_writing(agent=agent) as write:
             brain = write.brain
             if brain.ticking and brain.next_tick_at is not None:
                 next_at = min(brain.next_tick_at, now + timedelta(seconds=interval_s))
             else:
                 next_at = now
-            write.set(ticking=True, tick_interval_s=interval_s, next_tick_at=next_at, ticking_by_id=user_id)
+            write.set(
+                ticking=True,
+                tick_interval_s=interval_s,
+                next_tick_at=next_at,
+                ticking_by_id=user_id,
+                ticking_token=token,
+            )
     return brain
 
 
@@ -438,22 +454,26 @@ def ticking_pause(*, agent: Agent) -> Brain:
     return write.brain
 
 
-def _queue_mark(agent_id: int, user_id: int | None, now: datetime) -> bool:
-    """Mark a tick of the brain queued for `user_id`; False when one is queued already and not
-    yet begun (it will tick the brain: this one would add nothing)."""
+def _queue_mark(agent_id: int, user_id: int | None, token_id: int | None, now: datetime) -> bool:
+    """Mark a tick of the brain queued for `user_id` (through `token_id`); False when one is
+    queued already and not yet begun (it will tick the brain: this one would add nothing)."""
     free = Q(tick_queued_at__isnull=True) | Q(tick_queued_at__lte=tick_queue_cutoff(now))
-    return bool(Brain.objects.filter(free, pk=agent_id).update(tick_queued_at=now, tick_queued_by_id=user_id))
+    marked = Brain.objects.filter(free, pk=agent_id).update(
+        tick_queued_at=now, tick_queued_by_id=user_id, tick_queued_token_id=token_id
+    )
+    return bool(marked)
 
 
-def tick_request(*, agent: Agent, user: Any = None) -> None:
-    """Run one tick now for `user`, whether or not the agent ticks (queued once the transaction
-    commits; refused with nothing made when the broker does not answer, or past the user's
-    quota). A tick of the agent already queued and not yet begun stands for this one."""
+def tick_request(*, agent: Agent, user: Any = None, token: ApiToken | None = None) -> None:
+    """Run one tick now for `user` (through `token`, if one asked), whether or not the agent
+    ticks (queued once the transaction commits; refused with nothing made when the broker does
+    not answer, or past the user's quota). A tick of the agent already queued and not yet begun
+    stands for this one."""
     user_id = acting_user_id(user)
     with transaction.atomic():
         brain_create(agent=agent)
-        tick_quota_require(user_id=user_id, space=agent.space)
-        if _queue_mark(agent.pk, user_id, timezone.now()):
+        tick_quota_require(user_id=user_id, space=agent.space, token=token)
+        if _queue_mark(agent.pk, user_id, token.pk if token is not None else None, timezone.now()):
             _enqueue(agent.pk)
 
 
@@ -501,7 +521,13 @@ class _Room:
 
 
 def _start_due(
-    agent_id: int, next_at: datetime | None, interval_s: int, user_id: int | None, space_id: int, room: _Room
+    agent_id: int,
+    next_at: datetime | None,
+    interval_s: int,
+    user_id: int | None,
+    token_id: int | None,
+    space_id: int,
+    room: _Room,
 ) -> bool:
     """Move the brain's next tick on and queue this one, if no other beat moved it first, its
     user has room in its space, and it has no tick queued already. Whether it queued one."""
@@ -511,7 +537,7 @@ def _start_due(
         )
         if not moved or not room.take(user_id, space_id):
             return False
-        if not _queue_mark(agent_id, user_id, room.now):
+        if not _queue_mark(agent_id, user_id, token_id, room.now):
             room.give_back(user_id, space_id)
             return False
         _enqueue(agent_id)
@@ -527,7 +553,9 @@ def ticks_start_due() -> int:
     due = list(
         Brain.objects.filter(ticking=True, next_tick_at__lte=now)
         .order_by("next_tick_at")
-        .values_list("pk", "next_tick_at", "tick_interval_s", "ticking_by_id", "agent__space_id")[:TICKS_PER_BEAT]
+        .values_list("pk", "next_tick_at", "tick_interval_s", "ticking_by_id", "ticking_token_id", "agent__space_id")[
+            :TICKS_PER_BEAT
+        ]
     )
     if not due:
         return 0

@@ -204,7 +204,9 @@ class GraphMemorizeApi(APIView):
         graph = graph_of(request, graph_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        op = services.graph_memorize(graph=graph, user=request.user, **serializer.validated_data)
+        op = services.graph_memorize(
+            graph=graph, user=request.user, token=principal_of(request).token, **serializer.validated_data
+        )
         return Response(self.OutputSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -220,7 +222,8 @@ class GraphRecallApi(APIView):
         responses={202: GraphOpSerializer, **errors(404, 503), **quota_refusals()},
     )
     def post(self, request: Request, graph_id: int) -> Response:
-        op = services.graph_recall(graph=graph_of(request, graph_id), user=request.user)
+        graph = graph_of(request, graph_id)
+        op = services.graph_recall(graph=graph, user=request.user, token=principal_of(request).token)
         return Response(self.OutputSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -42,7 +42,7 @@ from memsite.llm.tokens import counter_for_model
 from memsite.names import has_invisible_characters
 from memsite.queue import broker_checked, enqueue
 from memsite.quotas.checks import acting_user_id, graph_op_quota_require
-from memsite.spaces.models import Space
+from memsite.spaces.models import ApiToken, Space
 from memsite.storable import unstorable
 
 logger = logging.getLogger(__name__)
@@ -150,9 +150,11 @@ def _steps_check(roles: list[str]) -> None:
         )
 
 
-def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], user: Any = None) -> GraphOp:
-    """Store the turns (ids that never shift) and queue their memorizing for `user`, within
-    the user's quota (QuotaExceeded, 429)."""
+def graph_memorize(
+    *, graph: Graph, messages: Sequence[Mapping[str, Any]], user: Any = None, token: ApiToken | None = None
+) -> GraphOp:
+    """Store the turns (ids that never shift) and queue their memorizing for `user` (through
+    `token`, if one asked), within the user's quota (QuotaExceeded, 429)."""
     if (
         isinstance(messages, (str, bytes))
         or not isinstance(messages, Sequence)
@@ -178,7 +180,7 @@ def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], user:
     counter = counter_for_model(graph.model)
     user_id = acting_user_id(user)
     with transaction.atomic():
-        graph_op_quota_require(user_id=user_id, space=graph.space)
+        graph_op_quota_require(user_id=user_id, space=graph.space, token=token)
         graph = Graph.objects.select_for_update().get(pk=graph.pk)
         first = graph.next_turn_id
         Turn.objects.bulk_create(
@@ -198,18 +200,21 @@ def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], user:
             kind=GraphOp.Kind.MEMORIZE,
             detail={"turn_ids": list(range(first, graph.next_turn_id))},
             created_by_id=user_id,
+            token=token,
         )
         _enqueue(graph)
     return op
 
 
-def graph_recall(*, graph: Graph, user: Any = None) -> GraphOp:
-    """Queue a recall for `user`, whatever the context's size, within the user's quota
-    (QuotaExceeded, 429)."""
+def graph_recall(*, graph: Graph, user: Any = None, token: ApiToken | None = None) -> GraphOp:
+    """Queue a recall for `user` (through `token`, if one asked), whatever the context's size,
+    within the user's quota (QuotaExceeded, 429)."""
     user_id = acting_user_id(user)
     with transaction.atomic():
-        graph_op_quota_require(user_id=user_id, space=graph.space)
-        op = GraphOp.objects.create(graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for", created_by_id=user_id)
+        graph_op_quota_require(user_id=user_id, space=graph.space, token=token)
+        op = GraphOp.objects.create(
+            graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for", created_by_id=user_id, token=token
+        )
         _enqueue(graph)
     return op
 
@@ -430,6 +435,7 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
                 served=op,
                 user_id=op.created_by_id,
                 space_id=graph.space_id,
+                token_id=op.token_id,
             ).value
             entry["patch"] = patch.model_dump()
             entry["node_ids"] = _apply_patch(graph, patch, entry["turn_ids"], op=op, done=results)
@@ -449,17 +455,22 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
             tokens_after=after.tokens,
             ended_at=timezone.now(),
         )
-    _recall_while_over(graph, after, user_id=op.created_by_id)
+    _recall_while_over(graph, after, asked=op)
 
 
-def _recall_while_over(graph: Graph, context: GraphContext, *, user_id: int | None) -> None:
+def _recall_while_over(graph: Graph, context: GraphContext, *, asked: GraphOp) -> None:
     """Past the trigger, recall until under the target or out of attempts: so it fires once
-    when the context grows too large, not at every step after."""
+    when the context grows too large, not at every step after. The recalls are the work of who
+    `asked` for the memorize."""
     if context.tokens <= graph.trigger_tokens:
         return
     for _ in range(graph.max_recalls):
         op = GraphOp.objects.create(
-            graph=graph, kind=GraphOp.Kind.RECALL, rationale="over the trigger", created_by_id=user_id
+            graph=graph,
+            kind=GraphOp.Kind.RECALL,
+            rationale="over the trigger",
+            created_by_id=asked.created_by_id,
+            token_id=asked.token_id,
         )
         before = context.tokens
         context = _recall(graph, op, context)
@@ -548,6 +559,7 @@ def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None) -> G
             served=op,
             user_id=op.created_by_id,
             space_id=graph.space_id,
+            token_id=op.token_id,
         ).value
         _apply_recall(graph, reply, record=op, tokens_before=context.tokens)
     except (LLMError, InvalidInput) as error:

@@ -56,7 +56,7 @@ def llm_call_list(*, space: Space, filters: LedgerFilter | None = None) -> model
 def llm_call_get(*, space: Space, call_id: int) -> LLMCall:
     """One of the space's calls: another space's is the same 404 as a missing one."""
     try:
-        return LLMCall.objects.select_related("served_type").get(pk=call_id, space=space)
+        return LLMCall.objects.select_related("served_type", "user", "token").get(pk=call_id, space=space)
     except LLMCall.DoesNotExist:
         raise NotFound(f"No LLM call {call_id}.") from None
 

@@ -77,6 +77,7 @@ def llm_call_record(
     served: models.Model | None = None,
     user_id: int | None = None,
     space_id: int | None = None,
+    token_id: int | None = None,
 ) -> LLMCall:
     served_type, served_id = served_key(served)
     call = LLMCall(
@@ -102,6 +103,7 @@ def llm_call_record(
         served_id=served_id,
         user_id=user_id,
         space_id=space_id,
+        token_id=token_id,
     )
     _insert(call)
     return call

@@ -71,6 +71,12 @@ class TokenSerializer(serializers.Serializer):
     )
     write_under = serializers.CharField(help_text="A tree path its writes are meant to stay under; blank for any.")
     expires_at = serializers.DateTimeField(allow_null=True, help_text="Null: it never expires.")
+    llm_daily_calls = serializers.IntegerField(
+        allow_null=True, help_text="LLM calls the work it asks for may make a day; null: its member's budget alone."
+    )
+    llm_daily_tokens = serializers.IntegerField(
+        allow_null=True, help_text="LLM tokens the work it asks for may spend a day; null: its member's budget alone."
+    )
     revoked_at = serializers.DateTimeField(allow_null=True)
     last_used_at = serializers.DateTimeField(allow_null=True, help_text="Noted at most once a minute.")
     created_at = serializers.DateTimeField()

@@ -30,6 +30,7 @@ from memsite.spaces.api.serializers import (
     TokenSerializer,
 )
 from memsite.spaces.logic import MAX_EXPIRES_IN_DAYS, Role, expiry_of, expiry_problem
+from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import Principal, principal_of, spaces_of
 
 TAG = "spaces"
@@ -70,6 +71,10 @@ class SpaceApi(APIView):
 
 def _limit_field(**kwargs: Any) -> StrictIntegerField:
     return StrictIntegerField(required=False, allow_null=True, min_value=0, **kwargs)
+
+
+TOKEN_CALLS_HELP = "LLM calls the work the token asks for may make a day; null: its member's budget alone."
+TOKEN_TOKENS_HELP = "LLM tokens the work the token asks for may spend a day; null: its member's budget alone."
 
 
 class SpaceListApi(APIView):
@@ -258,6 +263,8 @@ class TokenListApi(SpaceApi):
         user = StrictCharField(
             required=False, max_length=150, help_text="The member it acts for (owners only); the caller by default."
         )
+        llm_daily_calls = _limit_field(help_text=TOKEN_CALLS_HELP)
+        llm_daily_tokens = _limit_field(help_text=TOKEN_TOKENS_HELP)
 
         class Meta:
             ref_name = "TokenCreate"
@@ -307,7 +314,40 @@ class TokenListApi(SpaceApi):
 class TokenApi(SpaceApi):
     required_role = Role.READER  # a member revokes their own tokens; only an owner sees the others
 
+    class InputSerializer(StrictInputSerializer):
+        llm_daily_calls = _limit_field(help_text=TOKEN_CALLS_HELP)
+        llm_daily_tokens = _limit_field(help_text=TOKEN_TOKENS_HELP)
+
+        class Meta:
+            ref_name = "TokenBudget"
+
     OutputSerializer = TokenSerializer
+
+    def _token(self, token_id: int) -> ApiToken:
+        principal = self.principal()
+        return selectors.token_seen_by(
+            space=principal.space, user=principal.user, role=principal.role, token_id=token_id
+        )
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="token_budget_set",
+        summary="Set a token's own daily LLM budget",
+        description="Owners for any token of the space, anyone else for their own; another's is a 404. A "
+        "field left out keeps its value; null removes the token's own bound. Through a token, never above "
+        "that token's own budget (403).",
+        parameters=[SLUG, TOKEN_ID],
+        request=InputSerializer,
+        responses={200: TokenSerializer, **errors(400, 403, 404)},
+    )
+    def patch(self, request: Request, slug: str, token_id: int) -> Response:
+        token = self._token(token_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        budget = {"llm_daily_calls": token.llm_daily_calls, "llm_daily_tokens": token.llm_daily_tokens}
+        budget.update(serializer.validated_data)
+        changed = services.token_budget_set(changer=self.principal(), token=token, **budget)
+        return Response(self.OutputSerializer(changed).data)
 
     @extend_schema(
         tags=[TAG],
@@ -319,8 +359,4 @@ class TokenApi(SpaceApi):
         responses={200: TokenSerializer, **errors(404)},
     )
     def delete(self, request: Request, slug: str, token_id: int) -> Response:
-        principal = self.principal()
-        token = selectors.token_seen_by(
-            space=principal.space, user=principal.user, role=principal.role, token_id=token_id
-        )
-        return Response(self.OutputSerializer(services.token_revoke(token=token)).data)
+        return Response(self.OutputSerializer(services.token_revoke(token=self._token(token_id))).data)
