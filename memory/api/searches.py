@@ -51,6 +51,7 @@ QUESTION_ID = OpenApiParameter(
 
 errors = refusals(
     {
+        403: "Refused: the answer would be written in /user/, and the token writes elsewhere.",
         404: "No such search, question or start node.",
         409: "Conflict: the search has already ended, or the question is no longer pending.",
     }
@@ -478,13 +479,14 @@ class QuestionAnswerApi(APIView):
         description="The waiting search ends with this answer, which is also kept as a document in the `user` folder.",
         parameters=[QUESTION_ID],
         request=InputSerializer,
-        responses={200: SearchQuestionSerializer, **errors(400, 404, 409)},
+        responses={200: SearchQuestionSerializer, **errors(400, 403, 404, 409)},
     )
     def post(self, request: Request, question_id: int) -> Response:
-        question = selectors.search_question_get(space=principal_of(request).space, question_id=question_id)
+        principal = principal_of(request)
+        question = selectors.search_question_get(space=principal.space, question_id=question_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         question = services.search_question_answer(
-            question=question, answer=serializer.validated_data["answer"], user=request.user
+            question=question, answer=serializer.validated_data["answer"], user=request.user, actor=principal
         )
         return Response(self.OutputSerializer(question).data)

@@ -25,6 +25,7 @@ from memsite.errors import Conflict, InvalidInput, NotFound
 from memsite.queue import broker_checked, enqueue
 from memsite.quotas.checks import acting_user_id, search_quota_require
 from memsite.spaces.models import ApiToken, Space
+from memsite.spaces.principals import Principal
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -135,8 +136,11 @@ def search_cancel(*, search: Search, user) -> Search:
     return search
 
 
-def search_question_answer(*, question: SearchQuestion, answer: str, user) -> SearchQuestion:
-    """The user's answer completes the waiting search and is kept as a document in `user`."""
+def search_question_answer(
+    *, question: SearchQuestion, answer: str, user, actor: Principal | None = None
+) -> SearchQuestion:
+    """The user's answer completes the waiting search and is kept as a document in `user`: a
+    write of the `actor`'s, so a token limited to a folder elsewhere is refused (403)."""
     if not isinstance(answer, str) or not answer.strip():
         raise InvalidInput("The answer must not be empty.")
     if len(answer) > MAX_ANSWER_CHARS:
@@ -156,6 +160,7 @@ def search_question_answer(*, question: SearchQuestion, answer: str, user) -> Se
             description=f"The user's answer to: {' | '.join(question.questions)}"[:1000],
             content=content.encode(),
             user=user,
+            actor=actor,
         )
         question.status = SearchQuestion.Status.ANSWERED
         question.answer = answer

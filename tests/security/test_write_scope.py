@@ -1,6 +1,7 @@
 """A token limited to a folder (`write_under`) writes only under it and reads everything: every
 write outside, the folder itself included, is a 403 that says where the token writes and leaves
-the tree as it was. A move needs both ends under the folder."""
+the tree as it was. A move needs both ends under the folder; a question's answer, kept as a
+document in /user/, needs the token to write there."""
 
 import io
 import json
@@ -8,16 +9,17 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from memory import selectors, services
-from memory.models import Node
+from memory.models import Node, Search, SearchQuestion
 from memory.services import NodeSpec
 from memsite.errors import Forbidden
 from memsite.spaces.principals import token_principal
 from memsite.spaces.services import token_create
 from tests.archives import tar_gz
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space, token_for
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, SearchFactory, default_space, token_for
 from tests.memory.api.support import tree_state, url
 
 pytestmark = pytest.mark.django_db
@@ -190,3 +192,28 @@ def test_a_bulk_create_outside_is_refused(user, tree):
 def test_the_system_and_unlimited_tokens_write_anywhere(user, tree):
     assert services.node_create(parent=tree.other, type="folder", name="by the system").pk
     assert create(client_writing_under(user, ""), tree.other, "anywhere.md").status_code == 201
+
+
+def answer_url(question: SearchQuestion) -> str:
+    return reverse("memory-api:question-answer", args=[question.pk])
+
+
+def waiting_question() -> SearchQuestion:
+    search = SearchFactory(status=Search.Status.WAITING)
+    return SearchQuestion.objects.create(search=search, questions=search.questions)
+
+
+def test_answers_no_question_whose_answer_would_land_outside(scoped):
+    question = waiting_question()
+    refused(lambda: scoped.post(answer_url(question), {"answer": "Port 8000."}, format="json"))
+    question.refresh_from_db()
+    assert question.status == SearchQuestion.Status.PENDING
+    assert Search.objects.get(pk=question.search_id).status == Search.Status.WAITING
+
+
+def test_a_token_limited_to_the_user_folder_answers(user):
+    question = waiting_question()
+    client = client_writing_under(user, "/user/")
+    answered = client.post(answer_url(question), {"answer": "Port 8000."}, format="json")
+    assert answered.status_code == 200, answered.content
+    assert selectors.node_path(node=SearchQuestion.objects.get(pk=question.pk).document).startswith("/user/")
