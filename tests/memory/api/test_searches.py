@@ -217,7 +217,7 @@ def test_read_a_finished_search_with_its_spend_children_and_result(api, internal
     node = internal["user"]
     result = {
         "answers": [{"question": "Where?", "answer": "In the user folder.", "node_ids": [node.pk], "complete": True}],
-        "nodes": [],
+        "nodes": [{"id": node.pk, "name": "user", "path": "/user"}],
         "open_questions": [],
         "ended_because": "answered",
     }
@@ -238,9 +238,33 @@ def test_read_a_finished_search_with_its_spend_children_and_result(api, internal
     assert response.status_code == 200
     body = response.json()
     assert body["spent"] == {"llm_calls": 3, "prompt_tokens": 300, "completion_tokens": 40, "cost_usd": 0.00012}
-    assert body["result"] == result and body["ended_because"] == "answered"
+    # A result written before answers kept their citations reads with none, and its nodes as
+    # found by reading, the only way then.
+    assert body["result"] == {
+        **result,
+        "answers": [{**result["answers"][0], "citations": []}],
+        "nodes": [{**result["nodes"][0], "found_by": "reading", "passages": []}],
+    }
+    assert body["ended_because"] == "answered"
     assert body["children"] == [child.pk] and body["user_question"] is None
     assert api.get(url("search-detail", child.pk)).json()["parent"] == search.pk
+
+
+def test_answers_come_with_their_citations_and_found_nodes_with_their_passages(api, internal):
+    node = internal["user"]
+    citation = {"node": node.pk, "start": 4, "end": 20}
+    found = {
+        "id": node.pk,
+        "name": "user",
+        "path": "/user",
+        "found_by": "index",
+        "passages": [{"start": 4, "end": 20, "snippet": "the user's notes"}],
+    }
+    answer = {"question": "Where?", "answer": "Here.", "node_ids": [node.pk], "citations": [citation], "complete": True}
+    result = {"answers": [answer], "nodes": [found], "open_questions": [], "ended_because": "answered"}
+    search = SearchFactory(questions=["Where?"], output="node", status=Search.Status.DONE, result=result)
+
+    assert api.get(url("search-detail", search.pk)).json()["result"] == result
 
 
 def test_a_waiting_search_names_its_pending_question(api):

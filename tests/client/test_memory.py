@@ -1,0 +1,176 @@
+"""The client's memory verbs against the live server: write (and add), get, read, update with
+versions, children a page at a time, delete, retrieve (and search), and refusals raised as
+MemsiteError subclasses with the API's message."""
+
+import httpx2 as httpx
+import pytest
+from memsite_client import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    MemsiteClient,
+    MemsiteError,
+    Node,
+    NotFound,
+    Passage,
+    Unauthorized,
+)
+
+from memory import selectors
+from memsite.spaces.logic import Role
+from tests.factories import default_space, token_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class CountingTransport(httpx.HTTPTransport):
+    """The real transport, noting each request's method and path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append(f"{request.method} {request.url.path}")
+        return super().handle_request(request)
+
+
+def test_write_makes_a_document_under_a_folder_path_then_updates_it(memsite, user):
+    node = memsite.write("/references/ops/deploy.md", "# Deploy\n\nRun make deploy.", description="How we deploy")
+
+    assert isinstance(node, Node)
+    assert (node.path, node.type, node.description, node.version) == (
+        "/references/ops/deploy.md",
+        "document",
+        "How we deploy",
+        1,
+    )
+    assert node.created_by == user.username and node.content_size == len("# Deploy\n\nRun make deploy.")
+    folder = memsite.get("/references/ops")
+    assert folder.type == "folder" and folder.children_ids == [node.id]
+    assert memsite.read(node) == "# Deploy\n\nRun make deploy."
+
+    again = memsite.add("/references/ops/deploy.md", "# Deploy\n\nRun make release.")
+
+    assert again.id == node.id and again.version == 2 and again.description == "How we deploy"
+    assert memsite.read("/references/ops/deploy.md") == "# Deploy\n\nRun make release."
+    stored = selectors.node_resolve(space=default_space(), path="/references/ops/deploy.md")
+    assert stored.pk == node.id and stored.version == 2
+
+
+def test_get_by_id_or_path_and_the_roots(memsite):
+    node = memsite.write("/user/likes.md", "Tea.", description="What the user likes")
+
+    by_id, by_path = memsite.get(node.id), memsite.get("/user/likes.md")
+
+    assert by_id == by_path and by_id.path == "/user/likes.md" and by_id.parent == memsite.get("/user").id
+    assert [root.name for root in memsite.roots()] == ["swarmstar", "user", "projects", "references"]
+    assert memsite.read_bytes(node) == b"Tea."
+
+
+def test_children_are_read_a_page_at_a_time_as_the_iteration_reaches_them(server, token):
+    transport = CountingTransport()
+    with MemsiteClient(server, token, transport=transport) as memsite:
+        names = [f"note-{number}.md" for number in range(5)]
+        for name in names:
+            memsite.write(f"/swarmstar/many/{name}", name)
+        transport.sent.clear()
+
+        children = memsite.children("/swarmstar/many", page_size=2)
+        assert transport.sent == []  # nothing is read before the iteration starts
+        first = next(children)
+        assert first.name == "note-0.md" and first.path == "/swarmstar/many/note-0.md"
+        assert len(transport.sent) == 2  # the path resolved, and the first page
+        rest = [node.name for node in children]
+
+        assert [first.name, *rest] == names
+        many = memsite.get("/swarmstar/many").id
+        pages = [sent for sent in transport.sent if sent.endswith("/children/")]
+        assert pages == [f"GET /api/nodes/{many}/children/"] * 3
+        assert [node.name for node in memsite.list(many)] == names  # one page of the default size
+
+
+def test_an_update_at_a_stale_version_is_a_conflict_and_changes_nothing(memsite):
+    node = memsite.write("/references/plan.md", "v1", description="The plan")
+    updated = memsite.update(node, content="v2", version=node.version)
+    assert updated.version == node.version + 1
+
+    with pytest.raises(Conflict) as refused:
+        memsite.update(node, content="stale", version=node.version)
+
+    assert refused.value.status == 409
+    assert refused.value.message == (
+        f"The node was changed by someone else: it is at version {updated.version}, "
+        f"not {node.version}. Reload it and try again."
+    )
+    assert memsite.read(node) == "v2"
+    with pytest.raises(Conflict):
+        memsite.update(node, description="stale too", version=node.version)
+    assert memsite.get(node).description == "The plan"
+
+
+def test_an_update_of_metadata_and_content_expects_the_version_the_first_left(memsite):
+    node = memsite.write("/references/plan.md", "v1")
+
+    updated = memsite.update(node, name="roadmap.md", description="The plan", content="v2", version=node.version)
+
+    assert (updated.name, updated.description, updated.version) == ("roadmap.md", "The plan", node.version + 2)
+    assert memsite.read("/references/roadmap.md") == "v2"
+
+
+def test_delete_removes_the_branch(memsite):
+    memsite.write("/swarmstar/gone/a.md", "a")
+
+    assert memsite.delete("/swarmstar/gone") is None
+
+    for path in ("/swarmstar/gone", "/swarmstar/gone/a.md"):
+        with pytest.raises(NotFound):
+            memsite.get(path)
+
+
+def test_retrieve_and_search_find_passages_without_an_llm(memsite):
+    node = memsite.write(
+        "/references/http.md", "# Codes\n\nA 409 means the resource is in conflict.\n", description="HTTP"
+    )
+    memsite.write("/references/other.md", "Nothing about status codes here at all.\n", description="Other")
+
+    passages = memsite.retrieve("conflict", k=3)
+
+    assert passages and all(isinstance(passage, Passage) for passage in passages)
+    best = passages[0]
+    assert (best.node, best.path, best.kind) == (node.id, "/references/http.md", "content")
+    assert "conflict" in best.snippet and best.scores.fulltext is not None and best.end > best.start
+    assert memsite.search("conflict", k=3, start="/references") == passages
+
+
+def test_refusals_carry_the_api_message_and_status(server, memsite):
+    with pytest.raises(NotFound) as missing:
+        memsite.get("/references/missing.md")
+    assert (missing.value.status, missing.value.message) == (404, "No memory node at '/references/missing.md'.")
+    assert missing.value.body == {"detail": "No memory node at '/references/missing.md'."}
+
+    with pytest.raises(BadRequest) as invalid:
+        memsite.retrieve("anything", k=0)
+    assert invalid.value.message == "k: Ensure this value is greater than or equal to 1."
+
+    with pytest.raises(Unauthorized) as unknown, MemsiteClient(server, "ms_not-a-key") as stranger:
+        stranger.roots()
+    assert unknown.value.message == "Invalid token."
+
+
+def test_a_readers_write_is_forbidden_with_the_role_it_needs(server, user):
+    with MemsiteClient(server, token_for(user, role=Role.READER)) as reader:
+        assert reader.get("/references").name == "references"
+        with pytest.raises(Forbidden) as refused:
+            reader.write("/references/notes.md", "no")
+
+    assert refused.value.message == "Readers can only read; this needs an editor."
+    assert isinstance(refused.value, MemsiteError) and str(refused.value).startswith("403: ")
+
+
+def test_a_space_header_other_than_the_tokens_own_is_not_found(server, token):
+    with MemsiteClient(server, token, space="default") as own:
+        assert own.get("/user").name == "user"
+    with pytest.raises(NotFound) as other, MemsiteClient(server, token, space="elsewhere") as memsite:
+        memsite.get("/user")
+    assert other.value.message == "No space 'elsewhere'."
