@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
-import httpx2 as httpx
+import httpx
 
 from memsite_client.errors import ConnectionFailed
 from memsite_client.flows import Flows

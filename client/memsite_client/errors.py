@@ -3,7 +3,7 @@ API's message, the HTTP status, the whole JSON body and, for 429 and 503, Retry-
 
 from typing import Any
 
-import httpx2 as httpx
+import httpx
 
 from memsite_client.retry import retry_after_seconds
 

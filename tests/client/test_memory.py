@@ -2,7 +2,7 @@
 versions, children a page at a time, delete, retrieve (and search), and refusals raised as
 MemsiteError subclasses with the API's message."""
 
-import httpx2 as httpx
+import httpx
 import pytest
 from memsite_client import (
     BadRequest,

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-import httpx2 as httpx
+import httpx
 import pytest
 from memsite_client import (
     AsyncMemsiteClient,

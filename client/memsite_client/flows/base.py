@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx2 as httpx
+import httpx
 from pydantic import TypeAdapter, ValidationError
 
 from memsite_client.errors import MemsiteError, WaitTimeout, error_for
