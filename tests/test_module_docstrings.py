@@ -1,5 +1,5 @@
-"""The module docstrings of memory, memsite, the agents and the client stay short; what they leave
-out is in docs/."""
+"""The module docstrings of memory, memsite, the agents, the tools and the client stay short;
+what they leave out is in docs/."""
 
 import ast
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 5
-PACKAGES = ["memory", "memsite", "agents", "client"]
+PACKAGES = ["memory", "memsite", "agents", "tools", "client"]
 
 
 @pytest.mark.parametrize("package", PACKAGES)
