@@ -63,11 +63,13 @@ def _op(op: GraphOp) -> dict[str, Any]:
 
 def memorize_run(principal: Principal, args: MemorizeArgs) -> dict[str, Any]:
     messages = [turn.model_dump() for turn in args.messages]
-    return _op(services.graph_memorize(graph=graph_of(principal, args.graph), messages=messages, user=principal.user))
+    graph = graph_of(principal, args.graph)
+    return _op(services.graph_memorize(graph=graph, messages=messages, user=principal.user, token=principal.token))
 
 
 def recall_run(principal: Principal, args: GraphArgs) -> dict[str, Any]:
-    return _op(services.graph_recall(graph=graph_of(principal, args.graph), user=principal.user))
+    graph = graph_of(principal, args.graph)
+    return _op(services.graph_recall(graph=graph, user=principal.user, token=principal.token))
 
 
 def context_run(principal: Principal, args: GraphArgs) -> dict[str, Any]:

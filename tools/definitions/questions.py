@@ -45,7 +45,9 @@ def pending_run(principal: Principal, args: PendingArgs) -> dict[str, Any]:
 
 def answer_run(principal: Principal, args: AnswerArgs) -> dict[str, Any]:
     question = selectors.search_question_get(space=principal.space, question_id=args.question_id)
-    question = services.search_question_answer(question=question, answer=args.answer, user=principal.user)
+    question = services.search_question_answer(
+        question=question, answer=args.answer, user=principal.user, actor=principal
+    )
     return SearchQuestionSerializer(question).data
 
 

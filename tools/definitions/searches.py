@@ -84,6 +84,7 @@ def search_run(principal: Principal, args: SearchArgs) -> dict[str, Any]:
     search = services.search_start(
         space=space,
         user=principal.user,
+        token=principal.token,
         questions=args.questions,
         context=args.context,
         start_node=node_of(principal, args.start) if args.start is not None else None,
