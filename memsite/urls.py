@@ -29,6 +29,7 @@ urlpatterns = [
     path("api/graphs/", include("agents.graphs.api.urls")),
     path("api/usage/", UsageApi.as_view(), name="api-usage"),
     path("api/spaces/", include("memsite.spaces.api.urls")),
+    path("api/tools/", include("tools.api.urls")),
     path("api/", include("memory.api.urls")),
     path("llm/", include("memsite.llm.urls")),
     path("spaces/", include("memsite.spaces.urls")),

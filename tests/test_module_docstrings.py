@@ -1,4 +1,4 @@
-"""The module docstrings of memory, memsite and the agents stay short; what they leave
+"""The module docstrings of memory, memsite, the agents and the tools stay short; what they leave
 out is in docs/."""
 
 import ast
@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 5
-PACKAGES = ["memory", "memsite", "agents"]
+PACKAGES = ["memory", "memsite", "agents", "tools"]
 
 
 @pytest.mark.parametrize("package", PACKAGES)

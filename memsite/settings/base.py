@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "agents.context",
     "agents.brains",
     "agents.graphs",
+    "tools",  # the tools swarm nodes call: served over the API, imported by nothing else
 ]
 
 MIDDLEWARE = [

@@ -198,6 +198,12 @@ ROUTES: dict[str, Route] = {
         lambda w: {"search_id": w.question.search_id}, post=ok(202, json=lambda w: {})
     ),
     "api/usage/": api(get=ok()),
+    # -- the API: tools -----------------------------------------------------------------------------
+    "api/tools/openai.json": api(get=ok()),
+    # A tool that reads is a reader's call; the registry refuses readers the tools that write.
+    "api/tools/call/": api(
+        post=ok(json=lambda w: {"name": "memory_read", "arguments": {"node": w.document.pk}}, role=Role.READER)
+    ),
     # -- the API: spaces, members and tokens ---------------------------------------------------------
     "api/spaces/": api(
         get=ok(),

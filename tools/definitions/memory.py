@@ -1,0 +1,263 @@
+"""The memory tree's tools: passages for a query, a node's text, a document written, a folder's
+children. Each calls what memory's REST API calls, and answers in its shapes."""
+
+from typing import Annotated, Any
+
+from django.db import transaction
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
+from pydantic_core import PydanticCustomError
+
+from memory import selectors, services
+from memory.api.retrieve import MAX_K, MAX_QUERY_CHARS, HitSerializer
+from memory.api.serializers import NodeDetailSerializer, NodeSerializer
+from memory.index.retrieve import retrieve
+from memory.models import Node
+from memory.types import ContentKind, get_type
+from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES, validate_name
+from memsite.errors import Conflict, InvalidInput, NotFound
+from memsite.spaces.principals import Principal
+from tools.definitions.refs import NODE_HELP, ROOT, NodeRef, node_of, user_of
+from tools.logic.schemas import ToolArgs
+from tools.registry import Tool
+
+MAX_TYPES = 16
+READ_CHARS = 20_000  # what memory_read returns unless asked for less or more
+MAX_READ_CHARS = 100_000
+LIST_PAGE = 50
+MAX_LIST_PAGE = 200
+
+
+# -- memory_retrieve -----------------------------------------------------------------------------
+
+
+class RetrieveArgs(ToolArgs):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"query": "which status code means a conflict", "k": 5}]})
+
+    query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUERY_CHARS)] = Field(
+        description="What to look for, in words."
+    )
+    start: NodeRef | None = Field(None, description="Only this node and its subtree (a path or an id); null for all.")
+    k: int = Field(10, ge=1, le=MAX_K, description=f"How many passages, 1 to {MAX_K}.")
+    types: list[str] = Field(
+        default_factory=list, max_length=MAX_TYPES, description="Only nodes of these types, such as document."
+    )
+
+    @field_validator("types")
+    @classmethod
+    def known_types(cls, types: list[str]) -> list[str]:
+        for name in types:
+            try:
+                get_type(name)
+            except InvalidInput as exc:
+                raise PydanticCustomError("unknown_type", exc.message) from None
+        return list(dict.fromkeys(types))
+
+
+def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
+    start = node_of(principal, args.start) if args.start is not None else None
+    hits = retrieve(query=args.query, space_id=principal.space.pk, start=start, k=args.k, types=args.types)
+    return {"query": args.query, "results": HitSerializer(hits, many=True).data}
+
+
+# -- memory_read ---------------------------------------------------------------------------------
+
+
+class ReadArgs(ToolArgs):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"node": "/user/user_preferences.md"}, {"node": "/user/notes.md", "offset": 20000}]
+        }
+    )
+
+    node: NodeRef = Field(description=NODE_HELP)
+    offset: int = Field(0, ge=0, description="The first character to return (a passage's start, from memory_retrieve).")
+    limit: int = Field(READ_CHARS, ge=1, le=MAX_READ_CHARS, description=f"Characters to return, 1 to {MAX_READ_CHARS}.")
+
+
+def _text_range(node: Node, offset: int, limit: int) -> dict[str, Any]:
+    """The characters [offset, offset + limit) of the node's text, and how many it holds; a
+    folder holds none, and content that is not UTF-8 text is said to be binary."""
+    if get_type(node.type).content is ContentKind.NONE:
+        return {"content": None, "offset": None, "end": None, "total_chars": None, "binary": False}
+    try:
+        text = selectors.node_content_read(node=node).data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"content": None, "offset": None, "end": None, "total_chars": None, "binary": True}
+    piece = text[offset : offset + limit]
+    return {"content": piece, "offset": offset, "end": offset + len(piece), "total_chars": len(text), "binary": False}
+
+
+def read_run(principal: Principal, args: ReadArgs) -> dict[str, Any]:
+    node = node_of(principal, args.node)
+    return {"node": NodeSerializer(node).data, **_text_range(node, args.offset, args.limit)}
+
+
+# -- memory_write --------------------------------------------------------------------------------
+
+
+class WriteArgs(ToolArgs):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "folder": "/swarmstar/nodes/a",
+                    "name": "findings.md",
+                    "content": "# Findings\n\nStaging listens on port 8443.",
+                    "description": "What node a found about staging",
+                },
+                {"folder": "/swarmstar/nodes/a", "name": "findings.md", "description": "Staging's ports", "version": 2},
+            ]
+        }
+    )
+
+    folder: NodeRef = Field(description="The folder the document is in: a path, such as /swarmstar/nodes/a, or an id.")
+    name: Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_BYTES)] = Field(
+        description="The document's name in the folder, such as findings.md."
+    )
+    content: str | None = Field(None, description="Its markdown: the whole text. Null keeps the text it has.")
+    description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH)] | None = Field(
+        None, description="What it holds, in a sentence. Null keeps the one it has."
+    )
+    version: int | None = Field(
+        None,
+        ge=1,
+        description="The version you read: if the document is at another, or gone, nothing is written (409).",
+    )
+
+
+def _child(principal: Principal, folder: Node, name: str) -> Node | None:
+    try:
+        return selectors.node_resolve(space=principal.space, path=f"{selectors.node_path(node=folder)}/{name}")
+    except NotFound:
+        return None
+
+
+def _document_update(principal: Principal, document: Node, args: WriteArgs) -> Node:
+    """Content, then description, in one transaction: both are written or neither."""
+    if document.type != "document":
+        raise Conflict(f"'{document.name}' is a {document.type} node, not a document; memory_write writes documents.")
+    if args.content is None and args.description is None:
+        raise InvalidInput("Nothing to write: send content, a description or both.")
+    version = args.version
+    with transaction.atomic():
+        if args.content is not None:
+            document = services.node_content_set(
+                node=document,
+                data=args.content.encode(),
+                user=user_of(principal),
+                expected_version=version,
+                actor=principal,
+            )
+            version = None  # checked, and the node is locked until the description is written
+        if args.description is not None:
+            document = services.node_update(
+                node=document,
+                user=user_of(principal),
+                expected_version=version,
+                description=args.description,
+                actor=principal,
+            )
+    return document
+
+
+def write_run(principal: Principal, args: WriteArgs) -> dict[str, Any]:
+    folder = node_of(principal, args.folder)
+    name = validate_name(args.name)
+    document = _child(principal, folder, name)
+    if document is not None:
+        return {"created": False, "node": NodeDetailSerializer(_document_update(principal, document, args)).data}
+    if args.version is not None:
+        raise Conflict(f"'{folder.name}' has no child named '{name}', so it is at no version ({args.version} sent).")
+    document = services.node_create(
+        parent=folder,
+        type="document",
+        name=name,
+        description=args.description or "",
+        content=(args.content or "").encode(),
+        user=user_of(principal),
+        actor=principal,
+    )
+    return {"created": True, "node": NodeDetailSerializer(document).data}
+
+
+# -- memory_list ---------------------------------------------------------------------------------
+
+
+class ListArgs(ToolArgs):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"node": "/"}, {"node": "/projects", "limit": 20}]})
+
+    node: NodeRef = Field(ROOT, description="A folder's path or id; / for the top of the tree.")
+    cursor: Annotated[str, StringConstraints(max_length=Node._meta.get_field("path").max_length)] | None = Field(
+        None, description="The next_cursor of the page before; null for the first page."
+    )
+    limit: int = Field(LIST_PAGE, ge=1, le=MAX_LIST_PAGE, description=f"Children per page, 1 to {MAX_LIST_PAGE}.")
+
+
+def _cursor_checked(cursor: str, parent_path: str) -> str:
+    """A cursor is a child's place in the tree: one step below the listed node's."""
+    step = cursor[len(parent_path) :]
+    if not cursor.startswith(parent_path) or len(step) != Node.steplen or set(step) - set(Node.alphabet):
+        raise InvalidInput(
+            "The cursor is not one of this node's pages.",
+            data={"cursor": ["Pass a next_cursor of this node's pages, as it was given."]},
+        )
+    return cursor
+
+
+def _children(principal: Principal, args: ListArgs) -> tuple[Node | None, list[Node], list[Node]]:
+    """The listed node (None for the top), its ancestors and itself, and the page's children
+    with one more, which says whether a page follows."""
+    if args.node == ROOT:
+        first = _cursor_checked(args.cursor, "") if args.cursor is not None else ""
+        roots = [root for root in selectors.node_roots(space=principal.space) if root.path > first]
+        return None, [], roots[: args.limit + 1]
+    node = node_of(principal, args.node)
+    after = _cursor_checked(args.cursor, node.path) if args.cursor is not None else None
+    page = selectors.node_children(node=node, after_path=after).select_related("created_by")[: args.limit + 1]
+    return node, [*selectors.node_ancestors(node=node), node], list(page)
+
+
+def list_run(principal: Principal, args: ListArgs) -> dict[str, Any]:
+    node, chain, children = _children(principal, args)
+    page, more = children[: args.limit], len(children) > args.limit
+    return {
+        "node": NodeSerializer(node, context={"ancestors": chain[:-1]}).data if node is not None else None,
+        "children": NodeSerializer(page, many=True, context={"ancestors": chain}).data,
+        "next_cursor": page[-1].path if more else None,
+    }
+
+
+TOOLS = [
+    Tool(
+        name="memory_retrieve",
+        description="The best passages of memory for a query, at once and with no LLM: each with its node's path "
+        "and id, the character range and a snippet. Read more around one with memory_read.",
+        args=RetrieveArgs,
+        run=retrieve_run,
+        writes=False,
+    ),
+    Tool(
+        name="memory_read",
+        description="A node of memory by its path or id, and a range of its text (20,000 characters from `offset` "
+        "unless `limit` says otherwise), with the text's total length.",
+        args=ReadArgs,
+        run=read_run,
+        writes=False,
+    ),
+    Tool(
+        name="memory_write",
+        description="Write a markdown document into a folder: created when the folder has none of that name, else "
+        "its content and description replaced. Send `version` to write only if nobody changed it since.",
+        args=WriteArgs,
+        run=write_run,
+        writes=True,
+    ),
+    Tool(
+        name="memory_list",
+        description="The children of a folder (or of the top of the tree, /), in order, a page at a time: pass "
+        "next_cursor back for the next page.",
+        args=ListArgs,
+        run=list_run,
+        writes=False,
+    ),
+]
