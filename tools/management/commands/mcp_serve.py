@@ -29,8 +29,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
         parser.add_argument("--port", type=int, default=None, help="the port (default MEMSITE_MCP_PORT, 8001)")
+        parser.add_argument(
+            "--keep-alive", type=int, default=5, help="seconds an idle connection is kept (default 5, as gunicorn's)"
+        )
 
-    def handle(self, *args: object, host: str, port: int | None, **options: object) -> None:
+    def handle(self, *args: object, host: str, port: int | None, keep_alive: int, **options: object) -> None:
         port = port or settings.MEMSITE_MCP_PORT
         keep_connections()
         # The SDK logs each request at INFO, as uvicorn's access log does already.
@@ -49,6 +52,7 @@ class Command(BaseCommand):
             lifespan="on",
             # The settings' level (MEMSITE_LOG_LEVEL), for uvicorn's own logs and its access log.
             log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower(),
+            timeout_keep_alive=keep_alive,
             timeout_graceful_shutdown=30,
             server_header=False,
         )
