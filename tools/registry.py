@@ -5,6 +5,7 @@ Explained in docs/tools.md."""
 
 import logging
 from collections.abc import Callable, Mapping
+from copy import deepcopy
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -43,7 +44,7 @@ def _by_name() -> dict[str, Tool]:
 
 
 def all_tools() -> list[Tool]:
-    """Every tool, grouped by room: memory, context, graphs, brains, questions."""
+    """Every tool, grouped by room: memory, searches, context, graphs, brains, questions."""
     return list(_by_name().values())
 
 
@@ -60,9 +61,15 @@ def tool_get(name: str) -> Tool:
 
 
 @cache
-def openai_tools() -> list[dict[str, Any]]:
-    """Every tool as OpenAI's function calling defines one (the Chat Completions `tools` list)."""
+def _openai_tools() -> list[dict[str, Any]]:
+    # Built once a process: pydantic takes some 30 ms to write the fourteen schemas.
     return [function_definition(tool.name, tool.description, tool.parameters()) for tool in all_tools()]
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """Every tool as OpenAI's function calling defines one (the Chat Completions `tools` list),
+    the caller's own copy."""
+    return deepcopy(_openai_tools())
 
 
 def tool_call(principal: Principal, name: str, arguments: Mapping[str, Any]) -> dict:
