@@ -56,6 +56,7 @@ nginx:
 bench: install nginx
 	$(PY) benchmarks/tree.py
 	$(PY) benchmarks/spaces.py
+	$(PY) benchmarks/mcp.py
 	$(PY) benchmarks/archives.py
 	$(PY) benchmarks/llm.py
 	$(PY) benchmarks/search.py --sizes 1000,10000

@@ -162,6 +162,8 @@ def nginx_in_front(upstream: int) -> Iterator[int]:
     root.chmod(0o755)  # as root, nginx's workers run as nobody and must reach the temp paths
     port = free_port()
     server = NGINX_TEMPLATE.read_text().replace("${MEMSITE_UPSTREAM}", f"127.0.0.1:{upstream}")
+    # No MCP server in these runs: /mcp would answer 502.
+    server = server.replace("${MEMSITE_MCP_UPSTREAM}", "127.0.0.1:9")
     # An address with the port: nginx listens on loopback only.
     (root / "server.conf").write_text(server.replace("${MEMSITE_PROXY_PORT}", f"127.0.0.1:{port}"))
     user = "user nobody nogroup;" if os.geteuid() == 0 else ""

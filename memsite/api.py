@@ -68,6 +68,12 @@ def json_values_over(body: bytes, limit: int) -> bool:
     return values > limit
 
 
+def refuse_many_values(body: bytes) -> None:
+    """TooLarge (413) for a JSON document of more than MAX_JSON_VALUES values, before it is parsed."""
+    if json_values_over(body, MAX_JSON_VALUES):
+        raise TooLarge(f"The JSON document holds more than {MAX_JSON_VALUES:,} values.")
+
+
 class JSONParser(parsers.JSONParser):
     """The API's JSON parser (DEFAULT_PARSER_CLASSES): a document nested deeper than Python's
     parser can follow is a 400, not a crash; one of more than MAX_JSON_VALUES values is a 413
@@ -75,8 +81,7 @@ class JSONParser(parsers.JSONParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         body = stream.read()
-        if json_values_over(body, MAX_JSON_VALUES):
-            raise TooLarge(f"The JSON document holds more than {MAX_JSON_VALUES:,} values.")
+        refuse_many_values(body)
         try:
             return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
@@ -84,7 +89,11 @@ class JSONParser(parsers.JSONParser):
 
 
 def content_length(request: Request | HttpRequest) -> int:
-    raw = request.META.get("CONTENT_LENGTH") or "0"
+    return header_length(request.META.get("CONTENT_LENGTH") or "0")
+
+
+def header_length(raw: str) -> int:
+    """A Content-Length header's bytes; InvalidInput (400) for anything but digits."""
     if not raw.isascii() or not raw.isdigit():
         raise InvalidInput(f"The Content-Length header {raw!r} is not a number.")
     return int(raw)
@@ -92,7 +101,11 @@ def content_length(request: Request | HttpRequest) -> int:
 
 def refuse_longer_than(request: Request | HttpRequest, limit: int, what: str) -> None:
     """413 from the Content-Length header alone, before any of the body is read."""
-    length = content_length(request)
+    refuse_over(content_length(request), limit, what)
+
+
+def refuse_over(length: int, limit: int, what: str) -> None:
+    """TooLarge (413), saying both sizes, when `length` bytes are over `limit`."""
     if length > limit:
         raise TooLarge(f"The {what} is {length} bytes; the limit is {limit} bytes.")
 

@@ -103,6 +103,12 @@ def hit_release(hit: Hit) -> None:
         logger.warning("A hit on %s was not taken back, the cache did not answer: %s", hit.entry, exc)
 
 
+def api_rate_hit(who: str, *, now: float) -> Hit:
+    """One request of `who` (`user:<pk>`, `anon:<address>`) counted against MEMSITE_API_RATE:
+    the API's and the MCP server's requests share the count."""
+    return window_hit(key=f"throttle:{who}", window=Window.from_rate(settings.MEMSITE_API_RATE), now=now)
+
+
 class UserRequestThrottle(BaseThrottle):
     """MEMSITE_API_RATE requests per user (a swarm node's token or a dashboard session), or per
     client address for a request without one, counted in the default cache: Redis in
@@ -117,7 +123,7 @@ class UserRequestThrottle(BaseThrottle):
         user = request.user
         # A WSGI server need not say the client's address: such anonymous requests share a count.
         who = f"user:{user.pk}" if user and user.is_authenticated else f"anon:{key_part(self.get_ident(request) or '')}"
-        hit = window_hit(key=f"throttle:{who}", window=Window.from_rate(settings.MEMSITE_API_RATE), now=self.timer())
+        hit = api_rate_hit(who, now=self.timer())
         self.retry_after_s = hit.retry_after_s
         return hit.allowed
 

@@ -5,6 +5,7 @@ failure's error is sent instead) and its usage (None: no usage in the reply).
 
     def test_something(fake_openai):
         fake_openai.script(Reply.json({"answer": 42}), Reply.rate_limited(retry_after="0.1"))
+        fake_openai.script(Reply.tool_call("memory_read", {"node": "/user"}), Reply.text("Done."))
         ...
         assert fake_openai.requests[0].body["response_format"]["type"] == "json_schema"
 
@@ -45,10 +46,17 @@ class Reply:
     respond: "Callable[[RecordedRequest], Any] | None" = None
     raw: bytes | None = None  # sent as the whole body instead of a completion (see `garbage`)
     content_type: str = "application/json"
+    tool_calls: list[dict[str, Any]] | None = None  # the assistant's function calls (see `tool_call`)
 
     @classmethod
     def text(cls, content: str, **options: Any) -> "Reply":
         return cls(content=content, **options)
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: dict[str, Any], call_id: str = "call_1", **options: Any) -> "Reply":
+        """The assistant calls the function `name` with `arguments`, as Chat Completions says it."""
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        return cls(content=None, tool_calls=[{"id": call_id, "type": "function", "function": function}], **options)
 
     @classmethod
     def json(cls, value: Any, **options: Any) -> "Reply":
@@ -206,6 +214,9 @@ class FakeOpenAI:
             }
         else:
             usage = reply.usage  # type: ignore[assignment]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = reply.tool_calls
         completion_body: dict[str, Any] = {
             "id": f"chatcmpl-fake-{next(self._ids)}",
             "object": "chat.completion",
@@ -214,8 +225,8 @@ class FakeOpenAI:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                     "logprobs": None,
                 }
             ],

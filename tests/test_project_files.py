@@ -14,7 +14,7 @@ def test_compose_services_run_the_procfile_commands():
 
 def test_compose_points_the_app_at_postgres_and_redis():
     services = compose_services()
-    for process in ("web", "worker", "beat"):
+    for process in ("web", "mcp", "worker", "beat"):
         environment = services[process]["environment"]
         assert environment["DATABASE_URL"].startswith("postgres://")
         assert environment["REDIS_URL"].startswith("redis://redis:")

@@ -9,5 +9,6 @@ from memsite.settings.database import *
 from memsite.settings.graphs import *
 from memsite.settings.limits import *
 from memsite.settings.llm import *
+from memsite.settings.mcp import *
 from memsite.settings.queue import *
 from memsite.settings.search import *

@@ -1,5 +1,6 @@
 """The deployment files: beat's jobs have a queue and a worker of their own in every way memsite
-is started, gunicorn reads one config, and compose publishes nginx in front of it."""
+is started, and so does the MCP server; gunicorn reads one config, and compose publishes nginx
+in front of both."""
 
 import runpy
 import shlex
@@ -69,6 +70,17 @@ def test_each_way_of_starting_memsite_serves_the_work_and_upkeep_queues_apart(so
     assert commands["upkeep"][commands["upkeep"].index("--hostname") + 1] == "upkeep@%h"
 
 
+def test_the_mcp_server_is_a_process_of_its_own_in_every_way_memsite_is_started():
+    served = ["python", "manage.py", "mcp_serve", "--host", "0.0.0.0"]
+    assert procfile_commands("Procfile")["mcp"] == served
+    assert compose_commands()["mcp"] == served
+    # `make run` starts it too, on the loopback only, at MEMSITE_MCP_PORT.
+    assert procfile_commands("Procfile.dev")["mcp"] == ["python", "manage.py", "mcp_serve", "--host", "127.0.0.1"]
+    mcp = compose_services()["mcp"]
+    assert mcp["expose"] == [str(settings.MEMSITE_MCP_PORT)]
+    assert mcp["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
+
+
 def test_gunicorn_reads_one_config_in_the_procfile_compose_and_the_dockerfile():
     expected = ["gunicorn", "memsite.wsgi:application", "--config", GUNICORN_CONFIG]
     assert procfile_commands("Procfile")["web"] == expected
@@ -91,7 +103,12 @@ def test_compose_publishes_nginx_in_front_of_gunicorn_not_gunicorn():
     nginx = services["nginx"]
     assert nginx["image"].startswith("nginx:")
     assert nginx["ports"] == ["8000:8000"] and "ports" not in services["web"]
-    assert nginx["environment"] == {"MEMSITE_UPSTREAM": "web:8000", "MEMSITE_PROXY_PORT": "8000"}
+    assert nginx["environment"] == {
+        "MEMSITE_UPSTREAM": "web:8000",
+        "MEMSITE_MCP_UPSTREAM": "mcp:8001",
+        "MEMSITE_PROXY_PORT": "8000",
+    }
+    assert nginx["depends_on"] == ["web", "mcp"] and "ports" not in services["mcp"]
     assert nginx["volumes"] == ["./deploy/nginx/default.conf.template:/etc/nginx/templates/default.conf.template:ro"]
     web = services["web"]["environment"]
     assert (

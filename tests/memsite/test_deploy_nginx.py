@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,13 @@ def nginx_directives() -> dict[str, str]:
     return {match[1]: match[2].strip() for match in re.finditer(r"^\s*([a-z_]+)\s+([^;\n]*);", text, re.MULTILINE)}
 
 
+def nginx_locations() -> dict[str, str]:
+    """Each `location` block's match (`/`, `= /mcp`) and its proxy_pass."""
+    text = re.sub(r"#[^\n]*", "", NGINX_TEMPLATE.read_text())
+    blocks = re.finditer(r"location\s+([^{\n]+?)\s*\{(.*?)\n\s*\}", text, re.DOTALL)  # to the line of its `}`
+    return {block[1]: re.search(r"proxy_pass\s+([^;]+);", block[2])[1] for block in blocks}
+
+
 def nginx_bytes(size: str) -> int:
     number, unit = re.fullmatch(r"(\d+)([kmg]?)", size.lower()).groups()
     return int(number) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[unit]
@@ -49,12 +57,13 @@ def test_the_template_buffers_whole_requests_with_short_timeouts():
     largest = max(declared_limits().values())  # the largest body memsite reads
     assert largest <= nginx_bytes(directives["client_max_body_size"]) <= largest + 8 * 1024**2
     assert directives["listen"] == "${MEMSITE_PROXY_PORT}"
-    assert directives["proxy_pass"] == "http://${MEMSITE_UPSTREAM}"
+    # Everything to gunicorn, but /mcp to the MCP server (manage.py mcp_serve).
+    assert nginx_locations() == {"/": "http://${MEMSITE_UPSTREAM}", "= /mcp": "http://${MEMSITE_MCP_UPSTREAM}"}
     text = NGINX_TEMPLATE.read_text()
     for header in ("X-Forwarded-For $remote_addr", "X-Forwarded-Proto $scheme", "Host $http_host"):
         assert f"proxy_set_header {header};" in text
-    # Rendering the two variables renders it all; nginx's own variables stay as they are.
-    assert set(re.findall(r"\$\{(\w+)\}", text)) == {"MEMSITE_UPSTREAM", "MEMSITE_PROXY_PORT"}
+    # Rendering the three variables renders it all; nginx's own variables stay as they are.
+    assert set(re.findall(r"\$\{(\w+)\}", text)) == {"MEMSITE_UPSTREAM", "MEMSITE_MCP_UPSTREAM", "MEMSITE_PROXY_PORT"}
     # One server block, which a benchmark can wrap in an http{} of its own.
     body = re.sub(r"#[^\n]*", "", text).strip()
     assert body.startswith("server {") and body.endswith("}") and body.count("server {") == 1
@@ -95,6 +104,7 @@ def nginx_config(folder: Path, sockets: Path) -> Path:
     """The template rendered for a unix socket, in an http{} with this test's own paths."""
     rendered = NGINX_TEMPLATE.read_text()
     rendered = rendered.replace("${MEMSITE_UPSTREAM}", f"unix:{sockets}/upstream.sock:")
+    rendered = rendered.replace("${MEMSITE_MCP_UPSTREAM}", f"unix:{sockets}/mcp.sock:")
     rendered = rendered.replace("${MEMSITE_PROXY_PORT}", f"unix:{sockets}/nginx.sock")
     (folder / "memsite.conf").write_text(rendered)
     temp_paths = "\n".join(
@@ -130,23 +140,32 @@ def test_nginx_accepts_the_rendered_template(tmp_path, sockets):
     assert result.returncode == 0, result.stderr
 
 
+@contextmanager
+def upstream_at(path: Path) -> Iterator[Upstream]:
+    """An Upstream serving on the unix socket `path` for the block."""
+    upstream = Upstream(str(path))
+    thread = threading.Thread(target=upstream.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield upstream
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+
+
 @pytest.fixture
 def proxy(tmp_path, sockets) -> Iterator[tuple[Upstream, Path]]:
     """nginx on a unix socket in front of an upstream that records what reaches it."""
-    upstream = Upstream(str(sockets / "upstream.sock"))
-    thread = threading.Thread(target=upstream.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
     config = nginx_config(tmp_path, sockets)
-    with (tmp_path / "nginx.log").open("wb") as log:
-        process = subprocess.Popen(nginx_command(config, "-g", "daemon off;"), stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_until_listening(sockets / "nginx.sock", process, tmp_path / "nginx.log")
-        yield upstream, sockets / "nginx.sock"
-    finally:
-        process.terminate()
-        process.wait(timeout=TIMEOUT_S)
-        upstream.shutdown()
-        upstream.server_close()
+    with upstream_at(sockets / "upstream.sock") as upstream:
+        with (tmp_path / "nginx.log").open("wb") as log:
+            process = subprocess.Popen(nginx_command(config, "-g", "daemon off;"), stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_until_listening(sockets / "nginx.sock", process, tmp_path / "nginx.log")
+            yield upstream, sockets / "nginx.sock"
+        finally:
+            process.terminate()
+            process.wait(timeout=TIMEOUT_S)
 
 
 def wait_until_listening(path: Path, process: subprocess.Popen, log: Path) -> None:
@@ -206,3 +225,15 @@ def test_a_body_larger_than_memsite_reads_is_refused_by_nginx(proxy):
     client.sendall(request_head("/api/nodes/", limit + 1))
     assert status_line(client) == b"HTTP/1.1 413 Request Entity Too Large"
     assert upstream.received == []
+
+
+@needs_nginx
+def test_nginx_sends_mcp_to_the_mcp_server_and_the_rest_to_gunicorn(proxy, sockets):
+    web, address = proxy
+    with upstream_at(sockets / "mcp.sock") as mcp:
+        for path in ("/mcp", "/mcp/", "/mcpx", "/api/nodes/"):
+            client = connect(address)
+            client.sendall(request_head(path, 2) + b"{}")
+            assert status_line(client) == b"HTTP/1.1 200 OK"
+    assert [(item.path, item.body) for item in mcp.received] == [("/mcp", b"{}")]
+    assert [item.path for item in web.received] == ["/mcp/", "/mcpx", "/api/nodes/"]

@@ -13,6 +13,10 @@ PROBES = {
         "import gc, django; django.setup(); from celery.signals import worker_ready; "
         "import memsite.celery; worker_ready.send(sender=None); print(gc.get_freeze_count())"
     ),
+    "mcp server": (
+        "import gc, django; django.setup(); import uvicorn; uvicorn.run = lambda *args, **options: None; "
+        "from django.core.management import call_command; call_command('mcp_serve'); print(gc.get_freeze_count())"
+    ),
     "prefork worker": (
         "import gc, django; django.setup(); from celery.signals import worker_process_init; "
         "import memsite.celery; worker_process_init.send(sender=None); print(gc.get_freeze_count())"

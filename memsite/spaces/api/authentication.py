@@ -9,21 +9,29 @@ from memsite.spaces.services import TokenRefused, token_authenticate
 KEYWORDS = (b"token", b"bearer")
 
 
+def header_key(header: bytes) -> str | None:
+    """The key of an `Authorization: Token <key>` or `Bearer <key>` header; None for another
+    scheme, or none; TokenRefused (401) for a header of these schemes that holds no one key."""
+    words = header.split()
+    if not words or words[0].lower() not in KEYWORDS:
+        return None
+    if len(words) != 2:
+        raise TokenRefused("Invalid token header: one key after the keyword, without spaces.")
+    try:
+        return words[1].decode("ascii")
+    except UnicodeDecodeError:
+        raise TokenRefused("Invalid token header: the key is not ASCII.") from None
+
+
 class ApiTokenAuthentication(BaseAuthentication):
     """`Authorization: Token <key>` or `Bearer <key>`: request.user is the token's user,
     request.auth the ApiToken. A key that authenticates nobody is a 401 saying why."""
 
     def authenticate(self, request: Request) -> tuple[object, ApiToken] | None:
-        words = get_authorization_header(request).split()
-        if not words or words[0].lower() not in KEYWORDS:
-            return None  # another scheme, or none: the session's turn
-        if len(words) != 2:
-            raise exceptions.AuthenticationFailed("Invalid token header: one key after the keyword, without spaces.")
         try:
-            key = words[1].decode("ascii")
-        except UnicodeDecodeError:
-            raise exceptions.AuthenticationFailed("Invalid token header: the key is not ASCII.") from None
-        try:
+            key = header_key(get_authorization_header(request))
+            if key is None:
+                return None  # another scheme, or none: the session's turn
             principal = token_authenticate(key=key)
         except TokenRefused as refused:
             raise exceptions.AuthenticationFailed(refused.message) from None

@@ -1,0 +1,343 @@
+"""What does MCP add to a tool call? The same calls over the REST API (gunicorn) and over the MCP
+server (`manage.py mcp_serve`, uvicorn) in one run, on one scratch database: memory_read through
+the API's tool endpoint and through MCP's tools/call, and memory_retrieve as POST /api/retrieve/
+and through MCP; p50 and p95 of each. Targets: MCP at most 1.5 times the API, and at most 5 ms
+more, at p50.
+
+    python benchmarks/mcp.py                              # 300 documents, 300 samples per call
+    python benchmarks/mcp.py --documents 50 --samples 20  # smoke test
+
+Both servers run this tree with this Python on 127.0.0.1, DEBUG off, the offline LLM, and an
+editor's API token; each call is timed from its request to the end of its answer, over one
+keep-alive connection per server, in rounds that alternate which server goes first. Every answer
+is checked (its status, and that MCP's is no tool error). The table is also written to
+benchmarks/results/mcp-<database>.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import (
+    REPO,
+    Scratch,
+    Stats,
+    TablesReport,
+    TitledTable,
+    add_database_url,
+    at_least,
+    command,
+    database_version,
+    free_port,
+    gunicorn,
+    machine,
+    millis_text,
+    publish,
+    scratch_database,
+    wait_until_serving,
+)
+from benchmarks.httpclients import Answer, Connection
+from benchmarks.prose import prose
+
+RATIO_TARGET = 1.5  # MCP / API at p50, at most
+ADDED_TARGET_MS = 5.0  # MCP - API at p50, at most
+FOLDER = "/references/bench"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--documents", type=at_least(1), default=300, help="documents seeded (default 300)")
+    parser.add_argument("--samples", type=at_least(2), default=300, help="timed calls per call and server")
+    parser.add_argument("--rounds", type=at_least(1), default=10, help="rounds the samples are split in (default 10)")
+    parser.add_argument("--warmup", type=at_least(0), default=20, help="untimed calls per call and server")
+    parser.add_argument("--threads", type=at_least(1), default=4, help="gunicorn's threads, and the MCP server's")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    add_database_url(parser)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    load = os.getloadavg()[0]  # other work on the machine shows up in every number below
+    os.environ["MEMSITE_LLM_PROVIDER"] = "offline"
+    # The run's requests, not the rate limit, are timed; the servers see this too.
+    os.environ["MEMSITE_API_RATE"] = "1000000/min"
+    os.environ["MEMSITE_MCP_THREADS"] = str(args.threads)
+    with scratch_database(args.database_url, keep=args.keep) as scratch:
+        key, ids, queries = seed(args.documents)
+        with ExitStack() as stack:
+            api = stack.enter_context(gunicorn(scratch.env, workers=1, threads=args.threads))
+            mcp = stack.enter_context(mcp_server(scratch.env))
+            timings = time_calls(calls(ids, queries), Servers(api, mcp, key), args)
+        report = report_of(args, load, scratch, timings)
+    publish(report, f"mcp-{scratch.vendor}")
+
+
+# --- the data and the servers -------------------------------------------------------------------
+
+
+def seed(documents: int) -> tuple[str, list[str], list[str]]:
+    """An editor's token, and the ids of `documents` documents of seeded prose under FOLDER with
+    a query of each one's words."""
+    from django.contrib.auth import get_user_model
+
+    from memory import selectors, services
+    from memsite.spaces.logic import Role
+    from memsite.spaces.models import Space
+    from memsite.spaces.services import membership_set, token_create
+
+    space = Space.objects.get(slug="default")
+    user = get_user_model().objects.create_user("bench", "bench@example.com", None)
+    membership_set(space=space, user=user, role=Role.EDITOR)
+    references = selectors.node_internal_folder(space=space, name="references")
+    folder = services.node_create(parent=references, type="folder", name=FOLDER.rsplit("/", 1)[1], user=user)
+    rng = random.Random(7)
+    ids, queries = [], []
+    for number in range(documents):
+        text = prose(rng, 80)
+        node = services.node_create(
+            parent=folder, type="document", name=f"note-{number:05}.md", content=text.encode(), user=user
+        )
+        ids.append(node.pk)
+        queries.append(" ".join(text.split()[:6]))
+    key = token_create(user=user, space=space, name="bench", role=Role.EDITOR).key
+    return key, ids, queries
+
+
+@contextmanager
+def mcp_server(env: dict[str, str]) -> Iterator[int]:
+    """`manage.py mcp_serve` on a free loopback port, this tree's, for the block."""
+    port = free_port()
+    process = subprocess.Popen(
+        # Idle connections kept as long as the harness's gunicorn keeps them.
+        [sys.executable, "manage.py", "mcp_serve", "--port", str(port), "--keep-alive", "30"],
+        cwd=REPO,
+        env={**os.environ, **env},
+    )
+    try:
+        wait_until_serving(port, process)  # any answer will do: GET /mcp is a 405
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@dataclass(frozen=True)
+class Servers:
+    api: int
+    mcp: int
+    key: str
+
+    def processes(self, via: str) -> list[int]:
+        """The server's processes (gunicorn's master and worker; the MCP server), by the port
+        their command lines name."""
+        marker = f"127.0.0.1:{self.api}" if via == "API" else f"mcp_serve --port {self.mcp} "
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                command_line = (
+                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode() if entry.name.isdigit() else ""
+                )
+            except OSError:
+                continue
+            if marker in command_line:
+                found.append(int(entry.name))
+        return found
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """The CPU time (user and system) the processes have used so far."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime and stime, the stat's 14th and 15th
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Timing:
+    """One call through one server: each sample's milliseconds, and the servers' CPU seconds."""
+
+    millis: list[float] = field(default_factory=list)
+    cpu_s: float = 0.0
+
+    @property
+    def stats(self) -> Stats:
+        return Stats.of(self.millis)
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu_s * 1000 / len(self.millis)
+
+
+# --- the calls ----------------------------------------------------------------------------------
+
+Request = tuple[str, str, Any]  # method, url, JSON payload
+Check = Callable[[Answer], bool]
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    api: Callable[[int], Request]  # sample number -> the API's request
+    tool: str
+    arguments: Callable[[int], dict[str, Any]]  # sample number -> the MCP tool's arguments
+
+
+def calls(ids: Sequence[str], queries: Sequence[str]) -> list[Call]:
+    def pick(items: Sequence[str], number: int) -> str:
+        return items[(number * 7919) % len(items)]  # a stride through the documents, not one hot row
+
+    def read(number: int) -> dict[str, Any]:
+        return {"node": pick(ids, number)}
+
+    def retrieve(number: int) -> dict[str, Any]:
+        return {"query": pick(queries, number), "k": 5}
+
+    return [
+        Call(
+            "memory_read",
+            lambda n: ("POST", "/api/tools/call/", {"name": "memory_read", "arguments": read(n)}),
+            "memory_read",
+            read,
+        ),
+        Call("memory_retrieve", lambda n: ("POST", "/api/retrieve/", retrieve(n)), "memory_retrieve", retrieve),
+    ]
+
+
+def mcp_request(call: Call, number: int) -> Request:
+    params = {"name": call.tool, "arguments": call.arguments(number)}
+    return "POST", "/mcp", {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
+
+
+def answered(answer: Answer, via_mcp: bool) -> bool:
+    if answer.status != 200:
+        return False
+    return not via_mcp or answer.json()["result"]["isError"] is False
+
+
+def time_calls(calls: Sequence[Call], servers: Servers, args: argparse.Namespace) -> dict[tuple[str, str], Timing]:
+    """Each call's milliseconds through each server, and the server's CPU time: in `rounds`,
+    each round a share of the samples through one server then the other, the first server
+    taking turns."""
+    token = {"Authorization": f"Token {servers.key}"}
+    connections = {"API": Connection(servers.api, token, 60), "MCP": Connection(servers.mcp, token | MCP_HEADERS, 60)}
+    processes = {via: servers.processes(via) for via in connections}
+    timings: dict[tuple[str, str], Timing] = {}
+    share = -(-args.samples // args.rounds)
+
+    def run(call: Call, via: str, number: int) -> Answer:
+        method, url, payload = mcp_request(call, number) if via == "MCP" else call.api(number)
+        answer = connections[via].send(method, url, payload)
+        if not answered(answer, via == "MCP"):
+            raise RuntimeError(f"{call.name} through the {via}: {answer.label} {answer.body[:300]!r}")
+        return answer
+
+    try:
+        for call in calls:
+            print(f"timing: {call.name}", file=sys.stderr)
+            for via in connections:
+                for number in range(-args.warmup, 0):  # not timed: each server's first calls
+                    run(call, via, number)
+            for round_number in range(args.rounds):
+                order = ["API", "MCP"] if round_number % 2 == 0 else ["MCP", "API"]
+                numbers = range(round_number * share, min(args.samples, (round_number + 1) * share))
+                for via in order:
+                    timing = timings.setdefault((call.name, via), Timing())
+                    cpu = cpu_seconds(processes[via])
+                    timing.millis += [run(call, via, n).ms for n in numbers]
+                    timing.cpu_s += cpu_seconds(processes[via]) - cpu
+    finally:
+        for connection in connections.values():
+            connection.close()
+    return timings
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def verdict(ratio: float, added: float) -> str:
+    return "✓" if ratio <= RATIO_TARGET and added <= ADDED_TARGET_MS else "✗"
+
+
+def report_of(
+    args: argparse.Namespace, load: float, scratch: Scratch, timings: dict[tuple[str, str], Timing]
+) -> TablesReport:
+    table = TitledTable(
+        "One call at a time (ms)",
+        (
+            "call",
+            "n",
+            "API p50",
+            "p95",
+            "MCP p50",
+            "p95",
+            "ratio p50",
+            "ratio p95",
+            "added p50",
+            "target",
+            "CPU API",
+            "MCP",
+        ),
+    )
+    targets = []
+    for name in dict.fromkeys(name for name, _ in timings):
+        api, mcp = timings[(name, "API")].stats, timings[(name, "MCP")].stats
+        ratio_p50, ratio_p95, added = mcp.p50 / api.p50, mcp.p95 / api.p95, mcp.p50 - api.p50
+        table.rows.append(
+            (
+                name,
+                str(mcp.count),
+                millis_text(api.p50),
+                millis_text(api.p95),
+                millis_text(mcp.p50),
+                millis_text(mcp.p95),
+                f"{ratio_p50:.2f}",
+                f"{ratio_p95:.2f}",
+                f"{added:+.2f}",
+                verdict(ratio_p50, added),
+                millis_text(timings[(name, "API")].cpu_ms),
+                millis_text(timings[(name, "MCP")].cpu_ms),
+            )
+        )
+        targets.append(f"{name}: MCP / API at p50 = {ratio_p50:.2f}, {added:+.2f} ms {verdict(ratio_p50, added)}")
+    return TablesReport(
+        title=f"MCP against the REST API, {database_version(scratch.vendor)}, {args.documents:,} documents",
+        preamble=[f"{machine(load)}.", "", f"Command: `{command('mcp', args.database_url)}`"],
+        tables=[table],
+        targets=targets,
+        notes=notes(args),
+    )
+
+
+def notes(args: argparse.Namespace) -> list[str]:
+    return [
+        f"API: gunicorn gthread, 1 worker × {args.threads} threads; MCP: `manage.py mcp_serve` (uvicorn, "
+        f"{args.threads} threads for the tools); both on 127.0.0.1, DEBUG off, offline LLM, an editor's token.",
+        "memory_read: POST /api/tools/call/ against MCP's tools/call of the same tool and arguments; "
+        "memory_retrieve: POST /api/retrieve/ (k = 5) against the tool. Each pair answers the same JSON (the "
+        "call endpoint wraps it in {name, result}; MCP sends it as text and as structured content).",
+        f"{args.samples} calls per call and server over one keep-alive connection each, after {args.warmup} "
+        f"untimed, in {args.rounds} rounds alternating which server goes first. Target at p50: MCP / API "
+        f"≤ {RATIO_TARGET} and MCP − API ≤ {ADDED_TARGET_MS:g} ms (p95 shown; on a shared machine it is noisy).",
+        "CPU: the server processes' user and system time per call (from /proc, in ticks of 10 ms summed over "
+        "the samples), which other work on the machine does not inflate as it does the latencies.",
+    ]
+
+
+if __name__ == "__main__":
+    main()

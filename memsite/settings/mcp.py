@@ -1,0 +1,9 @@
+"""The MCP server, a process of its own (`manage.py mcp_serve`, docs/mcp.md)."""
+
+from memsite.settings.env import env_int
+
+# The port it listens on, beside the web server's PORT.
+MEMSITE_MCP_PORT = env_int("MEMSITE_MCP_PORT", 8001, minimum=1)
+# Threads that run its tools and token checks (the ORM is synchronous): at most this many
+# database connections, and tool calls at once; further calls wait for a thread.
+MEMSITE_MCP_THREADS = env_int("MEMSITE_MCP_THREADS", 8, minimum=1)
