@@ -1,8 +1,9 @@
-"""What does MCP add to a tool call? The same calls over the REST API (gunicorn) and over the MCP
-server (`manage.py mcp_serve`, uvicorn) in one run, on one scratch database: memory_read through
-the API's tool endpoint and through MCP's tools/call, and memory_retrieve as POST /api/retrieve/
-and through MCP; p50 and p95 of each. Targets: MCP at most 1.5 times the API, and at most 5 ms
-more, at p50.
+"""What do MCP and the Python client add to a call? The same calls over the REST API (gunicorn),
+over the MCP server (`manage.py mcp_serve`, uvicorn) and through `memsite_client` in one run, on
+one scratch database: memory_read through the API's tool endpoint and through MCP's tools/call,
+memory_retrieve as POST /api/retrieve/, through MCP and through the client, and a node's GET
+through the client; p50 and p95 of each. Targets: each at most 1.5 times the bare REST call, and
+at most 5 ms more, at p50.
 
     python benchmarks/mcp.py                              # 300 documents, 300 samples per call
     python benchmarks/mcp.py --documents 50 --samples 20  # smoke test
@@ -10,8 +11,8 @@ more, at p50.
 Both servers run this tree with this Python on 127.0.0.1, DEBUG off, the offline LLM, and an
 editor's API token; each call is timed from its request to the end of its answer, over one
 keep-alive connection per server, in rounds that alternate which server goes first. Every answer
-is checked (its status, and that MCP's is no tool error). The table is also written to
-benchmarks/results/mcp-<database>.md."""
+is checked (its status, and that MCP's is no tool error; the client raises on any refusal). The
+tables are also written to benchmarks/results/mcp-<database>.md."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memsite_client import MemsiteClient
 
 from benchmarks.harness import (
     REPO,
@@ -49,8 +53,9 @@ from benchmarks.harness import (
 from benchmarks.httpclients import Answer, Connection
 from benchmarks.prose import prose
 
-RATIO_TARGET = 1.5  # MCP / API at p50, at most
-ADDED_TARGET_MS = 5.0  # MCP - API at p50, at most
+RATIO_TARGET = 1.5  # MCP / API and client / API at p50, at most
+ADDED_TARGET_MS = 5.0  # MCP - API and client - API at p50, at most
+VIAS = ("API", "MCP", "client")
 FOLDER = "/references/bench"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 
@@ -194,8 +199,12 @@ Check = Callable[[Answer], bool]
 class Call:
     name: str
     api: Callable[[int], Request]  # sample number -> the API's request
-    tool: str
-    arguments: Callable[[int], dict[str, Any]]  # sample number -> the MCP tool's arguments
+    tool: str | None = None  # the MCP tool that answers the same, if one does
+    arguments: Callable[[int], dict[str, Any]] = dict  # sample number -> the MCP tool's arguments
+    client: Callable[[MemsiteClient, int], object] | None = None  # the client's verb sending the same request
+
+    def vias(self) -> list[str]:
+        return [via for via, has in zip(VIAS, (True, self.tool, self.client), strict=True) if has]
 
 
 def calls(ids: Sequence[str], queries: Sequence[str]) -> list[Call]:
@@ -215,7 +224,18 @@ def calls(ids: Sequence[str], queries: Sequence[str]) -> list[Call]:
             "memory_read",
             read,
         ),
-        Call("memory_retrieve", lambda n: ("POST", "/api/retrieve/", retrieve(n)), "memory_retrieve", retrieve),
+        Call(
+            "memory_retrieve",
+            lambda n: ("POST", "/api/retrieve/", retrieve(n)),
+            "memory_retrieve",
+            retrieve,
+            client=lambda client, n: client.retrieve(**retrieve(n)),
+        ),
+        Call(
+            "node_get",
+            lambda n: ("GET", f"/api/nodes/{pick(ids, n)}/", None),
+            client=lambda client, n: client.get(pick(ids, n)),
+        ),
     ]
 
 
@@ -230,40 +250,60 @@ def answered(answer: Answer, via_mcp: bool) -> bool:
     return not via_mcp or answer.json()["result"]["isError"] is False
 
 
-def time_calls(calls: Sequence[Call], servers: Servers, args: argparse.Namespace) -> dict[tuple[str, str], Timing]:
-    """Each call's milliseconds through each server, and the server's CPU time: in `rounds`,
-    each round a share of the samples through one server then the other, the first server
-    taking turns."""
-    token = {"Authorization": f"Token {servers.key}"}
-    connections = {"API": Connection(servers.api, token, 60), "MCP": Connection(servers.mcp, token | MCP_HEADERS, 60)}
-    processes = {via: servers.processes(via) for via in connections}
-    timings: dict[tuple[str, str], Timing] = {}
-    share = -(-args.samples // args.rounds)
+class Senders:
+    """One keep-alive connection to each server, and the client on the API's: each sends a call's
+    sample `number` and answers its milliseconds, checked."""
 
-    def run(call: Call, via: str, number: int) -> Answer:
+    def __init__(self, servers: Servers) -> None:
+        token = {"Authorization": f"Token {servers.key}"}
+        self.connections = {
+            "API": Connection(servers.api, token, 60),
+            "MCP": Connection(servers.mcp, token | MCP_HEADERS, 60),
+        }
+        self.client = MemsiteClient(f"http://127.0.0.1:{servers.api}", servers.key, retries=0)
+        self.processes = {via: servers.processes("API" if via == "client" else via) for via in VIAS}
+
+    def send(self, call: Call, via: str, number: int) -> float:
+        if via == "client":
+            assert call.client is not None
+            started = time.perf_counter()
+            call.client(self.client, number)  # raises on any refusal
+            return (time.perf_counter() - started) * 1000
         method, url, payload = mcp_request(call, number) if via == "MCP" else call.api(number)
-        answer = connections[via].send(method, url, payload)
+        answer = self.connections[via].send(method, url, payload)
         if not answered(answer, via == "MCP"):
             raise RuntimeError(f"{call.name} through the {via}: {answer.label} {answer.body[:300]!r}")
-        return answer
+        return answer.ms
 
+    def close(self) -> None:
+        for connection in self.connections.values():
+            connection.close()
+        self.client.close()
+
+
+def time_calls(calls: Sequence[Call], servers: Servers, args: argparse.Namespace) -> dict[tuple[str, str], Timing]:
+    """Each call's milliseconds through each way it has, and the server's CPU time: in `rounds`,
+    each round a share of the samples through each way in turn, the first taking turns."""
+    senders = Senders(servers)
+    timings: dict[tuple[str, str], Timing] = {}
+    share = -(-args.samples // args.rounds)
     try:
         for call in calls:
             print(f"timing: {call.name}", file=sys.stderr)
-            for via in connections:
-                for number in range(-args.warmup, 0):  # not timed: each server's first calls
-                    run(call, via, number)
+            vias = call.vias()
+            for via in vias:
+                for number in range(-args.warmup, 0):  # not timed: each way's first calls
+                    senders.send(call, via, number)
             for round_number in range(args.rounds):
-                order = ["API", "MCP"] if round_number % 2 == 0 else ["MCP", "API"]
+                turn = round_number % len(vias)
                 numbers = range(round_number * share, min(args.samples, (round_number + 1) * share))
-                for via in order:
+                for via in vias[turn:] + vias[:turn]:
                     timing = timings.setdefault((call.name, via), Timing())
-                    cpu = cpu_seconds(processes[via])
-                    timing.millis += [run(call, via, n).ms for n in numbers]
-                    timing.cpu_s += cpu_seconds(processes[via]) - cpu
+                    cpu = cpu_seconds(senders.processes[via])
+                    timing.millis += [senders.send(call, via, n) for n in numbers]
+                    timing.cpu_s += cpu_seconds(senders.processes[via]) - cpu
     finally:
-        for connection in connections.values():
-            connection.close()
+        senders.close()
     return timings
 
 
@@ -274,52 +314,48 @@ def verdict(ratio: float, added: float) -> str:
     return "✓" if ratio <= RATIO_TARGET and added <= ADDED_TARGET_MS else "✗"
 
 
-def report_of(
-    args: argparse.Namespace, load: float, scratch: Scratch, timings: dict[tuple[str, str], Timing]
-) -> TablesReport:
+def comparison(via: str, timings: dict[tuple[str, str], Timing]) -> tuple[TitledTable, list[str]]:
+    """The calls `via` answers against the bare REST call, one row each, and their verdicts."""
     table = TitledTable(
-        "One call at a time (ms)",
-        (
-            "call",
-            "n",
-            "API p50",
-            "p95",
-            "MCP p50",
-            "p95",
-            "ratio p50",
-            "ratio p95",
-            "added p50",
-            "target",
-            "CPU API",
-            "MCP",
-        ),
+        f"{via} against the REST API, one call at a time (ms)",
+        ("call", "n", "API p50", "p95", f"{via} p50", "p95", "ratio p50", "ratio p95", "added p50", "target")
+        + ("CPU API", via),
     )
     targets = []
-    for name in dict.fromkeys(name for name, _ in timings):
-        api, mcp = timings[(name, "API")].stats, timings[(name, "MCP")].stats
-        ratio_p50, ratio_p95, added = mcp.p50 / api.p50, mcp.p95 / api.p95, mcp.p50 - api.p50
+    for name in dict.fromkeys(name for name, way in timings if way == via):
+        api, other = timings[(name, "API")].stats, timings[(name, via)].stats
+        ratio_p50, ratio_p95, added = other.p50 / api.p50, other.p95 / api.p95, other.p50 - api.p50
         table.rows.append(
             (
                 name,
-                str(mcp.count),
+                str(other.count),
                 millis_text(api.p50),
                 millis_text(api.p95),
-                millis_text(mcp.p50),
-                millis_text(mcp.p95),
+                millis_text(other.p50),
+                millis_text(other.p95),
                 f"{ratio_p50:.2f}",
                 f"{ratio_p95:.2f}",
                 f"{added:+.2f}",
                 verdict(ratio_p50, added),
                 millis_text(timings[(name, "API")].cpu_ms),
-                millis_text(timings[(name, "MCP")].cpu_ms),
+                millis_text(timings[(name, via)].cpu_ms),
             )
         )
-        targets.append(f"{name}: MCP / API at p50 = {ratio_p50:.2f}, {added:+.2f} ms {verdict(ratio_p50, added)}")
+        targets.append(f"{name}: {via} / API at p50 = {ratio_p50:.2f}, {added:+.2f} ms {verdict(ratio_p50, added)}")
+    return table, targets
+
+
+def report_of(
+    args: argparse.Namespace, load: float, scratch: Scratch, timings: dict[tuple[str, str], Timing]
+) -> TablesReport:
+    mcp, mcp_targets = comparison("MCP", timings)
+    client, client_targets = comparison("client", timings)
     return TablesReport(
-        title=f"MCP against the REST API, {database_version(scratch.vendor)}, {args.documents:,} documents",
+        title=f"MCP and the client against the REST API, {database_version(scratch.vendor)}, "
+        f"{args.documents:,} documents",
         preamble=[f"{machine(load)}.", "", f"Command: `{command('mcp', args.database_url)}`"],
-        tables=[table],
-        targets=targets,
+        tables=[mcp, client],
+        targets=mcp_targets + client_targets,
         notes=notes(args),
     )
 
@@ -331,6 +367,9 @@ def notes(args: argparse.Namespace) -> list[str]:
         "memory_read: POST /api/tools/call/ against MCP's tools/call of the same tool and arguments; "
         "memory_retrieve: POST /api/retrieve/ (k = 5) against the tool. Each pair answers the same JSON (the "
         "call endpoint wraps it in {name, result}; MCP sends it as text and as structured content).",
+        "The client: memsite_client.MemsiteClient on its own keep-alive connection to the same gunicorn, "
+        "timed around the verb (retrieve; get of a node by id), parsing included, against the same request "
+        "sent bare.",
         f"{args.samples} calls per call and server over one keep-alive connection each, after {args.warmup} "
         f"untimed, in {args.rounds} rounds alternating which server goes first. Target at p50: MCP / API "
         f"≤ {RATIO_TARGET} and MCP − API ≤ {ADDED_TARGET_MS:g} ms (p95 shown; on a shared machine it is noisy).",
