@@ -103,5 +103,12 @@ class RetrieveApi(APIView):
         data = serializer.validated_data
         space = principal_of(request).space
         start = selectors.node_get(space=space, node_id=data["start"]) if data["start"] is not None else None
-        hits = retrieve(query=data["query"], space_id=space.pk, start=start, k=data["k"], types=data["types"])
+        hits = retrieve(
+            query=data["query"],
+            space_id=space.pk,
+            user_id=request.user.pk,
+            start=start,
+            k=data["k"],
+            types=data["types"],
+        )
         return Response({"query": data["query"], "results": HitSerializer(hits, many=True).data})

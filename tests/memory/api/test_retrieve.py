@@ -1,8 +1,11 @@
 """POST /api/retrieve/: ranked passages, and a clear 4xx for bad input."""
 
 import pytest
+from rest_framework.test import APIClient
 
-from tests.factories import DocumentFactory, NodeFactory
+from memsite.llm.models import LLMCall
+from memsite.spaces import services as space_services
+from tests.factories import DocumentFactory, NodeFactory, token_for
 
 pytestmark = pytest.mark.django_db
 URL = "/api/retrieve/"
@@ -61,3 +64,18 @@ def test_an_unknown_start_node_is_a_404(api):
 
 def test_retrieve_needs_authentication(client):
     assert client.post(URL, {"query": "x"}, content_type="application/json").status_code in (401, 403)
+
+
+def test_the_query_s_embedding_is_charged_to_the_caller_in_the_token_s_space(
+    settings, openai_gateway, monkeypatch, user
+):
+    settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", {})
+    other = space_services.space_create(user=user, slug="other", name="Other")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user, space=other)}")
+
+    assert client.post(URL, {"query": "greyhound"}, format="json").status_code == 200
+
+    [call] = LLMCall.objects.filter(purpose="embed")
+    assert (call.space_id, call.user_id) == (other.pk, user.pk)

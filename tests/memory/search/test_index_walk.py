@@ -9,6 +9,7 @@ from memory.models import Search, SearchStep
 from memory.search import walk
 from memory.search.prompts import Finding
 from memory.search.state import QuestionAnswer
+from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
 from tests.factories import default_space
 from tests.memory.search.conftest import run_search
@@ -119,6 +120,53 @@ def test_the_shortcut_is_offered_once_before_the_tree(sessions, llm, shortcut):
     assert search.steps.first().detail["candidates"][0]["node"] == nodes[7].pk
 
 
+class _Forgetful(dict):
+    """A query cache that keeps nothing: every retrieval embeds its query."""
+
+    def update(self, *args, **kwargs) -> None:
+        pass
+
+
+@pytest.fixture
+def server_embeddings(search_settings, openai_gateway, monkeypatch):
+    search_settings.MEMSITE_LLM_PROVIDER = "offline"  # the walk's own calls; the server embeds
+    search_settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", _Forgetful())
+
+
+def _embeddings_charged(user, question: str, **options) -> set[tuple[int, int]]:
+    """The (user, space) of each query embedding a search of `user`'s made."""
+    search = services.search_start(space=default_space(), user=user, questions=[question], output="node", **options)
+    services.search_run(search_id=search.pk)
+    return set(LLMCall.objects.filter(purpose="embed").values_list("user_id", "space_id"))
+
+
+# Answered from the shortcut's passages; and exhausted, the result then the index's best nodes.
+@pytest.mark.parametrize("question", ["What is the greyhound called?", "Which boat did Bo sail?"])
+def test_the_index_s_query_embeddings_are_charged_to_the_search_s_maker(
+    sessions, shortcut, server_embeddings, user, question
+):
+    assert _embeddings_charged(user, question) == {(user.pk, default_space().pk)}
+
+
+def test_the_full_text_tool_charges_the_query_s_embedding_to_the_search_s_maker(
+    sessions, search_settings, openai_gateway, monkeypatch, user
+):
+    search_settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", {})
+    from memory.search.tools import QueryArguments, ToolInput, full_text_search
+
+    folder, _ = sessions
+    arguments = QueryArguments(query="greyhound")
+    space_id = default_space().pk
+    full_text_search(
+        ToolInput(space_id=space_id, node=folder, arguments=arguments, questions=[], answers=[], user_id=user.pk)
+    )
+
+    [call] = LLMCall.objects.filter(purpose="embed")
+    assert (call.user_id, call.space_id) == (user.pk, space_id)
+
+
 def test_the_full_text_tool_finds_content(sessions, llm, search_settings):
     folder, nodes = sessions
     search_settings.MEMSITE_SEARCH_TOOLS = True
@@ -217,3 +265,9 @@ def test_the_best_passages_fill_one_reading_budget(db, internal, llm, search_set
     run_search(["Where did the greyhound run?"], start_node=walks, max_llm_calls=1)
     best = read_text(llm.requests[0]).split("Content:\n", 1)[1]
     assert best.count("[characters ") > 8 and offline_counter().count(best) <= 300
+
+
+def test_a_long_node_s_best_passages_are_charged_to_the_search_s_maker(diary, server_embeddings, user):
+    assert _embeddings_charged(user, "What is the greyhound called?", start_node=diary, max_llm_calls=1) == {
+        (user.pk, default_space().pk)
+    }
