@@ -41,6 +41,7 @@ MEMBERS = "spaces/members.html"
 TOKENS = "spaces/tokens.html"
 SETTINGS = "spaces/settings.html"
 TOKENS_PAGE_SIZE = 50
+MEMBERS_PAGE_SIZE = 50
 SpacePage = Callable[..., HttpResponse]
 
 
@@ -125,11 +126,12 @@ def space_switch(request: AuthenticatedHttpRequest) -> HttpResponse:
 def _members_page(
     request: AuthenticatedHttpRequest, principal: Principal, *, error: str = "", status: int = 200
 ) -> HttpResponse:
+    members = selectors.members(space=principal.space).order_by("pk")
     context = {
         "space": principal.space,
         "role": principal.role,
         "is_owner": principal.role == Role.OWNER,
-        "members": selectors.members(space=principal.space).order_by("pk"),
+        "page": Paginator(members, MEMBERS_PAGE_SIZE).get_page(request.GET.get("page")),
         "roles": list(Role),
         "error": error,
     }

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from memsite.spaces import services
+from memsite.spaces import services, views
 from memsite.spaces.logic import Role
 from memsite.spaces.models import ApiToken, Membership, Space
 from memsite.spaces.services import membership_set, space_create
@@ -161,6 +161,20 @@ def test_a_reader_sees_the_members_but_cannot_manage_them(owner, lab):
         assert response.status_code == 403 and "this needs an owner" in text(response)
     assert list(Membership.objects.filter(space=lab).values_list("user__username", "role")) == before
     assert client.get(reverse("spaces:space_settings", args=["lab"])).status_code == 403
+
+
+def test_the_members_are_paginated(owner, lab, monkeypatch):
+    monkeypatch.setattr(views, "MEMBERS_PAGE_SIZE", 2)
+    for name in ("ada", "bob"):
+        membership_set(space=lab, user=UserFactory(username=name), role=Role.READER)
+    client, url = logged_in(owner), reverse("spaces:member_list", args=["lab"])
+
+    first, second = text(client.get(url)), text(client.get(url, {"page": 2}))
+
+    assert "<td>olga</td>" in first and "<td>ada</td>" in first and "<td>bob</td>" not in first
+    assert "page 1 of 2" in first and '?page=2">next</a>' in first
+    assert "<td>bob</td>" in second and "<td>olga</td>" not in second
+    assert "page 2 of 2" in second and '?page=1">previous</a>' in second
 
 
 def test_another_space_s_pages_are_404s(lab):
