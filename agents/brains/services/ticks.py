@@ -4,6 +4,7 @@ tick writes; this module asks the LLM, acts, and writes it under the tick's leas
 Ticking: the beat's due ticks, requests and the sweep of stopped workers' runs. See docs/ticks.md."""
 
 import logging
+import math
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
 from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
-from memsite.quotas.selectors import llm_spend_today, member_cap, tick_queue_cutoff, ticks_in_flight
+from memsite.quotas.selectors import member_cap, spends_today, tick_queue_cutoff, ticks_in_flight
 from memsite.spaces.models import ApiToken, Space
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -492,32 +493,35 @@ def ticks_sweep_stale() -> int:
 class _Room:
     """How many more ticks each user may have queued in each space, during one beat: counted at
     a user's first due brain there, then kept, so a beat costs a few queries per user and space
-    rather than per brain. A user whose LLM budget there is spent has none."""
+    rather than per brain. None has room while the space's LLM budget for today is spent, nor a
+    user while theirs there is; the system's ticks (no user) are not capped otherwise."""
 
     def __init__(self, now: datetime, spaces: dict[int, Space]):
         self.now = now
         self.spaces = spaces
-        self.left: dict[tuple[int, int], int] = {}
-        self.skipped: dict[tuple[int, int], int] = {}
+        self.left: dict[tuple[int | None, int], float] = {}
+        self.skipped: dict[tuple[int | None, int], int] = {}
 
     def take(self, user_id: int | None, space_id: int) -> bool:
-        if user_id is None:
-            return True
         key = (user_id, space_id)
         if key not in self.left:
-            space = self.spaces[space_id]
-            spent = llm_spend_today(user_id=user_id, space=space, now=self.now).spent
-            in_flight = ticks_in_flight(user_id=user_id, space_id=space_id, now=self.now)
-            self.left[key] = 0 if spent else member_cap(space, "quota_ticks") - in_flight
+            self.left[key] = self._room(user_id, space_id)
         if self.left[key] <= 0:
             self.skipped[key] = self.skipped.get(key, 0) + 1
             return False
         self.left[key] -= 1
         return True
 
+    def _room(self, user_id: int | None, space_id: int) -> float:
+        space = self.spaces[space_id]
+        if any(spend.spent for spend in spends_today(user_id=user_id, space=space, now=self.now)):
+            return 0
+        if user_id is None:
+            return math.inf
+        return member_cap(space, "quota_ticks") - ticks_in_flight(user_id=user_id, space_id=space_id, now=self.now)
+
     def give_back(self, user_id: int | None, space_id: int) -> None:
-        if user_id is not None:
-            self.left[(user_id, space_id)] += 1
+        self.left[(user_id, space_id)] += 1
 
 
 def _start_due(
@@ -547,8 +551,8 @@ def _start_due(
 def ticks_start_due() -> int:
     """Queue a tick for each ticking brain whose tick is due, and move its next tick on by its
     interval. Run by beat; two beats at once queue each tick once. A brain whose user has no
-    room for another tick (MEMSITE_QUOTA_TICKS, or a spent LLM budget), or that has a tick
-    queued already, skips this tick. Returns how many it queued."""
+    room for another tick (MEMSITE_QUOTA_TICKS, or a spent LLM budget, theirs or the whole
+    space's), or that has a tick queued already, skips this tick. Returns how many it queued."""
     now = timezone.now()
     due = list(
         Brain.objects.filter(ticking=True, next_tick_at__lte=now)
