@@ -37,7 +37,9 @@ class ToolInput(Generic[Arguments]):
     arguments: Arguments
     questions: list[str]
     answers: list[tuple[str, str]]  # (question, answer so far)
-    user_id: int | None = None  # the search's maker, charged for the query's embedding
+    # Who the search is for and the token they asked through, charged for the query's embedding.
+    user_id: int | None = None
+    token_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ def full_text_search(tool_input: ToolInput[QueryArguments]) -> ToolOutput:
         query=query,
         space_id=tool_input.space_id,
         user_id=tool_input.user_id,
+        token_id=tool_input.token_id,
         start=tool_input.node,
         k=MAX_RESULTS * 3,
     )

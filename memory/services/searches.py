@@ -409,6 +409,7 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
         query=query,
         space_id=search.space_id,
         user_id=search.created_by_id,
+        token_id=search.token_id,
         start=start,
         k=settings.MEMSITE_INDEX_CANDIDATES,
     )
