@@ -11,8 +11,8 @@ from django.utils import timezone
 from agents.brains import services
 from agents.brains.models import Brain, Record, RecordKind, TickRun
 from memsite.llm.models import LLMCall
-from memsite.spaces.services import space_create
-from tests.factories import AgentFactory, UserFactory
+from memsite.spaces.services import space_create, token_create
+from tests.factories import AgentFactory, UserFactory, default_space
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -156,6 +156,21 @@ def test_beat_queues_no_tick_in_a_space_whose_budget_is_spent(user, ticks_queued
         assert services.ticks_start_due() == 1
     assert ticks_queued == [elsewhere.pk]
     assert not Brain.objects.filter(ticking=True, next_tick_at__lte=timezone.now()).exists()
+
+
+def test_beat_queues_no_tick_through_a_token_whose_budget_is_spent(
+    settings, user, ticks_queued, django_capture_on_commit_callbacks
+):
+    settings.MEMSITE_QUOTA_TICKING_AGENTS = 10
+    token = token_create(user=user, space=default_space(), name="node", llm_daily_calls=1).token
+    through_token, by_session = AgentFactory(), AgentFactory()
+    services.ticking_start(agent=through_token, interval_s=60, user=user, token=token)
+    services.ticking_start(agent=by_session, interval_s=60, user=user)
+    make_call(user_id=user.pk, token_id=token.pk)  # the token's day; the user's goes on
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.ticks_start_due() == 1
+    assert ticks_queued == [by_session.pk]
 
 
 def test_a_chat_with_the_budget_spent_is_429_and_writes_nothing(api, user):
