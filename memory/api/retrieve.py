@@ -101,7 +101,16 @@ class RetrieveApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        space = principal_of(request).space
+        principal = principal_of(request)
+        space = principal.space
         start = selectors.node_get(space=space, node_id=data["start"]) if data["start"] is not None else None
-        hits = retrieve(query=data["query"], space_id=space.pk, start=start, k=data["k"], types=data["types"])
+        hits = retrieve(
+            query=data["query"],
+            space_id=space.pk,
+            user_id=request.user.pk,
+            token_id=principal.token.pk if principal.token is not None else None,
+            start=start,
+            k=data["k"],
+            types=data["types"],
+        )
         return Response({"query": data["query"], "results": HitSerializer(hits, many=True).data})

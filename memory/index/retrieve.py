@@ -40,14 +40,19 @@ class Hit:
 
 
 # Query vectors this process has computed, by (model, text): a question asked again, or by the
-# walk at every folder, is not embedded again. Emptied when full.
+# walk at every folder, is not embedded again. Emptied when full. A text's vector is the same in
+# every space, so spaces share it: only the call that computed it is charged.
 query_cache: dict[tuple[str, str], np.ndarray] = {}
 QUERIES_KEPT = 512
 
 
-def query_vectors(queries: Sequence[str]) -> list[np.ndarray] | None:
-    """The queries' embeddings, those not cached computed in one batch; None when embeddings
-    are off or fail (full text alone ranks then)."""
+def query_vectors(
+    queries: Sequence[str], *, space_id: int | None, user_id: int | None = None, token_id: int | None = None
+) -> list[np.ndarray] | None:
+    """The queries' embeddings, those not cached computed in one batch, charged to the space,
+    the user who asked and the token they asked through (a server's call counts against their
+    budgets); None when embeddings are off or fail, a spent budget included (full text alone
+    ranks then)."""
     from memory.index.embeddings import embedder
 
     model = embedder()
@@ -57,8 +62,9 @@ def query_vectors(queries: Sequence[str]) -> list[np.ndarray] | None:
     missing = [text for text in dict.fromkeys(queries) if text not in known]
     if missing:
         try:
-            known.update(zip(missing, model.embed(missing), strict=True))
-        except Exception as exc:  # a server that is down must not take retrieval with it
+            embedded = model.embed(missing, user_id=user_id, space_id=space_id, token_id=token_id)
+            known.update(zip(missing, embedded, strict=True))
+        except Exception as exc:  # a server that is down, or a spent budget, must not take retrieval with it
             logger.warning("The query was not embedded, so only full text ranks it: %s", exc)
             return None
         if len(query_cache) + len(missing) > QUERIES_KEPT:
@@ -99,14 +105,18 @@ class Rankings:
         return fuse(ranked, weights=[self.words.share, 1.0, NAMED_WEIGHT])
 
 
-def rankings(query: str, *, scope: Scope, limit: int) -> Rankings:
+def rankings(
+    query: str, *, scope: Scope, limit: int, user_id: int | None = None, token_id: int | None = None
+) -> Rankings:
     """Full text, nearest vectors and what the query names, each `limit` long at most. The query
-    and the rest of it once its names are out are embedded together."""
+    and the rest of it once its names are out are embedded together, for `user_id` (None: the
+    system) through `token_id` in the scope's space."""
     said = naming.names(query)
     nodes = named_nodes(query_words(query), scope=scope)
     named = list(dict.fromkeys([*said, *nodes]))
     words = fulltext.rank(query, scope=scope, limit=limit)
-    embedded = query_vectors([query, naming.without(query, named)] if named else [query])
+    texts = [query, naming.without(query, named)] if named else [query]
+    embedded = query_vectors(texts, space_id=scope.space_id, user_id=user_id, token_id=token_id)
     if embedded is None:
         return Rankings(words, [], [])
     matrix = vectors.current()
@@ -172,12 +182,21 @@ def named_ranking(
 
 
 def retrieve(
-    *, query: str, space_id: int, start: Node | None = None, k: int = 10, types: Sequence[str] = ()
+    *,
+    query: str,
+    space_id: int,
+    user_id: int | None = None,
+    token_id: int | None = None,
+    start: Node | None = None,
+    k: int = 10,
+    types: Sequence[str] = (),
 ) -> list[Hit]:
     """The `k` best passages for `query` in the space, in `start`'s subtree (the space's whole
-    tree when None)."""
+    tree when None). `user_id` is who asked, through `token_id`: the query's embedding is
+    charged to them."""
     scope = Scope(space_id=space_id, path=start.path if start is not None else None, types=tuple(types))
-    return _hits(rankings(query, scope=scope, limit=max(k, settings.MEMSITE_INDEX_CANDIDATES)), query, k)
+    limit = max(k, settings.MEMSITE_INDEX_CANDIDATES)
+    return _hits(rankings(query, scope=scope, limit=limit, user_id=user_id, token_id=token_id), query, k)
 
 
 def _hits(ranked: Rankings, query: str, k: int) -> list[Hit]:

@@ -15,6 +15,7 @@ from memory.index.passages import cut, label
 from memory.models import Node, NodeContent, Passage
 from memory.rows import insert_rows
 from memory.types import ContentKind, get_type
+from memsite.llm.errors import LLMError, Reason
 from memsite.queue import publish_on_commit, run_alone, sweep
 
 NODES_PER_QUERY = 200
@@ -239,23 +240,42 @@ def index_embed_sweep() -> None:
 
 def embed_pending(*, batch: int = 64, limit: int | None = None) -> int:
     """Embed passages that have no vector yet, oldest first, `batch` at a time, at most `limit`
-    (all when None). Each batch is computed outside any transaction and saved in a short one;
-    a passage deleted meanwhile is skipped. Returns how many were embedded."""
+    (all when None), each space's in calls of its own, charged to it. Each batch is computed
+    outside any transaction and saved in a short one; a passage deleted meanwhile is skipped,
+    and those of a space whose LLM budget is spent wait for a later pass. Returns how many were
+    embedded."""
     from memory.index.embeddings import embedder
 
     model = embedder()
     if model is None:
         return 0
     done = 0
+    spent: set[int] = set()
     while limit is None or done < limit:
         size = batch if limit is None else min(batch, limit - done)
-        pending = list(Passage.objects.filter(vector__isnull=True).order_by("id").values_list("id", "text")[:size])
+        waiting = Passage.objects.filter(vector__isnull=True).exclude(node__space_id__in=spent)
+        pending = list(waiting.order_by("id").values_list("id", "text", "node__space_id")[:size])
         if not pending:
             break
-        vectors = model.embed([text for _, text in pending])
-        _save_vectors([pk for pk, _ in pending], vectors)
-        done += len(pending)
+        for space_id, rows in _by_space(pending).items():
+            try:
+                vectors = model.embed([text for _, text in rows], space_id=space_id)
+            except LLMError as exc:
+                if exc.reason is not Reason.BUDGET_SPENT:
+                    raise
+                spent.add(space_id)  # nothing was sent: the sweep brings these back later
+                continue
+            _save_vectors([pk for pk, _ in rows], vectors)
+            done += len(rows)
     return done
+
+
+def _by_space(pending: list[tuple[int, str, int]]) -> dict[int, list[tuple[int, str]]]:
+    """(id, text) of these passages by their space, oldest first in each."""
+    spaces: dict[int, list[tuple[int, str]]] = {}
+    for pk, text, space_id in pending:
+        spaces.setdefault(space_id, []).append((pk, text))
+    return spaces
 
 
 def _save_vectors(ids: list[int], vectors: np.ndarray) -> None:

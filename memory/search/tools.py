@@ -37,6 +37,9 @@ class ToolInput(Generic[Arguments]):
     arguments: Arguments
     questions: list[str]
     answers: list[tuple[str, str]]  # (question, answer so far)
+    # Who the search is for and the token they asked through, charged for the query's embedding.
+    user_id: int | None = None
+    token_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,14 @@ def full_text_search(tool_input: ToolInput[QueryArguments]) -> ToolOutput:
     if not terms(query):
         return ToolOutput(text="No words to search for.", found=False)
     here = getattr(tool_input.node, "pk", None)
-    hits = retrieve(query=query, space_id=tool_input.space_id, start=tool_input.node, k=MAX_RESULTS * 3)
+    hits = retrieve(
+        query=query,
+        space_id=tool_input.space_id,
+        user_id=tool_input.user_id,
+        token_id=tool_input.token_id,
+        start=tool_input.node,
+        k=MAX_RESULTS * 3,
+    )
     found = (hit for hit in hits if hit.node_id != here)
     hits = [node_hits[0] for node_hits in best_by_node(found, limit=MAX_RESULTS).values()]
     if not hits:

@@ -229,7 +229,14 @@ MAX_CANDIDATES_SHOWN = 20  # in a step's trace
 
 
 def _hits(search: Search, state: WalkState, start: Node | None, k: int) -> list[Hit]:
-    return retrieve(query=" ".join(state.remaining), space_id=search.space_id, start=start, k=k)
+    return retrieve(
+        query=" ".join(state.remaining),
+        space_id=search.space_id,
+        user_id=search.created_by_id,
+        token_id=search.token_id,
+        start=start,
+        k=k,
+    )
 
 
 def _label(name: str, description: str, hit: Hit | None) -> str:
@@ -351,10 +358,10 @@ def _route(
 # At a node with content ----------------------------------------------------------------------
 
 
-def _chunks(node: Node, questions: list[str]) -> list[str]:
+def _chunks(search: Search, node: Node) -> list[str]:
     """The node rendered by its type's handler, cut into chunks of the reading budget; for a
-    node longer than one chunk, its best passages for the questions come first, wherever they
-    are in it (the chunks cover only its first MEMSITE_SEARCH_MAX_CHUNKS)."""
+    node longer than one chunk, its best passages for the search's questions come first,
+    wherever they are in it (the chunks cover only its first MEMSITE_SEARCH_MAX_CHUNKS)."""
     size = settings.MEMSITE_SEARCH_READ_TOKENS
     text = get_type(node.type).render(
         RenderInput(
@@ -370,21 +377,26 @@ def _chunks(node: Node, questions: list[str]) -> list[str]:
     tokens = encoding.encode(text, disallowed_special=())
     chunks = [encoding.decode(tokens[start : start + size]) for start in range(0, max(len(tokens), 1), size)]
     best = (
-        _best_passages(node, questions)
+        _best_passages(search, node)
         if len(chunks) > 1 or len(tokens) >= size * settings.MEMSITE_SEARCH_MAX_CHUNKS
         else ""
     )
     return [best, *chunks] if best else chunks
 
 
-def _best_passages(node: Node, questions: list[str]) -> str:
+def _best_passages(search: Search, node: Node) -> str:
     """The node's passages that best match the questions, taken best first until one reading
     budget is full (a passage is a line: many fit), then put in the text's order, each headed
     by where it is."""
     hits = [
         hit
         for hit in retrieve(
-            query=" ".join(questions), space_id=node.space_id, start=node, k=settings.MEMSITE_INDEX_CANDIDATES
+            query=" ".join(search.questions),
+            space_id=node.space_id,
+            user_id=search.created_by_id,
+            token_id=search.token_id,
+            start=node,
+            k=settings.MEMSITE_INDEX_CANDIDATES,
         )
         if hit.kind == "content"
     ]
@@ -401,7 +413,7 @@ def _best_passages(node: Node, questions: list[str]) -> str:
 def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
     # The best passages for all the search's questions, not for those still open: `state.chunk`
     # indexes these chunks, which must stay the same from one step to the next.
-    chunks = _chunks(node, search.questions)
+    chunks = _chunks(search, node)
     part = min(state.chunk, len(chunks) - 1)
     node_line = f"[{node.pk}] {prompts.option_label(node.name, node.description)}"
     if len(chunks) > 1:
@@ -525,6 +537,8 @@ def _call_tool(search: Search, state: WalkState, tool_id: str) -> Outcome:
             )
     tool_input = ToolInput(
         space_id=search.space_id,
+        user_id=search.created_by_id,
+        token_id=search.token_id,
         node=folder,
         arguments=arguments,
         questions=state.remaining,

@@ -405,7 +405,14 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
     if state.start and start is None:  # the start node was deleted: no scope to search in
         return []
     query = " ".join(search.questions)
-    found = retrieve(query=query, space_id=search.space_id, start=start, k=settings.MEMSITE_INDEX_CANDIDATES)
+    found = retrieve(
+        query=query,
+        space_id=search.space_id,
+        user_id=search.created_by_id,
+        token_id=search.token_id,
+        start=start,
+        k=settings.MEMSITE_INDEX_CANDIDATES,
+    )
     best = best_by_node(found, limit=INDEX_NODES, kind=Passage.Kind.CONTENT)
     return [
         _node_entry(

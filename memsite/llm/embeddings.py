@@ -29,13 +29,14 @@ def embed(
     texts: Sequence[str],
     user_id: int | None = None,
     space_id: int | None = None,
+    token_id: int | None = None,
     dimensions: int | None = None,
     model: str | None = None,
     config: LLMConfig | None = None,
 ) -> Embedding:
     """Embed `texts` in one request (`dimensions`, when given, is asked for and required of the
-    reply) and record the call, charged to `user_id` when given. Raises LLMError (recorded
-    first) or InvalidInput (nothing sent)."""
+    reply) and record the call, charged to `user_id` (through `token_id`) in `space_id` when
+    given. Raises LLMError (recorded first) or InvalidInput (nothing sent)."""
     if not texts or not all(isinstance(text, str) for text in texts):
         raise InvalidInput("An embedding call needs one or more texts.")
     texts = [storable(text) for text in texts]
@@ -58,5 +59,6 @@ def embed(
         provider=provider.name,
         user_id=user_id,
         space_id=space_id,
+        token_id=token_id,
     )
     return Embedding(vectors=vectors, usage=usage, call=call)

@@ -257,6 +257,13 @@ class LocalEmbedder:
 
     name = f"local:{NAME}"
 
-    def embed(self, texts: Sequence[str], *, user_id: int | None = None, space_id: int | None = None) -> np.ndarray:
-        # Runs on our own CPU: no LLM budget to charge, so neither `user_id` nor `space_id` is needed.
+    def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        user_id: int | None = None,
+        space_id: int | None = None,
+        token_id: int | None = None,
+    ) -> np.ndarray:
+        # Runs on our own CPU: no LLM budget to charge, so no user, space or token is needed.
         return model().embed(texts)

@@ -38,6 +38,8 @@ class MemberSetForm(forms.Form):
 
 class TokenCreateForm(forms.Form):
     name = forms.CharField(max_length=NAME_CHARS)
+    # The member it acts for, by username; blank for oneself. Only an owner may name another.
+    user = forms.CharField(required=False, max_length=150, label="Member")
     role = forms.ChoiceField(choices=[("", "the highest I may give"), *ROLES], required=False)
     write_under = forms.CharField(required=False, max_length=1000, label="Writes under")
     expires_in_days = forms.IntegerField(

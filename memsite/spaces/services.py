@@ -1,3 +1,4 @@
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -56,7 +57,7 @@ def membership_set(*, space: Space, user: AbstractBaseUser, role: str) -> Member
     role = _role(role)
     current = Membership.objects.select_for_update().filter(space=space, user_id=user.pk).first()
     if current is not None:
-        _keep_an_owner(space, current, role)
+        _keep_an_owner(current, role)
     membership, _ = Membership.objects.update_or_create(space=space, user_id=user.pk, defaults={"role": role})
     return membership
 
@@ -66,17 +67,45 @@ def membership_remove(*, space: Space, username: str) -> None:
     """Remove the member `username` from `space` (NotFound, 404, if they are not one), unless
     they are its last owner (Conflict, 409). Their tokens stay, refused while they are not a member."""
     membership = selectors.membership_get(space=space, username=username, for_update=True)
-    _keep_an_owner(space, membership, None)
+    _keep_an_owner(membership, None)
     membership.delete()
 
 
-def _keep_an_owner(space: Space, membership: Membership, new_role: Role | None) -> None:
-    # The owners are locked: two owners lowering each other at once must not leave none.
-    owners = len(selectors.owner_ids(space=space, for_update=True))
-    username = membership.user.get_username()
-    if problem := last_owner_problem(
-        username=username, slug=space.slug, role=membership.role, new_role=new_role, owners=owners
-    ):
+@transaction.atomic
+def memberships_remove(*, memberships: Iterable[Membership]) -> int:
+    """Remove these memberships, all or none: Conflict (409) if that would leave a space of
+    theirs without an owner. Returns how many were removed."""
+    chosen = list(memberships)
+    if problem := owner_kept_problem([(membership, None) for membership in chosen]):
+        raise Conflict(problem)
+    return Membership.objects.filter(pk__in=[membership.pk for membership in chosen]).delete()[0]
+
+
+def owner_kept_problem(changes: Iterable[tuple[Membership, Role | None]]) -> str | None:
+    """Why making these changes together, each membership (as stored) to its new role (None:
+    removed), would leave a space without an owner, if it would. The spaces' owners are locked
+    until the transaction ends: call it in the one that makes the changes."""
+    owners: dict[int, set[int]] = {}
+    for membership, new_role in changes:
+        if membership.space_id not in owners:
+            # Two owners lowering each other at once must not leave none.
+            owners[membership.space_id] = set(selectors.owner_ids(space=membership.space, for_update=True))
+        left = owners[membership.space_id]
+        if problem := last_owner_problem(
+            username=membership.user.get_username(),
+            slug=membership.space.slug,
+            role=membership.role,
+            new_role=new_role,
+            owners=len(left),
+        ):
+            return problem
+        if new_role != Role.OWNER:
+            left.discard(membership.pk)
+    return None
+
+
+def _keep_an_owner(membership: Membership, new_role: Role | None) -> None:
+    if problem := owner_kept_problem([(membership, new_role)]):
         raise Conflict(problem)
 
 

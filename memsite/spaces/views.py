@@ -41,6 +41,7 @@ MEMBERS = "spaces/members.html"
 TOKENS = "spaces/tokens.html"
 SETTINGS = "spaces/settings.html"
 TOKENS_PAGE_SIZE = 50
+MEMBERS_PAGE_SIZE = 50
 SpacePage = Callable[..., HttpResponse]
 
 
@@ -125,11 +126,12 @@ def space_switch(request: AuthenticatedHttpRequest) -> HttpResponse:
 def _members_page(
     request: AuthenticatedHttpRequest, principal: Principal, *, error: str = "", status: int = 200
 ) -> HttpResponse:
+    members = selectors.members(space=principal.space).order_by("pk")
     context = {
         "space": principal.space,
         "role": principal.role,
         "is_owner": principal.role == Role.OWNER,
-        "members": selectors.members(space=principal.space).order_by("pk"),
+        "page": Paginator(members, MEMBERS_PAGE_SIZE).get_page(request.GET.get("page")),
         "roles": list(Role),
         "error": error,
     }
@@ -182,9 +184,13 @@ def _tokens_page(
     status: int = 200,
 ) -> HttpResponse:
     tokens = selectors.tokens_seen_by(space=principal.space, user=principal.user, role=principal.role)
+    is_owner = principal.role == Role.OWNER
     context = {
         "space": principal.space,
-        "is_owner": principal.role == Role.OWNER,
+        "is_owner": is_owner,
+        # Whom an owner may make a token for: any member (the form chooses the owner).
+        "members": selectors.members(space=principal.space).order_by("user__username") if is_owner else None,
+        "me": request.user.get_username(),
         "page": Paginator(tokens.order_by("-pk"), TOKENS_PAGE_SIZE).get_page(request.GET.get("page")),
         "form": form,
         "roles": list(Role),
@@ -207,7 +213,8 @@ def token_list(request: AuthenticatedHttpRequest, principal: Principal) -> HttpR
 @require_POST
 @space_page(Role.READER)  # any member makes tokens of their own, none above their role
 def token_create(request: AuthenticatedHttpRequest, principal: Principal) -> HttpResponse:
-    """Make a token and show its key, on this answer only."""
+    """Make a token and show its key, on this answer only: for oneself, or for the member an
+    owner chose."""
     form = TokenCreateForm(request.POST)
     if not form.is_valid():
         return _tokens_page(request, principal, form, error=form_error(form), status=400)
@@ -217,6 +224,7 @@ def token_create(request: AuthenticatedHttpRequest, principal: Principal) -> Htt
         made = services.token_make(
             maker=principal,
             name=options["name"],
+            username=options["user"] or None,
             role=options["role"] or None,
             write_under=options["write_under"],
             expires_at=expires_at,

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from memsite.spaces import services
+from memsite.spaces import services, views
 from memsite.spaces.logic import Role
 from memsite.spaces.models import ApiToken, Membership, Space
 from memsite.spaces.services import membership_set, space_create
@@ -163,6 +163,20 @@ def test_a_reader_sees_the_members_but_cannot_manage_them(owner, lab):
     assert client.get(reverse("spaces:space_settings", args=["lab"])).status_code == 403
 
 
+def test_the_members_are_paginated(owner, lab, monkeypatch):
+    monkeypatch.setattr(views, "MEMBERS_PAGE_SIZE", 2)
+    for name in ("ada", "bob"):
+        membership_set(space=lab, user=UserFactory(username=name), role=Role.READER)
+    client, url = logged_in(owner), reverse("spaces:member_list", args=["lab"])
+
+    first, second = text(client.get(url)), text(client.get(url, {"page": 2}))
+
+    assert "<td>olga</td>" in first and "<td>ada</td>" in first and "<td>bob</td>" not in first
+    assert "page 1 of 2" in first and '?page=2">next</a>' in first
+    assert "<td>bob</td>" in second and "<td>olga</td>" not in second
+    assert "page 2 of 2" in second and '?page=1">previous</a>' in second
+
+
 def test_another_space_s_pages_are_404s(lab):
     client = logged_in(UserFactory())
     for name in ("member_list", "token_list", "space_settings"):
@@ -214,6 +228,71 @@ def test_members_see_and_revoke_their_own_tokens_and_owners_all(owner, lab):
     owners.refresh_from_db(), own.refresh_from_db()
     assert owners.revoked_at is None and own.revoked_at is not None
     assert "eddie&#x27;s" in text(logged_in(owner).get(reverse("spaces:token_list", args=["lab"])))
+
+
+def member_choice(response) -> tuple[list[str], str | None]:
+    """The usernames the token form offers to make a token for, and the one chosen."""
+    select = re.search(r'<select name="user">(.*?)</select>', text(response), re.DOTALL)
+    if select is None:
+        return [], None
+    options = re.findall(r'<option value="([^"]+)"( selected)?>', select.group(1))
+    return [value for value, _ in options], next((value for value, chosen in options if chosen), None)
+
+
+def make_token(client: Client, **form):
+    return client.post(reverse("spaces:token_create", args=["lab"]), {"name": "for a node", **form})
+
+
+def test_an_owner_makes_a_token_for_another_member(owner, lab):
+    eddie = UserFactory(username="eddie")
+    membership_set(space=lab, user=eddie, role=Role.EDITOR)
+    client = logged_in(owner)
+    assert member_choice(client.get(reverse("spaces:token_list", args=["lab"]))) == (["eddie", "olga"], "olga")
+
+    made = make_token(client, user="eddie", write_under="/swarmstar/nodes/e/")
+
+    assert made.status_code == 200 and "of eddie</strong>" in text(made)
+    key = re.search(r'id="new-key">([^<]+)<', text(made)).group(1)
+    token = ApiToken.objects.get(space=lab, name="for a node")
+    assert (token.user, token.role, token.write_under) == (eddie, Role.EDITOR, "/swarmstar/nodes/e/")
+    assert services.token_authenticate(key=key).user == eddie
+    assert member_choice(made) == (["eddie", "olga"], "olga")  # the next one is the owner's again
+
+
+def test_an_owner_s_own_token_is_the_default(owner, lab):
+    made = make_token(logged_in(owner))
+    assert made.status_code == 200 and "of olga" not in text(made)
+    assert ApiToken.objects.get(space=lab, name="for a node").user == owner
+
+
+def test_a_token_above_its_member_s_role_is_refused_and_the_choice_kept(owner, lab):
+    membership_set(space=lab, user=UserFactory(username="rita"), role=Role.READER)
+
+    response = make_token(logged_in(owner), user="rita", role="editor")
+
+    assert response.status_code == 409 and "rita is reader in &#x27;lab&#x27;" in text(response)
+    assert member_choice(response) == (["olga", "rita"], "rita")
+    assert not ApiToken.objects.filter(space=lab).exists()
+
+
+def test_a_non_member_gets_no_token(owner, lab):
+    UserFactory(username="stranger")
+    response = make_token(logged_in(owner), user="stranger")
+    assert response.status_code == 404 and "No member &#x27;stranger&#x27; in &#x27;lab&#x27;" in text(response)
+    assert not ApiToken.objects.filter(space=lab).exists()
+
+
+def test_a_non_owner_has_no_choice_and_makes_tokens_only_for_themselves(owner, lab):
+    editor = UserFactory(username="eddie")
+    membership_set(space=lab, user=editor, role=Role.EDITOR)
+    client = logged_in(editor)
+    assert member_choice(client.get(reverse("spaces:token_list", args=["lab"]))) == ([], None)
+
+    refused = make_token(client, user="olga")
+    assert refused.status_code == 403 and "this needs an owner" in text(refused)
+    assert not ApiToken.objects.filter(space=lab).exists()
+    assert make_token(client, user="eddie").status_code == 200  # naming oneself is no choice
+    assert ApiToken.objects.get(space=lab).user == editor
 
 
 # -- settings ----------------------------------------------------------------------------------

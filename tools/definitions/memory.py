@@ -15,6 +15,7 @@ from memory.models import Node
 from memory.types import ContentKind, get_type
 from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES, validate_name
 from memsite.errors import Conflict, InvalidInput, NotFound
+from memsite.quotas.checks import acting_user_id
 from memsite.spaces.principals import Principal
 from tools.definitions.refs import NODE_HELP, ROOT, NodeRef, node_of, user_of
 from tools.logic.schemas import ToolArgs
@@ -55,7 +56,15 @@ class RetrieveArgs(ToolArgs):
 
 def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
     start = node_of(principal, args.start) if args.start is not None else None
-    hits = retrieve(query=args.query, space_id=principal.space.pk, start=start, k=args.k, types=args.types)
+    hits = retrieve(
+        query=args.query,
+        space_id=principal.space.pk,
+        user_id=acting_user_id(user_of(principal)),
+        token_id=principal.token.pk if principal.token is not None else None,
+        start=start,
+        k=args.k,
+        types=args.types,
+    )
     return {"query": args.query, "results": HitSerializer(hits, many=True).data}
 
 

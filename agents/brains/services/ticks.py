@@ -4,6 +4,7 @@ tick writes; this module asks the LLM, acts, and writes it under the tick's leas
 Ticking: the beat's due ticks, requests and the sweep of stopped workers' runs. See docs/ticks.md."""
 
 import logging
+import math
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
 from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
-from memsite.quotas.selectors import llm_spend_today, member_cap, tick_queue_cutoff, ticks_in_flight
+from memsite.quotas.selectors import member_cap, spends_today, tick_queue_cutoff, ticks_in_flight
 from memsite.spaces.models import ApiToken, Space
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -491,33 +492,46 @@ def ticks_sweep_stale() -> int:
 
 class _Room:
     """How many more ticks each user may have queued in each space, during one beat: counted at
-    a user's first due brain there, then kept, so a beat costs a few queries per user and space
-    rather than per brain. A user whose LLM budget there is spent has none."""
+    a user's first due brain there, then kept, so a beat costs a few queries per user, space and
+    token rather than per brain. None has room while a budget its tick would count against is
+    spent (`spends_today`: the member's, the whole space's, the token's it ticks through); the
+    system's ticks (no user) are not capped otherwise."""
 
-    def __init__(self, now: datetime, spaces: dict[int, Space]):
+    def __init__(self, now: datetime, spaces: dict[int, Space], tokens: dict[int, ApiToken]):
         self.now = now
         self.spaces = spaces
-        self.left: dict[tuple[int, int], int] = {}
-        self.skipped: dict[tuple[int, int], int] = {}
+        self.tokens = tokens
+        self.left: dict[tuple[int | None, int], float] = {}
+        self.spent: dict[tuple[int | None, int, int | None], bool] = {}
+        self.skipped: dict[tuple[int | None, int], int] = {}
 
-    def take(self, user_id: int | None, space_id: int) -> bool:
-        if user_id is None:
-            return True
+    def take(self, user_id: int | None, space_id: int, token_id: int | None) -> bool:
         key = (user_id, space_id)
-        if key not in self.left:
-            space = self.spaces[space_id]
-            spent = llm_spend_today(user_id=user_id, space=space, now=self.now).spent
-            in_flight = ticks_in_flight(user_id=user_id, space_id=space_id, now=self.now)
-            self.left[key] = 0 if spent else member_cap(space, "quota_ticks") - in_flight
-        if self.left[key] <= 0:
-            self.skipped[key] = self.skipped.get(key, 0) + 1
-            return False
-        self.left[key] -= 1
-        return True
+        if not self._spent(user_id, space_id, token_id):
+            if key not in self.left:
+                self.left[key] = self._cap_room(user_id, space_id)
+            if self.left[key] > 0:
+                self.left[key] -= 1
+                return True
+        self.skipped[key] = self.skipped.get(key, 0) + 1
+        return False
+
+    def _spent(self, user_id: int | None, space_id: int, token_id: int | None) -> bool:
+        key = (user_id, space_id, token_id)
+        if key not in self.spent:
+            token = self.tokens.get(token_id) if token_id is not None else None
+            spends = spends_today(user_id=user_id, space=self.spaces[space_id], token=token, now=self.now)
+            self.spent[key] = any(spend.spent for spend in spends)
+        return self.spent[key]
+
+    def _cap_room(self, user_id: int | None, space_id: int) -> float:
+        if user_id is None:
+            return math.inf
+        in_flight = ticks_in_flight(user_id=user_id, space_id=space_id, now=self.now)
+        return member_cap(self.spaces[space_id], "quota_ticks") - in_flight
 
     def give_back(self, user_id: int | None, space_id: int) -> None:
-        if user_id is not None:
-            self.left[(user_id, space_id)] += 1
+        self.left[(user_id, space_id)] += 1
 
 
 def _start_due(
@@ -535,7 +549,7 @@ def _start_due(
         moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
             next_tick_at=room.now + timedelta(seconds=interval_s)
         )
-        if not moved or not room.take(user_id, space_id):
+        if not moved or not room.take(user_id, space_id, token_id):
             return False
         if not _queue_mark(agent_id, user_id, token_id, room.now):
             room.give_back(user_id, space_id)
@@ -547,8 +561,9 @@ def _start_due(
 def ticks_start_due() -> int:
     """Queue a tick for each ticking brain whose tick is due, and move its next tick on by its
     interval. Run by beat; two beats at once queue each tick once. A brain whose user has no
-    room for another tick (MEMSITE_QUOTA_TICKS, or a spent LLM budget), or that has a tick
-    queued already, skips this tick. Returns how many it queued."""
+    room for another tick (MEMSITE_QUOTA_TICKS, or a spent LLM budget: theirs, the whole
+    space's or its token's), or that has a tick queued already, skips this tick. Returns how
+    many it queued."""
     now = timezone.now()
     due = list(
         Brain.objects.filter(ticking=True, next_tick_at__lte=now)
@@ -559,7 +574,8 @@ def ticks_start_due() -> int:
     )
     if not due:
         return 0
-    room = _Room(now, Space.objects.in_bulk({row[-1] for row in due}))
+    tokens = ApiToken.objects.in_bulk({row[4] for row in due if row[4] is not None})
+    room = _Room(now, Space.objects.in_bulk({row[-1] for row in due}), tokens)
     with broker_checked():
         started = sum(_start_due(*row, room=room) for row in due)
     if room.skipped:

@@ -1,8 +1,13 @@
 """POST /api/retrieve/: ranked passages, and a clear 4xx for bad input."""
 
 import pytest
+from rest_framework.test import APIClient
 
-from tests.factories import DocumentFactory, NodeFactory
+from memsite.llm.models import LLMCall
+from memsite.spaces import services as space_services
+from memsite.spaces.models import ApiToken
+from tests.factories import DocumentFactory, NodeFactory, default_space, token_for
+from tests.llm.factories import make_call
 
 pytestmark = pytest.mark.django_db
 URL = "/api/retrieve/"
@@ -61,3 +66,35 @@ def test_an_unknown_start_node_is_a_404(api):
 
 def test_retrieve_needs_authentication(client):
     assert client.post(URL, {"query": "x"}, content_type="application/json").status_code in (401, 403)
+
+
+@pytest.fixture
+def server_embeddings(settings, openai_gateway, monkeypatch):
+    settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", {})
+    return openai_gateway
+
+
+def test_the_query_s_embedding_is_charged_to_the_caller_and_token_in_its_space(server_embeddings, user):
+    other = space_services.space_create(user=user, slug="other", name="Other")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user, space=other)}")
+
+    assert client.post(URL, {"query": "greyhound"}, format="json").status_code == 200
+
+    [call] = LLMCall.objects.filter(purpose="embed")
+    assert (call.space_id, call.user_id, call.token_id) == (other.pk, user.pk, ApiToken.objects.get(space=other).pk)
+
+
+def test_a_token_whose_budget_is_spent_retrieves_by_full_text(server_embeddings, user):
+    DocumentFactory(content=b"a greyhound")
+    made = space_services.token_create(user=user, space=default_space(), name="node", llm_daily_calls=1)
+    make_call(user_id=user.pk, token_id=made.token.pk)  # the token's one call today
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {made.key}")
+
+    response = client.post(URL, {"query": "greyhound"}, format="json")
+
+    assert response.status_code == 200 and response.json()["results"]
+    assert all(hit["scores"]["vector"] is None for hit in response.json()["results"])
+    assert not server_embeddings.requests and not LLMCall.objects.filter(purpose="embed").exists()

@@ -7,13 +7,17 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from memory import services
+from memory import selectors, services
 from memory.index import vectors
+from memory.index.embeddings import embedder
 from memory.index.passages import cut
 from memory.index.retrieve import retrieve
 from memory.index.writes import embed_pending, index_rebuild
 from memory.models import Node, Passage
 from memsite.errors import InvalidInput
+from memsite.llm.models import LLMCall
+from memsite.spaces import services as space_services
+from memsite.spaces.models import Space
 from tests.archives import tar_gz
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
 
@@ -322,3 +326,51 @@ def test_postgresql_statistics_spare_counting_a_word_they_know_common(monkeypatc
         assert fulltext._matches(["weather", "hailstorm"], space_id=None) == {"weather": 3, "hailstorm": 1}
     assert queries.captured_queries[-1]["sql"].count("count(*)") == 1  # hailstorm's alone
     assert found("weather hailstorm", start=folder) == [storm.pk]
+
+
+# -- embedding with the server: each space's passages charged to it -----------------------------
+
+
+@pytest.fixture
+def two_spaces(settings, openai_gateway, user) -> tuple[Space, Space]:
+    """The default space and another, each with passages waiting for their vectors."""
+    settings.MEMSITE_EMBEDDINGS = "server"
+    other = space_services.space_create(user=user, slug="other", name="Other")
+    DocumentFactory(content=b"ours: a greyhound")
+    DocumentFactory(parent=selectors.node_internal_folder(space=other, name="swarmstar"), content=b"theirs: a kestrel")
+    return default_space(), other
+
+
+def _pending(space: Space) -> int:
+    return Passage.objects.filter(node__space=space, vector__isnull=True).count()
+
+
+def test_each_space_s_passages_are_embedded_in_calls_charged_to_it(two_spaces, openai_gateway):
+    ours, theirs = two_spaces
+    waiting = {ours.pk: _pending(ours), theirs.pk: _pending(theirs)}
+
+    assert embed_pending(batch=1_000) == sum(waiting.values())
+
+    calls = LLMCall.objects.filter(purpose="embed")
+    assert sorted(calls.values_list("space_id", "user_id")) == sorted([(ours.pk, None), (theirs.pk, None)])
+    for call in calls:
+        assert len(call.messages) == waiting[call.space_id]  # one text a passage of its space
+    assert not Passage.objects.filter(vector__isnull=True).exists()
+
+
+def test_a_space_whose_budget_is_spent_waits_and_the_others_go_on(two_spaces, openai_gateway):
+    ours, theirs = two_spaces
+    theirs.llm_daily_calls = 1
+    theirs.save()
+    embedder().embed(["the space's one call today"], space_id=theirs.pk)
+    waiting = {ours.pk: _pending(ours), theirs.pk: _pending(theirs)}
+
+    # Small batches, some of theirs before some of ours: a spent space holds up no one else's.
+    assert embed_pending(batch=3) == waiting[ours.pk]
+
+    assert _pending(ours) == 0 and _pending(theirs) == waiting[theirs.pk]
+    assert set(LLMCall.objects.filter(purpose="embed").values_list("space_id", flat=True)) == {ours.pk, theirs.pk}
+    assert LLMCall.objects.filter(space=theirs).count() == 1  # refused before anything was sent
+    theirs.llm_daily_calls = None
+    theirs.save()
+    assert embed_pending() == waiting[theirs.pk] and _pending(theirs) == 0

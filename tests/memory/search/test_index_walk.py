@@ -1,6 +1,7 @@
 """The walk uses the content index: memory whose descriptions say nothing about content."""
 
 import re
+from typing import Any
 
 import pytest
 
@@ -9,7 +10,10 @@ from memory.models import Search, SearchStep
 from memory.search import walk
 from memory.search.prompts import Finding
 from memory.search.state import QuestionAnswer
+from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
+from memsite.spaces.models import ApiToken
+from memsite.spaces.services import token_create
 from tests.factories import default_space
 from tests.memory.search.conftest import run_search
 from tests.memory.search.tree import NOTHING, found, pick, shown
@@ -119,6 +123,75 @@ def test_the_shortcut_is_offered_once_before_the_tree(sessions, llm, shortcut):
     assert search.steps.first().detail["candidates"][0]["node"] == nodes[7].pk
 
 
+class _Forgetful(dict):
+    """A query cache that keeps nothing: every retrieval embeds its query."""
+
+    def update(self, *args, **kwargs) -> None:
+        pass
+
+
+@pytest.fixture
+def server_embeddings(search_settings, openai_gateway, monkeypatch):
+    search_settings.MEMSITE_LLM_PROVIDER = "offline"  # the walk's own calls; the server embeds
+    search_settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", _Forgetful())
+
+
+@pytest.fixture(params=[False, True], ids=["session", "token"])
+def asker(request, user) -> tuple[Any, ApiToken | None]:
+    """The user a search is for, and the token they asked through, if any."""
+    return user, token_create(user=user, name="node").token if request.param else None
+
+
+def _embeddings_charged(asker, question: str, **options) -> set[tuple[int, int, int | None]]:
+    """The (user, space, token) of each query embedding a search of `asker`'s made."""
+    user, token = asker
+    search = services.search_start(
+        space=default_space(), user=user, token=token, questions=[question], output="node", **options
+    )
+    services.search_run(search_id=search.pk)
+    return set(LLMCall.objects.filter(purpose="embed").values_list("user_id", "space_id", "token_id"))
+
+
+def _charged_to(asker) -> set[tuple[int, int, int | None]]:
+    user, token = asker
+    return {(user.pk, default_space().pk, token.pk if token is not None else None)}
+
+
+# Answered from the shortcut's passages; and exhausted, the result then the index's best nodes.
+@pytest.mark.parametrize("question", ["What is the greyhound called?", "Which boat did Bo sail?"])
+def test_the_index_s_query_embeddings_are_charged_to_the_search_s_maker(
+    sessions, shortcut, server_embeddings, asker, question
+):
+    assert _embeddings_charged(asker, question) == _charged_to(asker)
+
+
+def test_the_full_text_tool_charges_the_query_s_embedding_to_the_search_s_maker(
+    sessions, search_settings, openai_gateway, monkeypatch, asker
+):
+    search_settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", {})
+    from memory.search.tools import QueryArguments, ToolInput, full_text_search
+
+    folder, _ = sessions
+    (user, token), arguments = asker, QueryArguments(query="greyhound")
+    full_text_search(
+        ToolInput(
+            space_id=default_space().pk,
+            node=folder,
+            arguments=arguments,
+            questions=[],
+            answers=[],
+            user_id=user.pk,
+            token_id=token.pk if token is not None else None,
+        )
+    )
+
+    assert set(LLMCall.objects.filter(purpose="embed").values_list("user_id", "space_id", "token_id")) == _charged_to(
+        asker
+    )
+
+
 def test_the_full_text_tool_finds_content(sessions, llm, search_settings):
     folder, nodes = sessions
     search_settings.MEMSITE_SEARCH_TOOLS = True
@@ -217,3 +290,8 @@ def test_the_best_passages_fill_one_reading_budget(db, internal, llm, search_set
     run_search(["Where did the greyhound run?"], start_node=walks, max_llm_calls=1)
     best = read_text(llm.requests[0]).split("Content:\n", 1)[1]
     assert best.count("[characters ") > 8 and offline_counter().count(best) <= 300
+
+
+def test_a_long_node_s_best_passages_are_charged_to_the_search_s_maker(diary, server_embeddings, asker):
+    charged = _embeddings_charged(asker, "What is the greyhound called?", start_node=diary, max_llm_calls=1)
+    assert charged == _charged_to(asker)

@@ -8,6 +8,8 @@ import pytest
 from django.urls import reverse
 
 from memory import selectors, services
+from memsite.llm.models import LLMCall
+from memsite.spaces import services as space_services
 from tests.archives import tar_gz
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, SearchFactory, SearchStepFactory
 from tests.memory.views.conftest import HTMX
@@ -63,6 +65,19 @@ def test_find_lists_the_nodes_holding_the_word_and_no_others(user_client):
     assert detail_url(other) not in html
     assert "/swarmstar/logs/session-3" in html and "<mark>Lisbon</mark>" in html
     assert "<html" not in html  # htmx gets the results alone
+
+
+def test_the_query_s_embedding_is_charged_to_the_user_in_the_space_they_act_in(
+    user_client, user, settings, openai_gateway, monkeypatch
+):
+    settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", {})
+    other = space_services.space_create(user=user, slug="other", name="Other")
+
+    assert find(user_client, "greyhound", HTTP_X_MEMSITE_SPACE="other", **HTMX).status_code == 200
+
+    [call] = LLMCall.objects.filter(purpose="embed")
+    assert (call.space_id, call.user_id) == (other.pk, user.pk)
 
 
 def test_the_scores_of_each_ranking_are_shown(user_client):

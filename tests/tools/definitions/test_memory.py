@@ -8,11 +8,14 @@ from rest_framework.test import APIClient
 
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
+from memsite.llm.models import LLMCall
 from memsite.spaces.logic import Role
 from memsite.spaces.models import Space
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, token_for
+from memsite.spaces.services import token_authenticate
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space, token_for
 from tests.memory.api.support import tree_state
 from tests.tools.conftest import principal
+from tools.registry import tool_call
 
 pytestmark = pytest.mark.django_db
 
@@ -53,6 +56,17 @@ def test_retrieve_under_a_start_given_by_path(call):
     result = call("memory_retrieve", query="pelican", start="/swarmstar/b")
 
     assert [hit["node"] for hit in result["results"]] == [in_b.pk]
+
+
+def test_the_query_s_embedding_is_charged_to_the_caller_and_their_token(settings, openai_gateway, monkeypatch, editor):
+    settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", {})
+    through_token = token_authenticate(key=token_for(editor.user))
+
+    tool_call(through_token, "memory_retrieve", {"query": "pelican"})
+
+    [call] = LLMCall.objects.filter(purpose="embed")
+    assert (call.user_id, call.space_id, call.token_id) == (editor.user.pk, default_space().pk, through_token.token.pk)
 
 
 # -- memory_read ---------------------------------------------------------------------------------

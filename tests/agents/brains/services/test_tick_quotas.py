@@ -1,6 +1,6 @@
 """A user's ticks, agents ticking and chats are capped and charged to their daily LLM budget,
-through the API, the dashboard and beat alike; an interval shorter than beat's period is
-refused."""
+through the API, the dashboard and beat alike, and beat queues none in a space whose budget is
+spent; an interval shorter than beat's period is refused."""
 
 from datetime import timedelta
 
@@ -11,7 +11,8 @@ from django.utils import timezone
 from agents.brains import services
 from agents.brains.models import Brain, Record, RecordKind, TickRun
 from memsite.llm.models import LLMCall
-from tests.factories import AgentFactory, UserFactory
+from memsite.spaces.services import space_create, token_create
+from tests.factories import AgentFactory, UserFactory, default_space
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -137,6 +138,39 @@ def test_beat_queues_no_tick_past_a_users_cap_or_budget(settings, ticks_queued, 
     # Every due brain moved on, so the skipped ones wait for their next turn rather than pile up.
     assert not Brain.objects.filter(ticking=True, next_tick_at__lte=timezone.now()).exists()
     assert Brain.objects.get(pk=broke_agent.pk).next_tick_at > timezone.now() + timedelta(seconds=50)
+
+
+def test_beat_queues_no_tick_in_a_space_whose_budget_is_spent(user, ticks_queued, django_capture_on_commit_callbacks):
+    lab = space_create(user=user, slug="lab", name="Lab")
+    users, system = AgentFactory(space=lab), AgentFactory(space=lab)
+    elsewhere = AgentFactory()  # the same user's, in the default space
+    services.ticking_start(agent=users, interval_s=60, user=user)
+    services.ticking_start(agent=system, interval_s=60)
+    services.ticking_start(agent=elsewhere, interval_s=60, user=user)
+    lab.llm_daily_calls = 2
+    lab.save()
+    for _ in range(2):
+        make_call(space_id=lab.pk)  # the space's day, none of it the user's own
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.ticks_start_due() == 1
+    assert ticks_queued == [elsewhere.pk]
+    assert not Brain.objects.filter(ticking=True, next_tick_at__lte=timezone.now()).exists()
+
+
+def test_beat_queues_no_tick_through_a_token_whose_budget_is_spent(
+    settings, user, ticks_queued, django_capture_on_commit_callbacks
+):
+    settings.MEMSITE_QUOTA_TICKING_AGENTS = 10
+    token = token_create(user=user, space=default_space(), name="node", llm_daily_calls=1).token
+    through_token, by_session = AgentFactory(), AgentFactory()
+    services.ticking_start(agent=through_token, interval_s=60, user=user, token=token)
+    services.ticking_start(agent=by_session, interval_s=60, user=user)
+    make_call(user_id=user.pk, token_id=token.pk)  # the token's day; the user's goes on
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.ticks_start_due() == 1
+    assert ticks_queued == [by_session.pk]
 
 
 def test_a_chat_with_the_budget_spent_is_429_and_writes_nothing(api, user):

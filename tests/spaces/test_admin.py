@@ -1,0 +1,136 @@
+"""The admin's memberships: roles changed, members added and deleted, one or many at once, but
+never a space left without an owner; a refusal says why and changes nothing."""
+
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.messages import get_messages
+from django.test import Client
+from django.urls import reverse
+from django.utils.html import escape
+
+from memsite.spaces.logic import Role
+from memsite.spaces.models import Membership, Space
+from memsite.spaces.services import membership_set
+from tests.factories import StaffFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+CHANGELIST = reverse("admin:spaces_membership_changelist")
+LAST_OWNER = "is the last owner of 'lab' and cannot be"
+
+
+@pytest.fixture
+def admin_client(client: Client) -> Client:
+    staff = StaffFactory()
+    staff.save()  # the factory sets the password after creating the row
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def lab() -> Space:
+    return Space.objects.create(slug="lab", name="Lab")
+
+
+@pytest.fixture
+def ana(lab) -> Membership:
+    """Lab's one owner."""
+    return membership_set(space=lab, user=UserFactory(username="ana"), role=Role.OWNER)
+
+
+@pytest.fixture
+def bo(lab) -> Membership:
+    return membership_set(space=lab, user=UserFactory(username="bo"), role=Role.EDITOR)
+
+
+def change_url(membership: Membership) -> str:
+    return reverse("admin:spaces_membership_change", args=[membership.pk])
+
+
+def delete_url(membership: Membership) -> str:
+    return reverse("admin:spaces_membership_delete", args=[membership.pk])
+
+
+def roles(space: Space) -> dict[str, str]:
+    return dict(Membership.objects.filter(space=space).values_list("user__username", "role"))
+
+
+def shown(response) -> str:
+    return " ".join(str(message) for message in get_messages(response.wsgi_request))
+
+
+def change(client: Client, membership: Membership, role: str):
+    return client.post(change_url(membership), {"role": role})
+
+
+def test_the_last_owner_s_role_stays_and_the_form_says_why(admin_client, lab, ana, bo):
+    response = change(admin_client, ana, Role.EDITOR)
+
+    assert response.status_code == 200
+    assert escape(f"ana {LAST_OWNER} made editor; make another member an owner first.") in response.content.decode()
+    assert roles(lab) == {"ana": "owner", "bo": "editor"}
+
+
+def test_an_owner_is_lowered_once_another_member_is_an_owner(admin_client, lab, ana, bo):
+    assert change(admin_client, bo, Role.OWNER).status_code == 302
+    assert change(admin_client, ana, Role.READER).status_code == 302
+    assert roles(lab) == {"ana": "reader", "bo": "owner"}
+
+
+def test_a_membership_keeps_its_user_and_space(admin_client, lab, ana):
+    other = Space.objects.create(slug="other", name="Other")
+    response = admin_client.post(change_url(ana), {"role": Role.OWNER, "space": other.pk, "user": UserFactory().pk})
+    assert response.status_code == 302
+    assert roles(lab) == {"ana": "owner"} and not Membership.objects.filter(space=other).exists()
+
+
+def test_a_member_is_added(admin_client, lab, ana):
+    user = UserFactory(username="cy")
+    response = admin_client.post(
+        reverse("admin:spaces_membership_add"), {"user": user.pk, "space": lab.pk, "role": Role.READER}
+    )
+    assert response.status_code == 302
+    assert roles(lab) == {"ana": "owner", "cy": "reader"}
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_deleting_the_last_owner_is_refused_before_the_confirmation(admin_client, lab, ana, method):
+    response = getattr(admin_client, method)(delete_url(ana), {"post": "yes"} if method == "post" else None)
+
+    assert response.status_code == 302 and response["Location"] == change_url(ana)
+    assert f"ana {LAST_OWNER} removed" in shown(response)
+    assert roles(lab) == {"ana": "owner"}
+
+
+def test_an_owner_is_deleted_once_another_member_is_an_owner(admin_client, lab, ana, bo):
+    membership_set(space=lab, user=bo.user, role=Role.OWNER)
+    assert admin_client.get(delete_url(ana)).status_code == 200  # the confirmation page
+    assert admin_client.post(delete_url(ana), {"post": "yes"}).status_code == 302
+    assert roles(lab) == {"bo": "owner"}
+
+
+def delete_selected(client: Client, *memberships: Membership, confirmed: bool = True):
+    body = {"action": "delete_selected", ACTION_CHECKBOX_NAME: [membership.pk for membership in memberships]}
+    return client.post(CHANGELIST, {**body, "post": "yes"} if confirmed else body)
+
+
+@pytest.mark.parametrize("confirmed", [False, True], ids=["asked", "confirmed"])
+def test_deleting_every_owner_at_once_deletes_nothing(admin_client, lab, ana, bo, confirmed):
+    membership_set(space=lab, user=bo.user, role=Role.OWNER)
+    cy = membership_set(space=lab, user=UserFactory(username="cy"), role=Role.READER)
+
+    response = delete_selected(admin_client, cy, ana, bo, confirmed=confirmed)
+
+    assert response.status_code == 302  # back to the list, with no confirmation page
+    assert LAST_OWNER in shown(response) and "Successfully deleted" not in shown(response)
+    assert roles(lab) == {"ana": "owner", "bo": "owner", "cy": "reader"}
+
+
+def test_deleting_members_and_all_but_one_owner_at_once(admin_client, lab, ana, bo):
+    membership_set(space=lab, user=bo.user, role=Role.OWNER)
+    cy = membership_set(space=lab, user=UserFactory(username="cy"), role=Role.READER)
+
+    assert delete_selected(admin_client, cy, ana, confirmed=False).status_code == 200  # the confirmation page
+    response = delete_selected(admin_client, cy, ana)
+
+    assert response.status_code == 302 and "Successfully deleted 2 memberships." in shown(response)
+    assert roles(lab) == {"bo": "owner"}
