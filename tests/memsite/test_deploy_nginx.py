@@ -169,11 +169,17 @@ def proxy(tmp_path, sockets) -> Iterator[tuple[Upstream, Path]]:
 
 
 def wait_until_listening(path: Path, process: subprocess.Popen, log: Path) -> None:
+    """Until a connection to `path` is taken: nginx makes the socket's file when it binds, a
+    moment before it listens, and a connection in between is refused."""
     deadline = time.monotonic() + TIMEOUT_S
-    while not path.exists():
+    while True:
         assert process.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, f"nginx did not start: {log.read_text()}"
-        time.sleep(0.02)
+        try:
+            connect(path).close()
+            return
+        except (FileNotFoundError, ConnectionRefusedError):
+            assert time.monotonic() < deadline, f"nginx did not start: {log.read_text()}"
+            time.sleep(0.02)
 
 
 def connect(path: Path) -> socket.socket:
