@@ -45,6 +45,9 @@ class TokenCreateForm(forms.Form):
     expires_in_days = forms.IntegerField(
         required=False, min_value=1, max_value=MAX_EXPIRES_IN_DAYS, label="Expires in days"
     )
+    # Its own daily LLM budget; blank: its member's alone (the service bounds the values).
+    llm_daily_calls = forms.IntegerField(required=False, min_value=0, label="LLM calls a day")
+    llm_daily_tokens = forms.IntegerField(required=False, min_value=0, label="LLM tokens a day")
 
 
 class SpaceSettingsForm(forms.Form):

@@ -228,6 +228,8 @@ def token_create(request: AuthenticatedHttpRequest, principal: Principal) -> Htt
             role=options["role"] or None,
             write_under=options["write_under"],
             expires_at=expires_at,
+            llm_daily_calls=options["llm_daily_calls"],
+            llm_daily_tokens=options["llm_daily_tokens"],
         )
     except ServiceError as error:
         return _tokens_page(request, principal, form, error=error.message, status=error.status)

@@ -340,3 +340,16 @@ def test_the_default_space_cannot_be_deleted(owner):
     response = logged_in(owner).post(reverse("spaces:space_delete", args=["default"]), {"confirm": "default"})
     assert response.status_code == 409 and "cannot be deleted" in text(response)
     assert default_space().pk is not None and Space.objects.filter(slug="default").exists()
+
+
+def test_a_token_is_made_with_its_own_daily_budget_and_the_list_shows_it(owner, lab):
+    client = logged_in(owner)
+    made = make_token(client, llm_daily_calls="40", llm_daily_tokens="")
+    assert made.status_code == 200
+    token = ApiToken.objects.get(space=lab, name="for a node")
+    assert (token.llm_daily_calls, token.llm_daily_tokens) == (40, None)
+    row = re.search(rf'<tr id="token-{token.pk}">(.*?)</tr>', text(made), re.DOTALL).group(1)
+    assert "<td>40 calls</td>" in row
+    too_big = make_token(client, name="huge", llm_daily_tokens=str(2**70))
+    assert too_big.status_code == 400 and "llm_daily_tokens must be from 0" in text(too_big)
+    assert not ApiToken.objects.filter(space=lab, name="huge").exists()
