@@ -4,6 +4,7 @@ import pytest
 from django.db import OperationalError
 from django.db import connection as db_connection
 from django.db.backends.signals import connection_created
+from django.db.models.sql.compiler import SQLCompiler
 from rest_framework.test import APIClient
 
 from memory import selectors
@@ -52,6 +53,20 @@ def offline_llm(settings):
     settings.OPENAI_API_KEY = None
     settings.OPENAI_BASE_URL = None
     return settings
+
+
+@pytest.fixture
+def compiles(monkeypatch) -> list[SQLCompiler]:
+    """The compilers that compile a query's SQL from now on."""
+    compiled: list[SQLCompiler] = []
+    as_sql = SQLCompiler.as_sql
+
+    def counted(self, *args, **kwargs):
+        compiled.append(self)
+        return as_sql(self, *args, **kwargs)
+
+    monkeypatch.setattr(SQLCompiler, "as_sql", counted)
+    return compiled
 
 
 @pytest.fixture

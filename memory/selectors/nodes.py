@@ -1,6 +1,7 @@
 """Reads of the memory tree. Subtree and children reads use ranges over the materialized path,
 which an index on (depth, path) answers without scanning."""
 
+import functools
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from django.db.models.functions import Substr
 
 from memory.models import MAX_DEPTH, Node, NodeContent
 from memory.types import ContentKind, get_type
+from memsite.compiled import CompiledFirst
 from memsite.errors import InvalidInput, NotFound
 from memsite.spaces.models import Space
 
@@ -20,11 +22,19 @@ def _with_size(queryset: QuerySet[Node]) -> QuerySet[Node]:
     return queryset.annotate(content_size=F("content__size"))
 
 
+# Most API calls begin by reading a node by its id; compiled once (memsite/compiled.py).
+_node_by_id = CompiledFirst(
+    Node,
+    lambda node_id, space_id: _with_size(Node.objects.filter(pk=node_id, space_id=space_id)),
+    node_id="-",
+    space_id=-1,
+)
+
+
 def node_get(*, space: Space, node_id: str) -> Node:
     """The node with this id in the space: a node of another space is as missing as no node."""
     # An id from a URL may hold NUL, which PostgreSQL refuses in a query: no node has such an id.
-    found = Node.objects.filter(pk=node_id, space=space)
-    node = _with_size(found).first() if "\x00" not in node_id else None
+    node = _node_by_id(node_id=node_id, space_id=space.pk) if "\x00" not in node_id else None
     if node is None:
         raise NotFound(f"No memory node with id '{node_id}'.")
     return node
@@ -80,7 +90,7 @@ def _path_names(path: str) -> list[str]:
     return names
 
 
-def _at_path(names: list[str], *, space: Space, prefix: str = "") -> dict[str, object]:
+def _at_path(names: list[str], *, space_id: int, prefix: str = "") -> dict[str, object]:
     """Lookups for the node at `names` in the space, reached from the nodes queried through
     `prefix` (`parent__` for its children): each level found by (parent_id, name), anchored at
     a root of the space (the nodes below a root are in its space). Without the anchor,
@@ -90,8 +100,26 @@ def _at_path(names: list[str], *, space: Space, prefix: str = "") -> dict[str, o
     for name in reversed(names[1:]):
         lookups[f"{prefix}name"] = name
         prefix += "parent__"
-    lookups.update({f"{prefix}name": names[0], f"{prefix}space": space, f"{prefix}parent__isnull": True})
+    lookups.update({f"{prefix}name": names[0], f"{prefix}space_id": space_id, f"{prefix}parent__isnull": True})
     return lookups
+
+
+def _levels(names: list[str]) -> dict[str, str]:
+    """A path's names as keyword parameters, one a level from the root."""
+    return {f"name{level}": name for level, name in enumerate(names)}
+
+
+@functools.cache
+def _node_at(depth: int) -> CompiledFirst[Node]:
+    """The read of the node at a path of `depth` names, compiled once (memsite/compiled.py):
+    its query joins the table once a name, so each depth has its own."""
+    placeholders = _levels([f"-{level}" for level in range(depth)])
+
+    def build(space_id: int, **names: str) -> QuerySet[Node]:
+        lookups = _at_path([names[level] for level in placeholders], space_id=space_id)
+        return _with_size(Node.objects.filter(depth=depth, **lookups))
+
+    return CompiledFirst(Node, build, space_id=-1, **placeholders)
 
 
 def node_resolve(*, space: Space, path: str) -> Node:
@@ -100,7 +128,7 @@ def node_resolve(*, space: Space, path: str) -> Node:
     names = _path_names(path)
     node = None
     if len(names) <= MAX_DEPTH:
-        node = _with_size(Node.objects.filter(depth=len(names), **_at_path(names, space=space))).first()
+        node = _node_at(len(names))(space_id=space.pk, **_levels(names))
     if node is None:
         raise NotFound(f"No memory node at '{path}'.")
     return node
@@ -112,7 +140,7 @@ def _children_at(space: Space, path: str) -> QuerySet[Node]:
     names = _path_names(path)
     if len(names) >= MAX_DEPTH:
         return Node.objects.none()
-    return Node.objects.filter(depth=len(names) + 1, **_at_path(names, space=space, prefix="parent__"))
+    return Node.objects.filter(depth=len(names) + 1, **_at_path(names, space_id=space.pk, prefix="parent__"))
 
 
 def node_children_at(*, space: Space, path: str) -> QuerySet[Node]:

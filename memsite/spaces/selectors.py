@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from memsite.compiled import CompiledFirst
 from memsite.errors import NotFound
 from memsite.spaces.logic import DEFAULT_SPACE, Role, key_digest, role_allows
 from memsite.spaces.models import ApiToken, Membership, Space
@@ -37,22 +38,33 @@ def membership_role(*, user: object, space_id: int | None = None) -> Role | None
     return Role(role) if role is not None else None
 
 
+def _memberships(user_id: int) -> QuerySet[Membership]:
+    return Membership.objects.select_related("space").filter(user_id=user_id)
+
+
+# Every page and API call of a session begins here; compiled once (memsite/compiled.py).
+_membership_in = CompiledFirst(
+    Membership,
+    lambda user_id, slug: _memberships(user_id).filter(space__slug=slug),
+    user_id=-1,
+    slug="-",
+)
+
+
 def membership_for_session(*, user: object, slug: str | None, preferred: str | None = None) -> Membership | None:
     """The membership a logged-in user acts through: of the space `slug` names; else of the
     space they last chose (`preferred`), if they are still a member; else of the default
-    space; else their first. One query for a member of the space looked for first: every page
-    and API call of a session begins here."""
+    space; else their first. One query for a member of the space looked for first."""
     user_id = _member_id(user)
     if user_id is None:
         return None
-    memberships = Membership.objects.select_related("space").filter(user_id=user_id)
     if slug is not None:
-        return memberships.filter(space__slug=slug).first()
+        return _membership_in(user_id=user_id, slug=slug)
     for choice in dict.fromkeys(filter(None, (preferred, DEFAULT_SPACE))):
-        membership = memberships.filter(space__slug=choice).first()
+        membership = _membership_in(user_id=user_id, slug=choice)
         if membership is not None:
             return membership
-    return memberships.order_by("pk").first()
+    return _memberships(user_id).order_by("pk").first()
 
 
 def memberships_of(*, user: object) -> QuerySet[Membership]:
@@ -117,9 +129,17 @@ def _member_id(user: object) -> int | None:
     return user_id if isinstance(user_id, int) else None
 
 
-def token_by_key(*, key: str) -> ApiToken | None:
-    """The token with its user, its space and its member's role there (`member_role`, None if
-    they are no longer a member), in one query: every API call a token makes begins here."""
+def _tokens_by_digest(digest: str) -> QuerySet[ApiToken]:
     role = Membership.objects.filter(space_id=OuterRef("space_id"), user_id=OuterRef("user_id")).values("role")[:1]
     tokens = ApiToken.objects.select_related("user", "space").annotate(member_role=Subquery(role))
-    return tokens.filter(digest=key_digest(key)).first()
+    return tokens.filter(digest=digest)
+
+
+# Every API call a token makes begins here; compiled once (memsite/compiled.py).
+_token_by_digest = CompiledFirst(ApiToken, _tokens_by_digest, digest="-")
+
+
+def token_by_key(*, key: str) -> ApiToken | None:
+    """The token with its user, its space and its member's role there (`member_role`, None if
+    they are no longer a member), in one query."""
+    return _token_by_digest(digest=key_digest(key))

@@ -1,9 +1,13 @@
+import re
+from urllib.parse import urlencode
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory import selectors, services
 from memory.models import Node
+from memsite.spaces.models import ApiToken, Membership
 from tests.factories import DocumentFactory, NodeFactory, UserFactory, default_space
 from tests.memory.api.support import url
 
@@ -179,3 +183,54 @@ class TestResolve:
         response = api.get(url("node-resolve"))
         assert response.status_code == 400
         assert response.json() == {"path": ["This field is required."]}
+
+
+def read_url(endpoint: str, node: Node) -> str:
+    """GET a node by its id, or by its path."""
+    if endpoint == "node-detail":
+        return url("node-detail", node)
+    return f"{url('node-resolve')}?{urlencode({'path': selectors.node_path(node=node)})}"
+
+
+def tables(queries: CaptureQueriesContext) -> list[str]:
+    """The table each query reads, by its first column's."""
+    return [re.match(r'SELECT "(\w+)"\.', query["sql"])[1] for query in queries.captured_queries]
+
+
+@pytest.mark.parametrize("endpoint", ["node-detail", "node-resolve"])
+class TestReadCost:
+    """What reading one node costs a session and a token: its queries, and no compiling of the
+    principal's read once it was compiled (docs/benchmarks.md, the cost of spaces)."""
+
+    def test_by_a_session(self, client, user, internal, endpoint, compiles):
+        document = DocumentFactory(parent=NodeFactory(), user=user)
+        client.force_login(user)
+        address = read_url(endpoint, document)
+        client.get(address)  # compiles the principal's read on this connection
+        compiles.clear()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(address)
+        assert response.status_code == 200 and response.json()["id"] == document.pk
+        # The session, its user, the membership acted through (with its space); the node, its
+        # ancestors (its path), its creator.
+        assert tables(queries) == [
+            "django_session",
+            "auth_user",
+            "spaces_membership",
+            "memory_node",
+            "memory_node",
+            "auth_user",
+        ]
+        assert {compiler.query.model for compiler in compiles}.isdisjoint({Membership, ApiToken})
+
+    def test_by_a_token(self, api, user, internal, endpoint, compiles):
+        document = DocumentFactory(parent=NodeFactory(), user=user)
+        address = read_url(endpoint, document)
+        api.get(address)  # compiles the token's read; notes its use
+        compiles.clear()
+        with CaptureQueriesContext(connection) as queries:
+            response = api.get(address)
+        assert response.status_code == 200 and response.json()["id"] == document.pk
+        # The token with its user, space and member's role; the node, its ancestors, its creator.
+        assert tables(queries) == ["spaces_apitoken", "memory_node", "memory_node", "auth_user"]
+        assert {compiler.query.model for compiler in compiles}.isdisjoint({Membership, ApiToken})
