@@ -32,7 +32,9 @@ def memory_roots(transactional_db) -> None:
     default_space()  # made again if emptied, and with it its internal folders
 
 
-@pytest.fixture(scope="session")
+# One browser for the browser tests, closed once they end: Playwright's sync API keeps an event
+# loop running in this thread while it is open, and asyncio code in later tests could not run.
+@pytest.fixture(scope="package")
 def chromium_browser():
     if not CHROMIUM.exists():
         message = f"{CHROMIUM} is missing: apt-get install -y chromium (make test does it as root)"
