@@ -56,6 +56,10 @@ from benchmarks.prose import prose
 RATIO_TARGET = 1.5  # MCP / API and client / API at p50, at most
 ADDED_TARGET_MS = 5.0  # MCP - API and client - API at p50, at most
 VIAS = ("API", "MCP", "client")
+# A way's sample numbers start at its index times this (the untimed calls' at len(VIAS) times it):
+# each way asks its own queries, so that no server answers one from the query embeddings it cached
+# for another way (the API and the client share gunicorn) or for the untimed calls.
+WAY_OFFSET = 1_000_000
 FOLDER = "/references/bench"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 
@@ -92,9 +96,9 @@ def main() -> None:
 # --- the data and the servers -------------------------------------------------------------------
 
 
-def seed(documents: int) -> tuple[str, list[str], list[str]]:
+def seed(documents: int) -> tuple[str, list[str], list[list[str]]]:
     """An editor's token, and the ids of `documents` documents of seeded prose under FOLDER with
-    a query of each one's words."""
+    queries of each one's words, one for each way of calling."""
     from django.contrib.auth import get_user_model
 
     from memory import selectors, services
@@ -115,7 +119,8 @@ def seed(documents: int) -> tuple[str, list[str], list[str]]:
             parent=folder, type="document", name=f"note-{number:05}.md", content=text.encode(), user=user
         )
         ids.append(node.pk)
-        queries.append(" ".join(text.split()[:6]))
+        words = text.split()
+        queries.append([" ".join(words[start : start + 6]) for start in range(0, 6 * (len(VIAS) + 1), 6)])
     key = token_create(user=user, space=space, name="bench", role=Role.EDITOR).key
     return key, ids, queries
 
@@ -207,15 +212,16 @@ class Call:
         return [via for via, has in zip(VIAS, (True, self.tool, self.client), strict=True) if has]
 
 
-def calls(ids: Sequence[str], queries: Sequence[str]) -> list[Call]:
-    def pick(items: Sequence[str], number: int) -> str:
-        return items[(number * 7919) % len(items)]  # a stride through the documents, not one hot row
+def calls(ids: Sequence[str], queries: Sequence[Sequence[str]]) -> list[Call]:
+    def pick(items: Sequence[Any], number: int) -> Any:
+        # A stride through the documents, not one hot row.
+        return items[(number % WAY_OFFSET * 7919) % len(items)]
 
     def read(number: int) -> dict[str, Any]:
         return {"node": pick(ids, number)}
 
     def retrieve(number: int) -> dict[str, Any]:
-        return {"query": pick(queries, number), "k": 5}
+        return {"query": pick(queries, number)[number // WAY_OFFSET], "k": 5}
 
     return [
         Call(
@@ -263,7 +269,8 @@ class Senders:
         self.client = MemsiteClient(f"http://127.0.0.1:{servers.api}", servers.key, retries=0)
         self.processes = {via: servers.processes("API" if via == "client" else via) for via in VIAS}
 
-    def send(self, call: Call, via: str, number: int) -> float:
+    def send(self, call: Call, via: str, number: int, *, timed: bool = True) -> float:
+        number += (VIAS.index(via) if timed else len(VIAS)) * WAY_OFFSET
         if via == "client":
             assert call.client is not None
             started = time.perf_counter()
@@ -292,8 +299,8 @@ def time_calls(calls: Sequence[Call], servers: Servers, args: argparse.Namespace
             print(f"timing: {call.name}", file=sys.stderr)
             vias = call.vias()
             for via in vias:
-                for number in range(-args.warmup, 0):  # not timed: each way's first calls
-                    senders.send(call, via, number)
+                for number in range(args.warmup):  # each way's first calls
+                    senders.send(call, via, number, timed=False)
             for round_number in range(args.rounds):
                 turn = round_number % len(vias)
                 numbers = range(round_number * share, min(args.samples, (round_number + 1) * share))
