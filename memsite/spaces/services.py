@@ -209,17 +209,24 @@ def _reach_of(token: ApiToken) -> Reach:
     return Reach(token.write_under, token.expires_at, token.llm_daily_calls, token.llm_daily_tokens)
 
 
-def token_budget_set(
-    *, changer: Principal, token: ApiToken, llm_daily_calls: int | None, llm_daily_tokens: int | None
-) -> ApiToken:
-    """Set the token's own daily LLM budget (None: its member's alone). Through a token, never
-    above that token's own budget (Forbidden, 403): a key cannot raise its own."""
-    _token_budget_check(llm_daily_calls, llm_daily_tokens)
-    reach = replace(_reach_of(token), llm_daily_calls=llm_daily_calls, llm_daily_tokens=llm_daily_tokens)
+TOKEN_BUDGET = ("llm_daily_calls", "llm_daily_tokens")
+
+
+def token_budget_set(*, changer: Principal, token: ApiToken, **changes: int | None) -> ApiToken:
+    """Change the token's own daily LLM budget (`llm_daily_calls`, `llm_daily_tokens`; None: its
+    member's alone); a field not given keeps its value. Through a token, never above that
+    token's own budget (Forbidden, 403): a key cannot raise its own."""
+    if unknown := set(changes) - set(TOKEN_BUDGET):
+        raise InvalidInput(f"A token's budget has no field {', '.join(sorted(unknown))}.")
+    budget = {field: changes.get(field, getattr(token, field)) for field in TOKEN_BUDGET}
+    reach = replace(
+        _reach_of(token), llm_daily_calls=budget["llm_daily_calls"], llm_daily_tokens=budget["llm_daily_tokens"]
+    )
+    _token_budget_check(reach.llm_daily_calls, reach.llm_daily_tokens)
     if changer.token is not None and (problem := wider_than_maker_problem(reach, _reach_of(changer.token))):
         raise Forbidden(problem)
-    token.llm_daily_calls, token.llm_daily_tokens = llm_daily_calls, llm_daily_tokens
-    token.save(update_fields=["llm_daily_calls", "llm_daily_tokens"])
+    token.llm_daily_calls, token.llm_daily_tokens = reach.llm_daily_calls, reach.llm_daily_tokens
+    token.save(update_fields=list(TOKEN_BUDGET))
     return token
 
 

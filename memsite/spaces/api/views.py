@@ -344,9 +344,7 @@ class TokenApi(SpaceApi):
         token = self._token(token_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        budget = {"llm_daily_calls": token.llm_daily_calls, "llm_daily_tokens": token.llm_daily_tokens}
-        budget.update(serializer.validated_data)
-        changed = services.token_budget_set(changer=self.principal(), token=token, **budget)
+        changed = services.token_budget_set(changer=self.principal(), token=token, **serializer.validated_data)
         return Response(self.OutputSerializer(changed).data)
 
     @extend_schema(
