@@ -1,10 +1,10 @@
 """The dashboard's agent pages, as small htmx views: the list of agents with a form to create
 one, and an agent's page with its settings, its conversation a page at a time with a form to
-append to it, its checkpoints, and the context-window view.
-Explained in docs/context.md."""
+append to it, its checkpoints, and the context-window view with the messages it sends.
+Changing settings, deleting and checkpoints: `agents.context.edit_views`. See docs/context.md."""
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -17,13 +17,15 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
 
 from agents.context import selectors, services
-from agents.context.forms import AgentCreateForm, ContextForm, MessageAppendForm
+from agents.context.forms import AgentSettingsForm, ContextForm, MessageAppendForm, settings_initial
+from agents.context.logic.sent import sent_groups
 from agents.context.models import Agent, Strategy
 from agents.context.selectors.assembly import ContextReport, Dropped
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.logic import Role, role_allows
 from memsite.spaces.principals import principal_of
 
 AGENTS = "context/agent_list.html"
@@ -31,10 +33,12 @@ AGENT = "context/agent_detail.html"
 AGENTS_PAGE_SIZE = 50
 MESSAGES_PAGE_SIZE = 20
 CHECKPOINTS_SHOWN = 20
+SettingsFormT = TypeVar("SettingsFormT", bound=AgentSettingsForm)
 # Sent with a successful append: the context form listens for it and assembles again.
 CONVERSATION_CHANGED = "conversation-changed"
 TIER_LABELS = {
     "system": "instructions",
+    "summary": "summary",
     "pinned": "pinned messages",
     "working_memory": "working memory",
     "long_term": "long-term memory",
@@ -171,7 +175,13 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
         numbers = [(key.replace("_", " "), value) for key, value in error.data.items() if key != "reason"]
         section["context_refusal"] = ContextRefusal(message=error.message, status=error.status, numbers=numbers)
         return section, error.status
-    section["window"] = context_window(assembled.report)
+    window = context_window(assembled.report)
+    tones = {segment.key: segment.tone for segment in window.segments}
+    section["window"] = window
+    section["sent_groups"] = [
+        (tier_label(group.tier), tones.get(group.tier), group)
+        for group in sent_groups(assembled.messages, assembled.report.included)
+    ]
     return section, 200
 
 
@@ -184,6 +194,18 @@ def agent_or_404(request: HtmxHttpRequest, agent_id: int) -> Agent:
         return selectors.agent_get(space=principal_of(request).space, agent_id=agent_id)
     except ServiceError as error:
         raise Http404(error.message) from None
+
+
+def can_edit(request: HtmxHttpRequest) -> bool:
+    """Whether the page offers its changes: readers see them refused anyway."""
+    return role_allows(principal_of(request).role, Role.EDITOR)
+
+
+def setting_refused(form: SettingsFormT, error: ServiceError) -> SettingsFormT:
+    """The service's refusal, beside the field it names (`SettingInvalid.field`), or over the form."""
+    field = getattr(error, "field", None)
+    form.add_error(field if field in form.fields else None, error.message)
+    return form
 
 
 def _position(raw: str | None) -> int | None:
@@ -225,6 +247,7 @@ def _agent_page(
         "variable_names": sorted(agent.context_variables),
         "checkpoints": list(checkpoints[:CHECKPOINTS_SHOWN]),
         "checkpoint_count": checkpoints.count(),
+        "can_edit": can_edit(request),
     }
     return render_page(request, AGENT, context, status=status)
 
@@ -232,14 +255,15 @@ def _agent_page(
 # -- the list of agents ------------------------------------------------------------------------
 
 
-def _list_page(request: HtmxHttpRequest, form: AgentCreateForm, *, error: str = "", status: int = 200) -> HttpResponse:
+def _list_page(request: HtmxHttpRequest, form: AgentSettingsForm, *, status: int = 200) -> HttpResponse:
     agents = selectors.agent_list(space=principal_of(request).space)
     page = Paginator(agents, AGENTS_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "form": form,
-        "error": error,
+        "error": form_error(form) if form.is_bound else "",
         "known_models": sorted(llm_config().models),
+        "can_edit": can_edit(request),
     }
     return render_page(request, AGENTS, context, status=status)
 
@@ -247,19 +271,20 @@ def _list_page(request: HtmxHttpRequest, form: AgentCreateForm, *, error: str = 
 @require_GET
 @login_required
 def agent_list(request: HtmxHttpRequest) -> HttpResponse:
-    return _list_page(request, AgentCreateForm(initial={"model": llm_config().default_model}))
+    initial = settings_initial(Agent(model=llm_config().default_model))
+    return _list_page(request, AgentSettingsForm(initial=initial))
 
 
 @require_POST
 @login_required
 def agent_create(request: HtmxHttpRequest) -> HttpResponse:
-    form = AgentCreateForm(request.POST)
+    form = AgentSettingsForm(request.POST)
     if not form.is_valid():
-        return _list_page(request, form, error=form_error(form), status=400)
+        return _list_page(request, form, status=400)
     try:
-        agent = services.agent_create(space=principal_of(request).space, **form.cleaned_data)
+        agent = services.agent_create(space=principal_of(request).space, **form.settings())
     except ServiceError as error:
-        return _list_page(request, form, error=error.message, status=error.status)
+        return _list_page(request, setting_refused(form, error), status=error.status)
     messages.success(request, f"Created agent '{agent.name}'.")
     return redirect("agents:agent_detail", agent_id=agent.pk)
 

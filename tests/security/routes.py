@@ -18,6 +18,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from agents.brains.services.brains_json import brain_export
+from agents.context.forms import settings_initial
+from agents.context.models import Agent
 from memsite.spaces.logic import Role
 from memsite.spaces.selectors import token_by_key
 from tests.archives import tar_gz
@@ -71,6 +73,12 @@ def ok(status: int = 200, **options: Any) -> Call:
 
 def agent(world: World) -> dict:
     return {"agent_id": world.agent.pk}
+
+
+def agent_settings(world: World) -> dict:
+    """The agent's settings form as its page fills it: every setting, and when they were read."""
+    values = settings_initial(Agent.objects.get(pk=world.agent.pk))
+    return {name: "" if value is None else value for name, value in values.items()}
 
 
 def graph(world: World) -> dict:
@@ -240,6 +248,14 @@ ROUTES: dict[str, Route] = {
     "agents/": page(get=ok()),
     "agents/create/": page(post=ok(302, form=lambda w: {"name": "new agent", "model": "gpt-4"})),
     "agents/<int:agent_id>/": page(agent, get=ok()),
+    "agents/<int:agent_id>/edit/": page(agent, get=ok(role=Role.EDITOR), post=ok(302, form=agent_settings)),
+    "agents/<int:agent_id>/delete/": page(agent, get=ok(role=Role.EDITOR), post=ok(302, form=lambda w: {})),
+    "agents/<int:agent_id>/checkpoints/": page(agent, post=ok(302, form=lambda w: {})),
+    "agents/<int:agent_id>/checkpoints/<int:checkpoint_id>/restore/": page(
+        lambda w: {"agent_id": w.agent.pk, "checkpoint_id": w.checkpoint.pk},
+        get=ok(role=Role.EDITOR),
+        post=ok(302, form=lambda w: {}),
+    ),
     "agents/<int:agent_id>/context/": page(agent, get=ok(htmx=True)),
     "agents/<int:agent_id>/messages/": page(agent, get=ok(htmx=True)),
     "agents/<int:agent_id>/messages/append/": page(

@@ -1,5 +1,5 @@
 """Stored XSS: a script payload in every field a user, a swarm node or an LLM writes (node names,
-descriptions, context and content; agents' names, instructions and messages; brains' records,
+descriptions, context and content; agents' names, instructions, context variables and messages; brains' records,
 goals, plan and neurons; graphs' tasks, thoughts, rationales and turns; searches' questions,
 answers and steps; LLM calls' messages and replies; usernames; spaces' and tokens' names), then
 every page that shows them, whole and as the partials htmx asks for, and the admin's lists and
@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from tests.security.payloads import NAME, PAYLOADS, RAW, SCRIPT, SHORT
-from tests.security.routes import PAGE, ROUTES, admin_url, client_for, site_patterns
+from tests.security.routes import PAGE, ROUTES, admin_url, agent_settings, client_for, site_patterns
 from tests.security.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -102,6 +102,27 @@ def echoes(world: World) -> list[tuple[str, dict]]:
         (reverse("memory:markdown_preview"), {"content": SCRIPT + "\n\n[x](javascript:window.__xss=1)"}),
         (reverse("agents:agent_create"), {"name": SCRIPT + " new", "model": SCRIPT[:100], "instructions": SCRIPT}),
         (reverse("agents:agent_create"), {"name": world.agent.name, "model": "gpt-4"}),
+        (
+            reverse("agents:agent_create"),
+            {
+                "name": SCRIPT + " with variables",
+                "model": "gpt-4",
+                "instructions": SCRIPT + " $who",
+                "context_variables": json.dumps({"who": SCRIPT}),
+            },
+        ),
+        (reverse("agents:agent_create"), {"name": SCRIPT + " bad", "model": "gpt-4", "context_variables": SCRIPT}),
+        (
+            reverse("agents:agent_edit", args=[agent]),
+            {
+                **agent_settings(world),
+                "name": SCRIPT + " edited",
+                "instructions": SCRIPT + " $who",
+                "context_variables": json.dumps({"who": SCRIPT}),
+            },
+        ),
+        (reverse("agents:agent_edit", args=[agent]), {**agent_settings(world), "context_variables": SCRIPT}),
+        (reverse("agents:agent_edit", args=[agent]), {**agent_settings(world), "instructions": SCRIPT + " $nobody"}),
         (reverse("agents:message_append", args=[agent]), {"role": "user", "content": SCRIPT}),
         (reverse("agents:brain_goal_create", args=[agent]), {"text": SCRIPT}),
         (reverse("agents:brain_chat", args=[agent]), {"text": SCRIPT}),
@@ -185,8 +206,17 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
         (reverse("agents:agent_list"), [text("scout")]),
         (
             reverse("agents:agent_detail", args=[agent]),
-            [text("Help the user."), text("Hello there."), text("Hello, Ada.")],
+            # The instructions as written, and as sent with the variable's value.
+            [
+                text("Help the user."),
+                f"{text('Help the user.')} {text('Ada')}",
+                text("Hello there."),
+                text("Hello, Ada."),
+            ],
         ),
+        (reverse("agents:agent_edit", args=[agent]), [text("scout"), text("Help the user.")]),
+        (reverse("agents:agent_delete", args=[agent]), [text("scout")]),
+        (reverse("agents:checkpoint_restore", args=[agent, world.checkpoint.pk]), [text("scout")]),
         (
             reverse("agents:brain_detail", args=[agent]),
             [

@@ -1,4 +1,12 @@
-from agents.context.selectors.agents import agent_fresh, agent_get, agent_list, agent_missing, agent_named
+from agents.context.selectors.agents import (
+    DeletionEffect,
+    agent_deletion,
+    agent_fresh,
+    agent_get,
+    agent_list,
+    agent_missing,
+    agent_named,
+)
 from agents.context.selectors.checkpoints import checkpoint_get
 from agents.context.selectors.messages import (
     HistoryPoint,
@@ -20,11 +28,13 @@ from agents.context.selectors.pages import (
 from agents.context.selectors.summaries import StoredSummary, summary_latest, summary_list
 
 __all__ = [
+    "DeletionEffect",
     "HistoryPoint",
     "MessagePage",
     "ScoredMessage",
     "StoredMessage",
     "StoredSummary",
+    "agent_deletion",
     "agent_fresh",
     "agent_get",
     "agent_list",

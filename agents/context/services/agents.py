@@ -1,9 +1,11 @@
-"""Creating agents and changing their settings. Every setting is checked here, together with
-the others it must agree with, before anything is saved; the database constraints repeat the
-rules that fit in SQL. An agent's name is unique within its space."""
+"""Creating agents, changing their settings and deleting them. Every setting is checked here,
+together with the others it must agree with, before anything is saved; the database constraints
+repeat the rules that fit in SQL. An agent's name is unique within its space. A refused setting
+names its field, for a form to show the error beside it."""
 
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -23,6 +25,19 @@ MAX_CONTEXT_VARIABLES_BYTES = 64 * 1024
 MAX_CONTEXT_VARIABLES_DEPTH = 32  # levels of objects and lists, the variables' own object first
 MAX_TOKENS = 100_000_000  # above any model's window; a bound, not a budget
 MAX_CONVERSATION_BUDGET = 10**15
+
+
+class SettingInvalid(InvalidInput):
+    """A setting refused alone or against another: `field` names the one to correct."""
+
+    def __init__(self, message: str, *, field: str):
+        super().__init__(message)
+        self.field = field
+
+
+class NameTaken(Conflict):
+    field = "name"
+
 
 SETTINGS = (
     "name",
@@ -44,13 +59,15 @@ def _text(field: str, value: object, *, limit: int, blank: bool = False, name: b
     """A string within `limit`; a `name` (one line, shown and sent as it is) without control or
     invisible characters."""
     if not isinstance(value, str):
-        raise InvalidInput(f"{field} must be a string.")
+        raise SettingInvalid(f"{field} must be a string.", field=field)
     if not blank and not value.strip():
-        raise InvalidInput(f"{field} must not be blank.")
+        raise SettingInvalid(f"{field} must not be blank.", field=field)
     if len(value) > limit:
-        raise InvalidInput(f"{field} is longer than {limit} characters.")
+        raise SettingInvalid(f"{field} is longer than {limit} characters.", field=field)
     if name and has_invisible_characters(value.strip()):
-        raise InvalidInput(f"{field} must not contain control or invisible characters: {value.strip()!r}.")
+        raise SettingInvalid(
+            f"{field} must not contain control or invisible characters: {value.strip()!r}.", field=field
+        )
     return value
 
 
@@ -59,33 +76,39 @@ def _whole(field: str, value: object, *, low: int, high: int, nullable: bool = F
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         null = " or null" if nullable else ""
-        raise InvalidInput(f"{field} must be an integer from {low} to {high}{null}.")
+        raise SettingInvalid(f"{field} must be an integer from {low} to {high}{null}.", field=field)
     return value
 
 
 def _fraction(field: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-        raise InvalidInput(f"{field} must be a number above 0 and at most 1.")
+        raise SettingInvalid(f"{field} must be a number above 0 and at most 1.", field=field)
     return float(value)
+
+
+def _variables_invalid(message: str) -> SettingInvalid:
+    return SettingInvalid(message, field="context_variables")
 
 
 def _context_variables(value: object) -> dict:
     if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
-        raise InvalidInput("context_variables must be an object.")
+        raise _variables_invalid("context_variables must be an object.")
     if deeper_than(value, MAX_CONTEXT_VARIABLES_DEPTH):
-        raise InvalidInput(
+        raise _variables_invalid(
             f"context_variables are nested too deeply: at most {MAX_CONTEXT_VARIABLES_DEPTH} levels "
             "of objects and lists."
         )
     problem = unstorable(value, "context_variables")
     if problem is not None:
-        raise InvalidInput(f"context_variables cannot be stored: {problem}.")
+        raise _variables_invalid(f"context_variables cannot be stored: {problem}.")
     try:
         size = len(json.dumps(value, ensure_ascii=False).encode())
     except (TypeError, ValueError):
-        raise InvalidInput("context_variables must hold JSON values only.") from None
+        raise _variables_invalid("context_variables must hold JSON values only.") from None
     if size > MAX_CONTEXT_VARIABLES_BYTES:
-        raise InvalidInput(f"context_variables take {size} bytes as JSON; the limit is {MAX_CONTEXT_VARIABLES_BYTES}.")
+        raise _variables_invalid(
+            f"context_variables take {size} bytes as JSON; the limit is {MAX_CONTEXT_VARIABLES_BYTES}."
+        )
     return dict(value)
 
 
@@ -93,7 +116,7 @@ def _validated(values: Mapping[str, Any]) -> dict[str, Any]:
     """Every setting of an agent, checked alone and against each other."""
     strategy = values["strategy"]
     if strategy not in Strategy.values:
-        raise InvalidInput(f"strategy must be one of {', '.join(Strategy.values)}.")
+        raise SettingInvalid(f"strategy must be one of {', '.join(Strategy.values)}.", field="strategy")
     cleaned = {
         "name": _text("name", values["name"], limit=MAX_NAME_CHARS, name=True).strip(),
         "model": _text("model", values["model"], limit=MAX_MODEL_CHARS, name=True).strip(),
@@ -119,16 +142,20 @@ def _validated(values: Mapping[str, Any]) -> dict[str, Any]:
         "compaction_target": _fraction("compaction_target", values["compaction_target"]),
     }
     if cleaned["compaction_target"] >= cleaned["compaction_trigger"]:
-        raise InvalidInput(
+        raise SettingInvalid(
             f"compaction_target ({cleaned['compaction_target']}) must be below "
-            f"compaction_trigger ({cleaned['compaction_trigger']})."
+            f"compaction_trigger ({cleaned['compaction_trigger']}).",
+            field="compaction_target",
         )
-    instructions_check(template=cleaned["instructions"], variables=cleaned["context_variables"])
+    try:
+        instructions_check(template=cleaned["instructions"], variables=cleaned["context_variables"])
+    except InvalidInput as error:
+        raise SettingInvalid(error.message, field="instructions") from None
     return cleaned
 
 
-def _name_taken(name: str) -> Conflict:
-    return Conflict(f"There is already an agent named '{name}'.")
+def _name_taken(name: str) -> NameTaken:
+    return NameTaken(f"There is already an agent named '{name}'.")
 
 
 def _save(agent: Agent, fields: list[str] | None = None) -> None:
@@ -179,10 +206,17 @@ def agent_create(
     return agent
 
 
-def agent_update(*, agent: Agent, changes: Mapping[str, Any]) -> Agent:
+def _changed_since(agent: Agent) -> Conflict:
+    return Conflict(
+        f"The agent '{agent.name}' was changed at {agent.updated_at:%Y-%m-%d %H:%M:%S} UTC, after "
+        "these settings were read: read them again, then change them."
+    )
+
+
+def agent_update(*, agent: Agent, changes: Mapping[str, Any], unchanged_since: datetime | None = None) -> Agent:
     """Change some of an agent's settings (`SETTINGS`); a null clears an optional budget.
-    Messages keep the token counts they were written with: a new model's assembly reports
-    whether they match its encoding."""
+    With `unchanged_since` (the `updated_at` the caller read), a 409 if they changed since.
+    Messages keep the token counts they were written with."""
     unknown = sorted(set(changes) - set(SETTINGS))
     if unknown:
         raise InvalidInput(f"Unknown agent settings: {', '.join(unknown)}.")
@@ -190,6 +224,8 @@ def agent_update(*, agent: Agent, changes: Mapping[str, Any]) -> Agent:
         raise InvalidInput(f"Nothing to change: send at least one of {', '.join(SETTINGS)}.")
     with transaction.atomic():
         agent = Agent.objects.select_for_update().get(pk=agent.pk)
+        if unchanged_since is not None and agent.updated_at != unchanged_since:
+            raise _changed_since(agent)
         current = {field: getattr(agent, field) for field in SETTINGS}
         values = _validated({**current, **changes})
         renamed = values["name"] != agent.name
@@ -199,3 +235,10 @@ def agent_update(*, agent: Agent, changes: Mapping[str, Any]) -> Agent:
             setattr(agent, field, value)
         _save(agent, [*SETTINGS, "updated_at"])
     return agent
+
+
+def agent_delete(*, agent: Agent) -> None:
+    """Delete the agent with its conversation, checkpoints, summaries and brain; its reasoning
+    graphs stay, no longer linked to it."""
+    with transaction.atomic():
+        Agent.objects.filter(pk=agent.pk).delete()

@@ -173,9 +173,7 @@ def test_a_refused_agent_shows_the_error_in_the_form_and_writes_nothing(user_cli
 # -- an agent's page ---------------------------------------------------------------------------
 
 
-def test_the_page_shows_settings_and_the_names_of_context_variables_but_not_their_values(
-    user_client,
-):
+def test_the_page_shows_the_names_of_context_variables_and_only_the_values_sent(user_client):
     agent = AgentFactory(
         name="keeper",
         model="gpt-4",
@@ -190,7 +188,9 @@ def test_the_page_shows_settings_and_the_names_of_context_variables_but_not_thei
     assert "<h1>keeper</h1>" in html
     assert "Answer in $language." in html
     assert "<code>api_secret</code>, <code>language</code>" in html
-    assert "hunter2-do-not-show" not in html and "French" not in html
+    assert "hunter2-do-not-show" not in html
+    # A value the instructions name is sent, and the messages as sent show it.
+    assert html.count("French") == 1 and '<pre class="code sent-content">Answer in French.</pre>' in html
     assert "sliding_window" in html and "50000 tokens" in html
 
 
