@@ -64,11 +64,14 @@ def sent_groups(
     messages: Sequence[dict],
     included: Sequence[Included],
     *,
-    most: int = MAX_SHOWN_MESSAGES,
-    first: int = SHOWN_FIRST,
+    most: int | None = None,
+    first: int | None = None,
 ) -> list[SentGroup]:
     """`messages` as assembly sent them, `included` saying each one's tier and tokens, in runs
-    of one tier; past `most`, the first `first` and the newest, the rest counted."""
+    of one tier; past `most` (MAX_SHOWN_MESSAGES), the first `first` (SHOWN_FIRST) and the
+    newest, the rest counted."""
+    most = MAX_SHOWN_MESSAGES if most is None else most
+    first = SHOWN_FIRST if first is None else first
     if len(messages) != len(included):
         raise ValueError(f"{len(messages)} messages but {len(included)} report entries.")
     numbered = list(enumerate(zip(messages, included, strict=True), start=1))

@@ -1,8 +1,17 @@
+from datetime import timedelta
+
 import pytest
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from agents.context import services
-from agents.context.models import Agent
+from agents.brains.models import Brain, Goal, Record
+from agents.brains.services.brains import brain_writing, goal_create
+from agents.context import selectors, services
+from agents.context.models import Agent, Checkpoint, Message, Summary
+from agents.context.selectors import DeletionEffect
+from agents.context.services.agents import SettingInvalid
+from agents.graphs import services as graph_services
+from agents.graphs.models import Graph
 from memsite.errors import Conflict, InvalidInput
 from tests.factories import AgentFactory, default_space
 
@@ -49,6 +58,25 @@ class TestAgentCreate:
         with pytest.raises(InvalidInput):
             services.agent_create(space=default_space(), name="planner", model="gpt-4o", **values)
         assert not Agent.objects.exists()
+
+    @pytest.mark.parametrize(
+        "values, field",
+        [
+            ({"compaction_target": 0.95}, "compaction_target"),
+            ({"warning_threshold": 0}, "warning_threshold"),
+            ({"strategy": "truncate"}, "strategy"),
+            ({"window_turns": 0}, "window_turns"),
+            ({"turn_input_limit": 0}, "turn_input_limit"),
+            ({"context_variables": ["a"]}, "context_variables"),
+            ({"instructions": "Help $user_name."}, "instructions"),
+            ({"name": " "}, "name"),
+        ],
+    )
+    def test_a_refused_setting_names_its_field(self, values, field):
+        settings = {"name": "planner", **values}
+        with pytest.raises(SettingInvalid) as refused:
+            services.agent_create(space=default_space(), model="gpt-4o", **settings)
+        assert refused.value.field == field and refused.value.status == 400
 
     def test_instructions_may_name_context_variables_and_escape_dollars(self):
         agent = services.agent_create(
@@ -108,6 +136,26 @@ class TestAgentUpdate:
         with pytest.raises(InvalidInput):
             services.agent_update(agent=AgentFactory(), changes=changes)
 
+    def test_settings_read_before_a_change_are_refused(self):
+        agent = AgentFactory(model="gpt-4o")
+        read_at = agent.updated_at
+        services.agent_update(agent=agent, changes={"model": "gpt-4.1"})
+
+        with pytest.raises(Conflict, match="after these settings were read"):
+            services.agent_update(agent=agent, changes={"model": "gpt-4"}, unchanged_since=read_at)
+
+        agent.refresh_from_db()
+        assert agent.model == "gpt-4.1"
+        services.agent_update(agent=agent, changes={"model": "gpt-4"}, unchanged_since=agent.updated_at)
+        assert Agent.objects.get(pk=agent.pk).model == "gpt-4"
+
+    def test_a_time_other_than_the_last_change_conflicts(self):
+        agent = AgentFactory()
+        with pytest.raises(Conflict):
+            services.agent_update(
+                agent=agent, changes={"model": "gpt-4o"}, unchanged_since=agent.updated_at + timedelta(seconds=1)
+            )
+
     def test_renaming_onto_another_agent_conflicts(self):
         AgentFactory(name="taken")
         agent = AgentFactory(name="mine")
@@ -115,3 +163,48 @@ class TestAgentUpdate:
             services.agent_update(agent=agent, changes={"name": "taken"})
         agent.refresh_from_db()
         assert agent.name == "mine"
+
+
+def agent_with_everything() -> Agent:
+    """An agent with 3 messages, a checkpoint, a summary, a brain with records and a goal, and
+    a reasoning graph."""
+    agent = AgentFactory()
+    for text in ("one", "two", "three"):
+        services.message_append(agent=agent, role="user", content=text)
+    services.checkpoint_create(agent=agent)
+    Summary.objects.create(agent=agent, through=1, status=Summary.Status.DONE, content="They counted.")
+    with brain_writing(agent=agent) as brain:
+        brain.record(kind="thought", text="A thought.", item={}, at=timezone.now())
+        brain.record(kind="fact", text="A fact.", item={}, at=timezone.now())
+    goal_create(agent=agent, text="Count to four.")
+    graph_services.graph_create(space=default_space(), task="Count.", agent=agent, model="gpt-4")
+    return agent
+
+
+class TestAgentDelete:
+    def test_says_what_goes_and_what_stays_without_changing_anything(self):
+        agent = agent_with_everything()
+
+        effects = {effect.model: effect for effect in selectors.agent_deletion(agent=agent)}
+
+        assert effects["context.message"] == DeletionEffect("context.message", 3, deleted=True)
+        assert effects["context.checkpoint"].count == 1 and effects["context.summary"].count == 1
+        assert effects["brains.brain"].count == 1
+        assert effects["brains.record"].count == Record.objects.filter(brain_id=agent.pk).count() >= 2
+        assert effects["brains.goal"].count == 1
+        assert effects["graphs.graph"] == DeletionEffect("graphs.graph", 1, deleted=False)
+        assert "brains.tickrun" not in effects  # none to delete: not mentioned
+        assert Message.objects.filter(agent=agent).count() == 3
+
+    def test_deletes_the_agent_and_everything_of_its_own_but_keeps_its_graphs(self):
+        agent = agent_with_everything()
+        other = AgentFactory()
+        services.message_append(agent=other, role="user", content="mine")
+
+        services.agent_delete(agent=agent)
+
+        assert list(Agent.objects.all()) == [other]
+        assert list(Message.objects.values_list("content", flat=True)) == ["mine"]
+        assert not Checkpoint.objects.exists() and not Summary.objects.exists()
+        assert not Brain.objects.exists() and not Record.objects.exists() and not Goal.objects.exists()
+        assert Graph.objects.get().agent is None
