@@ -28,21 +28,26 @@ from memsite.spaces.middleware import required_role
 EDIT = "context/agent_edit.html"
 DELETE = "context/agent_delete.html"
 RESTORE = "context/checkpoint_restore.html"
-# What an agent's deletion takes, by model; a model not named here shows its own name.
+# What an agent's deletion takes, by model: (one, many); a model not named here shows its own
+# name.
 DELETION_LABELS = {
-    "context.message": "messages",
-    "context.checkpoint": "checkpoints",
-    "context.summary": "conversation summaries",
-    "brains.brain": "brain",
-    "brains.brainextra": "",  # the rest of the brain's row: its line stands for it
-    "brains.record": "brain records (thoughts, episodes, facts, chat, logs)",
-    "brains.goal": "goals",
-    "brains.explored": "explored paths and URLs",
-    "brains.neuron": "neurons",
-    "brains.synapse": "synapses",
-    "brains.tickrun": "tick runs",
-    "graphs.graph": "reasoning graphs",
+    "context.message": ("message", "messages"),
+    "context.checkpoint": ("checkpoint", "checkpoints"),
+    "context.summary": ("conversation summary", "conversation summaries"),
+    "brains.brain": ("brain", "brains"),
+    "brains.brainextra": None,  # the rest of the brain's row: its line stands for it
+    "brains.record": ("brain record", "brain records (thoughts, episodes, facts, chat, logs)"),
+    "brains.goal": ("goal", "goals"),
+    "brains.explored": ("explored path or URL", "explored paths and URLs"),
+    "brains.neuron": ("neuron", "neurons"),
+    "brains.synapse": ("synapse", "synapses"),
+    "brains.tickrun": ("tick run", "tick runs"),
+    "graphs.graph": ("reasoning graph", "reasoning graphs"),
 }
+
+
+def counted(count: int, one: str, many: str = "") -> str:
+    return f"{count} {one if count == 1 else many or one + 's'}"
 
 
 def _agent_page_url(agent: Agent, anchor: str = "") -> str:
@@ -81,11 +86,15 @@ def agent_edit(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
 # -- deleting ----------------------------------------------------------------------------------
 
 
-def deletion_lines(effects: list[DeletionEffect]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """(what goes, what stays unlinked) as (label, count) lines."""
-    labelled = [(DELETION_LABELS.get(effect.model, effect.model), effect) for effect in effects]
-    deleted = [(label, effect.count) for label, effect in labelled if label and effect.deleted]
-    unlinked = [(label, effect.count) for label, effect in labelled if label and not effect.deleted]
+def deletion_lines(effects: list[DeletionEffect]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """(what goes, what stays unlinked) as (count, label) lines."""
+    deleted: list[tuple[int, str]] = []
+    unlinked: list[tuple[int, str]] = []
+    for effect in effects:
+        labels = DELETION_LABELS.get(effect.model, (effect.model, effect.model))
+        if labels is not None:
+            line = (effect.count, labels[effect.count != 1])
+            (deleted if effect.deleted else unlinked).append(line)
     return deleted, unlinked
 
 
@@ -99,7 +108,7 @@ def agent_delete(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     if request.method == "GET":
         return render_page(request, DELETE, {"agent": agent, "deleted": deleted, "unlinked": unlinked})
     services.agent_delete(agent=agent)
-    taken = ", ".join(f"{count} {label}" for label, count in deleted)
+    taken = ", ".join(f"{count} {label}" for count, label in deleted)
     messages.success(request, f"Deleted agent '{agent.name}'" + (f" with {taken}." if taken else "."))
     return redirect("agents:agent_list")
 
@@ -113,7 +122,7 @@ def checkpoint_create(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     checkpoint = services.checkpoint_create(agent=agent_or_404(request, agent_id))
     messages.success(
         request,
-        f"Saved checkpoint {checkpoint.version}: the settings and {checkpoint.message_count} messages.",
+        f"Saved checkpoint {checkpoint.version}: the settings and {counted(checkpoint.message_count, 'message')}.",
     )
     return redirect(_agent_page_url(checkpoint.agent, "#checkpoints"))
 
@@ -151,6 +160,7 @@ def checkpoint_restore(request: HtmxHttpRequest, agent_id: int, checkpoint_id: i
     except ServiceError as error:
         return _restore_page(request, agent, checkpoint, error=error.message, status=error.status)
     messages.success(
-        request, f"Restored checkpoint {checkpoint.version}: {agent.message_count} messages and its settings."
+        request,
+        f"Restored checkpoint {checkpoint.version}: {counted(agent.message_count, 'message')} and its settings.",
     )
     return redirect(_agent_page_url(agent))

@@ -56,21 +56,29 @@ class AgentSettingsForm(forms.Form):
 
     defaults_allowed = True
 
-    name = forms.CharField(max_length=MAX_NAME_CHARS)
-    model = forms.CharField(max_length=MAX_MODEL_CHARS, widget=forms.TextInput(attrs={"list": "known-models"}))
+    name = forms.CharField(label="Name", max_length=MAX_NAME_CHARS)
+    model = forms.CharField(
+        label="Model", max_length=MAX_MODEL_CHARS, widget=forms.TextInput(attrs={"list": "known-models"})
+    )
     instructions = forms.CharField(
+        label="Instructions",
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text="The system message: $name or ${name} is replaced by that context variable; $$ is a dollar sign.",
     )
     context_variables = forms.CharField(
+        label="Context variables",
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         help_text='A JSON object, such as {"user": "Ada"}. Only the variables the instructions name reach the model.',
     )
-    strategy = forms.ChoiceField(choices=Strategy.choices, help_text="What goes when the history is too long.")
+    strategy = forms.ChoiceField(
+        label="Strategy",
+        choices=[(value, f"{value}: {label}") for value, label in Strategy.choices],
+        help_text="What goes when the history is too long.",
+    )
     window_turns = _tokens("Window turns", "The turns sliding_window keeps.")
     reserved_output_tokens = _tokens("Reserved output", "Kept free in the window for the reply.")
     turn_input_limit = _tokens(

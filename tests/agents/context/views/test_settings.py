@@ -240,10 +240,10 @@ def test_the_delete_page_counts_what_goes_and_what_stays(user_client):
 
     html = user_client.get(reverse("agents:agent_delete", args=[agent.pk])).content.decode()
 
-    assert "<strong>3</strong> messages" in html and "<strong>1</strong> checkpoints" in html
-    assert "<strong>1</strong> conversation summaries" in html and "<strong>1</strong> goals" in html
+    assert "<strong>3</strong> messages" in html and "<strong>1</strong> checkpoint</li>" in html
+    assert "<strong>1</strong> conversation summary</li>" in html and "<strong>1</strong> goal</li>" in html
     assert "<strong>1</strong> brain</li>" in html and "brain records" in html
-    assert re.search(r'id="unlinked">These stay, no longer linked to it: <strong>1</strong> reasoning graphs', html)
+    assert re.search(r'id="unlinked">These stay, no longer linked to it: <strong>1</strong> reasoning graph\.', html)
     assert Agent.objects.filter(pk=agent.pk).exists() and Message.objects.count() == 3
 
 
@@ -256,7 +256,7 @@ def test_deleting_goes_to_the_list_and_says_what_went(user_client):
     assert response.status_code == 302 and response["Location"] == reverse("agents:agent_list")
     assert not Agent.objects.exists() and not Message.objects.exists()
     html = user_client.get(response["Location"]).content.decode()
-    assert f"Deleted agent &#x27;{name}&#x27; with 3 messages, 1 checkpoints" in html
+    assert f"Deleted agent &#x27;{name}&#x27; with 3 messages, 1 checkpoint" in html
     assert user_client.get(page_url(agent)).status_code == 404
 
 
@@ -281,7 +281,7 @@ def test_saving_a_checkpoint_lists_it(user_client):
     assert response.status_code == 302 and response["Location"] == page_url(agent) + "#checkpoints"
     checkpoint = Checkpoint.objects.get(agent=agent)
     html = user_client.get(page_url(agent)).content.decode()
-    assert "Saved checkpoint 1: the settings and 1 messages." in html
+    assert "Saved checkpoint 1: the settings and 1 message." in html
     restore = reverse("agents:checkpoint_restore", args=[agent.pk, checkpoint.pk])
     assert '<tr id="checkpoint-1"><td>1</td><td>1</td>' in html and f'href="{restore}"' in html
 
@@ -315,7 +315,7 @@ def test_restoring_puts_the_checkpoint_back(user_client):
     agent.refresh_from_db()
     assert (agent.model, agent.message_count) == ("gpt-4", 1)
     assert list(Message.objects.values_list("content", flat=True)) == ["one"]
-    assert "Restored checkpoint 1: 1 messages and its settings." in user_client.get(page_url(agent)).content.decode()
+    assert "Restored checkpoint 1: 1 message and its settings." in user_client.get(page_url(agent)).content.decode()
 
 
 def test_another_agents_checkpoint_is_not_found(user_client):
