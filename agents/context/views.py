@@ -38,7 +38,6 @@ SettingsFormT = TypeVar("SettingsFormT", bound=AgentSettingsForm)
 CONVERSATION_CHANGED = "conversation-changed"
 TIER_LABELS = {
     "system": "instructions",
-    "summary": "summary",
     "pinned": "pinned messages",
     "working_memory": "working memory",
     "long_term": "long-term memory",
