@@ -171,12 +171,36 @@ class BrainTickQueuedSerializer(serializers.Serializer):
         ref_name = "BrainTickQueued"
 
 
+class BrainCitationSerializer(serializers.Serializer):
+    """An `agents.brains.logic.recall.MemoryItem.citation`."""
+
+    id = serializers.CharField(help_text="As the prompt gave it: `fact:<seq>`, `episode:<seq>` or `node:<node id>`.")
+    kind = serializers.ChoiceField(choices=["fact", "episode", "node"])
+    ref = serializers.CharField(help_text="The fact's or episode's seq, or the node's id (a passage of its text).")
+    label = serializers.CharField(  # type: ignore[assignment]  # DRF pops declared fields off the class
+        help_text="The node's path, or `fact 3`, `episode 7`."
+    )
+
+    class Meta:
+        ref_name = "BrainCitation"
+
+
 class BrainChatExchangeSerializer(serializers.Serializer):
     """A `services.ChatExchange`."""
 
     user = BrainRecordSerializer(source="user_line")
     reply = BrainRecordSerializer(source="reply_line")
     goal = BrainGoalSerializer(allow_null=True, help_text="The goal `goal: ...` added.")
+    citations = BrainCitationSerializer(
+        many=True,
+        help_text="What the reply draws on, among the facts, episodes and memory passages its prompt gave "
+        "(the reply line's entry keeps them too).",
+    )
+    provider = serializers.CharField(
+        allow_null=True,
+        help_text="The LLM provider that wrote the reply: `offline` for the heuristics that run with no model; "
+        "null when no LLM call did (`goal: ...`).",
+    )
 
     class Meta:
         ref_name = "BrainChatExchange"
