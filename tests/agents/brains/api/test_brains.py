@@ -400,8 +400,22 @@ def test_chat_answers_with_the_exchange(api, agent):
     assert [text for _, text in records(agent, RecordKind.CHAT)] == ["What have you read?", body["reply"]["text"]]
 
 
+def test_chat_says_the_provider_and_what_the_reply_cites(api, agent, settings):
+    settings.MEMSITE_EMBEDDINGS = "off"
+    with brain_writing(agent=agent) as brain:
+        brain.record(kind=RecordKind.FACT, text="The harbour office opens at nine.", item={}, at=START)
+
+    body = api.post(url("chat", agent.pk), {"text": "When does the harbour office open?"}, format="json").json()
+
+    assert body["provider"] == "offline" and "opens at nine" in body["reply"]["text"]
+    cited = {"id": "fact:1", "kind": "fact", "ref": "1", "label": "fact 1"}
+    assert body["citations"] == [cited]
+    assert body["reply"]["data"]["citations"] == [cited] and body["reply"]["data"]["provider"] == "offline"
+
+
 def test_chat_can_set_a_goal(api, agent):
     body = api.post(url("chat", agent.pk), {"text": "goal: map the notes"}, format="json").json()
+    assert body["provider"] is None and body["citations"] == []
     assert body["goal"]["text"] == "map the notes" and body["goal"]["status"] == "active"
     assert Goal.objects.get(brain_id=agent.pk).text == "map the notes"
 
