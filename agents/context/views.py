@@ -18,10 +18,11 @@ from django_htmx.http import push_url, trigger_client_event
 
 from agents.context import selectors, services
 from agents.context.forms import AgentCreateForm, ContextForm, MessageAppendForm
-from agents.context.models import Agent, Strategy
+from agents.context.models import Agent, Strategy, Summary
 from agents.context.selectors.assembly import ContextReport, Dropped
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
+from memsite.llm.selectors import llm_provider_serving
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 from memsite.spaces.principals import principal_of
@@ -172,6 +173,9 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
         section["context_refusal"] = ContextRefusal(message=error.message, status=error.status, numbers=numbers)
         return section, error.status
     section["window"] = context_window(assembled.report)
+    used = assembled.report.summary
+    # Whether heuristics wrote the summary the context sends.
+    section["summary_provider"] = llm_provider_serving(model=Summary, served_id=used.id) if used else None
     return section, 200
 
 

@@ -2,6 +2,9 @@
 
 from rest_framework import serializers
 
+from agents.brains.models import TickRun
+from memsite.llm.serializers import ProviderField
+
 
 class BrainRecordSerializer(serializers.Serializer):
     seq = serializers.IntegerField(
@@ -76,6 +79,7 @@ class BrainTickSerializer(BrainTickSummarySerializer):
     steps = serializers.ListField(child=serializers.DictField(), help_text="[{name, ms, detail}], in order.")
     emotions = serializers.DictField(child=serializers.FloatField(), help_text="As the tick left them.")
     hormones = serializers.DictField(child=serializers.FloatField(), help_text="As the tick left them.")
+    provider = ProviderField(model=TickRun)
 
     class Meta:
         ref_name = "BrainTick"
