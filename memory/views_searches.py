@@ -20,6 +20,7 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchStep
 from memory.search.walk import MAX_CANDIDATES_SHOWN
 from memsite.errors import ServiceError
+from memsite.llm.selectors import llm_provider_serving
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 from memsite.spaces.principals import principal_of
@@ -163,6 +164,8 @@ def _trace_context(search: Search, *, after: int, steps: list[TraceStep]) -> dic
         "trail": _trail(search),
         "children": list(selectors.search_children(search=search)),
         "pending_question": selectors.search_question_pending(search=search),
+        # Whether heuristics wrote the result: asked once there is one.
+        "provider": llm_provider_serving(model=Search, served_id=search.pk) if search.result else None,
     }
 
 

@@ -19,12 +19,13 @@ from agents.brains.forms import ChatForm, GoalForm, TickingForm
 from agents.brains.logic import affect
 from agents.brains.logic.caps import cap
 from agents.brains.logic.charts import LineChart, line_chart
-from agents.brains.models import Record, RecordKind
+from agents.brains.models import Record, RecordKind, TickRun
 from agents.brains.services.brains import goal_complete, goal_create
 from agents.context.models import Agent
 from agents.context.views import agent_or_404
 from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import wait_slots
+from memsite.llm.selectors import llm_provider_serving
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 
@@ -84,6 +85,7 @@ def _version(state: selectors.BrainState) -> str:
 def _stream_context(agent: Agent, state: selectors.BrainState, awaited: Awaited | None) -> dict[str, Any]:
     if awaited is not None and (state.ticking.tick_count >= awaited.number or not awaited.pending):
         awaited = None  # it has started (and shows as running until it ends), or it is given up
+    last = state.ticking.last
     return {
         "agent": agent,
         "state": state,
@@ -92,6 +94,8 @@ def _stream_context(agent: Agent, state: selectors.BrainState, awaited: Awaited 
         "version": _version(state),
         "settled": state.ticking.idle and awaited is None,
         "poll_s": POLL_S,
+        # Whether heuristics wrote the last tick's thoughts and choices.
+        "last_provider": llm_provider_serving(model=TickRun, served_id=last.pk) if last else None,
     }
 
 

@@ -19,10 +19,11 @@ from django_htmx.http import push_url, trigger_client_event
 from agents.context import selectors, services
 from agents.context.forms import AgentSettingsForm, ContextForm, MessageAppendForm, settings_initial
 from agents.context.logic.sent import sent_groups
-from agents.context.models import Agent, Strategy
+from agents.context.models import Agent, Strategy, Summary
 from agents.context.selectors.assembly import ContextReport, Dropped
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
+from memsite.llm.selectors import llm_provider_serving
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 from memsite.spaces.logic import Role, role_allows
@@ -181,6 +182,9 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
         (tier_label(group.tier), tones.get(group.tier), group)
         for group in sent_groups(assembled.messages, assembled.report.included)
     ]
+    used = assembled.report.summary
+    # Whether heuristics wrote the summary the context sends.
+    section["summary_provider"] = llm_provider_serving(model=Summary, served_id=used.id) if used else None
     return section, 200
 
 

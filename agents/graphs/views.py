@@ -25,6 +25,7 @@ from agents.graphs.logic.context import GraphContext
 from agents.graphs.logic.drawing import ContextGauge, GraphDrawing, context_gauge, graph_drawing
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, NodeKind, Turn
 from memsite.errors import ServiceError
+from memsite.llm.selectors import llm_providers_serving
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 from memsite.spaces.principals import principal_of
@@ -72,6 +73,7 @@ class OpRow:
     op: GraphOp
     delta: int | None  # tokens after less tokens before
     detail: str  # as JSON, cut to DETAIL_CHARS
+    provider: str | None  # of the calls that served it: "offline" when heuristics wrote it
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,7 @@ def _op_rows(graph: Graph) -> tuple[list[OpRow], int]:
     ops = graph_selectors.graph_ops(graph=graph)
     shown = list(ops.order_by("-id")[:OPS_SHOWN])
     rows = []
+    providers = llm_providers_serving(model=GraphOp, served_ids=[op.pk for op in shown])
     for op in shown:
         detail = json.dumps(op.detail, indent=1, ensure_ascii=False) if op.detail else ""
         if len(detail) > DETAIL_CHARS:
@@ -137,7 +140,7 @@ def _op_rows(graph: Graph) -> tuple[list[OpRow], int]:
         delta = None
         if op.tokens_before is not None and op.tokens_after is not None:
             delta = op.tokens_after - op.tokens_before
-        rows.append(OpRow(op=op, delta=delta, detail=detail))
+        rows.append(OpRow(op=op, delta=delta, detail=detail, provider=providers.get(op.pk)))
     return rows, ops.count() if len(shown) == OPS_SHOWN else len(shown)
 
 

@@ -152,6 +152,7 @@ class Search(Model):
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    provider: str | None = None  # of the calls that produced it: "offline" when heuristics did
 
     @property
     def running(self) -> bool:
@@ -289,12 +290,24 @@ class Brain(Model):
     updated_at: datetime | None = None
 
 
+class ChatCitation(Model):
+    """What a chat reply draws on: `fact:<seq>`, `episode:<seq>` or `node:<node id>`."""
+
+    id: str
+    kind: str
+    ref: str
+    label: str
+
+
 class ChatExchange(Model):
-    """The user's line and the agent's reply; `goal` when the line was `goal: ...`."""
+    """The user's line and the agent's reply, what it cites, and the provider that wrote it
+    (`offline`: heuristics, no model); `goal` when the line was `goal: ...`."""
 
     user: BrainRecord
     reply: BrainRecord
     goal: Goal | None = None
+    citations: list[ChatCitation] = Field(default_factory=list)
+    provider: str | None = None
 
 
 # -- reasoning graphs --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from memory.services.searches import (
     MAX_QUESTIONS,
 )
 from memsite.limits import max_body_bytes, wait_slots
+from memsite.llm.serializers import ProviderField
 from memsite.pagination import CheckedCursorPagination
 from memsite.quotas.api import quota_refusals
 from memsite.schema import page_parameters, refusals
@@ -169,6 +170,7 @@ class SearchSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    provider = ProviderField(model=Search)
 
     class Meta:
         ref_name = "Search"

@@ -11,7 +11,8 @@ from django.conf import settings
 
 from memsite.llm.catalog import OFFLINE_MODEL, ModelInfo, model_table, resolve_model
 
-PROVIDERS = ("openai", "offline")
+OFFLINE = "offline"  # the provider of heuristics, no model: what it writes is marked so
+PROVIDERS = ("openai", OFFLINE)
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class LLMConfig:
 
     @property
     def is_offline(self) -> bool:
-        return self.provider == "offline"
+        return self.provider == OFFLINE
 
     def model_for(self, purpose: str) -> str:
         """The model a purpose is configured for, whichever provider runs it (budgets use it)."""

@@ -223,6 +223,8 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
                 text("A thought."),
                 text("A fact."),
                 text("A chat."),
+                text("A cited reply."),
+                "/" + name("cited notes"),
                 text("A self_instruction."),
                 text("Learn the user's habits."),
                 text("List the notes."),

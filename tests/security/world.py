@@ -152,6 +152,10 @@ def build_world(words: Words = PLAIN) -> World:
             if kind == "chat":
                 item = {"role": "user"}
             brain.record(kind=kind, text=text(f"A {kind}."), item=item, at=start)
+        # A reply citing a node: its label is the node's path, made of names users write.
+        cited = {"id": f"node:{document.pk}", "kind": "node", "ref": document.pk, "label": "/" + name("cited notes")}
+        reply = {"role": "assistant", "provider": "offline", "citations": [cited]}
+        brain.record(kind="chat", text=text("A cited reply."), item=reply, at=start)
         brain.explored(kind="path", key=text("/user/notes"), summary=text("Notes of the user."), at=start)
         brain.explored(kind="url", key="https://docs.example.org/" + name("guide"), summary=text("A guide."), at=start)
         me = brain.neuron(kind="self", label="self", at=start, strength=0.5)

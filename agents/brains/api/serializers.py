@@ -2,6 +2,9 @@
 
 from rest_framework import serializers
 
+from agents.brains.models import TickRun
+from memsite.llm.serializers import ProviderField
+
 
 class BrainRecordSerializer(serializers.Serializer):
     seq = serializers.IntegerField(
@@ -76,6 +79,7 @@ class BrainTickSerializer(BrainTickSummarySerializer):
     steps = serializers.ListField(child=serializers.DictField(), help_text="[{name, ms, detail}], in order.")
     emotions = serializers.DictField(child=serializers.FloatField(), help_text="As the tick left them.")
     hormones = serializers.DictField(child=serializers.FloatField(), help_text="As the tick left them.")
+    provider = ProviderField(model=TickRun)
 
     class Meta:
         ref_name = "BrainTick"
@@ -171,12 +175,36 @@ class BrainTickQueuedSerializer(serializers.Serializer):
         ref_name = "BrainTickQueued"
 
 
+class BrainCitationSerializer(serializers.Serializer):
+    """An `agents.brains.logic.recall.MemoryItem.citation`."""
+
+    id = serializers.CharField(help_text="As the prompt gave it: `fact:<seq>`, `episode:<seq>` or `node:<node id>`.")
+    kind = serializers.ChoiceField(choices=["fact", "episode", "node"])
+    ref = serializers.CharField(help_text="The fact's or episode's seq, or the node's id (a passage of its text).")
+    label = serializers.CharField(  # type: ignore[assignment]  # DRF pops declared fields off the class
+        help_text="The node's path, or `fact 3`, `episode 7`."
+    )
+
+    class Meta:
+        ref_name = "BrainCitation"
+
+
 class BrainChatExchangeSerializer(serializers.Serializer):
     """A `services.ChatExchange`."""
 
     user = BrainRecordSerializer(source="user_line")
     reply = BrainRecordSerializer(source="reply_line")
     goal = BrainGoalSerializer(allow_null=True, help_text="The goal `goal: ...` added.")
+    citations = BrainCitationSerializer(
+        many=True,
+        help_text="What the reply draws on, among the facts, episodes and memory passages its prompt gave "
+        "(the reply line's entry keeps them too).",
+    )
+    provider = serializers.CharField(
+        allow_null=True,
+        help_text="The LLM provider that wrote the reply: `offline` for the heuristics that run with no model; "
+        "null when no LLM call did (`goal: ...`).",
+    )
 
     class Meta:
         ref_name = "BrainChatExchange"

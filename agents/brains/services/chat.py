@@ -1,6 +1,7 @@
 """Chat with an agent (seed 002's send-chat): the user's message joins the brain's chat history
-and gets a reply; `goal: ...` adds a goal instead. The user's line is written before the LLM is
-asked, so a failed call loses nothing (`ChatFailed`). Explained in docs/brains.md."""
+and gets a reply drawn on the brain's facts and episodes and the space's memory, citing them;
+`goal: ...` adds a goal instead. The user's line is written before the LLM is asked, so a failed
+call loses nothing (`ChatFailed`). Explained in docs/brains.md."""
 
 import re
 from dataclasses import dataclass
@@ -10,11 +11,13 @@ from django.utils import timezone
 
 from agents.brains.logic import memory_json as mj
 from agents.brains.logic.caps import cap
+from agents.brains.logic.recall import EPISODE, FACT, NODE, MemoryItem, citations_kept, relevant
 from agents.brains.models import Goal, Record, RecordKind
-from agents.brains.selectors.ticks import brain_view
+from agents.brains.selectors.ticks import BrainView, brain_view
 from agents.brains.services.brains import GOAL_CHARS, brain_writing, goal_create
 from agents.brains.services.prompts import ChatReply, chat_messages
 from agents.context.models import Agent
+from memory.index.retrieve import retrieve
 from memsite.errors import Conflict, InvalidInput, ServiceError
 from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
@@ -24,6 +27,9 @@ from memsite.spaces.models import ApiToken
 
 GOAL_COMMAND = re.compile(r"^\s*goal\s*:\s*(?P<text>.*?)\s*$", re.IGNORECASE | re.DOTALL)
 CHAT_LINES = 20  # of the history a reply may see, newest first, as the window allows
+# What a reply may draw on, at most, before the window's budget cuts it: the facts most relevant
+# to the message among the newest FACTS_READ, the newest episodes, and the best passages.
+CHAT_FACTS, FACTS_READ, CHAT_EPISODES, CHAT_PASSAGES = 5, 200, 5, 5
 
 
 class ChatFailed(ServiceError):
@@ -37,10 +43,16 @@ class ChatExchange:
     user_line: Record
     reply_line: Record
     goal: Goal | None = None  # the goal `goal: ...` added
+    provider: str | None = None  # of the LLM call that wrote the reply; None when none did
+
+    @property
+    def citations(self) -> list[dict[str, str]]:
+        return list(self.reply_line.data.get("citations", [])) if isinstance(self.reply_line.data, dict) else []
 
 
-def _line(write, *, role: str, text: str, at) -> Record:
-    return write.record(kind=RecordKind.CHAT, text=text, item=mj.entry(RecordKind.CHAT, text, at, role=role), at=at)
+def _line(write, *, role: str, text: str, at, **fields: Any) -> Record:
+    item = mj.entry(RecordKind.CHAT, text, at, role=role, **fields)
+    return write.record(kind=RecordKind.CHAT, text=text, item=item, at=at)
 
 
 def _user_says(agent: Agent, text: str) -> Record:
@@ -53,9 +65,35 @@ def _user_says(agent: Agent, text: str) -> Record:
     return line
 
 
-def _agent_says(agent: Agent, text: str) -> Record:
+def _agent_says(agent: Agent, text: str, **fields: Any) -> Record:
+    """The reply line; `fields` (its citations, the provider that wrote it) join its entry."""
     with brain_writing(agent=agent) as write:
-        return _line(write, role="assistant", text=text, at=timezone.now())
+        return _line(write, role="assistant", text=text, at=timezone.now(), **fields)
+
+
+def _remembered(
+    agent: Agent, view: BrainView, text: str, *, user_id: int | None, token: ApiToken | None
+) -> list[MemoryItem]:
+    """What the reply may draw on, best first: the facts relevant to `text`, the passages the
+    space's memory retrieves for it (as POST /api/retrieve/ does, charged alike), the newest
+    episodes."""
+    facts = [view.facts[at] for at in relevant(text, [fact.text for fact in view.facts], limit=CHAT_FACTS)]
+    hits = retrieve(
+        query=text,
+        space_id=agent.space_id,
+        user_id=user_id,
+        token_id=token.pk if token is not None else None,
+        k=CHAT_PASSAGES,
+    )
+    episodes = view.episodes[-CHAT_EPISODES:][::-1]
+    return [
+        *(MemoryItem(kind=FACT, ref=str(fact.seq), text=fact.text) for fact in facts),
+        *(MemoryItem(kind=NODE, ref=hit.node_id, text=hit.snippet, label=hit.path) for hit in hits),
+        *(
+            MemoryItem(kind=EPISODE, ref=str(episode.seq), text=episode.text, label=str(episode.data.get("type", "")))
+            for episode in episodes
+        ),
+    ]
 
 
 def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | None = None) -> ChatExchange:
@@ -86,13 +124,15 @@ def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | No
             )
         return ChatExchange(user_line=user_line, reply_line=_agent_says(agent, f"Goal added: {goal.text}"), goal=goal)
 
-    view = brain_view(brain=user_line.brain, chat=CHAT_LINES + 1)  # the brain as that write left it
+    # The brain as that write left it.
+    view = brain_view(brain=user_line.brain, chat=CHAT_LINES + 1, facts=FACTS_READ, episodes=CHAT_EPISODES)
     history = [record for record in view.chat if record.pk != user_line.pk]
-    messages = chat_messages(agent=agent, view=view, history=history, text=text)
+    memory = _remembered(agent, view, text, user_id=user_id, token=token)
+    prompt = chat_messages(agent=agent, view=view, history=history, text=text, memory=memory)
     try:
         completion = complete(
             purpose=Purpose.CHAT,
-            messages=messages,
+            messages=prompt.messages,
             schema=ChatReply,
             served=user_line,
             user_id=user_id,
@@ -107,4 +147,11 @@ def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | No
             "Your message is kept in the chat.",
             data={"reason": exc.reason.value, "user_line": user_line.seq},
         ) from None
-    return ChatExchange(user_line=user_line, reply_line=_agent_says(agent, completion.value.reply.strip()))
+    reply = completion.value
+    line = _agent_says(
+        agent,
+        reply.reply.strip(),
+        citations=citations_kept(reply.citations, prompt.given),
+        provider=completion.provider,
+    )
+    return ChatExchange(user_line=user_line, reply_line=line, provider=completion.provider)

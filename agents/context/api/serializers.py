@@ -3,7 +3,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from agents.context.models import Role
+from agents.context.models import Role, Summary
+from memsite.llm.serializers import ProviderField
 
 
 class PendingToolCallSerializer(serializers.Serializer):
@@ -119,6 +120,7 @@ class SummaryUsedSerializer(serializers.Serializer):
     level = serializers.IntegerField(help_text="Summaries folded into it, itself included.")
     tokens = serializers.IntegerField()
     truncated = serializers.BooleanField(help_text="Cut to the room the strategy keeps for it.")
+    provider = ProviderField(model=Summary, source="id")
 
     class Meta:
         ref_name = "AgentContextSummary"

@@ -284,12 +284,12 @@ def context_window(*, model: str, context_window: int, conversation: Conversatio
 # -- the fixed tiers ----------------------------------------------------------------------------
 
 
-def _block(
+def memory_block(
     counter: TokenCounter, *, tier: str, heading: str, items: Sequence[str], budget: int
 ) -> tuple[dict | None, int, list[Dropped]]:
     """One system message of the items that fit in `budget`, in the caller's order. Items are
     chosen by their own counts, then the message is counted whole and trimmed from the end
-    until it fits (tokens can merge across the joins)."""
+    until it fits (tokens can merge across the joins). The brains' chat fits its memory so too."""
     if not items:
         return None, 0, []
 
@@ -388,7 +388,7 @@ def fixed_tiers(
         raise _pinned_refusal(window, tiers.fixed, len(pinned))
     room = window.size - tiers.fixed
     working = Tier(
-        *_block(
+        *memory_block(
             counter,
             tier=WORKING,
             heading=WORKING_HEADING,
@@ -400,7 +400,7 @@ def fixed_tiers(
     if cap is None:
         cap = math.floor(LONG_TERM_SHARE * window.size)
     long_term = Tier(
-        *_block(
+        *memory_block(
             counter,
             tier=LONG_TERM,
             heading=LONG_TERM_HEADING,

@@ -6,7 +6,8 @@ from rest_framework import serializers
 
 from agents.graphs import selectors
 from agents.graphs.logic.snapshot import ACTIVE_BY_STATE
-from agents.graphs.models import Graph, GraphNode
+from agents.graphs.models import Graph, GraphNode, GraphOp
+from memsite.llm.serializers import ProviderField
 
 
 class GraphNodeCountsSerializer(serializers.Serializer):
@@ -112,6 +113,7 @@ class GraphOpSerializer(serializers.Serializer):
     tokens_after = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField(allow_null=True, help_text="Null while queued.")
+    provider = ProviderField(model=GraphOp)
 
     class Meta:
         ref_name = "GraphOp"

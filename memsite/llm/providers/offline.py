@@ -337,6 +337,8 @@ class Reading:
     query: str
     context: str
     options: tuple[Option, ...]
+    system: str = ""  # the system messages' text, which `context` leaves out
+    last: str = ""  # the last user message, whole
 
     @cached_property
     def query_terms(self) -> frozenset[str]:
@@ -478,7 +480,8 @@ def read_messages(messages: list[dict[str, Any]]) -> Reading:
         Option(position=position, number=number, key=key, text=text, score=overlap(query_terms, f"{key or ''} {text}"))
         for position, (number, key, text) in enumerate(raw_options)
     )
-    return Reading(query=query, context=context, options=options)
+    system = "\n".join(text for role, text in turns if role == "system")
+    return Reading(query=query, context=context, options=options, system=system, last=last)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -8,6 +8,8 @@ from memsite.llm.selectors.calls import (
     llm_call_totals_by_day,
     llm_call_totals_by_purpose,
     llm_calls_serving,
+    llm_provider_serving,
+    llm_providers_serving,
 )
 
 __all__ = [
@@ -20,4 +22,6 @@ __all__ = [
     "llm_call_totals_by_day",
     "llm_call_totals_by_purpose",
     "llm_calls_serving",
+    "llm_provider_serving",
+    "llm_providers_serving",
 ]

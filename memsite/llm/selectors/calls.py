@@ -1,6 +1,7 @@
 """Reads of the ledger."""
 
 import datetime
+from collections.abc import Collection
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -10,6 +11,7 @@ from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
 from memsite.errors import NotFound
+from memsite.llm.config import OFFLINE
 from memsite.llm.models import LLMCall
 from memsite.spaces.models import Space
 
@@ -64,6 +66,25 @@ def llm_call_get(*, space: Space, call_id: int) -> LLMCall:
 def llm_calls_serving(*, served: models.Model) -> models.QuerySet[LLMCall]:
     """The calls made for one row (a search, a tick, a graph)."""
     return LLMCall.objects.filter(served_type=ContentType.objects.get_for_model(served), served_id=served.pk)
+
+
+def llm_providers_serving(*, model: type[models.Model], served_ids: Collection[int]) -> dict[int, str]:
+    """Whose calls produced the rows of `model` (searches, ticks, graph operations, summaries),
+    by id: `offline` when any of a row's answered calls ran offline, since heuristics then wrote
+    some of it; else its calls' provider. A row with no answered call on record is left out."""
+    calls = LLMCall.objects.filter(
+        served_type=ContentType.objects.get_for_model(model), served_id__in=served_ids, status=LLMCall.Status.OK
+    )
+    providers: dict[int, set[str]] = {}
+    for served_id, provider in calls.values_list("served_id", "provider").distinct():
+        if served_id is not None:  # the filter asked for ids; mypy cannot know
+            providers.setdefault(served_id, set()).add(provider)
+    return {key: OFFLINE if OFFLINE in found else min(found) for key, found in providers.items()}
+
+
+def llm_provider_serving(*, model: type[models.Model], served_id: int) -> str | None:
+    """`llm_providers_serving` of one row: None when no answered call is on record."""
+    return llm_providers_serving(model=model, served_ids=[served_id]).get(served_id)
 
 
 _SUMS = {

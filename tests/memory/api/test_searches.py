@@ -179,6 +179,7 @@ def test_wait_answers_200_with_the_result_when_the_search_ends_in_time(api, inte
     assert "http-status-codes.md" in [node["name"] for node in body["result"]["nodes"]]
     assert body["result"]["ended_because"] == body["ended_because"]
     assert body["spent"]["llm_calls"] >= 1 and body["steps"] >= 1
+    assert body["provider"] == "offline"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -194,7 +195,7 @@ def test_wait_gets_the_answer_from_a_real_worker(worker):
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["status"] == "done" and body["result"]["answers"][0]["answer"] == "A quarter of the RAM."
-    assert body["spent"]["llm_calls"] == 4
+    assert body["spent"]["llm_calls"] == 4 and body["provider"] == "openai"
 
 
 def test_wait_answers_202_when_the_search_is_still_running(api):

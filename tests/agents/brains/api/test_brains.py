@@ -16,6 +16,7 @@ from agents.brains.selectors.brains import BRAIN_COLLECTIONS
 from agents.brains.services.brains import brain_create, brain_writing, goal_complete, goal_create
 from tests.factories import AgentFactory
 from tests.fake_openai import Reply
+from tests.llm.factories import make_call
 from tests.openapi import assert_documented, served_schema
 
 pytestmark = pytest.mark.django_db
@@ -329,15 +330,20 @@ def test_neurons_and_synapses(api, agent):
 
 
 def test_ticks_with_their_steps(api, agent):
-    tick(
+    first = tick(
         agent,
         1,
         steps=[{"name": "read", "ms": 2, "detail": {}}, {"name": "decide", "ms": 5, "detail": {"action": "list_dir"}}],
     )
-    tick(agent, 2, status="failed")
+    make_call(served=first, provider="openai")
+    make_call(served=first, provider="offline", model="offline")  # heuristics wrote part of it
+    make_call(served=tick(agent, 2, status="failed"), provider="offline", ok=False)  # a failed call wrote nothing
 
     results, _, _ = page_of(api.get(url("brain-ticks", agent.pk)))
-    assert [(entry["number"], entry["status"]) for entry in results] == [(2, "failed"), (1, "done")]
+    assert [(entry["number"], entry["status"], entry["provider"]) for entry in results] == [
+        (2, "failed", None),
+        (1, "done", "offline"),
+    ]
     assert [step["name"] for step in results[1]["steps"]] == ["read", "decide"]
     assert results[1]["emotions"]["joy"] == 0.0 and results[1]["action"] == "list_dir"
 
@@ -400,8 +406,22 @@ def test_chat_answers_with_the_exchange(api, agent):
     assert [text for _, text in records(agent, RecordKind.CHAT)] == ["What have you read?", body["reply"]["text"]]
 
 
+def test_chat_says_the_provider_and_what_the_reply_cites(api, agent, settings):
+    settings.MEMSITE_EMBEDDINGS = "off"
+    with brain_writing(agent=agent) as brain:
+        brain.record(kind=RecordKind.FACT, text="The harbour office opens at nine.", item={}, at=START)
+
+    body = api.post(url("chat", agent.pk), {"text": "When does the harbour office open?"}, format="json").json()
+
+    assert body["provider"] == "offline" and "opens at nine" in body["reply"]["text"]
+    cited = {"id": "fact:1", "kind": "fact", "ref": "1", "label": "fact 1"}
+    assert body["citations"] == [cited]
+    assert body["reply"]["data"]["citations"] == [cited] and body["reply"]["data"]["provider"] == "offline"
+
+
 def test_chat_can_set_a_goal(api, agent):
     body = api.post(url("chat", agent.pk), {"text": "goal: map the notes"}, format="json").json()
+    assert body["provider"] is None and body["citations"] == []
     assert body["goal"]["text"] == "map the notes" and body["goal"]["status"] == "active"
     assert Goal.objects.get(brain_id=agent.pk).text == "map the notes"
 

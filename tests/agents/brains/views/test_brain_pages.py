@@ -12,7 +12,7 @@ from agents.brains.models import Brain, Goal, Record, RecordKind, TickRun
 from agents.brains.services.brains import brain_create, brain_writing, goal_complete, goal_create
 from agents.context.models import Agent
 from tests.agents.conftest import HTMX
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, DocumentFactory
 from tests.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
@@ -471,6 +471,45 @@ def test_chat_appends_the_exchange(user_client, agent):
     ]
     assert "What do you know?" in appended and '<span class="chat-who">scout</span>' in appended
     assert html.lstrip().startswith('<form id="chat-form"') and "What do you know?</textarea>" not in html
+
+
+def test_an_offline_reply_is_marked_heuristic_and_links_what_it_cites(user_client, agent, settings):
+    settings.MEMSITE_EMBEDDINGS = "off"
+    with brain_writing(agent=agent) as brain:
+        brain.record(kind=RecordKind.FACT, text="The harbour office opens at nine.", item={}, at=START)
+    doc = DocumentFactory(name="harbour-hours", content=b"The harbour office opens at nine on weekdays.")
+
+    response = user_client.post(
+        reverse("agents:brain_chat", args=[agent.pk]), {"text": "When does the harbour office open?"}, **HTMX
+    )
+
+    html = response.content.decode()
+    reply = re.search(r'<li class="chat-line chat-assistant".*?</li>', html, re.DOTALL).group(0)
+    assert '<span class="badge badge-heuristic"' in reply and "opens at nine" in reply
+    assert '<a class="citation citation-fact" href="#fact-1">fact 1</a>' in reply
+    assert f'<a class="citation citation-node" href="/memory/{doc.pk}/">/swarmstar/harbour-hours</a>' in reply
+    page = user_client.get(page_url(agent)).content.decode()
+    assert page.count('class="badge badge-heuristic"') == 1 and f'href="/memory/{doc.pk}/"' in page
+
+
+def test_a_reply_of_a_model_is_not_marked_and_stored_citations_are_escaped(user_client, agent):
+    with brain_writing(agent=agent) as brain:
+        item = {
+            "role": "assistant",
+            "provider": "openai",
+            "citations": [
+                {"kind": "node", "ref": "memory_ab", "label": SCRIPT},
+                {"kind": "node", "ref": "javascript:alert(1)", "label": "bad"},
+                {"kind": "fact", "ref": "1; x", "label": "bad"},
+            ],
+        }
+        brain.record(kind=RecordKind.CHAT, text="From a model.", item=item, at=START)
+
+    html = user_client.get(page_url(agent)).content.decode()
+
+    assert "badge-heuristic" not in html and SCRIPT not in html
+    assert f'<a class="citation citation-node" href="/memory/memory_ab/">{ESCAPED}</a>' in html
+    assert "javascript:" not in html and ">bad<" not in html
 
 
 def test_chat_text_is_escaped(user_client, agent):

@@ -216,6 +216,7 @@ class TestContext:
         body = api.get(url("agent-context", agent.pk), {"strategy": "summarize"}).json()
 
         assert body["report"]["summary"]["id"] == summary.pk and body["report"]["summary_wanted"] is None
+        assert body["report"]["summary"]["provider"] == "offline"
         assert body["messages"][0]["content"].startswith("# Summary of the earlier conversation")
         assert [entry["reason"] for entry in body["report"]["dropped"]] == ["summarized"]
 

@@ -526,3 +526,4 @@ def test_summarize_queues_the_summary_then_shows_it_in_the_bar(
 
     assert legend(html)["summary"] > 0
     assert 'id="context-summary">of messages 1–3' in html and "replaced by the stored summary" in html
+    assert 'class="badge badge-heuristic"' in html  # the offline provider wrote the summary

@@ -269,6 +269,7 @@ def test_a_worker_memorizes_the_queued_turns(api, graph, queued, django_capture_
     ops, _, _ = page_of(api.get(url("graph-ops", graph.pk)))
     [memorized] = [op for op in ops if op["id"] == op_id]
     assert memorized["status"] == "applied" and memorized["ended_at"] is not None
+    assert memorized["provider"] == "offline"  # the offline heuristics answered its calls
     # Active steps stand for nothing yet: the turns are sent as they were.
     assert memorized["tokens_after"] == memorized["tokens_before"] > 0
     added = memorized["data"]["pairs"][0]["node_ids"]

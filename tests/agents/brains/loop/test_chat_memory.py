@@ -1,0 +1,184 @@
+"""Chat that remembers: the prompt carries the relevant facts, the newest episodes and the
+space's passages for the message, fitted to the window; the reply cites what it used, checked
+against what it was given; offline, the reply quotes the closest item and says so."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from agents.brains import services
+from agents.brains.logic.recall import MemoryItem, citations_kept, citations_shown
+from agents.brains.models import Record, RecordKind
+from agents.brains.services.brains import brain_writing
+from agents.brains.services.prompts import CHAT_MEMORY_HEADING, memory_line, memory_lines_read
+from agents.context.models import Agent
+from memsite.llm.models import LLMCall
+from memsite.llm.tokens import counter_for_model
+from memsite.spaces.services import token_create
+from tests.factories import DocumentFactory, NodeFactory
+from tests.fake_openai import Reply
+
+pytestmark = pytest.mark.django_db
+START = timezone.now() - timedelta(hours=1)
+LISBON = "Ana moved to Lisbon last spring for the new job at the harbour office."
+
+
+@pytest.fixture(autouse=True)
+def full_text_only(settings):
+    settings.MEMSITE_EMBEDDINGS = "off"
+
+
+def remember(agent: Agent, *, facts: list[str] = (), episodes: list[str] = ()) -> None:
+    with brain_writing(agent=agent) as write:
+        for number, text in enumerate(facts):
+            write.record(kind=RecordKind.FACT, text=text, item={"text": text}, at=START + timedelta(seconds=number))
+        for number, text in enumerate(episodes):
+            item = {"type": "read", "summary": text}
+            write.record(kind=RecordKind.EPISODE, text=text, item=item, at=START + timedelta(seconds=number))
+
+
+def limited(agent: Agent, tokens: int) -> None:
+    agent.turn_input_limit = tokens
+    agent.save(update_fields=["turn_input_limit"])
+
+
+def memory_of(call: LLMCall) -> str:
+    """The prompt's memory message, or '' when it had none."""
+    found = [message["content"] for message in call.messages if CHAT_MEMORY_HEADING in message["content"]]
+    return found[0] if found else ""
+
+
+def reply_entry(agent: Agent) -> dict:
+    return Record.objects.filter(brain_id=agent.pk, kind=RecordKind.CHAT).order_by("seq").last().data
+
+
+def test_the_prompt_carries_relevant_facts_recent_episodes_and_retrieved_passages(agent):
+    remember(agent, facts=["Cats purr when content.", "Ana's new job is at the harbour."], episodes=["read /notes"])
+    doc = DocumentFactory(parent=NodeFactory(name="logs"), name="session-3", content=LISBON.encode())
+    DocumentFactory(name="recipes", content=b"Boil the pasta for nine minutes.")
+
+    services.chat_send(agent=agent, text="Where did Ana move for her job?")
+
+    memory = memory_of(LLMCall.objects.get(purpose="chat"))
+    assert '[fact:2] "Ana\'s new job is at the harbour."' in memory
+    assert "Cats purr" not in memory  # a fact that shares nothing with the message stays out
+    assert '[episode:1] "read": "read /notes"' in memory
+    assert f'[node:{doc.pk}] "/swarmstar/logs/session-3": ' in memory and "Lisbon" in memory
+    assert "pasta" not in memory
+    # best first: the facts, then the passages, then the episodes
+    assert memory.index("[fact:2]") < memory.index(f"[node:{doc.pk}]") < memory.index("[episode:1]")
+
+
+def test_the_numbers_of_facts_episodes_and_passages_are_capped(agent):
+    remember(agent, facts=[f"Harbour fact {number}." for number in range(8)], episodes=[f"e{n}" for n in range(9)])
+    for number in range(7):
+        DocumentFactory(name=f"harbour-{number}", content=f"The harbour log {number}.".encode())
+
+    services.chat_send(agent=agent, text="What about the harbour?")
+
+    memory = memory_of(LLMCall.objects.get(purpose="chat"))
+    assert memory.count("[fact:") == 5 and memory.count("[node:") == 5 and memory.count("[episode:") == 5
+    assert "[episode:9]" in memory and "[episode:4]" not in memory  # the newest episodes
+
+
+def test_a_small_window_cuts_the_last_items_and_their_citations(agent, llm):
+    remember(agent, facts=["The harbour office opens at nine."], episodes=["long " * 100])
+    doc = DocumentFactory(name="harbour", content=("The harbour office. " + "filler words here. " * 60).encode())
+    limited(agent, 300)
+    llm.script(Reply.json({"reply": "At nine.", "citations": ["fact:1", "episode:1", "node:memory_invented", 7]}))
+
+    exchange = services.chat_send(agent=agent, text="When does the harbour office open?")
+
+    memory = memory_of(LLMCall.objects.get(purpose="chat"))
+    assert "[fact:1]" in memory and f"[node:{doc.pk}]" in memory
+    assert "[episode:1]" not in memory  # over the memory's half of the window
+    # cited but not given (cut, invented, not an id): dropped
+    assert exchange.citations == [{"id": "fact:1", "kind": "fact", "ref": "1", "label": "fact 1"}]
+    assert reply_entry(agent)["citations"] == exchange.citations
+    assert exchange.provider == "openai" and reply_entry(agent)["provider"] == "openai"
+
+
+def test_memory_takes_at_most_half_the_window(agent, llm):
+    remember(agent, facts=[f"Harbour fact number {number} says a great deal." for number in range(5)])
+    limited(agent, 200)
+    llm.script(Reply.json({"reply": "Yes."}))
+
+    services.chat_send(agent=agent, text="Tell me about the harbour.")
+
+    call = LLMCall.objects.get(purpose="chat")
+    assert memory_of(call).count("[fact:") == 3  # 17 tokens each, in 100
+    assert counter_for_model(agent.model).count_messages(call.messages) <= 200
+
+
+def test_offline_the_reply_quotes_the_closest_passage_and_cites_its_node(agent):
+    doc = DocumentFactory(parent=NodeFactory(name="logs"), name="session-3", content=LISBON.encode())
+    remember(agent, facts=["Cats purr when content."])
+
+    exchange = services.chat_send(agent=agent, text="Where did Ana move?")
+
+    assert "Lisbon" in exchange.reply_line.text and "/swarmstar/logs/session-3" in exchange.reply_line.text
+    assert exchange.citations == [
+        {"id": f"node:{doc.pk}", "kind": "node", "ref": doc.pk, "label": "/swarmstar/logs/session-3"}
+    ]
+    assert exchange.provider == "offline" and reply_entry(agent)["provider"] == "offline"
+
+
+def test_offline_with_nothing_relevant_the_reply_says_so_and_cites_nothing(agent):
+    remember(agent, facts=["Cats purr when content."])
+
+    exchange = services.chat_send(agent=agent, text="Where did Ana move?")
+
+    assert exchange.reply_line.text == "Nothing I remember bears on that." and exchange.citations == []
+    assert exchange.provider == "offline"
+
+
+def test_a_goal_command_has_no_provider(agent):
+    exchange = services.chat_send(agent=agent, text="goal: map the harbour")
+    assert exchange.provider is None and exchange.citations == []
+
+
+def test_the_query_embedding_is_charged_to_the_user_space_and_token(agent, llm, settings, user, monkeypatch):
+    settings.MEMSITE_EMBEDDINGS = "server"
+    monkeypatch.setattr("memory.index.retrieve.query_cache", {})
+    token = token_create(user=user, space=agent.space, name="node").token
+    llm.script(Reply(), Reply.json({"reply": "Hello."}))  # the query's embedding, then the reply
+
+    services.chat_send(agent=agent, text="Where is the harbour?", user=user, token=token)
+
+    charged = {(call.purpose, call.user_id, call.space_id, call.token_id) for call in LLMCall.objects.all()}
+    assert ("embed", user.pk, agent.space_id, token.pk) in charged
+    assert ("chat", user.pk, agent.space_id, token.pk) in charged
+
+
+def test_memory_lines_read_back_what_memory_line_wrote():
+    items = [
+        MemoryItem(kind="fact", ref="3", text='He said "stop"\nand left.'),
+        MemoryItem(kind="node", ref="memory_ab", text="[fact:9] not an item", label="/a/b"),
+    ]
+    text = "\n\n".join(["# heading", *(memory_line(item) for item in items)])
+    assert [(item.id, item.label, item.text) for item in memory_lines_read(text)] == [
+        ("fact:3", "", 'He said "stop" and left.'),
+        ("node:memory_ab", "/a/b", "[fact:9] not an item"),
+    ]
+
+
+def test_citations_are_kept_once_in_order_only_when_given():
+    given = [MemoryItem(kind="fact", ref="1", text="a"), MemoryItem(kind="node", ref="memory_x", text="b", label="/x")]
+    kept = citations_kept(["node:memory_x", " fact:1 ", "fact:1", "fact:2", None, {"id": "fact:1"}], given)
+    assert [citation["id"] for citation in kept] == ["node:memory_x", "fact:1"]
+    assert kept[0]["label"] == "/x"
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        None,
+        "text",
+        {"citations": "fact:1"},
+        {"citations": [{"kind": "node", "ref": "../admin"}]},
+        {"citations": [{"kind": "fact", "ref": "x1"}, {"kind": "script", "ref": "1"}, "fact:1"]},
+    ],
+)
+def test_malformed_stored_citations_are_not_shown(entry):
+    assert citations_shown(entry) == []
