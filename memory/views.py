@@ -544,7 +544,9 @@ def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
             status, error = error_.status, error_.message
     panel = bool(request.POST.get("panel"))
     if request.htmx:
-        context = {"document": node, "message": message, "error": error, "panel": panel}
+        context: dict[str, Any] = {"document": node, "message": message, "error": error, "panel": panel}
+        if panel and not error:  # the panel's view of the content, swapped in again
+            context["preview"] = _preview(node, _memory_type(node))
         return render_page(request, f"{EDITOR}#save_status", context, status=status)
     if error:
         messages.error(request, error)

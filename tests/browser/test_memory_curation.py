@@ -59,6 +59,7 @@ def test_edit_a_document_in_its_panel_with_a_preview_and_a_conflict(page, live_s
     detail.get_by_role("button", name="Save").click()
     expect(detail.locator("#save-status")).to_have_text("Saved.")
     assert selectors.node_content(node=document) == text.encode()
+    expect(detail.locator("#node-content strong")).to_have_text("two")  # the panel shows the saved text
 
     # someone else writes it: the next save is refused, says so, and the text typed stays
     services.node_content_set(node=document, data=b"# Theirs\n", user=UserFactory(username="bo"))

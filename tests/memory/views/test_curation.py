@@ -64,6 +64,15 @@ def test_a_save_from_the_panel_goes_back_to_the_panel(user_client):
     assert selectors.node_content(node=document) == b"# New\n"
 
 
+def test_a_save_in_the_panel_shows_the_new_content_in_it(user_client):
+    document = DocumentFactory()
+    data = {"version": document.version, "content": "# New **text**\n", "panel": "1"}
+    html = user_client.post(url("document_save", document), data, **HTMX).content.decode()
+    assert "Saved." in html and 'id="document-version" value="2"' in html
+    section = re.search(r'<section class="preview" id="node-content" hx-swap-oob="true">(.*?)</section>', html, re.S)
+    assert section and "<strong>text</strong>" in section.group(1)
+
+
 def test_a_conflict_in_the_panel_says_so_and_reloads_the_panel(user_client):
     document = DocumentFactory()
     services.node_content_set(node=document, data=b"theirs", user=None)
