@@ -224,7 +224,6 @@ def _detail_context(request: HtmxHttpRequest, node: Node, *, after: str | None =
         "preview": _preview(node, memory_type),
         "context_json": json.dumps(node.context, indent=2, ensure_ascii=False, sort_keys=True),
         **_write_permissions(request, node, memory_type),
-        "is_project": node.type == "project_root_folder",
         "children": _children_page(node, after=after) if node.is_folder else None,
         "children_after": after,
         "create_form": NodeCreateForm(initial={"type": "document"}),

@@ -105,14 +105,20 @@ def node_move_folders(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 def node_move(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(request, node_id)
     form = NodeMoveForm(request.POST)
+
+    def refused(message: str, status: int) -> HttpResponse:
+        """The panel with the refusal and the picker open, at the top folders, to choose again."""
+        picking = {"moving": True, "picker": _picker(request, node)[0]}
+        return _detail_response(request, node, error=message, status=status, extra=picking)
+
     if not form.is_valid():
-        return _detail_response(request, node, error=form_error(form), status=400, extra={"moving": True})
+        return refused(form_error(form), 400)
     old_parent = _parent(node)
     try:
         new_parent = selectors.node_get(space=_space(request), node_id=form.cleaned_data["new_parent"])
         moved = services.node_move(node=node, new_parent=new_parent, user=request.user, actor=principal_of(request))
     except ServiceError as error:
-        return _detail_response(request, node, error=error.message, status=error.status, extra={"moving": True})
+        return refused(error.message, error.status)
     if old_parent is None or old_parent.pk == new_parent.pk:
         return _detail_response(request, moved, message=f"'{node.name}' is already in '{new_parent.name}'.")
     where = selectors.node_path(node=new_parent)

@@ -182,6 +182,7 @@ def test_a_refused_move_says_why_and_changes_nothing(user_client, internal, case
     assert response.status_code == status
     html = response.content.decode()
     assert message in html and 'class="action action-move" open' in html  # the picker stays open
+    assert html.count('name="new_parent"') == 4  # at the roots, to choose again
     assert selectors.node_fresh(node=folder).parent_id == internal["swarmstar"].pk
 
 
