@@ -6,20 +6,22 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-# Each item of the tree carries its id in a hidden `shown` input; the panel's write forms send
-# them. More than this is not a tree anyone has open: the rest are ignored, and not refreshed.
+# The panel's write forms send the ids of the items the tree shows, space-separated in one
+# field (static/js/memory-tree.js). More than this is not a tree anyone has open: the rest are
+# ignored, and not refreshed.
 MAX_SHOWN = 5000
 ITEM_ID = re.compile(r"^[\w-]{1,64}$")
 
 
 def shown_ids(values: Iterable[str]) -> frozenset[str]:
-    """The ids of the items a form says its page's tree shows; malformed ones are dropped."""
+    """The ids of the items a form says its page's tree shows, from fields of space-separated
+    ids; malformed ones are dropped."""
     kept: set[str] = set()
-    for value in values:
+    for item in (item for value in values for item in value.split()):
         if len(kept) >= MAX_SHOWN:
             break
-        if ITEM_ID.match(value):
-            kept.add(value)
+        if ITEM_ID.match(item):
+            kept.add(item)
     return frozenset(kept)
 
 

@@ -4,7 +4,7 @@ from memory.logic.tree import MAX_SHOWN, TreeChange, shown_ids
 
 
 def test_shown_ids_keep_well_formed_ids_up_to_the_bound():
-    assert shown_ids(["memory_a", "memory_a", "", "<x>", "a b", "memory_b"]) == {"memory_a", "memory_b"}
+    assert shown_ids(["memory_a memory_a  <x> memory_b", "", "memory_c"]) == {"memory_a", "memory_b", "memory_c"}
     assert len(shown_ids(f"memory_{number}" for number in range(MAX_SHOWN + 10))) == MAX_SHOWN
 
 
