@@ -303,3 +303,12 @@ def test_a_deleted_nodes_history_has_a_page(user_client, user):
     assert "History of a deleted node" in html and ">deleted<" in html and ">created<" in html
     response = user_client.get(reverse("memory:node_history", args=["memory_never"]))
     assert response.status_code == 404
+
+
+def test_a_large_open_tree_is_one_field(user_client):
+    folder = NodeFactory()
+    ids = [f"memory_{number:032x}" for number in range(3000)]  # far past Django's 1,000 fields
+    response = user_client.post(
+        url("node_create", folder), {"type": "folder", "name": "x", "shown": " ".join([*ids, folder.pk])}, **HTMX
+    )
+    assert response.status_code == 200 and f'hx-swap-oob="beforeend:#children-{folder.pk}"' in response.content.decode()
