@@ -235,6 +235,14 @@ def test_the_panels_fit_a_phone(chromium_browser, live_server):
         expect(detail.locator(".child-link")).to_have_count(1)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         page.screenshot(path=str(_artifact("curation-12-phone-folder")), full_page=True)
+        gone = DocumentFactory(parent=folder, name="gone.md")
+        gone_id = gone.pk
+        services.node_delete(node=gone, user=None)
+        for address in (f"/memory/{gone_id}/history/", f"/memory/{document.pk}/move/folders/?q=reports"):
+            page.goto(f"{live_server.url}{address}")
+            expect(page.locator("#detail h1").first).to_be_visible()
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390, address
+        page.screenshot(path=str(_artifact("curation-13-phone-picker")), full_page=True)
     finally:
         context.close()
 
