@@ -49,6 +49,20 @@ class ArchiveUploadForm(forms.Form):
     )
 
 
+class NodeMoveForm(forms.Form):
+    new_parent = forms.CharField(
+        label="Destination",
+        max_length=64,
+        error_messages={"required": "Choose the folder to move it into."},
+    )
+
+
+class FolderFindForm(forms.Form):
+    """The move's folder picker: folders whose name holds `q`."""
+
+    q = forms.CharField(label="Folder", required=False, max_length=255)
+
+
 class DocumentEditForm(forms.Form):
     version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     content = forms.CharField(required=False, strip=False, widget=forms.Textarea)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory import views, views_searches
+from memory import views, views_curation, views_searches
 
 app_name = "memory"
 
@@ -14,6 +14,10 @@ urlpatterns = [
     path("memory/<str:node_id>/update/", views.node_update, name="node_update"),
     path("memory/<str:node_id>/delete/", views.node_delete, name="node_delete"),
     path("memory/<str:node_id>/content/", views.document_save, name="document_save"),
+    path("memory/<str:node_id>/edit/", views_curation.document_edit, name="document_edit"),
+    path("memory/<str:node_id>/move/", views_curation.node_move, name="node_move"),
+    path("memory/<str:node_id>/move/folders/", views_curation.node_move_folders, name="node_move_folders"),
+    path("memory/<str:node_id>/history/", views_curation.node_history, name="node_history"),
     path("memory/<str:node_id>/archive/upload/", views.project_upload, name="project_upload"),
     path("memory/<str:node_id>/archive.tar.gz", views.project_download, name="project_download"),
     path("user/preferences/", views.user_preferences, name="user_preferences"),

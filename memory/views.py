@@ -3,7 +3,7 @@ Explained in docs/memory.md."""
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -29,6 +29,7 @@ from memory.forms import (
     NodeUpdateForm,
 )
 from memory.index.retrieve import Hit, retrieve
+from memory.logic.tree import TreeChange, shown_ids
 from memory.models import Node
 from memory.permissions import node_permissions
 from memory.rendering import is_binary, markdown_to_html, marked, text_preview
@@ -39,7 +40,7 @@ from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import max_body_bytes, wait_slots
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
-from memsite.spaces.logic import Role
+from memsite.spaces.logic import Role, role_allows
 from memsite.spaces.middleware import required_role
 from memsite.spaces.models import Space
 from memsite.spaces.principals import principal_of
@@ -47,6 +48,7 @@ from memsite.spaces.principals import principal_of
 BROWSER = "memory/browser.html"
 FIND = "memory/find.html"
 PREFERENCES = "memory/user_preferences.html"
+EDITOR = "memory/editor.html"
 USER_FOLDER = "user"
 DEFAULT_USER_DOCUMENT = "user_preferences.md"
 # The user folder's documents are shown as tabs; more than this is not a tab bar any more.
@@ -94,6 +96,48 @@ def _children_page(folder: Node, *, after: str | None = None) -> ChildrenPage:
     more = len(nodes) > size
     nodes = nodes[:size]
     return ChildrenPage(folder=folder, nodes=nodes, next_after=nodes[-1].path if more else None)
+
+
+def _page_holding(folder: Node, child: Node) -> ChildrenPage:
+    """The folder's first page of children if it holds `child`, else the page starting at it."""
+    page = _children_page(folder)
+    if any(node.pk == child.pk for node in page.nodes):
+        return page
+    return _children_page(folder, after=selectors.node_child_before(node=folder, child=child))
+
+
+def _tree_context(request: HtmxHttpRequest, node: Node | None = None, ancestors: list[Node] | None = None) -> dict:
+    """The tree of a whole page: the roots, and with a node, each folder down to it open (a
+    deep link shows where the node is)."""
+    chain = [*(ancestors or []), node] if node is not None else []
+    opened = {folder.pk: _page_holding(folder, child) for folder, child in zip(chain, chain[1:], strict=False)}
+    return {"roots": selectors.node_roots(space=_space(request)), "opened": opened}
+
+
+@dataclass(frozen=True)
+class TreeSwaps:
+    """The out-of-band swaps that bring the page's tree up to date after a write."""
+
+    added: list[tuple[str, Node]]  # (folder id, its new item)
+    removed: tuple[str, ...]
+    counted: list[Node]
+    renamed: list[Node]
+    refilled: list[ChildrenPage]
+
+
+def _tree_swaps(request: HtmxHttpRequest, change: TreeChange) -> TreeSwaps:
+    """The swaps of `change` for the items the page's tree shows (its write forms send them):
+    htmx finds no target for the others."""
+    change = replace(change, shown=shown_ids(request.POST.getlist("shown"))).visible()
+    wanted = {item for _, item in change.added} | {*change.counted, *change.renamed, *change.refilled}
+    nodes = selectors.nodes_by_id(node_ids=wanted) if wanted else {}
+    return TreeSwaps(
+        added=[(folder, nodes[item]) for folder, item in change.added if item in nodes],
+        removed=change.removed,
+        counted=[nodes[folder] for folder in change.counted if folder in nodes],
+        renamed=[nodes[item] for item in change.renamed if item in nodes],
+        refilled=[_children_page(nodes[folder]) for folder in change.refilled if folder in nodes],
+    )
 
 
 @dataclass(frozen=True)
@@ -152,20 +196,36 @@ def _matched_passage(node: Node, at: str | None, preview: Preview) -> MatchedPas
     return MatchedPassage(start, end, indexed) if indexed is not None else None
 
 
-def _detail_context(request: HtmxHttpRequest, node: Node) -> dict[str, Any]:
+def _write_permissions(request: HtmxHttpRequest, node: Node, memory_type: MemoryType | None) -> dict[str, bool]:
+    """The panel's write actions the request's principal may take: none for a reader, and of
+    an internal folder only what `node_permissions` allows."""
+    principal = principal_of(request)
+    writer = role_allows(principal.role, Role.EDITOR)
+    allowed = node_permissions(node, request.user, actor=principal)
+    text = memory_type is not None and memory_type.content is ContentKind.TEXT
+    return {
+        "can_rename": writer and allowed.rename,
+        "can_describe": writer and allowed.edit,
+        "can_delete": writer and allowed.delete,
+        "can_create": writer and node.is_folder,
+        "can_move": writer and allowed.move,
+        "can_edit_content": writer and allowed.write_content and text,
+        "can_upload": writer and node.type == "project_root_folder",
+    }
+
+
+def _detail_context(request: HtmxHttpRequest, node: Node, *, after: str | None = None) -> dict[str, Any]:
+    """The node's panel; a folder's lists a page of its children, the one after `after`."""
     memory_type = _memory_type(node)
-    allowed = node_permissions(node, request.user, actor=principal_of(request))
     return {
         "node": node,
         "memory_type": memory_type,
         "ancestors": list(selectors.node_ancestors(node=node)),
         "preview": _preview(node, memory_type),
         "context_json": json.dumps(node.context, indent=2, ensure_ascii=False, sort_keys=True),
-        "can_rename": allowed.rename,
-        "can_describe": allowed.edit,
-        "can_delete": allowed.delete,
-        "can_create": node.is_folder,
-        "is_project": node.type == "project_root_folder",
+        **_write_permissions(request, node, memory_type),
+        "children": _children_page(node, after=after) if node.is_folder else None,
+        "children_after": after,
         "create_form": NodeCreateForm(initial={"type": "document"}),
         "upload_form": ArchiveUploadForm(),
     }
@@ -178,21 +238,22 @@ def _detail_response(
     message: str = "",
     error: str = "",
     status: int = 200,
-    refresh: Node | None = None,
+    change: TreeChange | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    """The node's panel after a write. htmx swaps it in, along with the children list of
-    `refresh` (out of band) when the write changed that folder's children. Other requests are
-    redirected to the node's page on success, or shown the page with the error."""
+    """The node's panel after a write. htmx swaps it in, along with what `change` changed in
+    the tree (out of band), for the items the page's tree shows. Other requests are redirected
+    to the node's page on success, or shown the page with the error. `extra`: more of the
+    panel's context (a form to show again)."""
     if not request.htmx and not error:
         messages.success(request, message)
         return redirect("memory:node_detail", node_id=node.pk)
-    context = {**_detail_context(request, node), "message": message, "error": error}
+    context = {**_detail_context(request, node), "message": message, "error": error, **(extra or {})}
     if not request.htmx:
-        return render_page(
-            request, BROWSER, {**context, "roots": selectors.node_roots(space=_space(request))}, status=status
-        )
-    if refresh is not None:
-        context["refresh_page"] = _children_page(selectors.node_fresh(node=refresh))
+        context.update(_tree_context(request, node, context["ancestors"]))
+        return render_page(request, BROWSER, context, status=status)
+    if change is not None:
+        context["tree_swaps"] = _tree_swaps(request, change)
     response = render_page(request, f"{BROWSER}#detail_response", context, status=status)
     if not error:
         push_url(response, reverse("memory:node_detail", args=[node.pk]))
@@ -209,18 +270,21 @@ def _parent(node: Node) -> Node | None:
 @require_GET
 @login_required
 def browser(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, BROWSER, {"roots": selectors.node_roots(space=_space(request))})
+    return render_page(request, BROWSER, _tree_context(request))
 
 
 @require_GET
 @login_required
 def node_detail(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(request, node_id)
-    context = _detail_context(request, node)
+    after = request.GET.get("after") or None
+    if after is not None and not PATH_KEY.match(after):
+        return HttpResponse("The 'after' key is not a tree path.", status=400, content_type=PLAIN_TEXT)
+    context = _detail_context(request, node, after=after)
     context["passage"] = _matched_passage(node, request.GET.get("at"), context["preview"])
     if request.htmx and not request.htmx.history_restore_request:
         return render_page(request, f"{BROWSER}#detail", context)
-    return render_page(request, BROWSER, {**context, "roots": selectors.node_roots(space=_space(request))})
+    return render_page(request, BROWSER, {**context, **_tree_context(request, node, context["ancestors"])})
 
 
 # -- the search box ----------------------------------------------------------------------------
@@ -262,9 +326,7 @@ def find(request: HtmxHttpRequest) -> HttpResponse:
         results, status = FindResults(query=query, found=tuple(_found(hit, query) for hit in hits)), 200
     if request.htmx:
         return render_page(request, f"{FIND}#results", {"find": results}, status=status)
-    return render_page(
-        request, BROWSER, {"find": results, "roots": selectors.node_roots(space=_space(request))}, status=status
-    )
+    return render_page(request, BROWSER, {"find": results, **_tree_context(request)}, status=status)
 
 
 @require_GET
@@ -303,7 +365,8 @@ def node_create(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     except ServiceError as error:
         return _detail_response(request, parent, error=error.message, status=error.status)
     node = selectors.node_fresh(node=node)
-    return _detail_response(request, node, message=f"Created '{node.name}'.", refresh=parent)
+    change = TreeChange(added=((parent.pk, node.pk),), counted=(parent.pk,))
+    return _detail_response(request, node, message=f"Created '{node.name}'.", change=change)
 
 
 @require_POST
@@ -324,8 +387,8 @@ def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
         )
     except ServiceError as error:
         return _detail_response(request, node, error=error.message, status=error.status)
-    renamed = updated.name != node.name
-    return _detail_response(request, updated, message="Saved.", refresh=_parent(updated) if renamed else None)
+    change = TreeChange(renamed=(updated.pk,)) if updated.name != node.name else None
+    return _detail_response(request, updated, message="Saved.", change=change)
 
 
 @require_POST
@@ -339,7 +402,8 @@ def node_delete(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     parent = _parent(node)
     assert parent is not None  # the roots are internal folders, which no one may delete
     others = f" and {deleted - 1} node{'s' if deleted != 2 else ''} inside it" if deleted > 1 else ""
-    return _detail_response(request, parent, message=f"Deleted '{node.name}'{others}.", refresh=parent)
+    change = TreeChange(removed=(node.pk,), counted=(parent.pk,))
+    return _detail_response(request, parent, message=f"Deleted '{node.name}'{others}.", change=change)
 
 
 # The CSRF middleware reads request.POST, which parses (and spools to disk) the whole multipart
@@ -370,19 +434,24 @@ def _project_import(request: HtmxHttpRequest, project: Node) -> HttpResponse:
         )
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
-    message = _import_message(result)
-    return _detail_response(request, selectors.node_fresh(node=project), message=message, refresh=project)
+    change = TreeChange(refilled=(project.pk,), counted=(project.pk,))
+    project = selectors.node_fresh(node=project)
+    return _detail_response(request, project, message=_import_message(result), change=change)
 
 
 def _import_message(result: ImportResult) -> str:
     def count(number: int, noun: str) -> str:
         return f"{number} {noun}{'s' if number != 1 else ''}"
 
+    if not (result.files or result.folders or result.updated or result.deleted):
+        return f"Nothing changed: the project already holds the archive's {count(result.unchanged, 'file')}."
     message = f"Imported {count(result.files, 'file')} and {count(result.folders, 'folder')}"
     if result.updated:
         message += f", updated {count(result.updated, 'file')}"
     if result.deleted:
         message += f", deleted {count(result.deleted, 'node')}"
+    if result.unchanged:
+        message += f", left {count(result.unchanged, 'file')} unchanged"
     return message + "."
 
 
@@ -425,10 +494,19 @@ def user_preferences(request: HtmxHttpRequest) -> HttpResponse:
         selected = documents[0]
     context: dict[str, Any] = {"documents": documents, "document": selected}
     if selected is not None:
-        text = (selectors.node_content(node=selected) or b"").decode("utf-8", errors="replace")
-        context["form"] = DocumentEditForm(initial={"version": selected.version, "content": text})
-        context["preview_html"] = markdown_to_html(text)
+        context.update(editor_context(selected))
     return render_page(request, PREFERENCES, context)
+
+
+def editor_context(document: Node) -> dict[str, Any]:
+    """What the editor (memory/editor.html) opens a text document with: all of its text, at
+    its version, and the text's preview."""
+    text = (selectors.node_content(node=document) or b"").decode("utf-8", errors="replace")
+    return {
+        "document": document,
+        "form": DocumentEditForm(initial={"version": document.version, "content": text}),
+        "preview_html": markdown_to_html(text),
+    }
 
 
 @required_role(Role.READER)  # it renders what it is sent, and writes nothing
@@ -437,14 +515,15 @@ def user_preferences(request: HtmxHttpRequest) -> HttpResponse:
 def markdown_preview(request: HtmxHttpRequest) -> HttpResponse:
     form = MarkdownPreviewForm(request.POST)
     text = form.cleaned_data["content"] if form.is_valid() else ""
-    return render_page(request, f"{PREFERENCES}#preview", {"preview_html": markdown_to_html(text)})
+    return render_page(request, f"{EDITOR}#preview", {"preview_html": markdown_to_html(text)})
 
 
 @require_POST
 @login_required
 def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     """Replace a text document's content, if nobody changed it since the version the editor
-    was opened at."""
+    was opened at. The editor is on the user preferences page, or in the document's panel of
+    the memory browser (`panel`), where a browser without htmx goes back to."""
     node = _node_or_404(request, node_id)
     form = DocumentEditForm(request.POST)
     status, message, error = 200, "", ""
@@ -462,11 +541,16 @@ def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
             message = "Saved."
         except ServiceError as error_:
             status, error = error_.status, error_.message
+    panel = bool(request.POST.get("panel"))
     if request.htmx:
-        context = {"document": node, "message": message, "error": error}
-        return render_page(request, f"{PREFERENCES}#save_status", context, status=status)
+        context: dict[str, Any] = {"document": node, "message": message, "error": error, "panel": panel}
+        if panel and not error:  # the panel's view of the content, swapped in again
+            context["preview"] = _preview(node, _memory_type(node))
+        return render_page(request, f"{EDITOR}#save_status", context, status=status)
     if error:
         messages.error(request, error)
     else:
         messages.success(request, message)
+    if panel:
+        return redirect("memory:node_detail", node_id=node.pk)
     return redirect(f"{reverse('memory:user_preferences')}?doc={node.pk}")

@@ -1,6 +1,7 @@
 from memory.selectors.events import node_history
 from memory.selectors.nodes import (
     node_ancestors,
+    node_child_before,
     node_children,
     node_children_at,
     node_children_first,
@@ -8,6 +9,7 @@ from memory.selectors.nodes import (
     node_content,
     node_content_read,
     node_content_slice,
+    node_folders_find,
     node_fresh,
     node_get,
     node_in_project,
@@ -18,6 +20,7 @@ from memory.selectors.nodes import (
     node_resolve,
     node_roots,
     node_subtree,
+    nodes_by_id,
     project_files,
 )
 from memory.selectors.passages import passage_text
@@ -34,6 +37,7 @@ from memory.selectors.searches import (
 
 __all__ = [
     "node_ancestors",
+    "node_child_before",
     "node_children",
     "node_children_at",
     "node_children_first",
@@ -41,6 +45,7 @@ __all__ = [
     "node_content",
     "node_content_read",
     "node_content_slice",
+    "node_folders_find",
     "node_fresh",
     "node_get",
     "node_history",
@@ -52,6 +57,7 @@ __all__ = [
     "node_resolve",
     "node_roots",
     "node_subtree",
+    "nodes_by_id",
     "passage_text",
     "project_files",
     "search_children",

@@ -59,10 +59,31 @@ def node_children(*, node: Node, after_path: str | None = None) -> QuerySet[Node
     return _with_size(queryset).order_by("path")
 
 
+def node_child_before(*, node: Node, child: Node) -> str | None:
+    """The path of the child of `node` just before `child`: the key of the page that starts
+    at `child`."""
+    return node_children(node=node).filter(path__lt=child.path).order_by("-path").values_list("path", flat=True).first()
+
+
+def nodes_by_id(*, node_ids: Iterable[str]) -> dict[str, Node]:
+    """The nodes with these ids as they are now, with their content sizes; a deleted one is left out."""
+    return _with_size(Node.objects.all()).in_bulk(list(node_ids))
+
+
 def node_children_ids(*, node: Node) -> list[str]:
     if node.numchild == 0:
         return []
     return list(node_children(node=node).values_list("id", flat=True))
+
+
+def node_folders_find(*, space: Space, query: str, exclude: Node | None = None, limit: int) -> list[Node]:
+    """At most `limit` folders of the space whose name holds `query` (in any case), in tree
+    order, outside `exclude`'s branch: where a move can take it. Without a query, the roots."""
+    folders = Node.objects.filter(space=space, is_folder=True)
+    folders = folders.filter(name__icontains=query) if query else folders.filter(depth=1)
+    if exclude is not None:
+        folders = folders.exclude(path__startswith=exclude.path)
+    return list(folders.order_by("path")[:limit])
 
 
 def node_subtree(*, node: Node, include_self: bool = True) -> QuerySet[Node]:

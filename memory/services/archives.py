@@ -43,6 +43,7 @@ class ImportResult:
     files: int  # created
     updated: int = 0  # files whose content or mode changed
     deleted: int = 0  # nodes, those inside deleted folders included
+    unchanged: int = 0  # files the archive has as the project held them
 
 
 # An import holds one group of files' data at a time, a file larger than this alone.
@@ -77,7 +78,13 @@ def project_import(
     index_nodes(written)
     descriptions_queue([node_id for node_id in written if node_id in updated])
     created = len(plan.files) - len(updates)
-    return ImportResult(folders=plan.folders, files=created, updated=len(updated), deleted=deleted)
+    return ImportResult(
+        folders=plan.folders,
+        files=created,
+        updated=len(updated),
+        deleted=deleted,
+        unchanged=len(updates) - len(updated),
+    )
 
 
 def _project_nodes(project: Node) -> list[ProjectNode]:

@@ -296,6 +296,10 @@ ROUTES: dict[str, Route] = {
     "memory/<str:node_id>/content/": page(
         node("document"), post=ok(302, form=lambda w: {"version": w.document.version, "content": "# New\n"})
     ),
+    "memory/<str:node_id>/edit/": page(node("document"), get=ok()),
+    "memory/<str:node_id>/move/": page(node("document"), post=ok(302, form=lambda w: {"new_parent": w.destination.pk})),
+    "memory/<str:node_id>/move/folders/": page(node("document"), get=ok(query="?q=arch", htmx=True)),
+    "memory/<str:node_id>/history/": page(node("document"), get=ok()),
     "memory/<str:node_id>/archive/upload/": page(node("project"), post=ok(302, form=archive)),
     "memory/<str:node_id>/archive.tar.gz": page(node("project"), get=ok()),
     "user/preferences/": page(get=ok()),

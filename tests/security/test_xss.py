@@ -9,6 +9,7 @@ refreshed panel) are checked the same way.
 tests/browser/test_xss.py loads the main pages in a browser and checks that no script ran."""
 
 import json
+from urllib.parse import quote
 
 import pytest
 from django.contrib import admin
@@ -100,6 +101,13 @@ def echoes(world: World) -> list[tuple[str, dict]]:
             {"version": world.user_document.version, "content": SCRIPT},
         ),
         (reverse("memory:markdown_preview"), {"content": SCRIPT + "\n\n[x](javascript:window.__xss=1)"}),
+        # A destination that is no node, and one that is no folder: the refusals name them.
+        (reverse("memory:node_move", args=[world.document.pk]), {"new_parent": NAME[:64]}),
+        (reverse("memory:node_move", args=[world.document.pk]), {"new_parent": world.project_file.pk}),
+        (
+            reverse("memory:document_save", args=[world.document.pk]),
+            {"version": world.document.version, "content": SCRIPT, "panel": "1"},
+        ),
         (reverse("agents:agent_create"), {"name": SCRIPT + " new", "model": SCRIPT[:100], "instructions": SCRIPT}),
         (reverse("agents:agent_create"), {"name": world.agent.name, "model": "gpt-4"}),
         (
@@ -203,6 +211,13 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
             [name("habits.md"), text("Works at night.")],
         ),
         (reverse("memory:browser"), [name("keeper")]),
+        (reverse("memory:node_history", args=[world.document.pk]), [name("reader"), name("plan.md")]),
+        (
+            f"{reverse('memory:node_move_folders', args=[world.document.pk])}?q=archive",
+            [name("archive"), name("notes")],
+        ),
+        (f"{reverse('memory:node_move_folders', args=[world.document.pk])}?q={quote(NAME)}", [NAME]),
+        (reverse("memory:document_edit", args=[world.document.pk]), [text("The plan."), text("Step one.")]),
         (reverse("agents:agent_list"), [text("scout")]),
         (
             reverse("agents:agent_detail", args=[agent]),

@@ -19,16 +19,16 @@ pytestmark = pytest.mark.django_db
 FILES = {"README.md": b"# demo\n", "src/app.py": b"print('hi')\n"}
 
 
-def upload(client, project, blob, name="project.tar.gz", mode=None, **extra):
+def upload(client, project, blob, name="project.tar.gz", mode=None, shown=(), **extra):
     archive = SimpleUploadedFile(name, blob, content_type="application/octet-stream")
-    data = {"archive": archive, **({"mode": mode} if mode else {})}
+    data = {"archive": archive, **({"mode": mode} if mode else {}), "shown": list(shown)}
     return client.post(reverse("memory:project_upload", args=[project.pk]), data, **extra)
 
 
 @pytest.mark.parametrize("pack, name", [(tar_gz, "p.tar.gz"), (zip_bytes, "p.zip")])
 def test_upload_an_archive_into_a_project(user_client, pack, name):
     project = ProjectFactory()
-    response = upload(user_client, project, pack(FILES), name, **HTMX)
+    response = upload(user_client, project, pack(FILES), name, shown=[project.pk], **HTMX)
     assert response.status_code == 200
     html = response.content.decode()
     assert "Imported 2 files and 1 folder." in html
@@ -125,11 +125,14 @@ def test_upload_updates_a_project_by_merge_then_replace(user_client):
     assert tar_members(services.project_export(project=project)) == {**FILES, **changes}
 
     blob = zip_bytes({"b.py": b"b"})  # b.py is 0600 in it: updated
-    response = upload(user_client, project, blob, "p.zip", mode="replace", **HTMX)
+    response = upload(user_client, project, blob, "p.zip", mode="replace", shown=[project.pk], **HTMX)
     assert response.status_code == 200
     html = response.content.decode()
     assert "Imported 0 files and 0 folders, updated 1 file, deleted 3 nodes." in html
     assert f'id="children-{project.pk}" hx-swap-oob="true"' in html
+
+    response = upload(user_client, project, blob, "p.zip", mode="merge", **HTMX)
+    assert "Nothing changed: the project already holds the archive&#x27;s 1 file." in response.content.decode()
     assert tar_members(services.project_export(project=project)) == {"b.py": b"b"}
 
 

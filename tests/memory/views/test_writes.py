@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -16,16 +18,16 @@ def post(client, name, node, data=None, **extra):
 
 def test_create_a_folder_with_htmx(user_client, user, internal):
     parent = internal["swarmstar"]
-    response = post(
-        user_client, "node_create", parent, {"type": "folder", "name": "logs", "description": "Run logs"}, **HTMX
-    )
+    data = {"type": "folder", "name": "logs", "description": "Run logs", "shown": [parent.pk]}
+    response = post(user_client, "node_create", parent, data, **HTMX)
     assert response.status_code == 200
     node = selectors.node_resolve(space=default_space(), path="/swarmstar/logs")
     assert (node.type, node.description, node.created_by) == ("folder", "Run logs", user)
     html = response.content.decode()
     assert "Created &#x27;logs&#x27;." in html and f'data-node-id="{node.pk}"' in html
-    # the parent's children list and count are refreshed out of band
-    assert f'id="children-{parent.pk}" hx-swap-oob="true"' in html and f'id="item-{node.pk}"' in html
+    # the new item is added to the parent's list, and its count refreshed, out of band: the
+    # folders already open in that list stay open
+    assert f'<ul hx-swap-oob="beforeend:#children-{parent.pk}">' in html and f'id="item-{node.pk}"' in html
     assert f'id="count-{parent.pk}" title="children" hx-swap-oob="true">1<' in html
     assert response["HX-Push-Url"] == reverse("memory:node_detail", args=[node.pk])
 
@@ -77,11 +79,13 @@ def test_create_without_htmx_shows_the_refusal_on_the_page(user_client, internal
 def test_rename_and_describe(user_client):
     folder = NodeFactory(name="old")
     data = {"version": folder.version, "name": "new", "description": "Fresh words"}
-    response = post(user_client, "node_update", folder, data, **HTMX)
+    response = post(user_client, "node_update", folder, {**data, "shown": [folder.pk]}, **HTMX)
     assert response.status_code == 200 and "Saved." in response.content.decode()
     folder.refresh_from_db()
     assert (folder.name, folder.description, folder.version) == ("new", "Fresh words", 2)
-    assert f'id="children-{folder.parent_id}" hx-swap-oob="true"' in response.content.decode()
+    # only the item's link is swapped: were the folder open in the tree, it stays open
+    link = rf'<a class="node-link" id="link-{folder.pk}"[^>]*hx-swap-oob="true"[^>]*>new</a>'
+    assert re.search(link, response.content.decode())
 
 
 def test_rename_with_a_stale_version_is_a_conflict(user_client):

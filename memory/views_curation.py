@@ -1,0 +1,162 @@
+"""The memory browser's curation: edit a document's text in its panel, move a node with a
+folder picker, and read a node's history. Explained in docs/memory.md."""
+
+import re
+from dataclasses import dataclass
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.views.decorators.http import require_GET, require_POST
+
+from memory import selectors, services
+from memory.forms import FolderFindForm, NodeMoveForm
+from memory.logic.tree import TreeChange
+from memory.models import Node, NodeEvent
+from memory.types import ContentKind
+from memory.views import (
+    BROWSER,
+    EDITOR,
+    PLAIN_TEXT,
+    _detail_context,
+    _detail_response,
+    _memory_type,
+    _node_or_404,
+    _parent,
+    _space,
+    _tree_context,
+    editor_context,
+)
+from memsite.errors import ServiceError
+from memsite.pages import form_error, render_page
+from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.principals import principal_of
+
+# The picker shows this many folders at most: a name that matches more needs more letters.
+FOLDERS_SHOWN = 20
+HISTORY_PAGE = 25
+EVENT_KEY = re.compile(r"^[0-9]{1,18}$")  # an event's id, within a 64-bit integer
+
+
+def _full_page(request: HtmxHttpRequest, node: Node, **extra: object) -> HttpResponse:
+    """The memory page open at the node, with `extra` in its panel (for browsers without htmx)."""
+    context = _detail_context(request, node)
+    return render_page(request, BROWSER, {**context, **_tree_context(request, node, context["ancestors"]), **extra})
+
+
+# -- a document's text -------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def document_edit(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
+    """The editor of a text document, for its panel (htmx asks for it once opened)."""
+    node = _node_or_404(request, node_id)
+    memory_type = _memory_type(node)
+    if memory_type is None or memory_type.content is not ContentKind.TEXT:
+        return HttpResponse(f"'{node.name}' holds no text to edit.", status=400, content_type=PLAIN_TEXT)
+    context = {**editor_context(node), "panel": True}
+    if request.htmx:
+        return render_page(request, EDITOR, context)
+    return _full_page(request, node, editing=context)
+
+
+# -- moving a node -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FolderChoice:
+    folder: Node
+    path: str
+    current: bool  # the node's parent now: moving there changes nothing
+
+
+@dataclass(frozen=True)
+class Picker:
+    query: str = ""
+    error: str = ""
+    choices: tuple[FolderChoice, ...] = ()
+    more: bool = False  # more folders match than are shown
+
+
+def _picker(request: HtmxHttpRequest, node: Node) -> tuple[Picker, int]:
+    form = FolderFindForm(request.GET)
+    if not form.is_valid():
+        return Picker(query=request.GET.get("q", "")[:255], error=form_error(form)), 400
+    query = form.cleaned_data["q"].strip()
+    folders = selectors.node_folders_find(space=_space(request), query=query, exclude=node, limit=FOLDERS_SHOWN + 1)
+    paths = selectors.node_paths(nodes=folders[:FOLDERS_SHOWN])
+    choices = tuple(FolderChoice(f, paths[f.pk], f.pk == node.parent_id) for f in folders[:FOLDERS_SHOWN])
+    return Picker(query=query, choices=choices, more=len(folders) > FOLDERS_SHOWN), 200
+
+
+@require_GET
+@login_required
+def node_move_folders(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
+    """The folders a node can be moved into, by name, for the move form's picker."""
+    node = _node_or_404(request, node_id)
+    picker, status = _picker(request, node)
+    if request.htmx:
+        return render_page(request, f"{BROWSER}#move_choices", {"node": node, "picker": picker}, status=status)
+    return _full_page(request, node, picker=picker, moving=True)
+
+
+@require_POST
+@login_required
+def node_move(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
+    node = _node_or_404(request, node_id)
+    form = NodeMoveForm(request.POST)
+
+    def refused(message: str, status: int) -> HttpResponse:
+        """The panel with the refusal and the picker open, at the top folders, to choose again."""
+        picking = {"moving": True, "picker": _picker(request, node)[0]}
+        return _detail_response(request, node, error=message, status=status, extra=picking)
+
+    if not form.is_valid():
+        return refused(form_error(form), 400)
+    old_parent = _parent(node)
+    try:
+        new_parent = selectors.node_get(space=_space(request), node_id=form.cleaned_data["new_parent"])
+        moved = services.node_move(node=node, new_parent=new_parent, user=request.user, actor=principal_of(request))
+    except ServiceError as error:
+        return refused(error.message, error.status)
+    if old_parent is None or old_parent.pk == new_parent.pk:
+        return _detail_response(request, moved, message=f"'{node.name}' is already in '{new_parent.name}'.")
+    where = selectors.node_path(node=new_parent)
+    change = TreeChange(removed=(node.pk,), added=((new_parent.pk, node.pk),), counted=(old_parent.pk, new_parent.pk))
+    return _detail_response(request, moved, message=f"Moved '{node.name}' to {where}.", change=change)
+
+
+# -- a node's history --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    node_id: str
+    events: list[NodeEvent]
+    before: int | None  # the id the page starts below; None for the newest
+    older: int | None  # the key of the next page, if there is one
+
+
+@require_GET
+@login_required
+def node_history(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
+    """Who wrote the node, what and when, newest first, a page at a time; a deleted node's
+    history too, on a page of its own."""
+    before_text = request.GET.get("before") or None
+    if before_text is not None and not EVENT_KEY.match(before_text):
+        return HttpResponse("The 'before' key is not an event number.", status=400, content_type=PLAIN_TEXT)
+    before = int(before_text) if before_text is not None else None
+    try:
+        events = selectors.node_history(space=_space(request), node_id=node_id, before=before)
+    except ServiceError as error:
+        return HttpResponse(error.message, status=error.status, content_type=PLAIN_TEXT)
+    rows = list(events.order_by("-id")[: HISTORY_PAGE + 1])
+    older = rows[HISTORY_PAGE - 1].pk if len(rows) > HISTORY_PAGE else None
+    page = HistoryPage(node_id, rows[:HISTORY_PAGE], before, older)
+    if request.htmx:
+        return render_page(request, f"{BROWSER}#history", {"history": page})
+    try:
+        node = selectors.node_get(space=_space(request), node_id=node_id)
+    except ServiceError:
+        return render_page(request, BROWSER, {**_tree_context(request), "history": page, "gone": True})
+    return _full_page(request, node, history=page)
