@@ -108,6 +108,10 @@ class AgentSettingsForm(forms.Form):
             raise ValidationError(
                 f"This is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}."
             ) from None
+        except RecursionError:
+            raise ValidationError("This JSON is nested too deeply.") from None
+        except ValueError as error:  # an integer too long to convert, say
+            raise ValidationError(f"This is not valid JSON: {error}.") from None
 
     def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(legend, [self[name] for name in names]) for legend, names in SETTINGS_SECTIONS]

@@ -98,6 +98,8 @@ def test_creating_with_only_a_name_and_model_takes_the_defaults(user_client):
     [
         ({"context_variables": '{"guest": "Ada",}'}, "context_variables", "This is not valid JSON: Expecting"),
         ({"context_variables": '["Ada"]'}, "context_variables", "context_variables must be an object."),
+        ({"context_variables": "[" * 100_000 + "]" * 100_000}, "context_variables", "This JSON is nested too deeply."),
+        ({"context_variables": '{"n": ' + "1" * 5_000 + "}"}, "context_variables", "This is not valid JSON: Exceeds"),
         ({"context_variables": '{"guest": "Ada"}'}, "instructions", "instructions use $language, which the"),
         ({"compaction_target": "0.9"}, "compaction_target", "compaction_target (0.9) must be below"),
         ({"window_turns": "0"}, "window_turns", "window_turns must be an integer from 1"),
