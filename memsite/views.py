@@ -1,10 +1,8 @@
 import sys
 
-from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
 from django.views import defaults
 from django.views.decorators.http import require_GET
 from django.views.generic import View
@@ -13,12 +11,6 @@ from rest_framework.request import Request
 
 from memsite.middleware import DATABASE_ERRORS, database_unavailable_response
 from memsite.queue import broker_answers
-
-
-@require_GET
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    return redirect("memory:browser")
 
 
 def _database_ok() -> bool:

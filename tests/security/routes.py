@@ -234,7 +234,7 @@ ROUTES: dict[str, Route] = {
         lambda w: {"question_id": w.question.pk}, post=ok(json=lambda w: {"answer": "Dark mode."})
     ),
     # -- pages ------------------------------------------------------------------------------------
-    "": page(get=ok(302)),
+    "": page(get=ok()),
     "llm/": page(get=ok()),
     "llm/calls/<int:call_id>/": page(lambda w: {"call_id": w.llm_call.pk}, get=ok()),
     "agents/": page(get=ok()),
