@@ -55,7 +55,10 @@ class ApiDocsView(SpectacularSwaggerSplitView):
     """The API docs page (Swagger UI from drf-spectacular-sidecar's static files; its start-up
     script is served apart, at `?script`, as the Content-Security-Policy runs no inline script).
     OPTIONS is answered as by any Django page, with the methods allowed: DRF's answer is a
-    metadata document, which this view's HTML renderer has no template for."""
+    metadata document, which this view's HTML renderer has no template for. Its page has a bar
+    that leads back to the dashboard (templates/api_docs.html)."""
+
+    template_name = "api_docs.html"
 
     # Django's answer, not the metadata Response that DRF's APIView.options promises.
     def options(self, request: Request, *args, **kwargs) -> HttpResponseBase:  # type: ignore[override]
