@@ -1,6 +1,7 @@
 """Celery's broker, queues and beat schedule, and the cache (Redis when REDIS_URL is set)."""
 
 from memsite.settings.base import VAR_DIR
+from memsite.settings.brains import MEMSITE_TICK_MIN_INTERVAL_S
 from memsite.settings.env import env_str
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem broker under var/.
@@ -58,7 +59,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {
     "searches-sweep-stale": {"task": "memory.tasks.searches_sweep_stale", "schedule": 60.0},
-    "ticks-start-due": {"task": "agents.tasks.ticks_start_due", "schedule": 10.0},
+    # Beat's period follows the shortest ticking interval, so the two cannot disagree: a brain
+    # ticks as often as it asks, and a shorter interval is refused with the period named.
+    "ticks-start-due": {"task": "agents.tasks.ticks_start_due", "schedule": float(MEMSITE_TICK_MIN_INTERVAL_S)},
     # Work a killed worker left: ticks' runs failed, graphs' operations queued again.
     "ticks-sweep-stale": {"task": "agents.tasks.ticks_sweep_stale", "schedule": 60.0},
     "graphs-sweep-stale": {"task": "agents.tasks.graphs_sweep_stale", "schedule": 60.0},
