@@ -19,6 +19,7 @@ handler500 = "memsite.views.server_error"
 urlpatterns = [
     path("", dashboard_views.home, name="home"),
     path("healthz", outside_spaces(views.healthz), name="healthz"),
+    path("favicon.ico", outside_spaces(views.favicon), name="favicon"),
     # Any logged-in user may log in again or out, member of a space or not.
     path("login/", outside_spaces(login.login), name="login"),
     path("logout/", outside_spaces(auth_views.LogoutView.as_view()), name="logout"),

@@ -119,6 +119,11 @@ ROUTES: dict[str, Route] = {
         calls={"GET": ok(frozenset({200, 503}))},
         reason="a load balancer's liveness probe: no login, and it shows only whether the backends answer",
     ),
+    "favicon.ico": Route(
+        kind=PUBLIC,
+        calls={"GET": ok(301), "HEAD": ok(301)},
+        reason="the site's icon, which browsers ask for at this path: a redirect to the static SVG",
+    ),
     "login/": Route(
         kind=PUBLIC,
         calls={
