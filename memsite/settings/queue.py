@@ -29,7 +29,9 @@ if REDIS_URL:
         "socket_timeout": 5,
     }
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    # The host names nothing (the folders below are the broker), but without one kombu warns
+    # "No hostname was supplied" at every connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
