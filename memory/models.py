@@ -212,6 +212,7 @@ class Search(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "searches"
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["status", "heartbeat_at"], name="memory_search_status_idx"),

@@ -10,7 +10,7 @@ class MemsiteConfig(AppConfig):
 
     def ready(self) -> None:
         # The filesystem broker needs its folders before the first message is sent.
-        if settings.CELERY_BROKER_URL == "filesystem://":
+        if settings.CELERY_BROKER_URL.startswith("filesystem://"):
             for folder in settings.CELERY_BROKER_TRANSPORT_OPTIONS.values():
                 if isinstance(folder, str):
                     Path(folder).mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from agents.brains.api import urls as brain_api_urls
 from agents.context import urls as context_urls
 from agents.context.api import urls as context_api_urls
 from agents.graphs import urls as graph_urls
+from dashboard import views as dashboard_views
 from memsite import login, views
 from memsite.quotas.api import UsageApi
 from memsite.spaces.middleware import outside_spaces
@@ -16,8 +17,9 @@ handler404 = "memsite.views.page_not_found"
 handler500 = "memsite.views.server_error"
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", dashboard_views.home, name="home"),
     path("healthz", outside_spaces(views.healthz), name="healthz"),
+    path("favicon.ico", outside_spaces(views.favicon), name="favicon"),
     # Any logged-in user may log in again or out, member of a space or not.
     path("login/", outside_spaces(login.login), name="login"),
     path("logout/", outside_spaces(auth_views.LogoutView.as_view()), name="logout"),

@@ -1,12 +1,11 @@
 import sys
 
-from django.contrib.auth.decorators import login_required
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.views import defaults
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 from django.views.generic import View
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.request import Request
@@ -15,10 +14,11 @@ from memsite.middleware import DATABASE_ERRORS, database_unavailable_response
 from memsite.queue import broker_answers
 
 
-@require_GET
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    return redirect("memory:browser")
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page links: the SVG icon, for good, rather
+    than a 404 in every log."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
 
 
 def _database_ok() -> bool:
@@ -63,7 +63,10 @@ class ApiDocsView(SpectacularSwaggerSplitView):
     """The API docs page (Swagger UI from drf-spectacular-sidecar's static files; its start-up
     script is served apart, at `?script`, as the Content-Security-Policy runs no inline script).
     OPTIONS is answered as by any Django page, with the methods allowed: DRF's answer is a
-    metadata document, which this view's HTML renderer has no template for."""
+    metadata document, which this view's HTML renderer has no template for. Its page has a bar
+    that leads back to the dashboard (templates/api_docs.html)."""
+
+    template_name = "api_docs.html"
 
     # Django's answer, not the metadata Response that DRF's APIView.options promises.
     def options(self, request: Request, *args, **kwargs) -> HttpResponseBase:  # type: ignore[override]

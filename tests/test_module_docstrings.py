@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 5
-PACKAGES = ["memory", "memsite", "agents", "tools", "client"]
+PACKAGES = ["memory", "memsite", "agents", "tools", "dashboard", "client"]
 
 
 @pytest.mark.parametrize("package", PACKAGES)

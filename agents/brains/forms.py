@@ -3,6 +3,7 @@
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from agents.brains.services.brains import GOAL_CHARS
 from agents.brains.services.ticks import MAX_INTERVAL_S
@@ -29,5 +30,11 @@ class ChatForm(BrainForm):
 
 
 class TickingForm(BrainForm):
+    """The browser refuses an interval below beat's period too; the service says why."""
+
     id_prefix = "ticking"
     interval_s = forms.IntegerField(min_value=1, max_value=MAX_INTERVAL_S, label="Every (seconds)")
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["interval_s"].widget.attrs["min"] = settings.MEMSITE_TICK_MIN_INTERVAL_S

@@ -222,6 +222,7 @@ class Summary(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name_plural = "summaries"
         db_table = "agents_summary"
         ordering = ["agent", "through"]
         constraints = [

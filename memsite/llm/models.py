@@ -59,6 +59,7 @@ class LLMCall(models.Model):
     )
 
     class Meta:
+        verbose_name = "LLM call"
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["purpose", "created_at"], name="llm_call_purpose_idx"),

@@ -23,9 +23,11 @@ def ledger(request: AuthenticatedHttpRequest) -> HttpResponse:
     page = Paginator(calls, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    served = selectors.llm_calls_served(calls=page.object_list)
     context = {
         "form": form,
         "page": page,
+        "rows": [(call, served.get(call.pk)) for call in page.object_list],
         "query": query.urlencode(),
         "total": selectors.llm_call_totals(calls=calls),
         "by_day": selectors.llm_call_totals_by_day(calls=calls),
@@ -45,4 +47,5 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         call = selectors.llm_call_get(space=principal_of(request).space, call_id=call_id)
     except NotFound as exc:
         raise Http404(exc.message) from None
-    return render(request, "llm/call.html", {"call": call})
+    served = selectors.llm_calls_served(calls=[call]).get(call.pk)
+    return render(request, "llm/call.html", {"call": call, "served": served})

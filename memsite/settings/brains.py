@@ -13,8 +13,8 @@ MEMSITE_BRAIN_IMPORT_MAX_BYTES = env_int("MEMSITE_BRAIN_IMPORT_MAX_BYTES", 50 * 
 MEMSITE_TICK_LEASE_S = env_int("MEMSITE_TICK_LEASE_S", 300, minimum=1)
 MEMSITE_TICK_DEEP_REFLECT_EVERY = env_int("MEMSITE_TICK_DEEP_REFLECT_EVERY", 5, minimum=1)
 MEMSITE_TICK_READ_TOKENS = env_int("MEMSITE_TICK_READ_TOKENS", 2_000, minimum=1)
-# The shortest interval an agent may tick at: beat's period for ticks_start_due (a shorter one
-# would tick no faster, only queue ticks that wait).
+# The shortest interval an agent may tick at, and so beat's period for ticks_start_due
+# (memsite/settings/queue.py): a shorter interval would tick no faster, only queue ticks that wait.
 MEMSITE_TICK_MIN_INTERVAL_S = env_int("MEMSITE_TICK_MIN_INTERVAL_S", 10, minimum=1)
 
 # Agents' fetch_url (memsite/fetch.py) reaches only these hosts: `docs.example.org`, or

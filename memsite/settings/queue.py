@@ -1,6 +1,7 @@
 """Celery's broker, queues and beat schedule, and the cache (Redis when REDIS_URL is set)."""
 
 from memsite.settings.base import VAR_DIR
+from memsite.settings.brains import MEMSITE_TICK_MIN_INTERVAL_S
 from memsite.settings.env import env_str
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem broker under var/.
@@ -28,7 +29,9 @@ if REDIS_URL:
         "socket_timeout": 5,
     }
 else:
-    CELERY_BROKER_URL = "filesystem://"
+    # The host names nothing (the folders below are the broker), but without one kombu warns
+    # "No hostname was supplied" at every connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
@@ -58,7 +61,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {
     "searches-sweep-stale": {"task": "memory.tasks.searches_sweep_stale", "schedule": 60.0},
-    "ticks-start-due": {"task": "agents.tasks.ticks_start_due", "schedule": 10.0},
+    # Beat's period follows the shortest ticking interval, so the two cannot disagree: a brain
+    # ticks as often as it asks, and a shorter interval is refused with the period named.
+    "ticks-start-due": {"task": "agents.tasks.ticks_start_due", "schedule": float(MEMSITE_TICK_MIN_INTERVAL_S)},
     # Work a killed worker left: ticks' runs failed, graphs' operations queued again.
     "ticks-sweep-stale": {"task": "agents.tasks.ticks_sweep_stale", "schedule": 60.0},
     "graphs-sweep-stale": {"task": "agents.tasks.graphs_sweep_stale", "schedule": 60.0},

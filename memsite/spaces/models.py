@@ -65,5 +65,8 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        verbose_name = "API token"
+
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"

@@ -38,3 +38,9 @@ def test_the_docs_page_loads_swagger_ui_from_this_site():
         served = client.get(html.unescape(script))
         assert served.status_code == 200
         assert external_hosts(served.content.decode()) == set(), script
+
+
+def test_the_docs_page_leads_back_to_the_dashboard():
+    page = Client().get("/api/docs/").content.decode()
+    assert '<a class="docs-back" id="docs-back" href="/">&larr; Back to the dashboard</a>' in page
+    assert "/static/css/api_docs.css" in page

@@ -145,6 +145,6 @@ def test_the_ledger_page_shows_the_readers_spend_against_the_budget(client, user
         make_call(user_id=user.pk, prompt_tokens=1_000, completion_tokens=234)
     client.force_login(user)
     page = client.get(reverse("llm:ledger")).content.decode()
-    assert "LLM calls today</th><td>3</td><td>3</td>" in page
-    assert "tokens today</th><td>3702</td><td>1000000</td>" in page
+    assert 'LLM calls today</th><td class="num">3</td><td class="num">3</td>' in page
+    assert 'tokens today</th><td class="num">3702</td><td class="num">1000000</td>' in page
     assert "the daily budget is spent" in page

@@ -127,6 +127,11 @@ ROUTES: dict[str, Route] = {
         calls={"GET": ok(frozenset({200, 503}))},
         reason="a load balancer's liveness probe: no login, and it shows only whether the backends answer",
     ),
+    "favicon.ico": Route(
+        kind=PUBLIC,
+        calls={"GET": ok(301), "HEAD": ok(301)},
+        reason="the site's icon, which browsers ask for at this path: a redirect to the static SVG",
+    ),
     "login/": Route(
         kind=PUBLIC,
         calls={
@@ -242,7 +247,7 @@ ROUTES: dict[str, Route] = {
         lambda w: {"question_id": w.question.pk}, post=ok(json=lambda w: {"answer": "Dark mode."})
     ),
     # -- pages ------------------------------------------------------------------------------------
-    "": page(get=ok(302)),
+    "": page(get=ok()),
     "llm/": page(get=ok()),
     "llm/calls/<int:call_id>/": page(lambda w: {"call_id": w.llm_call.pk}, get=ok()),
     "agents/": page(get=ok()),

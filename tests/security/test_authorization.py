@@ -52,7 +52,7 @@ CALLER_ROLES = {"token": Role.EDITOR, "staff_token": Role.OWNER, "user": Role.ED
 LOGIN = "/login/"
 ADMIN_LOGIN = "/admin/login/"
 # The only URLs anyone may call, and why.
-PUBLIC_URLS = {"healthz", "login/", "logout/", "api/schema/", "api/docs/"}
+PUBLIC_URLS = {"healthz", "favicon.ico", "login/", "logout/", "api/schema/", "api/docs/"}
 
 
 def route_id(pattern: Pattern) -> str:

@@ -11,8 +11,13 @@ from memsite.llm.selectors.calls import (
     llm_provider_serving,
     llm_providers_serving,
 )
+from memsite.llm.selectors.served import Served, ServedPage, llm_calls_served, register_served_page
 
 __all__ = [
+    "Served",
+    "ServedPage",
+    "llm_calls_served",
+    "register_served_page",
     "LedgerFilter",
     "LedgerTotal",
     "llm_call_get",

@@ -33,10 +33,6 @@ def test_anonymous_posts_are_sent_to_log_in_and_change_nothing(client, internal)
     assert selectors.node_children(node=internal["swarmstar"]).count() == 0
 
 
-def test_the_home_page_redirects_to_the_browser(user_client):
-    assert user_client.get("/")["Location"] == reverse("memory:browser")
-
-
 def test_the_browser_lists_the_roots(user_client, internal):
     response = user_client.get(reverse("memory:browser"))
     assert response.status_code == 200

@@ -1,0 +1,60 @@
+"""`make run PORT=…` serves the web process at that port, read from the Makefile and Procfile.dev
+as make and honcho read them (nothing is started): make exports PORT to honcho, which gives the
+first process of Procfile.dev that port; the default stays 8000. The upkeep worker and beat log
+warnings only, so their every-ten-seconds chatter stays out of the terminal."""
+
+import re
+
+from honcho.environ import expand_processes, parse_procfile
+
+from tests.process_files import ROOT, procfile_commands
+
+MAKEFILE = (ROOT / "Makefile").read_text()
+DEFAULT = re.compile(r"\$\{(\w+):-([^}]*)\}")
+
+
+def make_default(variable: str) -> str:
+    match = re.search(rf"^{variable} \?= (\S+)$", MAKEFILE, re.MULTILINE)
+    assert match, f"no `{variable} ?=` default in the Makefile"
+    return match.group(1)
+
+
+def shell_expanded(command: str, environment: dict[str, str]) -> str:
+    """`${NAME:-default}` as sh expands it (the only form the Procfile uses)."""
+    return DEFAULT.sub(lambda match: environment.get(match.group(1)) or match.group(2), command)
+
+
+def web_command(port: int) -> str:
+    """The web process's command as honcho starts it when make hands it PORT=`port`."""
+    processes = parse_procfile((ROOT / "Procfile.dev").read_text()).processes
+    web = next(params for params in expand_processes(processes, port=port) if params.name == "web.1")
+    return shell_expanded(web.cmd, web.env)
+
+
+def test_the_default_port_stays_8000():
+    assert make_default("PORT") == "8000"
+    assert "127.0.0.1:${PORT:-8000}" in procfile_commands("Procfile.dev")["web"][-1]
+
+
+def test_make_run_hands_its_port_to_honcho_and_the_demo_urls():
+    assert re.search(r"^run: export PORT := \$\(PORT\)$", MAKEFILE, re.MULTILINE)
+    assert "seed_demo --url http://127.0.0.1:$(PORT)/" in MAKEFILE
+    assert re.search(r"honcho start -f Procfile\.dev$", MAKEFILE, re.MULTILINE)
+
+
+def test_honcho_gives_the_port_to_the_web_process():
+    assert next(iter(parse_procfile((ROOT / "Procfile.dev").read_text()).processes)) == "web"
+    assert web_command(8123).endswith("runserver 127.0.0.1:8123")
+    assert web_command(int(make_default("PORT"))).endswith("runserver 127.0.0.1:8000")
+
+
+def test_the_upkeep_worker_and_beat_log_warnings_only():
+    commands = procfile_commands("Procfile.dev")
+    for process in ("upkeep", "beat"):
+        level = commands[process][commands[process].index("--loglevel") + 1]
+        assert level == "WARNING", process
+
+
+def test_the_filesystem_broker_names_a_host(settings):
+    if settings.CELERY_BROKER_URL.startswith("filesystem"):
+        assert settings.CELERY_BROKER_URL == "filesystem://localhost/"  # else kombu warns at each connection
