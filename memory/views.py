@@ -544,8 +544,9 @@ def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     panel = bool(request.POST.get("panel"))
     if request.htmx:
         context: dict[str, Any] = {"document": node, "message": message, "error": error, "panel": panel}
-        if panel and not error:  # the panel's view of the content, swapped in again
-            context["preview"] = _preview(node, _memory_type(node))
+        if panel and not error:  # the panel's content and version, swapped in again
+            memory_type = _memory_type(node)
+            context.update(preview=_preview(node, memory_type), **_write_permissions(request, node, memory_type))
         return render_page(request, f"{EDITOR}#save_status", context, status=status)
     if error:
         messages.error(request, error)

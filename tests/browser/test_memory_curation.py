@@ -73,6 +73,28 @@ def test_edit_a_document_in_its_panel_with_a_preview_and_a_conflict(page, live_s
     assert unexpected(console_errors) == []
 
 
+def test_rename_a_document_after_saving_its_text_in_the_panel(page, live_server, screenshot, console_errors):
+    document = DocumentFactory(parent=internal("swarmstar"), name="notes.md", content=b"# Notes\n")
+    open_at(page, live_server, document)
+    detail = page.locator("#detail")
+    expect(detail.locator("#node-version")).to_contain_text("1 ")
+    detail.get_by_text("Edit content", exact=True).click()
+    detail.locator("#document-content").fill("# Notes\n\nmore\n")
+    detail.get_by_role("button", name="Save").click()
+    expect(detail.locator("#save-status")).to_have_text("Saved.")
+    expect(detail.locator("#node-version")).to_contain_text("2 ")
+
+    detail.get_by_text("Rename or describe", exact=True).click()
+    detail.get_by_label("Name").fill("renamed.md")
+    detail.locator("form[action$='/update/'] button[type=submit]").click()
+    expect(detail.locator(".alert-success")).to_have_text("Saved.")
+    expect(detail.locator(".detail-header h1")).to_have_text("renamed.md")
+    expect(page.locator(f"#link-{document.pk}")).to_have_text("renamed.md")
+    assert selectors.node_fresh(node=document).name == "renamed.md"
+    screenshot("curation-06-renamed-after-save")
+    assert unexpected(console_errors) == []
+
+
 def test_move_a_node_with_the_folder_picker(page, live_server, screenshot, console_errors):
     reports = NodeFactory(parent=internal("swarmstar"), name="reports")
     weekly = DocumentFactory(parent=reports, name="weekly.md")

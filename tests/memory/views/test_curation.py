@@ -73,6 +73,18 @@ def test_a_save_in_the_panel_shows_the_new_content_in_it(user_client):
     assert section and "<strong>text</strong>" in section.group(1)
 
 
+def test_a_save_in_the_panel_brings_its_version_up_to_date_for_a_rename(user_client):
+    document = DocumentFactory(name="plan.md")
+    data = {"version": document.version, "content": "# New\n", "panel": "1"}
+    html = user_client.post(url("document_save", document), data, **HTMX).content.decode()
+    assert re.search(r'<dd id="node-version" hx-swap-oob="true">2 ', html)
+    field = '<input type="hidden" name="version" id="node-update-version" value="2" hx-swap-oob="true">'
+    assert field in html
+    rename = {"version": "2", "name": "plan2.md", "description": ""}
+    response = user_client.post(url("node_update", document), rename, **HTMX)
+    assert response.status_code == 200 and selectors.node_fresh(node=document).name == "plan2.md"
+
+
 def test_a_conflict_in_the_panel_says_so_and_reloads_the_panel(user_client):
     document = DocumentFactory()
     services.node_content_set(node=document, data=b"theirs", user=None)
