@@ -3,12 +3,16 @@ picker, a folder's contents, a deep link's open tree, the swaps a write sends th
 node's history."""
 
 import re
+from dataclasses import replace
 
 import pytest
 from django.urls import reverse
 
 from memory import selectors, services
 from memory.models import Node
+from memory.permissions import node_permissions
+from memory.rendering import PREVIEW_LIMIT_BYTES
+from memory.views import EDITOR_MAX_BYTES
 from memsite.spaces.logic import Role
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, default_space, token_for
 from tests.memory.views.conftest import HTMX
@@ -54,6 +58,39 @@ def test_only_text_documents_have_an_editor(user_client):
     assert "Edit content" not in user_client.get(url("node_detail", project_file), **HTMX).content.decode()
     response = user_client.get(url("document_edit", project_file), **HTMX)
     assert response.status_code == 400 and "holds no text to edit" in response.content.decode()
+
+
+def test_the_editor_previews_the_start_of_a_long_text(user_client):
+    document = DocumentFactory(content=b"# Start\n\n" + b"x" * PREVIEW_LIMIT_BYTES + b"\n\n# Tail\n")
+    html = user_client.get(url("document_edit", document), **HTMX).content.decode()
+    assert "# Tail" in html and "<h1>Start</h1>" in html and "<h1>Tail</h1>" not in html
+    assert "The preview shows the start of the text only, until you type." in html
+
+
+@pytest.mark.parametrize("htmx", [HTMX, {}])
+def test_a_reader_gets_no_editor(reader_client, htmx):
+    response = reader_client.get(url("document_edit", DocumentFactory(name="plan.md")), **htmx)
+    html = response.content.decode()
+    assert response.status_code == 403 and "this needs an editor" in html and "<textarea" not in html
+
+
+def test_a_node_whose_text_nobody_may_write_gets_no_editor(user_client, internal, monkeypatch):
+    document = DocumentFactory(parent=internal["user"], name="plan.md")
+    refused = replace(node_permissions(document, None), write_content=False)
+    monkeypatch.setattr("memory.views.node_permissions", lambda *args, **kwargs: refused)
+    response = user_client.get(url("document_edit", document), **HTMX)
+    assert response.status_code == 403 and "<textarea" not in response.content.decode()
+
+
+@pytest.mark.parametrize("htmx", [HTMX, {}])
+def test_a_document_too_large_for_the_editor_is_refused(user_client, htmx):
+    document = DocumentFactory(name="big.md", content=b"x" * (EDITOR_MAX_BYTES + 1))
+    response = user_client.get(url("document_edit", document), **htmx)
+    html = response.content.decode()
+    assert response.status_code == 413 and "<textarea" not in html
+    assert f"'big.md' holds {EDITOR_MAX_BYTES + 1} bytes: the editor opens documents of up to" in html
+    at_cap = DocumentFactory(content=b"x" * EDITOR_MAX_BYTES)
+    assert user_client.get(url("document_edit", at_cap), **htmx).status_code == 200
 
 
 def test_a_save_from_the_panel_goes_back_to_the_panel(user_client):
