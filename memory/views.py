@@ -130,7 +130,8 @@ class TreeSwaps:
 def _tree_swaps(request: HtmxHttpRequest, change: TreeChange) -> TreeSwaps:
     """The swaps of `change` for the items the page's tree shows (its write forms send them):
     htmx finds no target for the others."""
-    change = replace(change, shown=shown_ids(request.POST.getlist("shown"))).visible()
+    shown, paged = (shown_ids(request.POST.getlist(name)) for name in ("shown", "paged"))
+    change = replace(change, shown=shown, paged=paged).visible()
     wanted = {item for _, item in change.added} | {*change.counted, *change.renamed, *change.refilled}
     nodes = selectors.nodes_by_id(node_ids=wanted) if wanted else {}
     return TreeSwaps(

@@ -182,6 +182,33 @@ def test_a_deep_link_opens_the_tree_which_stays_open_through_writes(page, live_s
     assert console_errors == []
 
 
+def test_a_node_created_in_a_folder_showing_its_first_page_is_shown_once(
+    page, live_server, screenshot, console_errors, settings
+):
+    settings.MEMSITE_CHILDREN_PAGE_SIZE = 2
+    folder = NodeFactory(parent=internal("swarmstar"), name="many")
+    documents = [DocumentFactory(parent=folder, name=f"{number}.md") for number in range(3)]
+    open_at(page, live_server, documents[0])
+    children = page.locator(f"#children-{folder.pk}")
+    expect(children.locator(".tree-more")).to_have_count(1)
+
+    page.locator(f"#link-{folder.pk}").click()
+    expect(page.locator("#detail h1").first).to_have_text("many")
+    detail = page.locator("#detail")
+    detail.get_by_text("New in this folder").click()
+    form = detail.locator("form.create-form")
+    form.get_by_label("Name").fill("new.md")
+    form.get_by_role("button", name="Create").click()
+    expect(detail.locator(".alert-success")).to_have_text("Created 'new.md'.")
+    expect(children.locator(".node-link")).to_have_text(["0.md", "1.md"])  # the first page, again
+
+    children.get_by_role("button", name="Load more").click()
+    expect(children.locator(".node-link")).to_have_text(["0.md", "1.md", "2.md", "new.md"])
+    expect(children.locator(".tree-more")).to_have_count(0)
+    screenshot("curation-09-created-in-a-paged-folder")
+    assert console_errors == []
+
+
 def test_a_nodes_history(page, live_server, screenshot):
     bo = UserFactory(username="bo")
     document = DocumentFactory(parent=internal("swarmstar"), name="notes.md", user=bo)

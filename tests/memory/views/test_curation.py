@@ -301,6 +301,21 @@ def test_a_write_swaps_nothing_into_a_tree_that_does_not_show_its_folder(user_cl
     assert f'id="count-{folder.pk}" title="children" hx-swap-oob="true">1<' in html
 
 
+def test_a_move_into_a_folder_showing_its_first_page_refills_that_page(user_client, settings):
+    settings.MEMSITE_CHILDREN_PAGE_SIZE = 2
+    source, target = NodeFactory(), NodeFactory()
+    first = [DocumentFactory(parent=target) for _ in range(2)]
+    DocumentFactory(parent=target)
+    document = DocumentFactory(parent=source)
+    shown = " ".join([source.pk, target.pk, document.pk, *(node.pk for node in first)])
+    data = {"new_parent": target.pk, "shown": shown, "paged": target.pk}
+    html = user_client.post(url("node_move", document), data, **HTMX).content.decode()
+    assert f"beforeend:#children-{target.pk}" not in html
+    refill = re.search(rf'<ul class="tree" id="children-{target.pk}" hx-swap-oob="true">(.*?)</ul>', html, re.S)
+    assert refill and re.findall(r'<li class="tree-item" id="item-([^"]+)"', refill.group(1)) == [n.pk for n in first]
+    assert "Load more" in refill.group(1) and f'<li id="item-{document.pk}" hx-swap-oob="delete">' in html
+
+
 def test_a_delete_removes_the_shown_item(user_client):
     folder = NodeFactory()
     document = DocumentFactory(parent=folder)
