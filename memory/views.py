@@ -59,6 +59,8 @@ FIND_RESULTS = 20
 AT = re.compile(r"^(\d{1,10})-(\d{1,10})$")
 # For answers that carry user text outside a template: never read as HTML.
 PLAIN_TEXT = "text/plain; charset=utf-8"
+# The editor puts a document's whole text in its page: a larger one is not opened in it.
+EDITOR_MAX_BYTES = 1_000_000
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -128,7 +130,8 @@ class TreeSwaps:
 def _tree_swaps(request: HtmxHttpRequest, change: TreeChange) -> TreeSwaps:
     """The swaps of `change` for the items the page's tree shows (its write forms send them):
     htmx finds no target for the others."""
-    change = replace(change, shown=shown_ids(request.POST.getlist("shown"))).visible()
+    shown, paged = (shown_ids(request.POST.getlist(name)) for name in ("shown", "paged"))
+    change = replace(change, shown=shown, paged=paged).visible()
     wanted = {item for _, item in change.added} | {*change.counted, *change.renamed, *change.refilled}
     nodes = selectors.nodes_by_id(node_ids=wanted) if wanted else {}
     return TreeSwaps(
@@ -494,18 +497,32 @@ def user_preferences(request: HtmxHttpRequest) -> HttpResponse:
         selected = documents[0]
     context: dict[str, Any] = {"documents": documents, "document": selected}
     if selected is not None:
-        context.update(editor_context(selected))
+        too_large = editor_too_large(selected)
+        context.update({"too_large": too_large} if too_large else editor_context(selected))
     return render_page(request, PREFERENCES, context)
+
+
+def editor_too_large(document: Node) -> str:
+    """Why the editor does not open the document, if it is too large for it; else ""."""
+    size = document.content_size or 0
+    if size <= EDITOR_MAX_BYTES:
+        return ""
+    return (
+        f"'{document.name}' holds {size} bytes: the editor opens documents of up to {EDITOR_MAX_BYTES} bytes."
+        " Write it with the API instead (PUT /api/nodes/<id>/content/)."
+    )
 
 
 def editor_context(document: Node) -> dict[str, Any]:
     """What the editor (memory/editor.html) opens a text document with: all of its text, at
-    its version, and the text's preview."""
-    text = (selectors.node_content(node=document) or b"").decode("utf-8", errors="replace")
+    its version, and the preview of its start. See `editor_too_large` first."""
+    data = selectors.node_content(node=document) or b""
+    start, truncated = text_preview(data)
     return {
         "document": document,
-        "form": DocumentEditForm(initial={"version": document.version, "content": text}),
-        "preview_html": markdown_to_html(text),
+        "form": DocumentEditForm(initial={"version": document.version, "content": data.decode(errors="replace")}),
+        "preview_html": markdown_to_html(start),
+        "preview_truncated": truncated,
     }
 
 
@@ -544,8 +561,9 @@ def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     panel = bool(request.POST.get("panel"))
     if request.htmx:
         context: dict[str, Any] = {"document": node, "message": message, "error": error, "panel": panel}
-        if panel and not error:  # the panel's view of the content, swapped in again
-            context["preview"] = _preview(node, _memory_type(node))
+        if panel and not error:  # the panel's content and version, swapped in again
+            memory_type = _memory_type(node)
+            context.update(preview=_preview(node, memory_type), **_write_permissions(request, node, memory_type))
         return render_page(request, f"{EDITOR}#save_status", context, status=status)
     if error:
         messages.error(request, error)

@@ -24,11 +24,15 @@ from memory.views import (
     _parent,
     _space,
     _tree_context,
+    _write_permissions,
     editor_context,
+    editor_too_large,
 )
 from memsite.errors import ServiceError
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.logic import Role
+from memsite.spaces.middleware import required_role
 from memsite.spaces.principals import principal_of
 
 # The picker shows this many folders at most: a name that matches more needs more letters.
@@ -46,6 +50,7 @@ def _full_page(request: HtmxHttpRequest, node: Node, **extra: object) -> HttpRes
 # -- a document's text -------------------------------------------------------------------------
 
 
+@required_role(Role.EDITOR)  # a GET, but only for those who may write the text
 @require_GET
 @login_required
 def document_edit(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
@@ -54,6 +59,10 @@ def document_edit(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     memory_type = _memory_type(node)
     if memory_type is None or memory_type.content is not ContentKind.TEXT:
         return HttpResponse(f"'{node.name}' holds no text to edit.", status=400, content_type=PLAIN_TEXT)
+    if not _write_permissions(request, node, memory_type)["can_edit_content"]:
+        return HttpResponse(f"You may not edit the text of '{node.name}'.", status=403, content_type=PLAIN_TEXT)
+    if too_large := editor_too_large(node):
+        return HttpResponse(too_large, status=413, content_type=PLAIN_TEXT)
     context = {**editor_context(node), "panel": True}
     if request.htmx:
         return render_page(request, EDITOR, context)

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # The panel's write forms send the ids of the items the tree shows, space-separated in one
-# field (static/js/memory-tree.js). More than this is not a tree anyone has open: the rest are
-# ignored, and not refreshed.
+# field, and those of its folders that offer "Load more" in another (static/js/memory-tree.js).
+# More than this is not a tree anyone has open: the rest are ignored, and not refreshed.
 MAX_SHOWN = 5000
 ITEM_ID = re.compile(r"^[\w-]{1,64}$")
 
@@ -28,7 +28,8 @@ def shown_ids(values: Iterable[str]) -> frozenset[str]:
 @dataclass(frozen=True)
 class TreeChange:
     """The ids a write changed in the tree: items added to folders (folder id, item id), items
-    removed, folders whose children count changed, items renamed, folders refilled whole."""
+    removed, folders whose children count changed, items renamed, folders refilled whole; and
+    what the page's tree shows: its items, and its folders that offer "Load more" (`paged`)."""
 
     added: tuple[tuple[str, str], ...] = ()
     removed: tuple[str, ...] = ()
@@ -36,20 +37,27 @@ class TreeChange:
     renamed: tuple[str, ...] = ()
     refilled: tuple[str, ...] = ()
     shown: frozenset[str] = field(default_factory=frozenset)
+    paged: frozenset[str] = field(default_factory=frozenset)
 
     def visible(self) -> "TreeChange":
         """The part of the change the page's tree can take: what it shows, each item once."""
         shown = self.shown
+        # An item the tree shows is added again only once it is removed (a move).
+        added = [
+            (folder, item)
+            for folder, item in self.added
+            if folder in shown and (item not in shown or item in self.removed)
+        ]
+        # A new item goes last, in the pages "Load more" brings: appended to a folder that offers
+        # it, the item would be shown twice. Such a folder shows its first page again.
+        refilled = [folder for folder in self.refilled if folder in shown]
+        refilled += [folder for folder, _ in added if folder in self.paged]
         return TreeChange(
-            # An item the tree shows is added again only once it is removed (a move).
-            added=tuple(
-                (folder, item)
-                for folder, item in self.added
-                if folder in shown and (item not in shown or item in self.removed)
-            ),
+            added=tuple((folder, item) for folder, item in added if folder not in self.paged),
             removed=tuple(item for item in self.removed if item in shown),
             counted=tuple(dict.fromkeys(folder for folder in self.counted if folder in shown)),
             renamed=tuple(item for item in self.renamed if item in shown),
-            refilled=tuple(folder for folder in self.refilled if folder in shown),
+            refilled=tuple(dict.fromkeys(refilled)),
             shown=shown,
+            paged=self.paged,
         )

@@ -73,6 +73,28 @@ def test_edit_a_document_in_its_panel_with_a_preview_and_a_conflict(page, live_s
     assert unexpected(console_errors) == []
 
 
+def test_rename_a_document_after_saving_its_text_in_the_panel(page, live_server, screenshot, console_errors):
+    document = DocumentFactory(parent=internal("swarmstar"), name="notes.md", content=b"# Notes\n")
+    open_at(page, live_server, document)
+    detail = page.locator("#detail")
+    expect(detail.locator("#node-version")).to_contain_text("1 ")
+    detail.get_by_text("Edit content", exact=True).click()
+    detail.locator("#document-content").fill("# Notes\n\nmore\n")
+    detail.get_by_role("button", name="Save").click()
+    expect(detail.locator("#save-status")).to_have_text("Saved.")
+    expect(detail.locator("#node-version")).to_contain_text("2 ")
+
+    detail.get_by_text("Rename or describe", exact=True).click()
+    detail.get_by_label("Name").fill("renamed.md")
+    detail.locator("form[action$='/update/'] button[type=submit]").click()
+    expect(detail.locator(".alert-success")).to_have_text("Saved.")
+    expect(detail.locator(".detail-header h1")).to_have_text("renamed.md")
+    expect(page.locator(f"#link-{document.pk}")).to_have_text("renamed.md")
+    assert selectors.node_fresh(node=document).name == "renamed.md"
+    screenshot("curation-06-renamed-after-save")
+    assert unexpected(console_errors) == []
+
+
 def test_move_a_node_with_the_folder_picker(page, live_server, screenshot, console_errors):
     reports = NodeFactory(parent=internal("swarmstar"), name="reports")
     weekly = DocumentFactory(parent=reports, name="weekly.md")
@@ -157,6 +179,33 @@ def test_a_deep_link_opens_the_tree_which_stays_open_through_writes(page, live_s
     expect(page.locator(f"#item-{inner.pk} > details")).to_have_attribute("open", "")
     expect(link).to_be_visible()
     screenshot("curation-08-tree-kept-open")
+    assert console_errors == []
+
+
+def test_a_node_created_in_a_folder_showing_its_first_page_is_shown_once(
+    page, live_server, screenshot, console_errors, settings
+):
+    settings.MEMSITE_CHILDREN_PAGE_SIZE = 2
+    folder = NodeFactory(parent=internal("swarmstar"), name="many")
+    documents = [DocumentFactory(parent=folder, name=f"{number}.md") for number in range(3)]
+    open_at(page, live_server, documents[0])
+    children = page.locator(f"#children-{folder.pk}")
+    expect(children.locator(".tree-more")).to_have_count(1)
+
+    page.locator(f"#link-{folder.pk}").click()
+    expect(page.locator("#detail h1").first).to_have_text("many")
+    detail = page.locator("#detail")
+    detail.get_by_text("New in this folder").click()
+    form = detail.locator("form.create-form")
+    form.get_by_label("Name").fill("new.md")
+    form.get_by_role("button", name="Create").click()
+    expect(detail.locator(".alert-success")).to_have_text("Created 'new.md'.")
+    expect(children.locator(".node-link")).to_have_text(["0.md", "1.md"])  # the first page, again
+
+    children.get_by_role("button", name="Load more").click()
+    expect(children.locator(".node-link")).to_have_text(["0.md", "1.md", "2.md", "new.md"])
+    expect(children.locator(".tree-more")).to_have_count(0)
+    screenshot("curation-09-created-in-a-paged-folder")
     assert console_errors == []
 
 

@@ -29,3 +29,18 @@ def test_a_shown_item_is_added_again_only_once_removed():
     assert TreeChange(added=(("to", "item"),), shown=shown).visible().added == ()
     moved = TreeChange(added=(("to", "item"),), removed=("item",), shown=shown).visible()
     assert (moved.removed, moved.added) == (("item",), (("to", "item"),))
+
+
+def test_an_item_added_to_a_folder_showing_its_first_page_refills_it():
+    shown = frozenset({"paged", "whole", "item"})
+    change = TreeChange(
+        added=(("paged", "new"), ("whole", "other"), ("paged", "item")),
+        removed=("item",),
+        refilled=("paged",),
+        shown=shown,
+        paged=frozenset({"paged", "hidden"}),
+    )
+    visible = change.visible()
+    assert visible.added == (("whole", "other"),)  # appended after "Load more", it would come twice
+    assert visible.refilled == ("paged",)
+    assert TreeChange(added=(("hidden", "new"),), shown=shown, paged=frozenset({"hidden"})).visible().refilled == ()

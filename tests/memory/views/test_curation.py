@@ -3,12 +3,16 @@ picker, a folder's contents, a deep link's open tree, the swaps a write sends th
 node's history."""
 
 import re
+from dataclasses import replace
 
 import pytest
 from django.urls import reverse
 
 from memory import selectors, services
 from memory.models import Node
+from memory.permissions import node_permissions
+from memory.rendering import PREVIEW_LIMIT_BYTES
+from memory.views import EDITOR_MAX_BYTES
 from memsite.spaces.logic import Role
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, default_space, token_for
 from tests.memory.views.conftest import HTMX
@@ -56,6 +60,39 @@ def test_only_text_documents_have_an_editor(user_client):
     assert response.status_code == 400 and "holds no text to edit" in response.content.decode()
 
 
+def test_the_editor_previews_the_start_of_a_long_text(user_client):
+    document = DocumentFactory(content=b"# Start\n\n" + b"x" * PREVIEW_LIMIT_BYTES + b"\n\n# Tail\n")
+    html = user_client.get(url("document_edit", document), **HTMX).content.decode()
+    assert "# Tail" in html and "<h1>Start</h1>" in html and "<h1>Tail</h1>" not in html
+    assert "The preview shows the start of the text only, until you type." in html
+
+
+@pytest.mark.parametrize("htmx", [HTMX, {}])
+def test_a_reader_gets_no_editor(reader_client, htmx):
+    response = reader_client.get(url("document_edit", DocumentFactory(name="plan.md")), **htmx)
+    html = response.content.decode()
+    assert response.status_code == 403 and "this needs an editor" in html and "<textarea" not in html
+
+
+def test_a_node_whose_text_nobody_may_write_gets_no_editor(user_client, internal, monkeypatch):
+    document = DocumentFactory(parent=internal["user"], name="plan.md")
+    refused = replace(node_permissions(document, None), write_content=False)
+    monkeypatch.setattr("memory.views.node_permissions", lambda *args, **kwargs: refused)
+    response = user_client.get(url("document_edit", document), **HTMX)
+    assert response.status_code == 403 and "<textarea" not in response.content.decode()
+
+
+@pytest.mark.parametrize("htmx", [HTMX, {}])
+def test_a_document_too_large_for_the_editor_is_refused(user_client, htmx):
+    document = DocumentFactory(name="big.md", content=b"x" * (EDITOR_MAX_BYTES + 1))
+    response = user_client.get(url("document_edit", document), **htmx)
+    html = response.content.decode()
+    assert response.status_code == 413 and "<textarea" not in html
+    assert f"'big.md' holds {EDITOR_MAX_BYTES + 1} bytes: the editor opens documents of up to" in html
+    at_cap = DocumentFactory(content=b"x" * EDITOR_MAX_BYTES)
+    assert user_client.get(url("document_edit", at_cap), **htmx).status_code == 200
+
+
 def test_a_save_from_the_panel_goes_back_to_the_panel(user_client):
     document = DocumentFactory()
     data = {"version": document.version, "content": "# New\n", "panel": "1"}
@@ -71,6 +108,18 @@ def test_a_save_in_the_panel_shows_the_new_content_in_it(user_client):
     assert "Saved." in html and 'id="document-version" value="2"' in html
     section = re.search(r'<section class="preview" id="node-content" hx-swap-oob="true">(.*?)</section>', html, re.S)
     assert section and "<strong>text</strong>" in section.group(1)
+
+
+def test_a_save_in_the_panel_brings_its_version_up_to_date_for_a_rename(user_client):
+    document = DocumentFactory(name="plan.md")
+    data = {"version": document.version, "content": "# New\n", "panel": "1"}
+    html = user_client.post(url("document_save", document), data, **HTMX).content.decode()
+    assert re.search(r'<dd id="node-version" hx-swap-oob="true">2 ', html)
+    field = '<input type="hidden" name="version" id="node-update-version" value="2" hx-swap-oob="true">'
+    assert field in html
+    rename = {"version": "2", "name": "plan2.md", "description": ""}
+    response = user_client.post(url("node_update", document), rename, **HTMX)
+    assert response.status_code == 200 and selectors.node_fresh(node=document).name == "plan2.md"
 
 
 def test_a_conflict_in_the_panel_says_so_and_reloads_the_panel(user_client):
@@ -250,6 +299,21 @@ def test_a_write_swaps_nothing_into_a_tree_that_does_not_show_its_folder(user_cl
     html = response.content.decode()
     assert 'hx-swap-oob="delete"' not in html  # the item was not shown; the count is
     assert f'id="count-{folder.pk}" title="children" hx-swap-oob="true">1<' in html
+
+
+def test_a_move_into_a_folder_showing_its_first_page_refills_that_page(user_client, settings):
+    settings.MEMSITE_CHILDREN_PAGE_SIZE = 2
+    source, target = NodeFactory(), NodeFactory()
+    first = [DocumentFactory(parent=target) for _ in range(2)]
+    DocumentFactory(parent=target)
+    document = DocumentFactory(parent=source)
+    shown = " ".join([source.pk, target.pk, document.pk, *(node.pk for node in first)])
+    data = {"new_parent": target.pk, "shown": shown, "paged": target.pk}
+    html = user_client.post(url("node_move", document), data, **HTMX).content.decode()
+    assert f"beforeend:#children-{target.pk}" not in html
+    refill = re.search(rf'<ul class="tree" id="children-{target.pk}" hx-swap-oob="true">(.*?)</ul>', html, re.S)
+    assert refill and re.findall(r'<li class="tree-item" id="item-([^"]+)"', refill.group(1)) == [n.pk for n in first]
+    assert "Load more" in refill.group(1) and f'<li id="item-{document.pk}" hx-swap-oob="delete">' in html
 
 
 def test_a_delete_removes_the_shown_item(user_client):

@@ -2,6 +2,7 @@ import pytest
 from django.urls import reverse
 
 from memory import selectors
+from memory.views import EDITOR_MAX_BYTES
 from tests.factories import DocumentFactory, NodeFactory, default_space
 from tests.memory.views.conftest import HTMX
 
@@ -29,6 +30,13 @@ def test_the_page_opens_user_preferences_and_lists_the_user_documents(user_clien
         assert name in html
     assert f'name="version" id="document-version" value="{preferences.version}"' in html
     assert 'hx-trigger="keyup changed delay:300ms"' in html
+
+
+def test_a_user_document_too_large_for_the_editor_says_so(user_client, internal):
+    big = DocumentFactory(parent=internal["user"], name="big.md", content=b"x" * (EDITOR_MAX_BYTES + 1))
+    html = user_client.get(reverse("memory:user_preferences"), {"doc": big.pk}).content.decode()
+    assert "the editor opens documents of up to" in html and "<textarea" not in html
+    assert "user_preferences.md" in html  # the other tabs are still there
 
 
 def test_another_document_is_chosen_by_its_tab(user_client, internal):
