@@ -19,6 +19,7 @@ from agents.brains.forms import ChatForm, GoalForm, TickingForm
 from agents.brains.logic import affect
 from agents.brains.logic.caps import cap
 from agents.brains.logic.charts import LineChart, line_chart
+from agents.brains.logic.recall import Citable, anchor, records_cited
 from agents.brains.models import Record, RecordKind, TickRun
 from agents.brains.services.brains import goal_complete, goal_create
 from agents.context.models import Agent
@@ -72,6 +73,18 @@ def _stream(agent: Agent) -> list[Record]:
     return sorted(entries, key=lambda record: (record.created_at, record.pk), reverse=True)[:STREAM_SIZE]
 
 
+def _citable(agent: Agent, lines: list[Record], facts: list[Record] | None = None) -> Citable:
+    """What the citations of `lines` may link to: the facts and the stream the page shows
+    (a chat may cite older facts, whose texts are then shown instead)."""
+    if facts is None:
+        facts = selectors.brain_records_newest(agent=agent, kind=RecordKind.FACT, limit=FACTS_SHOWN)
+    cited = selectors.brain_records_texts(agent=agent, records=records_cited(line.data for line in lines))
+    return Citable(
+        shown=frozenset(anchor(record.kind, str(record.seq)) for record in [*facts, *_stream(agent)]),
+        texts={anchor(kind, str(seq)): text for (kind, seq), text in cited.items()},
+    )
+
+
 def _version(state: selectors.BrainState) -> str:
     """Moves whenever the panels would show something else: a change to the brain's row, an
     entry added to any list (every service that writes logs it), or a tick ending (which
@@ -111,6 +124,7 @@ def _panels(agent: Agent, state: selectors.BrainState) -> dict[str, Any]:
     """Every panel but the stream, the forms and the controls."""
     emotions, hormones = _charts(agent)
     chat = selectors.brain_records_newest(agent=agent, kind=RecordKind.CHAT, limit=CHAT_SHOWN)
+    facts = selectors.brain_records_newest(agent=agent, kind=RecordKind.FACT, limit=FACTS_SHOWN)
     return {
         "emotions_chart": emotions,
         "hormones_chart": hormones,
@@ -119,9 +133,10 @@ def _panels(agent: Agent, state: selectors.BrainState) -> dict[str, Any]:
         "self_instructions": selectors.brain_records_newest(
             agent=agent, kind=RecordKind.SELF_INSTRUCTION, limit=cap("self_instruction")
         ),
-        "facts": selectors.brain_records_newest(agent=agent, kind=RecordKind.FACT, limit=FACTS_SHOWN),
+        "facts": facts,
         "neurons": selectors.neuron_strongest(agent=agent, limit=NEURONS_SHOWN),
         "chat_lines": list(reversed(chat)),
+        "citable": _citable(agent, chat, facts),
     }
 
 
@@ -323,6 +338,7 @@ def brain_chat(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
         "chat_form": ChatForm() if not error else form,
         "chat_error": error,
         "new_lines": lines,
+        "citable": _citable(agent, lines),
     }
     if goal_added:  # "goal: ..." added one: the goals panel shows it (out of band)
         brain, _ = selectors.brain_or_empty(agent=agent)

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from agents.brains.models import TickRun
-from memsite.llm.serializers import ProviderField
+from memsite.llm.serializers import ProviderField, ProviderListSerializer
 
 
 class BrainRecordSerializer(serializers.Serializer):
@@ -83,6 +83,7 @@ class BrainTickSerializer(BrainTickSummarySerializer):
 
     class Meta:
         ref_name = "BrainTick"
+        list_serializer_class = ProviderListSerializer
 
 
 class BrainGoalSerializer(serializers.Serializer):

@@ -3,8 +3,8 @@ an item with the id a reply cites it by (`fact:3`, `episode:7`, `node:<id>`). Pu
 service reads the items, the prompt fits them. Explained in docs/brains.md."""
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from memsite.llm.providers.offline import rank, unit
@@ -66,3 +66,27 @@ def citations_shown(entry: Any) -> list[dict[str, str]]:
             label = label[:LABEL_CHARS] if isinstance(label, str) and label.strip() else f"{kind} {ref}"
             shown.append({"kind": kind, "ref": ref, "label": label})
     return shown
+
+
+def anchor(kind: str, ref: str) -> str:
+    """The id of a fact's or episode's entry on the brain page (`fact-3`)."""
+    return f"{kind}-{ref}"
+
+
+def records_cited(entries: Iterable[Any]) -> set[tuple[str, int]]:
+    """The facts and episodes that chat entries cite, as (kind, seq)."""
+    return {
+        (citation["kind"], int(citation["ref"]))
+        for entry in entries
+        for citation in citations_shown(entry)
+        if citation["kind"] != NODE
+    }
+
+
+@dataclass(frozen=True)
+class Citable:
+    """What chat citations of facts and episodes may link to: the anchors of the entries the
+    brain page shows, and the cited entries' texts by anchor (for those it does not show)."""
+
+    shown: frozenset[str] = frozenset()
+    texts: Mapping[str, str] = field(default_factory=dict)

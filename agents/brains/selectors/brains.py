@@ -210,6 +210,13 @@ def brain_records_newest(*, agent: Agent, kind: str, limit: int) -> list[Record]
     return list(Record.objects.filter(brain_id=agent.pk, kind=kind).order_by("-seq")[:limit])
 
 
+def brain_records_texts(*, agent: Agent, records: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """The texts of the entries given as (kind, seq) that the brain still keeps."""
+    kinds, seqs = {kind for kind, _ in records}, {seq for _, seq in records}
+    found = Record.objects.filter(brain_id=agent.pk, kind__in=kinds, seq__in=seqs).values_list("kind", "seq", "text")
+    return {(kind, seq): text for kind, seq, text in found if (kind, seq) in records}
+
+
 def brain_record(*, agent: Agent, kind: str, seq: int) -> Record | None:
     return Record.objects.filter(brain_id=agent.pk, kind=kind, seq=seq).first()
 

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from agents.graphs import selectors
 from agents.graphs.logic.snapshot import ACTIVE_BY_STATE
 from agents.graphs.models import Graph, GraphNode, GraphOp
-from memsite.llm.serializers import ProviderField
+from memsite.llm.serializers import ProviderField, ProviderListSerializer
 
 
 class GraphNodeCountsSerializer(serializers.Serializer):
@@ -117,6 +117,7 @@ class GraphOpSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "GraphOp"
+        list_serializer_class = ProviderListSerializer
 
 
 class GraphContextMessageSerializer(serializers.Serializer):

@@ -512,6 +512,24 @@ def test_a_reply_of_a_model_is_not_marked_and_stored_citations_are_escaped(user_
     assert "javascript:" not in html and ">bad<" not in html
 
 
+def test_a_cited_fact_the_page_does_not_show_is_quoted_not_linked(user_client, agent):
+    shown = views_brains.FACTS_SHOWN
+    with brain_writing(agent=agent) as brain:
+        for number in range(1, shown + 2):  # fact 1 is one too old to be shown
+            brain.record(kind=RecordKind.FACT, text=f"Fact <{number}>.", item={}, at=START)
+        cited = [{"kind": "fact", "ref": ref, "label": f"fact {ref}"} for ref in ("1", str(shown + 1), "999")]
+        item = {"role": "assistant", "provider": "openai", "citations": cited}
+        brain.record(kind=RecordKind.CHAT, text="From memory.", item=item, at=START)
+
+    html = user_client.get(page_url(agent)).content.decode()
+
+    chat = re.search(r'<ol class="chat-log".*?</ol>', html, re.DOTALL).group(0)
+    assert '<span class="citation citation-fact" title="Fact &lt;1&gt;.">fact 1 <q>Fact &lt;1&gt;.</q></span>' in chat
+    assert f'<a class="citation citation-fact" href="#fact-{shown + 1}">fact {shown + 1}</a>' in chat
+    assert f'id="fact-{shown + 1}"' in html and 'id="fact-1"' not in html
+    assert '<span class="citation citation-fact">fact 999</span>' in chat  # no longer kept: neither
+
+
 def test_chat_text_is_escaped(user_client, agent):
     response = user_client.post(reverse("agents:brain_chat", args=[agent.pk]), {"text": f"say {SCRIPT}"}, **HTMX)
     html = response.content.decode() + user_client.get(page_url(agent)).content.decode()
