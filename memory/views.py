@@ -499,6 +499,7 @@ def user_preferences(request: HtmxHttpRequest) -> HttpResponse:
     if selected is not None:
         too_large = editor_too_large(selected)
         context.update({"too_large": too_large} if too_large else editor_context(selected))
+        context["read_only"] = not _write_permissions(request, selected, _memory_type(selected))["can_edit_content"]
     return render_page(request, PREFERENCES, context)
 
 

@@ -179,6 +179,15 @@ def test_a_deep_link_opens_the_tree_which_stays_open_through_writes(page, live_s
     expect(page.locator(f"#item-{inner.pk} > details")).to_have_attribute("open", "")
     expect(link).to_be_visible()
     screenshot("curation-08-tree-kept-open")
+    expect(page.locator(f"#children-{inner.pk} .tree-empty")).to_be_hidden()
+
+    # deleting a folder's last item leaves it saying so
+    link.click()
+    expect(page.locator("#detail h1").first).to_have_text("deep.md")
+    page.once("dialog", lambda dialog: dialog.accept())
+    detail.get_by_role("button", name="Delete").click()
+    expect(detail.locator(".alert-success")).to_have_text("Deleted 'deep.md'.")
+    expect(page.locator(f"#children-{inner.pk} .tree-empty")).to_have_text("Empty folder")
     assert console_errors == []
 
 

@@ -3,7 +3,8 @@ from django.urls import reverse
 
 from memory import selectors
 from memory.views import EDITOR_MAX_BYTES
-from tests.factories import DocumentFactory, NodeFactory, default_space
+from memsite.spaces.logic import Role
+from tests.factories import DocumentFactory, NodeFactory, UserFactory, default_space
 from tests.memory.views.conftest import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -30,6 +31,14 @@ def test_the_page_opens_user_preferences_and_lists_the_user_documents(user_clien
         assert name in html
     assert f'name="version" id="document-version" value="{preferences.version}"' in html
     assert 'hx-trigger="keyup changed delay:300ms"' in html
+
+
+def test_a_reader_reads_the_user_documents_without_an_editor(client, preferences):
+    client.force_login(UserFactory(role=Role.READER))
+    html = client.get(reverse("memory:user_preferences")).content.decode()
+    assert "<h1>User preferences</h1>" in html  # the document, rendered
+    assert "<textarea" not in html and reverse("memory:document_save", args=[preferences.pk]) not in html
+    assert "editors of the space change it" in html
 
 
 def test_a_user_document_too_large_for_the_editor_says_so(user_client, internal):
