@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
 from django.utils.safestring import SafeString
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -59,6 +60,8 @@ FIND_RESULTS = 20
 AT = re.compile(r"^(\d{1,10})-(\d{1,10})$")
 # For answers that carry user text outside a template: never read as HTML.
 PLAIN_TEXT = "text/plain; charset=utf-8"
+# Sent by static/js/memory-tree.js when a panel link opens a node the tree does not show.
+TREE_REVEAL_HEADER = "X-Tree-Reveal"
 # The editor puts a document's whole text in its page: a larger one is not opened in it.
 EDITOR_MAX_BYTES = 1_000_000
 
@@ -285,9 +288,16 @@ def node_detail(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
         return HttpResponse("The 'after' key is not a tree path.", status=400, content_type=PLAIN_TEXT)
     context = _detail_context(request, node, after=after)
     context["passage"] = _matched_passage(node, request.GET.get("at"), context["preview"])
-    if request.htmx and not request.htmx.history_restore_request:
-        return render_page(request, f"{BROWSER}#detail", context)
-    return render_page(request, BROWSER, {**context, **_tree_context(request, node, context["ancestors"])})
+    if not request.htmx or request.htmx.history_restore_request:
+        return render_page(request, BROWSER, {**context, **_tree_context(request, node, context["ancestors"])})
+    if request.headers.get(TREE_REVEAL_HEADER):  # the tree does not show the node: open it down to it
+        response = render_page(
+            request, f"{BROWSER}#detail_revealed", {**context, **_tree_context(request, node, context["ancestors"])}
+        )
+    else:
+        response = render_page(request, f"{BROWSER}#detail", context)
+    patch_vary_headers(response, [TREE_REVEAL_HEADER])
+    return response
 
 
 # -- the search box ----------------------------------------------------------------------------

@@ -18,3 +18,35 @@ document.addEventListener("htmx:configRequest", function (event) {
     return more.closest("ul.tree");
   }));
 });
+
+// A link that opens a node in the panel: if the tree shows the node's item, its folders are
+// opened to it; if not (a search result, an item of a page not loaded), the answer brings the
+// tree opened down to the node. Either way the tree marks where the panel is.
+var MEMORY_NODE_PATH = /^\/memory\/([^/]+)\/$/;
+
+function memoryNodeId(path) {
+  var match = MEMORY_NODE_PATH.exec(path.split("?")[0]);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+document.addEventListener("htmx:configRequest", function (event) {
+  var id = event.detail.verb === "get" && event.detail.target.id === "detail" && memoryNodeId(event.detail.path);
+  if (id && document.getElementById("tree-roots") && !document.getElementById("item-" + id)) {
+    event.detail.headers["X-Tree-Reveal"] = "1";
+  }
+});
+
+document.addEventListener("htmx:afterSettle", function (event) {
+  var panel = event.detail.target.id === "detail" && event.detail.target.querySelector(".node-detail[data-node-id]");
+  var link = panel && document.getElementById("link-" + panel.getAttribute("data-node-id"));
+  if (!link) {
+    return;
+  }
+  document.querySelectorAll('#tree-roots .node-link[aria-current="location"]').forEach(function (other) {
+    other.removeAttribute("aria-current");
+  });
+  link.setAttribute("aria-current", "location");
+  for (var folder = link.closest("li").parentElement.closest("details"); folder; folder = folder.parentElement.closest("details")) {
+    folder.open = true;
+  }
+});

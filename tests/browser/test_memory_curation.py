@@ -1,7 +1,7 @@
 """Curating memory in a real browser: edit a document in its panel with a live preview and a
 conflict answered, move a node with the folder picker, read a folder's contents and a node's
-history, open a deep link with the tree down to the node, and upload into a project the tree
-has not loaded, with nothing reported on the console. Also at a phone's width."""
+history, open a deep link with the tree down to the node, and upload into a project opened
+from the panels, with nothing reported on the console. Also at a phone's width."""
 
 from pathlib import Path
 
@@ -233,15 +233,17 @@ def test_a_nodes_history(page, live_server, screenshot):
     screenshot("curation-09-history")
 
 
-def test_upload_into_a_project_the_tree_has_not_loaded(page, live_server, screenshot, console_errors):
+def test_upload_into_a_project_opened_from_the_panels(page, live_server, screenshot, console_errors):
     project = ProjectFactory(name="todo-api")
     projects = internal("projects")
     log_in(page, live_server)
-    # to the project through the panels: the tree shows only its roots, the project not at all
+    # to the project through the panels: the tree, which showed only its roots, opens down to
+    # it, the project's own files not loaded
     page.locator(".root-cards").get_by_role("link", name="projects").click()
     page.locator("#detail .node-children").get_by_role("link", name="todo-api").click()
     expect(page.locator("#detail h1").first).to_have_text("todo-api")
-    expect(page.locator(f"#item-{project.pk}")).to_have_count(0)
+    expect(page.locator(f"#link-{project.pk}")).to_have_attribute("aria-current", "location")
+    expect(page.locator(f"#item-{project.pk} > details")).not_to_have_attribute("open", "")
 
     detail = page.locator("#detail")
     detail.get_by_text("Project archive").click()
@@ -252,7 +254,6 @@ def test_upload_into_a_project_the_tree_has_not_loaded(page, live_server, screen
     expect(detail.locator(".alert-success")).to_have_text("Imported 2 files and 1 folder.")
 
     # the project opened in the tree, then updated by merge: its list is refilled in place
-    page.locator(f"#item-{projects.pk} > details > summary .caret").click()
     page.locator(f"#item-{project.pk} > details > summary .caret").click()
     expect(page.locator(f"#children-{project.pk} > li.tree-item")).to_have_count(2)
     detail.get_by_text("Project archive").click()

@@ -48,9 +48,20 @@ def test_type_a_query_open_a_result_and_see_the_passage(page, live_server, scree
     # A passage is a line: the one that matched.
     expect(box.locator(".passage-text")).to_have_text(SESSION.split("\n\n")[1])
     expect(box).to_be_in_viewport()
+    # the tree, which had not loaded the node, comes open down to it
+    session = page.locator("#tree-roots .node-link", has_text="session-3")
+    expect(session).to_be_visible()
+    expect(session).to_have_attribute("aria-current", "location")
     expect(page.get_by_role("searchbox", name="Search memory")).to_have_value("Where did Ana move?")
     assert page.evaluate("window.pwned") is None
     screenshot("41-find-opened")
+
+    # once the tree shows it, opening it again only opens its folder again, closed meanwhile
+    logs_folder = page.locator("#tree-roots details", has=page.locator(f"#link-{logs.pk}"))
+    logs_folder.locator(f"#link-{logs.pk} ~ .count").click()  # the summary, not the link
+    expect(session).to_be_hidden()
+    hits.first.locator(".find-link").click()
+    expect(session).to_be_visible()
 
     page.get_by_role("searchbox", name="Search memory").fill("")
     expect(results.locator(".find-hint")).to_be_visible()

@@ -282,6 +282,17 @@ def test_a_deep_link_opens_the_tree_down_to_the_node(user_client, internal):
     assert re.search(rf'id="item-{internal["user"].pk}">\s*<details class="tree-folder" hx-get', html)
 
 
+def test_a_panel_link_the_tree_does_not_show_brings_the_tree_opened_down_to_it(user_client, internal):
+    document = DocumentFactory(parent=NodeFactory(name="outer"), name="deep.md")
+    plain = user_client.get(url("node_detail", document), **HTMX)
+    assert "tree-roots" not in plain.content.decode() and "X-Tree-Reveal" in plain["Vary"]
+    revealed = user_client.get(url("node_detail", document), HTTP_X_TREE_REVEAL="1", **HTMX).content.decode()
+    assert 'id="tree-roots" hx-swap-oob="true"' in revealed
+    assert re.search(rf'id="item-{document.parent.pk}">\s*<details class="tree-folder" open>', revealed)
+    assert re.search(rf'id="link-{document.pk}"[^>]*aria-current="location"', revealed)
+    assert revealed.count("hx-swap-oob") == 1  # the tree's list alone, not its links
+
+
 def test_a_deep_link_past_the_first_page_opens_the_page_holding_the_node(user_client, settings):
     settings.MEMSITE_CHILDREN_PAGE_SIZE = 2
     folder = NodeFactory()
