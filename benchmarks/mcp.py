@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memsite_client import MemsiteClient
 
+from benchmarks.cpushares import pids_with, process_cpu
 from benchmarks.harness import (
     REPO,
     Scratch,
@@ -152,30 +153,12 @@ class Servers:
     def processes(self, via: str) -> list[int]:
         """The server's processes (gunicorn's master and worker; the MCP server), by the port
         their command lines name."""
-        marker = f"127.0.0.1:{self.api}" if via == "API" else f"mcp_serve --port {self.mcp} "
-        found = []
-        for entry in Path("/proc").iterdir():
-            try:
-                command_line = (
-                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode() if entry.name.isdigit() else ""
-                )
-            except OSError:
-                continue
-            if marker in command_line:
-                found.append(int(entry.name))
-        return found
+        return pids_with(f"127.0.0.1:{self.api}" if via == "API" else f"mcp_serve\0--port\0{self.mcp}\0")
 
 
 def cpu_seconds(pids: Sequence[int]) -> float:
     """The CPU time (user and system) the processes have used so far."""
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])  # utime and stime, the stat's 14th and 15th
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return sum(process_cpu(pid) or 0.0 for pid in pids)
 
 
 @dataclass

@@ -5,8 +5,7 @@ from functools import cached_property
 from django.http import HttpRequest
 
 from dashboard import selectors
-from memsite.errors import ServiceError
-from memsite.spaces.principals import principal_of
+from memsite.spaces.context_processors import SpaceNav
 
 
 class NavCounts:
@@ -18,14 +17,8 @@ class NavCounts:
 
     @cached_property
     def questions_waiting(self) -> int:
-        user = getattr(self._request, "user", None)
-        if user is None or not user.is_authenticated:
-            return 0
-        try:
-            space = principal_of(self._request).space
-        except ServiceError:  # a user in no space yet
-            return 0
-        return selectors.questions_waiting_count(space=space)
+        space = SpaceNav(self._request).space  # none when signed out or in no space yet
+        return 0 if space is None else selectors.questions_waiting_count(space=space)
 
 
 def nav_counts(request: HttpRequest) -> dict[str, NavCounts]:

@@ -75,7 +75,8 @@ def questions_waiting_count(*, space: Space) -> int:
 
 
 def questions_waiting(*, space: Space) -> list[SearchQuestion]:
-    return list(memory_selectors.search_questions_pending(space=space)[:QUESTIONS_SHOWN])
+    # The page shows the search's id only: not its state, result and context, which run long.
+    return list(memory_selectors.search_questions_pending(space=space).select_related(None)[:QUESTIONS_SHOWN])
 
 
 def ledger_today(*, space: Space) -> LedgerToday:

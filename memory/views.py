@@ -119,6 +119,11 @@ def _tree_context(request: HtmxHttpRequest, node: Node | None = None, ancestors:
     return {"roots": selectors.node_roots(space=_space(request)), "opened": opened}
 
 
+def _with_tree(request: HtmxHttpRequest, node: Node, context: dict[str, Any]) -> dict[str, Any]:
+    """A node's panel (`_detail_context`) with the tree of a whole page, open down to it."""
+    return {**context, **_tree_context(request, node, context["ancestors"])}
+
+
 @dataclass(frozen=True)
 class TreeSwaps:
     """The out-of-band swaps that bring the page's tree up to date after a write."""
@@ -256,8 +261,7 @@ def _detail_response(
         return redirect("memory:node_detail", node_id=node.pk)
     context = {**_detail_context(request, node), "message": message, "error": error, **(extra or {})}
     if not request.htmx:
-        context.update(_tree_context(request, node, context["ancestors"]))
-        return render_page(request, BROWSER, context, status=status)
+        return render_page(request, BROWSER, _with_tree(request, node, context), status=status)
     if change is not None:
         context["tree_swaps"] = _tree_swaps(request, change)
     response = render_page(request, f"{BROWSER}#detail_response", context, status=status)
@@ -289,11 +293,9 @@ def node_detail(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     context = _detail_context(request, node, after=after)
     context["passage"] = _matched_passage(node, request.GET.get("at"), context["preview"])
     if not request.htmx or request.htmx.history_restore_request:
-        return render_page(request, BROWSER, {**context, **_tree_context(request, node, context["ancestors"])})
+        return render_page(request, BROWSER, _with_tree(request, node, context))
     if request.headers.get(TREE_REVEAL_HEADER):  # the tree does not show the node: open it down to it
-        response = render_page(
-            request, f"{BROWSER}#detail_revealed", {**context, **_tree_context(request, node, context["ancestors"])}
-        )
+        response = render_page(request, f"{BROWSER}#detail_revealed", _with_tree(request, node, context))
     else:
         response = render_page(request, f"{BROWSER}#detail", context)
     patch_vary_headers(response, [TREE_REVEAL_HEADER])

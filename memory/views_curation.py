@@ -24,6 +24,7 @@ from memory.views import (
     _parent,
     _space,
     _tree_context,
+    _with_tree,
     _write_permissions,
     editor_context,
     editor_too_large,
@@ -43,8 +44,7 @@ EVENT_KEY = re.compile(r"^[0-9]{1,18}$")  # an event's id, within a 64-bit integ
 
 def _full_page(request: HtmxHttpRequest, node: Node, **extra: object) -> HttpResponse:
     """The memory page open at the node, with `extra` in its panel (for browsers without htmx)."""
-    context = _detail_context(request, node)
-    return render_page(request, BROWSER, {**context, **_tree_context(request, node, context["ancestors"]), **extra})
+    return render_page(request, BROWSER, {**_with_tree(request, node, _detail_context(request, node)), **extra})
 
 
 # -- a document's text -------------------------------------------------------------------------

@@ -26,9 +26,9 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     elif isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
         exc = InvalidInput(str(exc))
     if isinstance(exc, ServiceError):
-        refusal = Response(bounded({"detail": exc.message, **exc.data}), status=exc.status)
-        if retry_after := getattr(exc, "retry_after_s", None):
-            refusal["Retry-After"] = str(retry_after)
+        refusal = Response(exc.body(), status=exc.status)
+        if exc.retry_after_s:
+            refusal["Retry-After"] = str(exc.retry_after_s)
         return refusal
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(detail=exc.message_dict if hasattr(exc, "error_dict") else exc.messages)

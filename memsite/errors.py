@@ -7,11 +7,16 @@ from typing import Any
 
 class ServiceError(Exception):
     status = 400
+    retry_after_s: int | None = None  # sent as Retry-After, where a retry may succeed
 
     def __init__(self, message: str, *, data: dict | None = None):
         super().__init__(message)
         self.message = message
         self.data = data or {}  # fields the API answers next to the message
+
+    def body(self) -> Any:
+        """What the API answers (REST and MCP alike): the message and `data`, bounded."""
+        return bounded({"detail": self.message, **self.data})
 
 
 class InvalidInput(ServiceError):

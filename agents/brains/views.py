@@ -73,16 +73,20 @@ def _stream(agent: Agent) -> list[Record]:
     return sorted(entries, key=lambda record: (record.created_at, record.pk), reverse=True)[:STREAM_SIZE]
 
 
-def _citable(agent: Agent, lines: list[Record], facts: list[Record] | None = None) -> Citable:
-    """What the citations of `lines` may link to: the facts and the stream the page shows
-    (a chat may cite older facts, whose texts are then shown instead)."""
+def _citable(
+    agent: Agent, lines: list[Record], facts: list[Record] | None = None, stream: list[Record] | None = None
+) -> Citable:
+    """What the citations of `lines` may link to: the facts and the stream the page shows (each
+    read here unless given); a chat may cite older entries, whose texts are read to be shown."""
     if facts is None:
         facts = selectors.brain_records_newest(agent=agent, kind=RecordKind.FACT, limit=FACTS_SHOWN)
-    cited = selectors.brain_records_texts(agent=agent, records=records_cited(line.data for line in lines))
-    return Citable(
-        shown=frozenset(anchor(record.kind, str(record.seq)) for record in [*facts, *_stream(agent)]),
-        texts={anchor(kind, str(seq)): text for (kind, seq), text in cited.items()},
-    )
+    if stream is None:
+        stream = _stream(agent)
+    shown = frozenset(anchor(record.kind, str(record.seq)) for record in [*facts, *stream])
+    cited = records_cited(line.data for line in lines)
+    unseen = {(kind, seq) for kind, seq in cited if anchor(kind, str(seq)) not in shown}
+    texts = selectors.brain_records_texts(agent=agent, records=unseen) if unseen else {}
+    return Citable(shown=shown, texts={anchor(kind, str(seq)): text for (kind, seq), text in texts.items()})
 
 
 def _version(state: selectors.BrainState) -> str:
@@ -95,14 +99,16 @@ def _version(state: selectors.BrainState) -> str:
     return f"{changed:.6f}-{last}-{newest}"
 
 
-def _stream_context(agent: Agent, state: selectors.BrainState, awaited: Awaited | None) -> dict[str, Any]:
+def _stream_context(
+    agent: Agent, state: selectors.BrainState, awaited: Awaited | None, stream: list[Record]
+) -> dict[str, Any]:
     if awaited is not None and (state.ticking.tick_count >= awaited.number or not awaited.pending):
         awaited = None  # it has started (and shows as running until it ends), or it is given up
     last = state.ticking.last
     return {
         "agent": agent,
         "state": state,
-        "stream": _stream(agent),
+        "stream": stream,
         "awaited": awaited,
         "version": _version(state),
         "settled": state.ticking.idle and awaited is None,
@@ -120,8 +126,8 @@ def _charts(agent: Agent) -> tuple[LineChart, LineChart]:
     )
 
 
-def _panels(agent: Agent, state: selectors.BrainState) -> dict[str, Any]:
-    """Every panel but the stream, the forms and the controls."""
+def _panels(agent: Agent, state: selectors.BrainState, stream: list[Record]) -> dict[str, Any]:
+    """Every panel but the stream (given, for what citations link to), the forms and the controls."""
     emotions, hormones = _charts(agent)
     chat = selectors.brain_records_newest(agent=agent, kind=RecordKind.CHAT, limit=CHAT_SHOWN)
     facts = selectors.brain_records_newest(agent=agent, kind=RecordKind.FACT, limit=FACTS_SHOWN)
@@ -136,16 +142,16 @@ def _panels(agent: Agent, state: selectors.BrainState) -> dict[str, Any]:
         "facts": facts,
         "neurons": selectors.neuron_strongest(agent=agent, limit=NEURONS_SHOWN),
         "chat_lines": list(reversed(chat)),
-        "citable": _citable(agent, chat, facts),
+        "citable": _citable(agent, chat, facts, stream),
     }
 
 
 def _page(request: HtmxHttpRequest, agent: Agent, *, status: int = 200, **forms_and_errors: Any) -> HttpResponse:
     """The whole page; `forms_and_errors` are a refused form and its message (None: the default)."""
-    state = selectors.brain_state(agent=agent)
+    state, stream = selectors.brain_state(agent=agent), _stream(agent)
     context = {
-        **_stream_context(agent, state, None),
-        **_panels(agent, state),
+        **_stream_context(agent, state, None, stream),
+        **_panels(agent, state, stream),
         "goal_form": GoalForm(),
         "chat_form": ChatForm(),
         "ticking_form": TickingForm(initial={"interval_s": state.brain.tick_interval_s}),
@@ -176,10 +182,10 @@ def brain_stream(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     if not request.htmx:
         return redirect("agents:brain_detail", agent_id=agent.pk)
-    state = selectors.brain_state(agent=agent)
-    context = _stream_context(agent, state, _awaited(request))
+    state, stream = selectors.brain_state(agent=agent), _stream(agent)
+    context = _stream_context(agent, state, _awaited(request), stream)
     if context["version"] != request.GET.get("v"):
-        context.update(_panels(agent, state), refresh=True)
+        context.update(_panels(agent, state, stream), refresh=True)
     status = HTMX_STOP_POLLING if context["settled"] else 200
     return render_page(request, f"{BRAIN}#stream_update", context, status=status)
 
@@ -205,7 +211,7 @@ def _controls(
         return _done(request, agent, message)
     state = selectors.brain_state(agent=agent)
     context = {
-        **_stream_context(agent, state, awaited),
+        **_stream_context(agent, state, awaited, _stream(agent)),
         "ticking_form": form or TickingForm(initial={"interval_s": state.brain.tick_interval_s}),
         "controls_message": message,
         "controls_error": error,
@@ -351,6 +357,6 @@ def brain_chat(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
 
 def _retry_after(response: HttpResponse, refusal: ServiceError | None) -> HttpResponse:
     """A refusal that says when to come back (Busy) says it in Retry-After too."""
-    if retry_after_s := getattr(refusal, "retry_after_s", None):
-        response["Retry-After"] = str(retry_after_s)
+    if refusal is not None and refusal.retry_after_s:
+        response["Retry-After"] = str(refusal.retry_after_s)
     return response

@@ -16,7 +16,7 @@ from agents.context.forms import AgentEditForm, settings_initial
 from agents.context.logic.restore import restore_changes
 from agents.context.models import Agent, Checkpoint
 from agents.context.selectors import DeletionEffect
-from agents.context.services.agents import SETTINGS
+from agents.context.services.agents import SETTINGS, agent_settings
 from agents.context.views import agent_or_404, setting_refused
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
@@ -132,11 +132,10 @@ def _restore_page(
 ) -> HttpResponse:
     document: Any = checkpoint.document
     saved = document.get("agent") if isinstance(document, dict) else None
-    current = {field: getattr(agent, field) for field in SETTINGS}
     context = {
         "agent": agent,
         "checkpoint": checkpoint,
-        "changes": restore_changes(current=current, saved=saved, fields=SETTINGS),
+        "changes": restore_changes(current=agent_settings(agent), saved=saved, fields=SETTINGS),
         "summary_count": selectors.summary_list(agent=agent).count(),
         "error": error,
     }

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from agents.context.logic.assembly import MODEL_INVALID, STRATEGY_INVALID
 from agents.context.logic.message_fields import MAX_CONTENT_CHARS
 from agents.context.models import Agent, Role, Strategy
-from agents.context.services.agents import MAX_MODEL_CHARS, MAX_NAME_CHARS, SETTINGS
+from agents.context.services.agents import MAX_MODEL_CHARS, MAX_NAME_CHARS, SETTINGS, agent_settings
 
 # A tool result needs the id of the call it answers: the API appends those.
 APPENDABLE_ROLES = [(role.value, role.label) for role in (Role.USER, Role.ASSISTANT, Role.SYSTEM)]
@@ -123,7 +123,7 @@ class AgentSettingsForm(forms.Form):
 
 def settings_initial(agent: Agent) -> dict[str, Any]:
     """A settings form's values: the agent's, or for a new one (unsaved) the defaults."""
-    values = {name: getattr(agent, name) for name in SETTINGS}
+    values = agent_settings(agent)
     values["context_variables"] = json.dumps(agent.context_variables, ensure_ascii=False, indent=2)
     if agent.pk is not None:
         values["updated_at"] = agent.updated_at.isoformat()

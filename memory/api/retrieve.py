@@ -13,6 +13,7 @@ from memory.api.serializers import node_id_field, type_field
 from memory.index.retrieve import retrieve
 from memory.types import get_type
 from memsite.errors import InvalidInput
+from memsite.quotas.checks import token_id_of
 from memsite.schema import refusals
 from memsite.serializers import (
     BoundedListField,
@@ -108,7 +109,7 @@ class RetrieveApi(APIView):
             query=data["query"],
             space_id=space.pk,
             user_id=request.user.pk,
-            token_id=principal.token.pk if principal.token is not None else None,
+            token_id=token_id_of(principal.token),
             start=start,
             k=data["k"],
             types=data["types"],

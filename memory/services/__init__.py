@@ -1,4 +1,5 @@
 from memory.services.archives import project_export, project_import
+from memory.services.documents import document_write
 from memory.services.nodes import (
     NodeSpec,
     node_bulk_create,
@@ -19,6 +20,7 @@ from memory.services.searches import (
 
 __all__ = [
     "NodeSpec",
+    "document_write",
     "node_bulk_create",
     "node_content_set",
     "node_create",

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from memory.models import Node, NodeEvent
 from memory.rows import insert_rows
+from memsite.quotas.checks import token_id_of
 from memsite.spaces.principals import Principal
 
 EVENT_COLUMNS = ("node_id", "space", "action", "user", "token", "version_before", "version_after", "at")
@@ -45,7 +46,7 @@ def author_of(
     user: AbstractBaseUser | AnonymousUser | None, *, space_id: int, actor: Principal | None = None
 ) -> Author:
     token = actor.token if actor is not None else None
-    return Author(space_id=space_id, user_id=user_id_of(user), token_id=token.pk if token is not None else None)
+    return Author(space_id=space_id, user_id=user_id_of(user), token_id=token_id_of(token))
 
 
 def node_events_record(action: str, changes: Iterable[Change], *, author: Author) -> None:

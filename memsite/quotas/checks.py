@@ -25,6 +25,11 @@ def acting_user_id(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
     return user.pk
 
 
+def token_id_of(token: ApiToken | None) -> int | None:
+    """The id of the token work is asked through; None for a session's."""
+    return token.pk if token is not None else None
+
+
 def _locked(user_id: int) -> None:
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("Quota checks belong inside the transaction that starts the work.")

@@ -5,7 +5,7 @@ from typing import Any
 
 from django import forms
 
-from memsite.spaces.logic import MAX_EXPIRES_IN_DAYS, MEMBER_LIMITS, SPACE_BUDGETS, Role
+from memsite.spaces.logic import LLM_BUDGETS, MAX_EXPIRES_IN_DAYS, MEMBER_LIMITS, Role
 
 ROLES = [(role.value, role.value) for role in Role]
 NAME_CHARS = 200  # of a space's or a token's name (the models')
@@ -57,7 +57,7 @@ class SpaceSettingsForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for field in (*MEMBER_LIMITS, *SPACE_BUDGETS):
+        for field in (*MEMBER_LIMITS, *LLM_BUDGETS):
             self.fields[field] = forms.IntegerField(required=False, min_value=0, label=LIMIT_LABELS[field])
 
 

@@ -169,8 +169,9 @@ MEMBER_LIMITS = {
     "member_llm_daily_calls": "MEMSITE_LLM_DAILY_CALLS",
     "member_llm_daily_tokens": "MEMSITE_LLM_DAILY_TOKENS",
 }
-# The whole space's daily LLM budget: any size (each member's own still applies), null for none.
-SPACE_BUDGETS = ("llm_daily_calls", "llm_daily_tokens")
+# A daily LLM budget's fields, a space's (the whole space's) and a token's: any size (each
+# member's own still applies), null for none.
+LLM_BUDGETS = ("llm_daily_calls", "llm_daily_tokens")
 
 
 def limit_max(field: str) -> int:

@@ -14,9 +14,9 @@ from memsite.errors import Conflict, Forbidden, InvalidInput, ServiceError
 from memsite.spaces import selectors
 from memsite.spaces.logic import (
     LAST_USED_EVERY,
+    LLM_BUDGETS,
     MEMBER_LIMITS,
     SHOWN_PREFIX_CHARS,
-    SPACE_BUDGETS,
     Reach,
     Role,
     key_digest,
@@ -144,7 +144,7 @@ def token_create(
         raise Conflict(f"You act as {maker_role} in '{space.slug}': a token you make cannot be {role}.")
     if problem := write_under_problem(write_under):
         raise InvalidInput(problem)
-    _token_budget_check(llm_daily_calls, llm_daily_tokens)
+    _token_budget_check({"llm_daily_calls": llm_daily_calls, "llm_daily_tokens": llm_daily_tokens})
     key = key_new()
     token = ApiToken.objects.create(
         space=space,
@@ -199,8 +199,8 @@ def token_make(
     )
 
 
-def _token_budget_check(calls: int | None, tokens: int | None) -> None:
-    for field, value in (("llm_daily_calls", calls), ("llm_daily_tokens", tokens)):
+def _token_budget_check(budget: dict[str, int | None]) -> None:
+    for field, value in budget.items():
         if problem := limit_problem(field, value):
             raise InvalidInput(problem)
 
@@ -209,24 +209,20 @@ def _reach_of(token: ApiToken) -> Reach:
     return Reach(token.write_under, token.expires_at, token.llm_daily_calls, token.llm_daily_tokens)
 
 
-TOKEN_BUDGET = ("llm_daily_calls", "llm_daily_tokens")
-
-
 def token_budget_set(*, changer: Principal, token: ApiToken, **changes: int | None) -> ApiToken:
     """Change the token's own daily LLM budget (`llm_daily_calls`, `llm_daily_tokens`; None: its
     member's alone); a field not given keeps its value. Through a token, never above that
     token's own budget (Forbidden, 403): a key cannot raise its own."""
-    if unknown := set(changes) - set(TOKEN_BUDGET):
+    if unknown := set(changes) - set(LLM_BUDGETS):
         raise InvalidInput(f"A token's budget has no field {', '.join(sorted(unknown))}.")
-    budget = {field: changes.get(field, getattr(token, field)) for field in TOKEN_BUDGET}
-    reach = replace(
-        _reach_of(token), llm_daily_calls=budget["llm_daily_calls"], llm_daily_tokens=budget["llm_daily_tokens"]
-    )
-    _token_budget_check(reach.llm_daily_calls, reach.llm_daily_tokens)
+    budget = {field: changes.get(field, getattr(token, field)) for field in LLM_BUDGETS}
+    _token_budget_check(budget)
+    reach = replace(_reach_of(token), **budget)
     if changer.token is not None and (problem := wider_than_maker_problem(reach, _reach_of(changer.token))):
         raise Forbidden(problem)
-    token.llm_daily_calls, token.llm_daily_tokens = reach.llm_daily_calls, reach.llm_daily_tokens
-    token.save(update_fields=list(TOKEN_BUDGET))
+    for field, value in budget.items():
+        setattr(token, field, value)
+    token.save(update_fields=list(LLM_BUDGETS))
     return token
 
 
@@ -281,7 +277,7 @@ def space_update(*, space: Space, **changes: Any) -> Space:
     """Change a space's name and limits. A member's cap above the site's is refused (400) and
     nothing changes."""
     for field, value in changes.items():
-        if field in MEMBER_LIMITS or field in SPACE_BUDGETS:
+        if field in MEMBER_LIMITS or field in LLM_BUDGETS:
             site_cap = getattr(settings, MEMBER_LIMITS[field]) if field in MEMBER_LIMITS else None
             if problem := limit_problem(field, value, site_cap):
                 raise InvalidInput(problem)

@@ -31,7 +31,7 @@ from memsite.spaces.forms import (
     SpaceSwitchForm,
     TokenCreateForm,
 )
-from memsite.spaces.logic import MEMBER_LIMITS, SESSION_SPACE, SPACE_BUDGETS, Role, expiry_of, role_needed
+from memsite.spaces.logic import LLM_BUDGETS, MEMBER_LIMITS, SESSION_SPACE, Role, expiry_of, role_needed
 from memsite.spaces.middleware import outside_spaces, refusal_response
 from memsite.spaces.principals import Principal, principal_in, role_require
 from memsite.spaces.services import NewToken
@@ -264,7 +264,7 @@ def _settings_page(
 ) -> HttpResponse:
     space = principal.space
     if form is None:
-        fields = ("name", *MEMBER_LIMITS, *SPACE_BUDGETS)
+        fields = ("name", *MEMBER_LIMITS, *LLM_BUDGETS)
         form = SpaceSettingsForm(initial={field: getattr(space, field) for field in fields})
     limits = [
         (form[field], getattr(settings, MEMBER_LIMITS[field]) if field in MEMBER_LIMITS else None)

@@ -3,7 +3,6 @@ children. Each calls what memory's REST API calls, and answers in its shapes."""
 
 from typing import Annotated, Any
 
-from django.db import transaction
 from pydantic import ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -13,9 +12,9 @@ from memory.api.serializers import NodeDetailSerializer, NodeSerializer
 from memory.index.retrieve import retrieve
 from memory.models import Node
 from memory.types import ContentKind, get_type
-from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES, validate_name
-from memsite.errors import Conflict, InvalidInput, NotFound
-from memsite.quotas.checks import acting_user_id
+from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES
+from memsite.errors import InvalidInput
+from memsite.quotas.checks import acting_user_id, token_id_of
 from memsite.spaces.principals import Principal
 from tools.definitions.refs import NODE_HELP, ROOT, NodeRef, node_of, user_of
 from tools.logic.schemas import ToolArgs
@@ -60,7 +59,7 @@ def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
         query=args.query,
         space_id=principal.space.pk,
         user_id=acting_user_id(user_of(principal)),
-        token_id=principal.token.pk if principal.token is not None else None,
+        token_id=token_id_of(principal.token),
         start=start,
         k=args.k,
         types=args.types,
@@ -134,59 +133,17 @@ class WriteArgs(ToolArgs):
     )
 
 
-def _child(principal: Principal, folder: Node, name: str) -> Node | None:
-    try:
-        return selectors.node_resolve(space=principal.space, path=f"{selectors.node_path(node=folder)}/{name}")
-    except NotFound:
-        return None
-
-
-def _document_update(principal: Principal, document: Node, args: WriteArgs) -> Node:
-    """Content, then description, in one transaction: both are written or neither."""
-    if document.type != "document":
-        raise Conflict(f"'{document.name}' is a {document.type} node, not a document; memory_write writes documents.")
-    if args.content is None and args.description is None:
-        raise InvalidInput("Nothing to write: send content, a description or both.")
-    version = args.version
-    with transaction.atomic():
-        if args.content is not None:
-            document = services.node_content_set(
-                node=document,
-                data=args.content.encode(),
-                user=user_of(principal),
-                expected_version=version,
-                actor=principal,
-            )
-            version = None  # checked, and the node is locked until the description is written
-        if args.description is not None:
-            document = services.node_update(
-                node=document,
-                user=user_of(principal),
-                expected_version=version,
-                description=args.description,
-                actor=principal,
-            )
-    return document
-
-
 def write_run(principal: Principal, args: WriteArgs) -> dict[str, Any]:
-    folder = node_of(principal, args.folder)
-    name = validate_name(args.name)
-    document = _child(principal, folder, name)
-    if document is not None:
-        return {"created": False, "node": NodeDetailSerializer(_document_update(principal, document, args)).data}
-    if args.version is not None:
-        raise Conflict(f"'{folder.name}' has no child named '{name}', so it is at no version ({args.version} sent).")
-    document = services.node_create(
-        parent=folder,
-        type="document",
-        name=name,
-        description=args.description or "",
-        content=(args.content or "").encode(),
+    document, created = services.document_write(
+        folder=node_of(principal, args.folder),
+        name=args.name,
+        content=args.content,
+        description=args.description,
+        version=args.version,
         user=user_of(principal),
         actor=principal,
     )
-    return {"created": True, "node": NodeDetailSerializer(document).data}
+    return {"created": created, "node": NodeDetailSerializer(document).data}
 
 
 # -- memory_list ---------------------------------------------------------------------------------
@@ -218,8 +175,8 @@ def _children(principal: Principal, args: ListArgs) -> tuple[Node | None, list[N
     with one more, which says whether a page follows."""
     if args.node == ROOT:
         first = _cursor_checked(args.cursor, "") if args.cursor is not None else ""
-        roots = [root for root in selectors.node_roots(space=principal.space) if root.path > first]
-        return None, [], roots[: args.limit + 1]
+        roots = selectors.node_roots(space=principal.space).filter(path__gt=first).select_related("created_by")
+        return None, [], list(roots[: args.limit + 1])
     node = node_of(principal, args.node)
     after = _cursor_checked(args.cursor, node.path) if args.cursor is not None else None
     page = selectors.node_children(node=node, after_path=after).select_related("created_by")[: args.limit + 1]

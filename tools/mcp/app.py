@@ -2,7 +2,6 @@
 behind TokenGate, which holds it to the API's rules: tokens (never sessions), the rate limit
 and the bounds on a body. Explained in docs/mcp.md."""
 
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -20,12 +19,12 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memsite.api import header_length, refuse_many_values, refuse_over
-from memsite.errors import InvalidInput, ServiceError, bounded
+from memsite.errors import InvalidInput, ServiceError
 from memsite.spaces.api.authentication import header_key
 from memsite.spaces.logic import last_use_due
 from memsite.spaces.principals import Principal
 from memsite.spaces.services import TokenRefused, token_authenticate, token_use_note
-from memsite.throttles import api_rate_hit
+from memsite.throttles import UserRequestThrottle, api_rate_hit
 from tools.mcp.context import PRINCIPAL, THREADS, in_thread
 from tools.mcp.server import build_server, refusal_of
 
@@ -109,7 +108,8 @@ def _admit(authorization: bytes) -> Principal:
     if key is None:
         raise TokenRefused(NO_TOKEN)
     principal = token_authenticate(key=key)
-    hit = api_rate_hit(f"user:{principal.user.pk}", now=time.time())  # type: ignore[attr-defined]
+    # The REST API's clock: both count the one rate.
+    hit = api_rate_hit(f"user:{principal.user.pk}", now=UserRequestThrottle.timer())  # type: ignore[attr-defined]
     if not hit.allowed:
         raise RateLimited(hit.retry_after_s)
     return principal
@@ -146,8 +146,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 def _refusal(refusal: ServiceError) -> JSONResponse:
-    body = {"detail": refusal.message, **refusal.data}
-    headers = {"Retry-After": str(retry)} if (retry := getattr(refusal, "retry_after_s", None)) else {}
+    headers = {"Retry-After": str(refusal.retry_after_s)} if refusal.retry_after_s else {}
     if refusal.status == 401:
         headers["WWW-Authenticate"] = "Token"
-    return JSONResponse(bounded(body), status_code=refusal.status, headers=headers)
+    return JSONResponse(refusal.body(), status_code=refusal.status, headers=headers)

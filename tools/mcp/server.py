@@ -19,7 +19,7 @@ from starlette.types import Scope
 from memory import selectors
 from memory.models import Node
 from memory.types import ContentKind, get_type
-from memsite.errors import InvalidInput, ServiceError, ServiceUnavailable, bounded
+from memsite.errors import InvalidInput, ServiceError, ServiceUnavailable
 from memsite.middleware import DATABASE_ERRORS, DATABASE_UNAVAILABLE
 from memsite.spaces.models import Space
 from tools.logic.resources import NODE_URI_TEMPLATE, node_uri, uri_path
@@ -119,9 +119,9 @@ def refusal_of(error: Exception, what: str) -> ServiceError:
 
 def refusal_body(refusal: ServiceError) -> dict[str, Any]:
     """What the API answers for `refusal`, with its status (and Retry-After's seconds)."""
-    body = {"status": refusal.status, **bounded({"detail": refusal.message, **refusal.data})}
-    if retry_after := getattr(refusal, "retry_after_s", None):
-        body["retry_after_s"] = retry_after
+    body = {"status": refusal.status, **refusal.body()}
+    if refusal.retry_after_s:
+        body["retry_after_s"] = refusal.retry_after_s
     return body
 
 

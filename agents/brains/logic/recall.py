@@ -7,8 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memsite.llm.providers.offline import rank, unit
-
 FACT, EPISODE, NODE = "fact", "episode", "node"
 KINDS = (FACT, EPISODE, NODE)
 # What a stored citation's ref may be: a seq, a node's id. An imported memory.json's chat lines
@@ -32,14 +30,6 @@ class MemoryItem:
         """What a reply line keeps of an item it cites: enough to link to it."""
         label = self.label if self.kind == NODE and self.label else f"{self.kind} {self.ref}"
         return {"id": self.id, "kind": self.kind, "ref": self.ref, "label": label}
-
-
-def relevant(query: str, texts: Sequence[str], *, limit: int) -> list[int]:
-    """The positions of up to `limit` texts that share something with `query`, best first."""
-    if not texts or limit < 1:
-        return []
-    scored = rank(query, [unit(text) for text in texts])
-    return [entry.position for entry in scored if entry.score > 0][:limit]
 
 
 def citations_kept(cited: Iterable[Any], given: Sequence[MemoryItem]) -> list[dict[str, str]]:

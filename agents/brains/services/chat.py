@@ -11,18 +11,18 @@ from django.utils import timezone
 
 from agents.brains.logic import memory_json as mj
 from agents.brains.logic.caps import cap
-from agents.brains.logic.recall import EPISODE, FACT, NODE, MemoryItem, citations_kept, relevant
+from agents.brains.logic.recall import EPISODE, FACT, NODE, MemoryItem, citations_kept
 from agents.brains.models import Goal, Record, RecordKind
 from agents.brains.selectors.ticks import BrainView, brain_view
 from agents.brains.services.brains import GOAL_CHARS, brain_writing, goal_create
-from agents.brains.services.prompts import ChatReply, chat_messages
+from agents.brains.services.prompts import ChatReply, chat_messages, relevant
 from agents.context.models import Agent
 from memory.index.retrieve import retrieve
 from memsite.errors import Conflict, InvalidInput, ServiceError
 from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
-from memsite.quotas.checks import acting_user_id, llm_budget_require
+from memsite.quotas.checks import acting_user_id, llm_budget_require, token_id_of
 from memsite.spaces.models import ApiToken
 
 GOAL_COMMAND = re.compile(r"^\s*goal\s*:\s*(?P<text>.*?)\s*$", re.IGNORECASE | re.DOTALL)
@@ -82,7 +82,7 @@ def _remembered(
         query=text,
         space_id=agent.space_id,
         user_id=user_id,
-        token_id=token.pk if token is not None else None,
+        token_id=token_id_of(token),
         k=CHAT_PASSAGES,
     )
     episodes = view.episodes[-CHAT_EPISODES:][::-1]
@@ -137,7 +137,7 @@ def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | No
             served=user_line,
             user_id=user_id,
             space_id=agent.space_id,
-            token_id=token.pk if token is not None else None,
+            token_id=token_id_of(token),
             model=agent.model,
             max_tokens=agent.reserved_output_tokens,
         )

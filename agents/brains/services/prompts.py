@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from agents.brains.logic.affect import EMOTIONS, HORMONES
 from agents.brains.logic.caps import cap
-from agents.brains.logic.recall import KINDS, NODE, MemoryItem, relevant
+from agents.brains.logic.recall import KINDS, NODE, MemoryItem
 from agents.brains.models import Record
 from agents.brains.selectors.ticks import BrainView
 from agents.brains.services.actions import (
@@ -29,7 +29,7 @@ from agents.context.logic.wire import wire_tokens
 from agents.context.models import Agent, Strategy
 from agents.context.selectors.assembly import SHORT_TERM, TokenBudgetExceeded, context_assemble
 from memsite.llm.config import llm_config
-from memsite.llm.providers.offline import Reading, words
+from memsite.llm.providers.offline import Reading, rank, unit, words
 from memsite.llm.tokens import TokenCounter, counter_for_model
 
 # The decision sees this many turns of the agent's stored conversation.
@@ -48,6 +48,15 @@ MEMORY_LINE = re.compile(rf"^\[(?P<id>(?:{'|'.join(KINDS)}):[^\]\s]+)\] (?P<rest
 _decoder = json.JSONDecoder()
 # What an action's argument is called when a suggestion names one value.
 SUGGESTED_ARGUMENT = {"list_dir": "path", "read_file": "path", "search_memory": "query", "fetch_url": "url"}
+
+
+def relevant(query: str, texts: Sequence[str], *, limit: int) -> list[int]:
+    """The positions of up to `limit` texts that share something with `query`, best first (by
+    the offline ranking, which runs the local sentence model where memsite does)."""
+    if not texts or limit < 1:
+        return []
+    scored = rank(query, [unit(text) for text in texts])
+    return [entry.position for entry in scored if entry.score > 0][:limit]
 
 
 def quoted(text: str, limit: int = ENTRY_PROMPT_CHARS) -> str:

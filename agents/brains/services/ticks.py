@@ -63,7 +63,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
-from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require
+from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require, token_id_of
 from memsite.quotas.selectors import member_cap, spends_today, tick_queue_cutoff, ticks_in_flight
 from memsite.spaces.models import ApiToken, Space
 
@@ -474,7 +474,7 @@ def tick_request(*, agent: Agent, user: Any = None, token: ApiToken | None = Non
     with transaction.atomic():
         brain_create(agent=agent)
         tick_quota_require(user_id=user_id, space=agent.space, token=token)
-        if _queue_mark(agent.pk, user_id, token.pk if token is not None else None, timezone.now()):
+        if _queue_mark(agent.pk, user_id, token_id_of(token), timezone.now()):
             _enqueue(agent.pk)
 
 

@@ -55,6 +55,11 @@ SETTINGS = (
 )
 
 
+def agent_settings(agent: Agent) -> dict[str, Any]:
+    """The agent's SETTINGS, by name."""
+    return {field: getattr(agent, field) for field in SETTINGS}
+
+
 def _text(field: str, value: object, *, limit: int, blank: bool = False, name: bool = False) -> str:
     """A string within `limit`; a `name` (one line, shown and sent as it is) without control or
     invisible characters."""
@@ -226,8 +231,7 @@ def agent_update(*, agent: Agent, changes: Mapping[str, Any], unchanged_since: d
         agent = Agent.objects.select_for_update().get(pk=agent.pk)
         if unchanged_since is not None and agent.updated_at != unchanged_since:
             raise _changed_since(agent)
-        current = {field: getattr(agent, field) for field in SETTINGS}
-        values = _validated({**current, **changes})
+        values = _validated({**agent_settings(agent), **changes})
         renamed = values["name"] != agent.name
         if renamed and Agent.objects.filter(space_id=agent.space_id, name=values["name"]).exists():
             raise _name_taken(values["name"])

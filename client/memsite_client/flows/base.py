@@ -49,14 +49,14 @@ class Policy:
     clock: Callable[[], float] = time.monotonic
 
 
-def params(**values: str | int | None) -> dict[str, str | int]:
-    """Query parameters, the absent ones left out."""
-    return {name: value for name, value in values.items() if value is not None}
-
-
 def fields(**values: Any) -> dict[str, Any]:
     """A JSON body's fields, the absent (None) ones left out so that the server's defaults apply."""
     return {name: value for name, value in values.items() if value is not None}
+
+
+def params(**values: str | int | None) -> dict[str, str | int]:
+    """Query parameters, the absent ones left out."""
+    return fields(**values)
 
 
 def done(value: T) -> Flow[T]:

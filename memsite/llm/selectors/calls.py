@@ -9,6 +9,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce, TruncDate
+from django.utils import timezone
 
 from memsite.errors import NotFound
 from memsite.llm.config import OFFLINE
@@ -48,11 +49,17 @@ def llm_call_list(*, space: Space, filters: LedgerFilter | None = None) -> model
         calls = calls.filter(model=filters.model)
     if filters.status:
         calls = calls.filter(status=filters.status)
+    # As ranges of `created_at`, so that the (space, created_at) index bounds the read.
     if filters.date_from:
-        calls = calls.filter(created_at__date__gte=filters.date_from)
+        calls = calls.filter(created_at__gte=_day_start(filters.date_from))
     if filters.date_to:
-        calls = calls.filter(created_at__date__lte=filters.date_to)
+        calls = calls.filter(created_at__lt=_day_start(filters.date_to + datetime.timedelta(days=1)))
     return calls
+
+
+def _day_start(day: datetime.date) -> datetime.datetime:
+    """The start of `day` in the current time zone, the one `__date` lookups use."""
+    return timezone.make_aware(datetime.datetime.combine(day, datetime.time.min))
 
 
 def llm_call_get(*, space: Space, call_id: int) -> LLMCall:

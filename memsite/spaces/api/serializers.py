@@ -6,7 +6,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
-from memsite.spaces.logic import MEMBER_LIMITS, SPACE_BUDGETS, Role, effective_limit
+from memsite.spaces.logic import LLM_BUDGETS, MEMBER_LIMITS, Role, effective_limit
 from memsite.spaces.models import Space
 from memsite.spaces.services import NewToken
 
@@ -40,7 +40,7 @@ class SpaceDetailSerializer(SpaceSerializer):
 
     def to_representation(self, space_role: tuple[Space, Role]) -> dict[str, Any]:
         space, _ = space_role
-        chosen = {field: getattr(space, field) for field in (*MEMBER_LIMITS, *SPACE_BUDGETS)}
+        chosen = {field: getattr(space, field) for field in (*MEMBER_LIMITS, *LLM_BUDGETS)}
         applied = {
             field: effective_limit(chosen[field], getattr(settings, name)) for field, name in MEMBER_LIMITS.items()
         }
@@ -48,7 +48,7 @@ class SpaceDetailSerializer(SpaceSerializer):
             **super().to_representation(space_role),
             "created_at": serializers.DateTimeField().to_representation(space.created_at),
             "settings": chosen,
-            "limits": {**applied, **{field: chosen[field] for field in SPACE_BUDGETS}},
+            "limits": {**applied, **{field: chosen[field] for field in LLM_BUDGETS}},
         }
 
 

@@ -12,6 +12,7 @@ from pydantic import AnyUrl
 from memory import selectors
 from memsite.spaces.logic import Role
 from memsite.spaces.models import ApiToken, Space
+from memsite.throttles import UserRequestThrottle
 from tests.factories import DocumentFactory, UserFactory, default_space, token_for
 from tests.tools.mcp.conftest import with_session
 from tools.mcp.app import NO_TOKEN
@@ -172,8 +173,10 @@ def test_a_session_is_not_accepted(mcp_url):
     assert (refused.status_code, refused.json()) == (401, {"detail": NO_TOKEN})
 
 
-def test_the_api_rate_counts_mcp_requests(mcp_url, user, settings):
+def test_the_api_rate_counts_mcp_requests(mcp_url, user, settings, monkeypatch):
     settings.MEMSITE_API_RATE = "2/min"
+    # Mid-minute, and still: the three requests fall in one window wherever the wall clock is.
+    monkeypatch.setattr(UserRequestThrottle, "timer", staticmethod(lambda: 1_000_050.0))
     key = token_for(user)
     answers = [post(mcp_url, {"Authorization": f"Token {key}"}) for _ in range(3)]
     assert [answer.status_code for answer in answers] == [200, 200, 429]

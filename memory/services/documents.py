@@ -1,0 +1,65 @@
+"""A document written by name in a folder: created when the folder has none of that name, else
+its content and description written at the version the writer read. The memory_write tool's
+write; each step is a service of nodes.py."""
+
+from typing import Any
+
+from django.db import transaction
+
+from memory import selectors
+from memory.models import Node
+from memory.services.nodes import node_content_set, node_create, node_update
+from memory.validation import validate_name
+from memsite.errors import Conflict, InvalidInput
+from memsite.spaces.principals import Principal
+
+
+def document_write(
+    *,
+    folder: Node,
+    name: str,
+    content: str | None,
+    description: str | None,
+    version: int | None,
+    user: Any,
+    actor: Principal,
+) -> tuple[Node, bool]:
+    """The document written, and whether it was created. `version` is the one the writer read:
+    another (or none, when there is no such document) is a Conflict, and nothing is written."""
+    name = validate_name(name)
+    document = selectors.node_children(node=folder).filter(name=name).first()
+    if document is not None:
+        return _document_update(document, content, description, version, user, actor), False
+    if version is not None:
+        raise Conflict(f"'{folder.name}' has no child named '{name}', so it is at no version ({version} sent).")
+    created = node_create(
+        parent=folder,
+        type="document",
+        name=name,
+        description=description or "",
+        content=(content or "").encode(),
+        user=user,
+        actor=actor,
+    )
+    return created, True
+
+
+def _document_update(
+    document: Node, content: str | None, description: str | None, version: int | None, user: Any, actor: Principal
+) -> Node:
+    """Content, then description, in one transaction: both are written or neither."""
+    if document.type != "document":
+        raise Conflict(f"'{document.name}' is a {document.type} node, not a document; memory_write writes documents.")
+    if content is None and description is None:
+        raise InvalidInput("Nothing to write: send content, a description or both.")
+    with transaction.atomic():
+        if content is not None:
+            document = node_content_set(
+                node=document, data=content.encode(), user=user, expected_version=version, actor=actor
+            )
+            version = None  # checked, and the node is locked until the description is written
+        if description is not None:
+            document = node_update(
+                node=document, user=user, expected_version=version, description=description, actor=actor
+            )
+    return document
