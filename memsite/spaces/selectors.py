@@ -1,3 +1,5 @@
+from collections.abc import Iterable
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import OuterRef, QuerySet, Subquery
@@ -97,12 +99,16 @@ def user_get(*, username: str) -> AbstractBaseUser:
     return user
 
 
-def owner_ids(*, space: Space, for_update: bool = False) -> list[int]:
-    """The ids of the owners' memberships; locked, when `for_update`, until the transaction ends."""
-    owners = Membership.objects.filter(space=space, role=Role.OWNER)
-    if for_update:
-        owners = owners.select_for_update()
-    return list(owners.values_list("pk", flat=True))
+def owner_ids(*, space: Space) -> list[int]:
+    """The ids of the owners' memberships."""
+    return list(Membership.objects.filter(space=space, role=Role.OWNER).values_list("pk", flat=True))
+
+
+def spaces_lock(*, space_ids: Iterable[int]) -> None:
+    """Locks the spaces' rows until the transaction ends, in the order of their ids, so that two
+    transactions locking some of the same spaces wait for each other instead of deadlocking.
+    Without their keys: rows that refer to a space are still written meanwhile."""
+    list(Space.objects.select_for_update(no_key=True).filter(pk__in=space_ids).order_by("pk").values_list("pk"))
 
 
 def tokens_seen_by(*, space: Space, user: object, role: str) -> QuerySet[ApiToken]:

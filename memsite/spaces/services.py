@@ -55,6 +55,7 @@ def membership_set(*, space: Space, user: AbstractBaseUser, role: str) -> Member
     """Make `user` a member of `space` with `role`, or change the role they have there. The
     space's last owner stays one: Conflict (409)."""
     role = _role(role)
+    selectors.spaces_lock(space_ids=[space.pk])  # before the membership: see owner_kept_problem
     current = Membership.objects.select_for_update().filter(space=space, user_id=user.pk).first()
     if current is not None:
         _keep_an_owner(current, role)
@@ -66,6 +67,7 @@ def membership_set(*, space: Space, user: AbstractBaseUser, role: str) -> Member
 def membership_remove(*, space: Space, username: str) -> None:
     """Remove the member `username` from `space` (NotFound, 404, if they are not one), unless
     they are its last owner (Conflict, 409). Their tokens stay, refused while they are not a member."""
+    selectors.spaces_lock(space_ids=[space.pk])  # before the membership: see owner_kept_problem
     membership = selectors.membership_get(space=space, username=username, for_update=True)
     _keep_an_owner(membership, None)
     membership.delete()
@@ -83,13 +85,16 @@ def memberships_remove(*, memberships: Iterable[Membership]) -> int:
 
 def owner_kept_problem(changes: Iterable[tuple[Membership, Role | None]]) -> str | None:
     """Why making these changes together, each membership (as stored) to its new role (None:
-    removed), would leave a space without an owner, if it would. The spaces' owners are locked
-    until the transaction ends: call it in the one that makes the changes."""
+    removed), would leave a space without an owner, if it would. The spaces are locked until the
+    transaction ends: call it in the one that makes the changes, having locked no membership of
+    theirs before (lock the space first), or two owners lowering each other at once deadlock."""
+    changes = list(changes)
+    # Two owners lowering each other at once must not leave none: the second waits, then counts.
+    selectors.spaces_lock(space_ids={membership.space_id for membership, _ in changes})
     owners: dict[int, set[int]] = {}
     for membership, new_role in changes:
         if membership.space_id not in owners:
-            # Two owners lowering each other at once must not leave none.
-            owners[membership.space_id] = set(selectors.owner_ids(space=membership.space, for_update=True))
+            owners[membership.space_id] = set(selectors.owner_ids(space=membership.space))
         left = owners[membership.space_id]
         if problem := last_owner_problem(
             username=membership.user.get_username(),
@@ -295,5 +300,7 @@ def space_delete(*, space: Space) -> None:
     The default space stays (409)."""
     if problem := space_delete_problem(space.slug):
         raise Conflict(problem)
+    # The space before its memberships, as the changes of a member take them: no deadlock.
+    selectors.spaces_lock(space_ids=[space.pk])
     space_deleting.send(sender=Space, space=space)
     space.delete()
