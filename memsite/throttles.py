@@ -52,12 +52,14 @@ class Window:
 
 @dataclass(frozen=True)
 class Hit:
-    """One request counted: whether it is within the limit, when the window ends, and the entry
-    it was counted in (None when the cache did not answer), for `hit_release`."""
+    """One request counted: whether it is within the limit, when the window ends, the entry
+    it was counted in (None when the cache did not answer), for `hit_release`, and the entry's
+    count with it (0 when the cache did not answer)."""
 
     allowed: bool
     retry_after_s: int
     entry: str | None
+    count: int = 0
 
 
 def key_part(value: str) -> str:
@@ -88,7 +90,7 @@ def window_hit(*, key: str, window: Window, now: float) -> Hit:
         # ValueError: an entry evicted between `add` and `incr` (locmem culls at MAX_ENTRIES).
         logger.warning("A limit on %s was not counted, the cache did not answer: %s", key, exc)
         return Hit(allowed=True, retry_after_s=0, entry=None)
-    return Hit(allowed=count <= window.limit, retry_after_s=window.seconds_left(now), entry=entry)
+    return Hit(allowed=count <= window.limit, retry_after_s=window.seconds_left(now), entry=entry, count=count)
 
 
 def hit_release(hit: Hit) -> None:

@@ -10,9 +10,14 @@ from memsite.settings.env import env_int, env_str
 MEMSITE_API_RATE = env_str("MEMSITE_API_RATE", "1200/min")
 if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", MEMSITE_API_RATE):
     raise ImproperlyConfigured(f"MEMSITE_API_RATE must look like 1200/min, got {MEMSITE_API_RATE!r}.")
-# Failed logins per username and per client address in a window; past them the login answers
-# 429, even to the right password, until the window passes.
+# Failed logins per client address and username pair in a window (the streak waits longer after
+# each failure past the first three); past them the login answers that pair 429, even to the
+# right password, until the window passes. Looser bounds hold one address guessing many
+# usernames, and many addresses guessing one username: ten strangers' addresses at least, so
+# that one stranger cannot lock an account out for everyone.
 MEMSITE_LOGIN_MAX_FAILURES = env_int("MEMSITE_LOGIN_MAX_FAILURES", 10, minimum=1)
+MEMSITE_LOGIN_ADDRESS_MAX_FAILURES = env_int("MEMSITE_LOGIN_ADDRESS_MAX_FAILURES", 30, minimum=1)
+MEMSITE_LOGIN_USERNAME_MAX_FAILURES = env_int("MEMSITE_LOGIN_USERNAME_MAX_FAILURES", 100, minimum=1)
 MEMSITE_LOGIN_WINDOW_S = env_int("MEMSITE_LOGIN_WINDOW_S", 900, minimum=1)
 # Requests that wait (a search's `?wait`, chat's LLM call) each hold a web thread: at most this
 # many at once per process, fewer than gunicorn's threads, so that the others serve the rest.
