@@ -167,6 +167,7 @@ FORMS_AT_CAP = 8  # login forms of percent escapes at the form cap, beside the r
 PREVIEWS = 12  # of each size: the content cap's, as in the review, and the preview's own cap
 MCP_BODIES = 16
 MCP_BODY_BYTES = 30 * MiB
+READERS = ("9c", "10")  # the attacks whose user only reads, as the review's did
 BUSY_CLIENTS = 24  # one user's connections, each within every cap
 BUSY_SECONDS = 10.0
 # Everything else runs with a rate no attack reaches: a 429 then comes from the limit under test.
@@ -403,7 +404,7 @@ def seed(user_names: Sequence[str]) -> World:
     tokens = {}
     for name in user_names:
         user = get_user_model().objects.create_user(username=f"abuse-{name}", password=password)
-        membership_set(space=space_default(), user=user, role=Role.EDITOR)
+        membership_set(space=space_default(), user=user, role=Role.READER if name in READERS else Role.EDITOR)
         tokens[name] = token_create(user=user, name="abuse benchmark").key
     owner = get_user_model().objects.get(username=f"abuse-{user_names[0]}")
     space = space_default()
@@ -618,7 +619,7 @@ def form_flood(target: Target) -> Outcome:
 
 
 def preview_flood(target: Target) -> Outcome:
-    """A logged-in user's live previews of escaped text: at the content cap, as in the review,
+    """A reader's live previews of escaped text: at the content cap, as in the review,
     and at the preview's own cap, all at once."""
     sizes = [settings.MEMSITE_MAX_CONTENT_BYTES] * PREVIEWS + [settings.MEMSITE_PREVIEW_MAX_BYTES] * PREVIEWS
     headers = {**target.session, "Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"}
