@@ -13,7 +13,12 @@ PostgreSQL and Redis, loopback only, each attack bounded in size and time:
 6. background work: one user queueing 300 searches at the largest budgets, and 100 from the
    dashboard;
 7. the rate limiter: 24 clients of one user for 10 s against 120 requests an hour;
-8. export: 6 exports at once of a 190 MiB project made from a ~190 KiB upload.
+8. export: 6 exports at once of a 190 MiB project made from a ~190 KiB upload;
+9. form bodies: an anonymous 31 MB login form of percent escapes and 8 at the form cap, to
+   gunicorn and through nginx; a user's 12 live previews at the content cap and 12 at the
+   preview's cap;
+10. MCP bodies: 16 of 30 MiB at once to the MCP server, with a reader's token;
+11. one busy user: 24 connections of one token asking for passages for 10 s.
 
 For each it prints the peak resident memory of any worker above its idle peak (sampled every
 50 ms), the largest refused response, the statuses, and /healthz p50/p95 while it runs (probed
@@ -100,7 +105,7 @@ from agents.context import services as context_services
 from agents.graphs import services as graph_services
 from benchmarks.abusetarget import Target, World
 from benchmarks.brainfill import MODEL
-from benchmarks.harness import Report, Row, Scratch, Stats, Table, command, database_version
+from benchmarks.harness import Report, Row, Scratch, Stats, Table, command, database_version, mcp_server
 from benchmarks.httpclients import Answer, concurrently, held_open, repeatedly
 from benchmarks.liveserver import (
     PROBE_S,
@@ -111,6 +116,7 @@ from benchmarks.liveserver import (
     gunicorn_command,
     nginx_in_front,
     nginx_missing,
+    origin,
     serve,
 )
 from benchmarks.offlinellm import llm_server
@@ -118,9 +124,11 @@ from benchmarks.payloads import (
     BAD_ITEMS,
     BODY_BYTES,
     DOCUMENT_BYTES,
+    ESCAPES_BYTES,
     LONG_NAME_BYTES,
     MiB,
     bad_bodies,
+    escaped_form,
     hostile_markdown,
     long_name_tar_gz,
     multipart,
@@ -155,6 +163,13 @@ RATE_SECONDS = 10.0
 EXPORTS = 6
 # The exported project: files of zeros at the content cap, just within the unpacked cap.
 EXPORT_FILES = settings.MEMSITE_ARCHIVE_MAX_UNPACKED_BYTES * 95 // 100 // settings.MEMSITE_MAX_CONTENT_BYTES
+FORMS_AT_CAP = 8  # login forms of percent escapes at the form cap, beside the review's 31 MB one
+PREVIEWS = 12  # of each size: the content cap's, as in the review, and the preview's own cap
+MCP_BODIES = 16
+MCP_BODY_BYTES = 30 * MiB
+READERS = ("9c", "10")  # the attacks whose user only reads, as the review's did
+BUSY_CLIENTS = 24  # one user's connections, each within every cap
+BUSY_SECONDS = 10.0
 # Everything else runs with a rate no attack reaches: a 429 then comes from the limit under test.
 OPEN_RATE = "100000/min"
 
@@ -233,7 +248,11 @@ def run_attack(attack: Attack, world: World, env: dict[str, str], idle_seconds: 
             target.session = target.login()
         warm_up(target)
         workers = len(children(server.process.pid))
-        with Watch(port, server.process.pid) as watch:
+        watched = server.process.pid
+        if attack.mcp:
+            mcp = stack.enter_context(mcp_server({**env, **attack.env}))
+            target.mcp_port, watched = mcp.port, mcp.process.pid
+        with Watch(port, watched) as watch:
             time.sleep(idle_seconds)
             watch.attack_from = time.monotonic()
             outcome = attack.run(target)
@@ -385,7 +404,7 @@ def seed(user_names: Sequence[str]) -> World:
     tokens = {}
     for name in user_names:
         user = get_user_model().objects.create_user(username=f"abuse-{name}", password=password)
-        membership_set(space=space_default(), user=user, role=Role.EDITOR)
+        membership_set(space=space_default(), user=user, role=Role.READER if name in READERS else Role.EDITOR)
         tokens[name] = token_create(user=user, name="abuse benchmark").key
     owner = get_user_model().objects.get(username=f"abuse-{user_names[0]}")
     space = space_default()
@@ -573,6 +592,79 @@ def exports(target: Target) -> Outcome:
     return Outcome(answers, check=f"{sent} of {EXPORTS} sent whole, {busy} busy (429) {mark(ok)}")
 
 
+def _form_check(answers: Sequence[Answer], sizes: Sequence[int]) -> str:
+    """Bodies over the form cap refused with 413; those within it answered without a 5xx."""
+    over = [a for a, size in zip(answers, sizes, strict=True) if size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE]
+    within = [a for a, size in zip(answers, sizes, strict=True) if size <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE]
+    ok = all(a.status == 413 for a in over) and all(0 < a.status < 500 for a in within)
+    statuses = ", ".join(a.label for a in within) or "none"
+    return f"{len(over)} over the cap: {', '.join(a.label for a in over)}; at the cap: {statuses} {mark(ok)}"
+
+
+def form_flood(target: Target) -> Outcome:
+    """Anonymous logins whose username is percent escapes: the review's 31 MB one, and some at
+    the form cap, all at once, each with a CSRF cookie and token of the client's own making."""
+    csrf = secrets.token_hex(16)
+    headers = {
+        "Cookie": f"{settings.CSRF_COOKIE_NAME}={csrf}",
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Origin": origin(target.port),
+    }
+    sizes = [ESCAPES_BYTES] + [settings.DATA_UPLOAD_MAX_MEMORY_SIZE] * FORMS_AT_CAP
+    bodies = [escaped_form(f"csrfmiddlewaretoken={csrf}&password=x", "username", size) for size in sizes]
+    answers = concurrently(
+        [lambda body=body: target.fetch("POST", "/login/", body=body, headers=headers, timeout=60) for body in bodies]
+    )
+    return Outcome(answers, check=_form_check(answers, sizes))
+
+
+def preview_flood(target: Target) -> Outcome:
+    """A reader's live previews of escaped text: at the content cap, as in the review,
+    and at the preview's own cap, all at once."""
+    sizes = [settings.MEMSITE_MAX_CONTENT_BYTES] * PREVIEWS + [settings.MEMSITE_PREVIEW_MAX_BYTES] * PREVIEWS
+    headers = {**target.session, "Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"}
+    calls = [
+        lambda size=size: target.fetch(
+            "POST", "/user/preferences/preview/", body=escaped_form("x=", "content", size), headers=headers
+        )
+        for size in sizes
+    ]
+    answers = concurrently(calls)
+    over = [a for a, size in zip(answers, sizes, strict=True) if size > settings.MEMSITE_PREVIEW_MAX_BYTES]
+    rendered = sum(answer.status == 200 for answer in answers)
+    busy = sum(answer.status == 429 for answer in answers)
+    ok = all(a.status == 413 for a in over) and rendered > 0 and all(a.status in (200, 413, 429) for a in answers)
+    return Outcome(answers, check=f"{rendered} rendered, {busy} busy (429), {len(over)} over the cap 413 {mark(ok)}")
+
+
+def mcp_flood(target: Target) -> Outcome:
+    """A reader's token sending the MCP server 30 MiB bodies at once: a `memory_write` of a
+    document that large."""
+    content = "x" * (MCP_BODY_BYTES - 200)
+    arguments = {"folder": "/swarmstar/abuse", "name": "flood.md", "content": content}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_write", "arguments": arguments},
+    }
+    body = json.dumps(message).encode()
+    answers = concurrently([lambda: target.mcp(body)] * MCP_BODIES)
+    refused = sum(answer.status in (413, 429, 503) for answer in answers)
+    ok = all(0 < answer.status < 500 or answer.status == 503 for answer in answers)
+    return Outcome(answers, check=f"{refused} of {MCP_BODIES} refused before they were read {mark(ok)}")
+
+
+def busy_user(target: Target) -> Outcome:
+    """One user's many connections asking for passages back to back, within every cap."""
+    body = json.dumps({"query": "Which documents hold hostile markdown?", "k": 20}).encode()
+    answers = repeatedly(lambda: target.api("POST", "/api/retrieve/", body), clients=BUSY_CLIENTS, seconds=BUSY_SECONDS)
+    served = sum(answer.status == 200 for answer in answers)
+    busy = sum(answer.status == 429 for answer in answers)
+    ok = served > 0 and served + busy == len(answers)
+    return Outcome(answers, check=f"{served:,} served, {busy:,} refused as busy (429) {mark(ok)}")
+
+
 @dataclass(frozen=True)
 class Attack:
     key: str
@@ -582,6 +674,7 @@ class Attack:
     llm_delay: float | None = None  # a fake model answering after this many seconds
     proxy: bool = False  # through nginx
     session: bool = False  # as a logged-in browser
+    mcp: bool = False  # against an MCP server of its own, whose memory is watched instead
 
 
 ATTACKS = [
@@ -631,6 +724,30 @@ ATTACKS = [
         f"export: {EXPORTS} exports at once of a project of "
         f"{EXPORT_FILES * settings.MEMSITE_MAX_CONTENT_BYTES // MiB} MiB of zeros",
         exports,
+    ),
+    Attack(
+        "9a",
+        f"forms: an anonymous {ESCAPES_BYTES / 1e6:.0f} MB login of percent escapes and {FORMS_AT_CAP} at the "
+        "form cap, at once",
+        form_flood,
+    ),
+    Attack("9b", "forms: the same through nginx", form_flood, proxy=True),
+    Attack(
+        "9c",
+        f"previews: {PREVIEWS} at the content cap and {PREVIEWS} at the preview's cap, at once",
+        preview_flood,
+        session=True,
+    ),
+    Attack(
+        "10",
+        f"MCP: {MCP_BODIES} bodies of {MCP_BODY_BYTES // MiB} MiB at once, a reader's token",
+        mcp_flood,
+        mcp=True,
+    ),
+    Attack(
+        "11",
+        f"one busy user: {BUSY_CLIENTS} connections asking for passages for {BUSY_SECONDS:g} s",
+        busy_user,
     ),
 ]
 

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 
+from benchmarks.harness import MCP_HEADERS
 from benchmarks.httpclients import Answer, fetch
 from benchmarks.liveserver import origin, proxy_headers
 
@@ -37,6 +38,7 @@ class Target:
     world: World
     user: str
     session: dict[str, str] = field(default_factory=dict)
+    mcp_port: int = 0  # the MCP server's, for the attacks that start one
 
     def fetch(
         self,
@@ -78,6 +80,12 @@ class Target:
         if body is not None:
             headers["Content-Type"] = content_type
         return self.fetch(method, url, body=body, headers=headers, timeout=timeout)
+
+    def mcp(self, body: bytes, *, timeout: float = 60.0) -> Answer:
+        """A POST of `body` to the MCP server, with the user's token."""
+        headers = {**MCP_HEADERS, "Authorization": f"Token {self.world.tokens[self.user]}"}
+        headers["Content-Type"] = "application/json"
+        return fetch(self.mcp_port, "POST", "/mcp", body=body, headers=headers, timeout=timeout)
 
     def page(self, method: str, url: str, form: dict[str, str] | None = None, *, timeout: float = 30.0) -> Answer:
         headers, body = dict(self.session), None

@@ -528,6 +528,33 @@ def gunicorn(env: dict[str, str], *, workers: int, threads: int, tree: Path = RE
             process.wait()
 
 
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+
+
+@dataclass(frozen=True)
+class Server:
+    port: int
+    process: subprocess.Popen
+
+
+@contextmanager
+def mcp_server(env: dict[str, str]) -> Iterator[Server]:
+    """`manage.py mcp_serve` on a free loopback port, this tree's, for the block."""
+    port = free_port()
+    process = subprocess.Popen(
+        # Idle connections kept as long as the harness's gunicorn keeps them.
+        [sys.executable, "manage.py", "mcp_serve", "--port", str(port), "--keep-alive", "30"],
+        cwd=REPO,
+        env={**os.environ, **env},
+    )
+    try:
+        wait_until_serving(port, process)  # any answer will do: GET /mcp is a 405
+        yield Server(port, process)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def wait_until_serving(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -25,7 +25,7 @@ from typing import Any, Self
 from django.conf import settings
 from django.db import connections
 
-from benchmarks.harness import REPO, Stats, free_port, wait_until_serving
+from benchmarks.harness import REPO, Server, Stats, free_port, wait_until_serving
 from benchmarks.httpclients import fetch
 
 GUNICORN_CONF = REPO / "deploy" / "gunicorn.conf.py"
@@ -89,12 +89,6 @@ def gunicorn_command(port: int) -> tuple[list[str], str]:
         if not word.startswith("--bind="):
             kept.append(word)
     return [binary, *kept, bind], "the Procfile's web command"
-
-
-@dataclass
-class Server:
-    port: int
-    process: subprocess.Popen
 
 
 def _kill_leftovers(pids: Sequence[int], marker: bytes) -> None:
@@ -196,10 +190,11 @@ class Health:
 
 
 class Recorder:
-    """Every gunicorn worker's resident memory every 50 ms, and /healthz every 100 ms, each probe
-    on a connection and a thread of its own (a load balancer's checks do not wait for each
-    other), until `stop` is set. Runs in a process of its own (`Watch`): in the attack's
-    process, the attack's client threads would delay the probes and the samples."""
+    """The resident memory of a server's processes (gunicorn's master and workers, or the MCP
+    server) every 50 ms, and gunicorn's /healthz every 100 ms, each probe on a connection and a
+    thread of its own (a load balancer's checks do not wait for each other), until `stop` is set.
+    Runs in a process of its own (`Watch`): in the attack's process, the attack's client threads
+    would delay the probes and the samples."""
 
     def __init__(self, port: int, master: int, stop: Any) -> None:
         self.port, self.master, self.stop = port, master, stop
@@ -209,7 +204,9 @@ class Recorder:
 
     def _sample(self) -> None:
         while not self.stop.wait(SAMPLE_S):
-            sample = {pid: kib for pid in children(self.master) if (kib := rss_kib(pid)) is not None}
+            # The master too: the MCP server is one process, and gunicorn's master never grows.
+            pids = [self.master, *children(self.master)]
+            sample = {pid: kib for pid in pids if (kib := rss_kib(pid)) is not None}
             self.rss.append((time.monotonic(), sample))
 
     def _probe(self) -> None:

@@ -19,11 +19,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from memsite_client import MemsiteClient
 
 from benchmarks.cpushares import pids_with, process_cpu
 from benchmarks.harness import (
-    REPO,
+    MCP_HEADERS,
     Scratch,
     Stats,
     TablesReport,
@@ -43,13 +42,12 @@ from benchmarks.harness import (
     at_least,
     command,
     database_version,
-    free_port,
     gunicorn,
     machine,
+    mcp_server,
     millis_text,
     publish,
     scratch_database,
-    wait_until_serving,
 )
 from benchmarks.httpclients import Answer, Connection
 from benchmarks.prose import prose
@@ -62,7 +60,6 @@ VIAS = ("API", "MCP", "client")
 # for another way (the API and the client share gunicorn) or for the untimed calls.
 WAY_OFFSET = 1_000_000
 FOLDER = "/references/bench"
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 
 
 def parse_args() -> argparse.Namespace:
@@ -88,7 +85,7 @@ def main() -> None:
         key, ids, queries = seed(args.documents)
         with ExitStack() as stack:
             api = stack.enter_context(gunicorn(scratch.env, workers=1, threads=args.threads))
-            mcp = stack.enter_context(mcp_server(scratch.env))
+            mcp = stack.enter_context(mcp_server(scratch.env)).port
             timings = time_calls(calls(ids, queries), Servers(api, mcp, key), args)
         report = report_of(args, load, scratch, timings)
     publish(report, f"mcp-{scratch.vendor}")
@@ -124,24 +121,6 @@ def seed(documents: int) -> tuple[str, list[str], list[list[str]]]:
         queries.append([" ".join(words[start : start + 6]) for start in range(0, 6 * (len(VIAS) + 1), 6)])
     key = token_create(user=user, space=space, name="bench", role=Role.EDITOR).key
     return key, ids, queries
-
-
-@contextmanager
-def mcp_server(env: dict[str, str]) -> Iterator[int]:
-    """`manage.py mcp_serve` on a free loopback port, this tree's, for the block."""
-    port = free_port()
-    process = subprocess.Popen(
-        # Idle connections kept as long as the harness's gunicorn keeps them.
-        [sys.executable, "manage.py", "mcp_serve", "--port", str(port), "--keep-alive", "30"],
-        cwd=REPO,
-        env={**os.environ, **env},
-    )
-    try:
-        wait_until_serving(port, process)  # any answer will do: GET /mcp is a 405
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,15 @@ BAD_ITEMS = 90_000  # under the 100,000 values of a JSON document the API parses
 LONG_NAME_BYTES = 400 * MiB
 DOCUMENT_BYTES = 200_000
 NESTING = 300
+# Percent escapes: Python's form parser splits the text at every `%`, so the costliest form
+# body per byte; the review sent 31 MB of them to the login.
+ESCAPES_BYTES = 31_000_000
+
+
+def escaped_form(fields: str, name: str, size: int) -> bytes:
+    """A urlencoded form: `fields`, then `name` holding `%5B` repeated to `size` bytes in all."""
+    head = f"{fields}&{name}=".encode()
+    return head + b"%5B" * max(0, (size - len(head)) // 3)
 
 
 def bad_bodies(prefix: str, item: str, suffix: str) -> list[bytes]:
