@@ -10,7 +10,8 @@ from celery import Task
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from memsite.celery import app
 from memsite.errors import ServiceUnavailable
@@ -81,6 +82,15 @@ def sweep(waiting: QuerySet, task: Task) -> None:
     """Beat's way back for work whose task was lost: publish `task` if anything waits."""
     if waiting.exists():
         _publisher(task, {})()
+
+
+def in_turn(waiting: QuerySet, *, by: str, order: tuple[str, ...], each: int) -> QuerySet:
+    """`waiting` group by group in turn (`by` names the group, a space): each group's first
+    row, then each group's second, and so on, at most `each` of a group, each group's oldest
+    first by `order`. Sliced, a pass takes an even share of every group: one group's backlog
+    delays another's work by at most a pass, where oldest first would make it wait for all."""
+    turn = Window(RowNumber(), partition_by=[F(by)], order_by=[F(field).asc() for field in order])
+    return waiting.annotate(turn=turn).filter(turn__lte=each).order_by("turn", *order)
 
 
 def run_alone(*, lock: str, timeout_s: int, task: Task, share: Callable[[], tuple[int, bool]]) -> int:
