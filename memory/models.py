@@ -210,6 +210,9 @@ class Search(models.Model):
 
     cancel_requested = models.BooleanField(default=False)
     requeues = models.PositiveSmallIntegerField(default=0)
+    # When the broker took its last message: a queued search with one waits its turn there, and
+    # only one without (the broker was away, the process died before publishing) is sent again.
+    sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -9,9 +9,10 @@ from contextvars import ContextVar
 from celery import Task
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, QuerySet, Window
 from django.db.models.functions import RowNumber
+from django.utils import timezone
 
 from memsite.celery import app
 from memsite.errors import ServiceUnavailable
@@ -48,14 +49,15 @@ def broker_require() -> None:
         raise ServiceUnavailable(QUEUE_UNAVAILABLE) from None
 
 
-def enqueue(task: Task, **kwargs: object) -> None:
+def enqueue(task: Task, *, sent: QuerySet | None = None, **kwargs: object) -> None:
     """Queue `task(**kwargs)` to run once the current transaction commits; ServiceUnavailable,
     before anything is published, if the broker does not answer. Call it inside the
     `transaction.atomic()` block that writes what the task reads, so that a refusal rolls
-    the writes back."""
+    the writes back. `sent`: the rows of the work, whose `sent_at` is stamped once the broker
+    took the message (see `docs/queue.md`, on sweeps)."""
     if not _batch_checked.get():
         broker_require()
-    transaction.on_commit(_publisher(task, kwargs))
+    transaction.on_commit(_publisher(task, kwargs, sent))
 
 
 @contextmanager
@@ -109,11 +111,18 @@ def run_alone(*, lock: str, timeout_s: int, task: Task, share: Callable[[], tupl
     return done
 
 
-def _publisher(task: Task, kwargs: dict[str, object]) -> Callable[[], None]:
+def _publisher(task: Task, kwargs: dict[str, object], sent: QuerySet | None = None) -> Callable[[], None]:
     def publish() -> None:
         try:
             task.delay(**kwargs)
         except Exception:
             logger.exception("%s(%s) was not queued: the broker did not take it.", task.name, kwargs)
+            return
+        if sent is None:
+            return
+        try:
+            sent.update(sent_at=timezone.now())
+        except DatabaseError:  # the message is on its way: at worst, the sweep sends it once more
+            logger.exception("%s(%s) was queued, but not marked sent.", task.name, kwargs)
 
     return publish
