@@ -139,11 +139,15 @@ class Passage(models.Model):
 class PendingDescription(models.Model):
     """A node waiting for the description memsite writes (`memory.services.descriptions`):
     written in the transaction of the write that left it without one, deleted once described
-    or found to have nothing to describe. Beat's sweep finds those whose task was lost."""
+    or found to have nothing to describe. Beat's sweep finds those whose task was lost, and
+    takes back those set aside while their payer's daily LLM budget was spent."""
 
     node = models.OneToOneField(Node, primary_key=True, on_delete=models.CASCADE, related_name="+")
     queued_at = models.DateTimeField(auto_now_add=True)
     attempts = models.PositiveSmallIntegerField(default=0)  # calls that failed
+    # Out of the queue until the budget its call counts against has room again: tried now, it
+    # would only be refused, and would stand in the way of other users' and spaces' nodes.
+    waiting_for_budget = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return f"Description pending for {self.node_id}"
@@ -206,6 +210,9 @@ class Search(models.Model):
 
     cancel_requested = models.BooleanField(default=False)
     requeues = models.PositiveSmallIntegerField(default=0)
+    # When the broker took its last message: a queued search with one waits its turn there, and
+    # only one without (the broker was away, the process died before publishing) is sent again.
+    sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -9,8 +9,10 @@ from contextvars import ContextVar
 from celery import Task
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models import QuerySet
+from django.db import DatabaseError, transaction
+from django.db.models import F, QuerySet, Window
+from django.db.models.functions import RowNumber
+from django.utils import timezone
 
 from memsite.celery import app
 from memsite.errors import ServiceUnavailable
@@ -47,14 +49,15 @@ def broker_require() -> None:
         raise ServiceUnavailable(QUEUE_UNAVAILABLE) from None
 
 
-def enqueue(task: Task, **kwargs: object) -> None:
+def enqueue(task: Task, *, sent: QuerySet | None = None, **kwargs: object) -> None:
     """Queue `task(**kwargs)` to run once the current transaction commits; ServiceUnavailable,
     before anything is published, if the broker does not answer. Call it inside the
     `transaction.atomic()` block that writes what the task reads, so that a refusal rolls
-    the writes back."""
+    the writes back. `sent`: the rows of the work, whose `sent_at` is stamped once the broker
+    took the message (see `docs/queue.md`, on sweeps)."""
     if not _batch_checked.get():
         broker_require()
-    transaction.on_commit(_publisher(task, kwargs))
+    transaction.on_commit(_publisher(task, kwargs, sent))
 
 
 @contextmanager
@@ -83,6 +86,15 @@ def sweep(waiting: QuerySet, task: Task) -> None:
         _publisher(task, {})()
 
 
+def in_turn(waiting: QuerySet, *, by: str, order: tuple[str, ...], each: int) -> QuerySet:
+    """`waiting` group by group in turn (`by` names the group, a space): each group's first
+    row, then each group's second, and so on, at most `each` of a group, each group's oldest
+    first by `order`. Sliced, a pass takes an even share of every group: one group's backlog
+    delays another's work by at most a pass, where oldest first would make it wait for all."""
+    turn = Window(RowNumber(), partition_by=[F(by)], order_by=[F(field).asc() for field in order])
+    return waiting.annotate(turn=turn).filter(turn__lte=each).order_by("turn", *order)
+
+
 def run_alone(*, lock: str, timeout_s: int, task: Task, share: Callable[[], tuple[int, bool]]) -> int:
     """A task's `share` of the work that waits, one task at a time: the others return 0 at
     once, while the running one goes on until nothing is left. `share` returns what it did and
@@ -99,11 +111,18 @@ def run_alone(*, lock: str, timeout_s: int, task: Task, share: Callable[[], tupl
     return done
 
 
-def _publisher(task: Task, kwargs: dict[str, object]) -> Callable[[], None]:
+def _publisher(task: Task, kwargs: dict[str, object], sent: QuerySet | None = None) -> Callable[[], None]:
     def publish() -> None:
         try:
             task.delay(**kwargs)
         except Exception:
             logger.exception("%s(%s) was not queued: the broker did not take it.", task.name, kwargs)
+            return
+        if sent is None:
+            return
+        try:
+            sent.update(sent_at=timezone.now())
+        except DatabaseError:  # the message is on its way: at worst, the sweep sends it once more
+            logger.exception("%s(%s) was queued, but not marked sent.", task.name, kwargs)
 
     return publish

@@ -147,6 +147,9 @@ class GraphOp(models.Model):
     tokens_before = models.PositiveIntegerField(null=True, blank=True)
     tokens_after = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the broker took the graph's work for it: a queued operation with one waits its turn
+    # there, and only one without (the broker was away, the process died) is sent again.
+    sent_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

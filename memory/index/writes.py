@@ -16,7 +16,7 @@ from memory.models import Node, NodeContent, Passage
 from memory.rows import insert_rows
 from memory.types import ContentKind, get_type
 from memsite.llm.errors import LLMError, Reason
-from memsite.queue import publish_on_commit, run_alone, sweep
+from memsite.queue import in_turn, publish_on_commit, run_alone, sweep
 
 NODES_PER_QUERY = 200
 IDS_PER_QUERY = 500
@@ -215,6 +215,7 @@ def _move(rows: list[tuple]) -> None:
 
 EMBED_TASK_PASSAGES = 5_000  # one task's share; it queues the next for the rest
 EMBED_LOCK = "memory:index:embedding"
+ROUND_PASSAGES = 1_024  # read at once, a batch from each of the spaces that wait
 
 
 def index_embed_pending(*, limit: int | None = EMBED_TASK_PASSAGES) -> int:
@@ -239,11 +240,12 @@ def index_embed_sweep() -> None:
 
 
 def embed_pending(*, batch: int = 64, limit: int | None = None) -> int:
-    """Embed passages that have no vector yet, oldest first, `batch` at a time, at most `limit`
-    (all when None), each space's in calls of its own, charged to it. Each batch is computed
-    outside any transaction and saved in a short one; a passage deleted meanwhile is skipped,
-    and those of a space whose LLM budget is spent wait for a later pass. Returns how many were
-    embedded."""
+    """Embed passages that have no vector yet, at most `limit` (all when None), in rounds that
+    take up to `batch` of every waiting space's oldest in turn, each space's in a call of its
+    own, charged to it: a space with a large backlog holds up no other space's passages. Each
+    batch is computed outside any transaction and saved in a short one; a passage deleted
+    meanwhile is skipped, and those of a space whose LLM budget is spent wait for a later pass.
+    Returns how many were embedded."""
     from memory.index.embeddings import embedder
 
     model = embedder()
@@ -252,9 +254,10 @@ def embed_pending(*, batch: int = 64, limit: int | None = None) -> int:
     done = 0
     spent: set[int] = set()
     while limit is None or done < limit:
-        size = batch if limit is None else min(batch, limit - done)
+        size = ROUND_PASSAGES if limit is None else min(ROUND_PASSAGES, limit - done)
         waiting = Passage.objects.filter(vector__isnull=True).exclude(node__space_id__in=spent)
-        pending = list(waiting.order_by("id").values_list("id", "text", "node__space_id")[:size])
+        turns = in_turn(waiting, by="node__space_id", order=("id",), each=batch)
+        pending = list(turns.values_list("id", "text", "node__space_id")[:size])
         if not pending:
             break
         for space_id, rows in _by_space(pending).items():

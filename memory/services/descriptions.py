@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memory.index.writes import chunks, content_text, index_nodes
@@ -18,7 +18,9 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import DATA_RULE, data_block
-from memsite.queue import publish_on_commit, run_alone, sweep
+from memsite.queue import in_turn, publish_on_commit, run_alone, sweep
+from memsite.quotas.selectors import spends_today
+from memsite.spaces.selectors import space_get
 
 logger = logging.getLogger(__name__)
 
@@ -54,30 +56,44 @@ def descriptions_queue(node_ids: Collection[str]) -> int:
 
 
 def descriptions_sweep() -> None:
-    """Beat's way back for nodes whose task was lost."""
+    """Beat's way back for nodes whose task was lost, and for those set aside while their
+    payer's budget was spent, once it has room again."""
     from memory.tasks import descriptions_write
 
-    sweep(PendingDescription.objects.all(), descriptions_write)
+    _budgets_back()
+    sweep(PendingDescription.objects.filter(waiting_for_budget=False), descriptions_write)
+
+
+def _budgets_back() -> None:
+    """Put the nodes set aside for a spent budget back in the queue, in their old places, once
+    their payer's budgets have room: the day ended, or the owner raised one."""
+    set_aside = PendingDescription.objects.filter(waiting_for_budget=True)
+    payers = set_aside.values_list("node__created_by_id", "node__space_id").distinct()
+    for creator_id, space_id in payers:
+        space = space_get(space_id=space_id)
+        if space is not None and not any(spend.spent for spend in spends_today(user_id=creator_id, space=space)):
+            _payers_nodes(set_aside, creator_id, space_id).update(waiting_for_budget=False)
+
+
+def _payers_nodes(pending: QuerySet, creator_id: int | None, space_id: int) -> QuerySet:
+    """The nodes whose description is charged to `creator_id` in `space_id`."""
+    return pending.filter(node__created_by_id=creator_id, node__space_id=space_id)
 
 
 def descriptions_write_pending(*, limit: int = TASK_NODES) -> int:
-    """A task's work: describe waiting nodes, oldest first, each once, one task at a time (the
-    others return at once: the running one takes what was queued meanwhile). Returns how many
-    nodes left the queue."""
+    """A task's work: describe waiting nodes, each space's in turn and each space's oldest
+    first, one task at a time (the others return at once: the running one takes what was
+    queued meanwhile). Returns how many nodes left the queue."""
     from memory.tasks import descriptions_write
 
     def share() -> tuple[int, bool]:
-        done, tried = 0, set[str]()
-        while len(tried) < limit:
-            waiting = PendingDescription.objects.exclude(node_id__in=tried).order_by("queued_at", "node_id")
-            node_id = waiting.values_list("node_id", flat=True).first()
-            if node_id is None:
-                break
-            tried.add(node_id)
-            done += node_describe(node_id=node_id)
-        # More may wait. A run that moved nothing (budgets spent, a server down) leaves them to
-        # beat's sweep rather than run again at once.
-        return done, len(tried) == limit and done > 0
+        ready = PendingDescription.objects.filter(waiting_for_budget=False)
+        turns = in_turn(ready, by="node__space_id", order=("queued_at", "node_id"), each=limit)
+        node_ids = list(turns.values_list("node_id", flat=True)[:limit])
+        done = sum(node_describe(node_id=node_id) for node_id in node_ids)
+        # More may wait. A run that moved nothing (a server down) leaves them to beat's sweep
+        # rather than run again at once.
+        return done, len(node_ids) == limit and done > 0
 
     return run_alone(lock=LOCK, timeout_s=settings.MEMSITE_UPKEEP_LOCK_S, task=descriptions_write, share=share)
 
@@ -95,7 +111,8 @@ class _Seen:
 
 def node_describe(*, node_id: str) -> bool:
     """Describe one queued node (the LLM call runs outside any transaction, holding no lock).
-    Returns whether it left the queue: described, or found to have nothing to describe."""
+    Returns whether it left the queue: described, found to have nothing to describe, or set
+    aside with its payer's other nodes until their budget has room."""
     seen = _read(node_id)
     if seen is None:
         return True  # deleted, its queue row with it
@@ -109,8 +126,7 @@ def node_describe(*, node_id: str) -> bool:
             space_id=seen.space_id,
         )
     except LLMError as exc:
-        _failed(node_id, exc)
-        return False
+        return _failed(node_id, seen, exc)
     return _settle(node_id, seen.sha256, one_line(str(completion.value)))
 
 
@@ -176,16 +192,18 @@ def _settle(node_id: str, sha256: str | None, description: str | None) -> bool:
     return True
 
 
-def _failed(node_id: str, error: LLMError) -> None:
-    """A spent budget sends the node to the back of the queue (the day's budget comes back);
-    another failure counts, and the node is given up on after MAX_ATTEMPTS."""
+def _failed(node_id: str, seen: _Seen, error: LLMError) -> bool:
+    """A spent budget sets the node aside, with every node its payer's budget pays for (their
+    calls would be refused too), until beat's sweep finds room in it; another failure counts,
+    and the node is given up on after MAX_ATTEMPTS. Returns whether the node left the queue."""
     pending = PendingDescription.objects.filter(node_id=node_id)
     if error.reason is Reason.BUDGET_SPENT:
-        pending.update(queued_at=timezone.now())
-        return
+        _payers_nodes(PendingDescription.objects.all(), seen.creator_id, seen.space_id).update(waiting_for_budget=True)
+        return True
     attempts = (pending.values_list("attempts", flat=True).first() or 0) + 1
     if attempts >= MAX_ATTEMPTS:
         logger.warning("No description for %s after %d failed calls: %s", node_id, attempts, error.message)
         pending.delete()
-    else:
-        pending.update(attempts=attempts, queued_at=timezone.now())
+        return True
+    pending.update(attempts=attempts, queued_at=timezone.now())
+    return False

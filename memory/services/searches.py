@@ -5,12 +5,13 @@ in one transaction guarded by the search's step count, so two workers that both 
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memory import selectors
@@ -118,7 +119,7 @@ def _enqueue(search: Search) -> None:
     from memory.tasks import search_run  # tasks import this module
 
     # Inside the transaction that saved the search: a broker that does not answer rolls it back.
-    enqueue(search_run, search_id=search.pk)
+    enqueue(search_run, sent=Search.objects.filter(pk=search.pk), search_id=search.pk)
 
 
 def search_cancel(*, search: Search, user) -> Search:
@@ -195,8 +196,9 @@ def search_advance(*, search_id: int) -> bool:
         return False
     if root.status == Search.Status.QUEUED:
         now = timezone.now()
+        # A search re-queued after a stall keeps its start: its timeout counts from there.
         Search.objects.filter(pk=root.pk, status=Search.Status.QUEUED).update(
-            status=Search.Status.RUNNING, started_at=now, heartbeat_at=now
+            status=Search.Status.RUNNING, started_at=Coalesce("started_at", Value(now)), heartbeat_at=now
         )
         root.refresh_from_db()
         if root.status != Search.Status.RUNNING:  # cancelled meanwhile
@@ -487,30 +489,38 @@ def _end_family(search: Search, *, status: str, because: str, hand_back: bool = 
 
 
 def searches_sweep_stale() -> dict[str, int]:
-    """Re-queue running searches whose worker stopped writing steps (it died, or its message was
-    lost), and fail those re-queued too often. Run by beat."""
+    """Re-queue the searches whose worker stopped writing steps (it died, or stalled), and those
+    whose message never reached the broker, and fail those re-queued too often. A search whose
+    message the broker holds only waits its turn: sent again it would wait twice, and be failed
+    as stalled in a long enough backlog. Run by beat."""
     cutoff = timezone.now() - timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S)
-    stale = Search.objects.filter(parent__isnull=True, status__in=(Search.Status.QUEUED, Search.Status.RUNNING)).filter(
-        heartbeat_at__lt=cutoff
-    ) | Search.objects.filter(
-        parent__isnull=True, status=Search.Status.QUEUED, heartbeat_at__isnull=True, created_at__lt=cutoff
-    )
     counts = {"requeued": 0, "failed": 0}
-    stale_ids = list(stale.values_list("pk", flat=True))
+    stale_ids = list(Search.objects.filter(_stale(cutoff)).values_list("pk", flat=True))
     if not stale_ids:
         return counts
     with broker_checked():
         for search_id in stale_ids:
-            _requeue_or_fail(search_id, counts)
+            _requeue_or_fail(search_id, cutoff, counts)
     return counts
 
 
-def _requeue_or_fail(search_id: int, counts: dict[str, int]) -> None:
+def _stale(cutoff: datetime) -> Q:
+    """Top-level searches a worker started and stopped moving before `cutoff`, or queued before
+    it and never sent."""
+    stalled = Q(status=Search.Status.RUNNING, heartbeat_at__lt=cutoff)
+    unsent = Q(status=Search.Status.QUEUED, sent_at__isnull=True, created_at__lt=cutoff)
+    return Q(parent__isnull=True) & (stalled | unsent)
+
+
+def _requeue_or_fail(search_id: int, cutoff: datetime, counts: dict[str, int]) -> None:
+    """Queue the search again, as never started, unless it moved meanwhile; fail it instead
+    once it has stalled MEMSITE_SEARCH_MAX_REQUEUES times."""
     with transaction.atomic():
-        search = Search.objects.select_for_update().get(pk=search_id)
-        if search.status in TERMINAL or search.status == Search.Status.WAITING:
+        search = Search.objects.select_for_update().filter(_stale(cutoff), pk=search_id).first()
+        if search is None:
             return
-        if search.requeues >= settings.MEMSITE_SEARCH_MAX_REQUEUES:
+        stalled = search.status == Search.Status.RUNNING
+        if stalled and search.requeues >= settings.MEMSITE_SEARCH_MAX_REQUEUES:
             _end_family(
                 search,
                 status=Search.Status.FAILED,
@@ -518,6 +528,8 @@ def _requeue_or_fail(search_id: int, counts: dict[str, int]) -> None:
             )
             counts["failed"] += 1
             return
-        Search.objects.filter(pk=search.pk).update(requeues=F("requeues") + 1, heartbeat_at=timezone.now())
+        Search.objects.filter(pk=search.pk).update(
+            status=Search.Status.QUEUED, sent_at=None, requeues=F("requeues") + int(stalled)
+        )
         _enqueue(search)
         counts["requeued"] += 1

@@ -438,24 +438,28 @@ def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, dj
     settings.MEMSITE_GRAPH_LEASE_S = 60
     now = timezone.now()
     graphs = {}
-    for name, lease, age in [
-        ("dead worker's", now - timedelta(seconds=1), 120),  # its lease ran out
-        ("lost message's", None, 120),
-        ("held", now + timedelta(seconds=30), 120),  # a live worker on it
-        ("just queued", None, 5),  # its task is on its way
+    for name, lease, age, sent in [
+        ("dead worker's", now - timedelta(seconds=1), 120, True),  # its lease ran out
+        ("lost message's", None, 120, False),  # the broker never took it
+        ("held", now + timedelta(seconds=30), 120, True),  # a live worker on it
+        ("just queued", None, 5, False),  # its task is on its way
+        ("waiting its turn", None, 120, True),  # on the broker, behind other work
     ]:
         graph = graph_services.graph_create(
             space=default_space(), task=name, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
         )
         with django_capture_on_commit_callbacks():
             op = graph_services.graph_recall(graph=graph)
-        GraphOp.objects.filter(pk=op.pk).update(created_at=now - timedelta(seconds=age))
+        created = now - timedelta(seconds=age)
+        GraphOp.objects.filter(pk=op.pk).update(created_at=created, sent_at=created if sent else None)
         Graph.objects.filter(pk=graph.pk).update(lease_until=lease)
         graphs[name] = graph.pk
 
     with django_capture_on_commit_callbacks(execute=True):
         assert graph_services.graphs_sweep_stale() == 2
     assert sorted(queued) == sorted([graphs["dead worker's"], graphs["lost message's"]])
+    # Both now wait their turn on the broker: a minute later nothing is sent again.
+    assert graph_services.graphs_sweep_stale() == 0
 
     dead, alive = (AgentFactory(name=name) for name in ("dead", "alive"))
     for agent, lease in ((dead, now - timedelta(seconds=1)), (alive, now + timedelta(seconds=30))):

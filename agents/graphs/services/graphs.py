@@ -134,7 +134,9 @@ def _enqueue(graph: Graph) -> None:
     from agents.graphs.tasks import graph_work  # tasks import this module
 
     # Inside the transaction that saved the operation: a broker that does not answer rolls it back.
-    enqueue(graph_work, graph_id=graph.pk)
+    # The task runs every operation queued by then, so all of them are sent with it.
+    queued = GraphOp.objects.filter(graph_id=graph.pk, status=GraphOp.Status.QUEUED, sent_at__isnull=True)
+    enqueue(graph_work, sent=queued, graph_id=graph.pk)
 
 
 def _steps_check(roles: list[str]) -> None:
@@ -294,25 +296,36 @@ def _fail(graph: Graph, op: GraphOp, error: str) -> None:
 
 def graphs_sweep_stale() -> int:
     """Queue the work of graphs whose operations wait with no worker on them: the worker that
-    held the graph stopped (its lease ran out), or the message that would have started one was
-    lost. Run by beat; how many graphs it queued."""
+    held the graph stopped (its lease ran out), or the message that would have started one
+    never reached the broker. A graph whose message the broker holds only waits its turn: sent
+    again, it would wait twice. Run by beat; how many graphs it queued."""
     now = timezone.now()
-    waiting = GraphOp.objects.filter(
-        status=GraphOp.Status.QUEUED, created_at__lt=now - timedelta(seconds=settings.MEMSITE_GRAPH_LEASE_S)
-    )
-    stale = Graph.objects.filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now), pk__in=waiting.values("graph_id")
-    )
     queued = 0
-    graphs = list(stale.only("pk"))
+    graphs = list(Graph.objects.filter(_stale(now)).only("pk"))
     if not graphs:
         return queued
     with broker_checked():
         for graph in graphs:
             with transaction.atomic():
+                # The lost lease is let go, so that the graph, queued again, is not taken for
+                # stalled while it waits its turn; a worker still on it stops at its next write.
+                if not Graph.objects.filter(_stale(now), pk=graph.pk).update(lease_until=None):
+                    continue  # a worker took it meanwhile
+                GraphOp.objects.filter(graph_id=graph.pk, status=GraphOp.Status.QUEUED).update(sent_at=None)
                 _enqueue(graph)
             queued += 1
     return queued
+
+
+def _stale(now: datetime) -> Q:
+    """Graphs with queued operations whose worker stopped (its lease ran out), or with one
+    queued MEMSITE_GRAPH_LEASE_S ago and never sent."""
+    waiting = GraphOp.objects.filter(status=GraphOp.Status.QUEUED)
+    unsent = waiting.filter(
+        sent_at__isnull=True, created_at__lt=now - timedelta(seconds=settings.MEMSITE_GRAPH_LEASE_S)
+    )
+    stalled = Q(lease_until__lt=now, pk__in=waiting.values("graph_id"))
+    return stalled | Q(lease_until__isnull=True, pk__in=unsent.values("graph_id"))
 
 
 def _pairs(turns: Sequence[T], *, role: Callable[[T], str]) -> list[list[T]]:

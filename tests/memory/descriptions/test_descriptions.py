@@ -197,6 +197,7 @@ def test_failed_calls_give_up_after_a_few_and_a_spent_budget_waits(monkeypatch):
         node_describe(node_id=broke.pk)
 
     assert pending() == {broke.pk} and PendingDescription.objects.get().attempts == 0
+    assert PendingDescription.objects.get().waiting_for_budget
     assert fresh(broken).description == fresh(broke).description == ""
 
 
@@ -207,7 +208,7 @@ def test_a_run_that_moves_nothing_does_not_queue_itself_again(monkeypatch, djang
         DocumentFactory(description="", content=SESSION)
     published = []
     monkeypatch.setattr(tasks.descriptions_write, "delay", lambda: published.append(True))
-    monkeypatch.setattr(descriptions, "complete", failing(Reason.BUDGET_SPENT))
+    monkeypatch.setattr(descriptions, "complete", failing(Reason.SERVER_ERROR))
 
     with django_capture_on_commit_callbacks(execute=True):
         assert descriptions_write_pending(limit=2) == 0

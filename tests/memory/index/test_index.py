@@ -374,3 +374,23 @@ def test_a_space_whose_budget_is_spent_waits_and_the_others_go_on(two_spaces, op
     theirs.llm_daily_calls = None
     theirs.save()
     assert embed_pending() == waiting[theirs.pk] and _pending(theirs) == 0
+
+
+def test_a_backlog_in_one_space_holds_up_no_other_spaces_passages(settings, openai_gateway, user):
+    settings.MEMSITE_EMBEDDINGS = "server"
+    embed_pending()  # the default space's: two spaces wait, no third
+    theirs = space_services.space_create(user=user, slug="theirs", name="Theirs")
+    for number in range(10):
+        DocumentFactory(
+            parent=selectors.node_internal_folder(space=theirs, name="swarmstar"),
+            content=f"theirs: kestrel sighting {number}".encode(),
+        )
+    ours = space_services.space_create(user=user, slug="ours", name="Ours")  # queued after theirs
+    DocumentFactory(parent=selectors.node_internal_folder(space=ours, name="swarmstar"), content=b"a greyhound")
+    waiting = _pending(ours)
+    assert _pending(theirs) > 2 * waiting  # oldest first, theirs would fill the pass
+
+    # One pass of twice ours, in batches of ours: the spaces take turns.
+    assert embed_pending(batch=waiting, limit=2 * waiting) == 2 * waiting
+
+    assert _pending(ours) == 0

@@ -372,10 +372,66 @@ def test_the_sweep_requeues_a_stalled_search_then_fails_it(tree, settings, djang
     with django_capture_on_commit_callbacks() as callbacks:
         assert services.searches_sweep_stale() == {"requeued": 1, "failed": 0}
     assert len(callbacks) == 1
-    Search.objects.filter(pk=search.pk).update(heartbeat_at=stale)
+    Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, heartbeat_at=stale)  # and again
     assert services.searches_sweep_stale() == {"requeued": 0, "failed": 1}
     search.refresh_from_db()
     assert search.status == Search.Status.FAILED and search.ended_because.startswith("stalled")
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[int]:
+    """The searches whose task the broker took, in order."""
+    from memory import tasks
+
+    taken: list[int] = []
+    monkeypatch.setattr(tasks.search_run, "delay", lambda search_id: taken.append(search_id))
+    return taken
+
+
+def test_the_sweep_leaves_a_search_that_waits_its_turn_in_the_queue(
+    tree, settings, sent, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+    backlog = timezone.now() - timezone.timedelta(seconds=10 * settings.MEMSITE_SEARCH_STALE_S)
+    Search.objects.filter(pk=search.pk).update(created_at=backlog)  # the workers are busy
+
+    assert services.searches_sweep_stale() == {"requeued": 0, "failed": 0}
+    assert sent == [search.pk]
+
+
+def test_the_sweep_sends_a_search_whose_message_never_reached_the_broker(
+    tree, settings, sent, django_capture_on_commit_callbacks
+):
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])  # never published
+    lost = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
+    Search.objects.filter(pk=search.pk).update(created_at=lost)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.searches_sweep_stale() == {"requeued": 1, "failed": 0}
+    assert sent == [search.pk]
+    search.refresh_from_db()
+    assert search.status == Search.Status.QUEUED and search.requeues == 0 and search.sent_at is not None
+
+
+def test_a_requeued_search_waiting_in_a_backlog_is_neither_sent_again_nor_failed(
+    tree, settings, sent, django_capture_on_commit_callbacks
+):
+    settings.MEMSITE_SEARCH_MAX_REQUEUES = 1
+    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+    started = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
+    Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, started_at=started, heartbeat_at=started)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.searches_sweep_stale() == {"requeued": 1, "failed": 0}
+    Search.objects.filter(pk=search.pk).update(heartbeat_at=started)  # minutes in the backlog
+    for _ in range(3):
+        assert services.searches_sweep_stale() == {"requeued": 0, "failed": 0}
+    assert sent == [search.pk]
+
+    services.search_advance(search_id=search.pk)  # a worker takes it at last
+    search.refresh_from_db()
+    assert search.steps_taken == 1 and search.started_at == started  # its timeout counts from its first start
 
 
 def test_a_bug_in_a_step_fails_the_search_instead_of_leaving_it_running(llm, tree, monkeypatch):
