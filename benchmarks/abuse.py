@@ -18,7 +18,9 @@ PostgreSQL and Redis, loopback only, each attack bounded in size and time:
    gunicorn and through nginx; a user's 12 live previews at the content cap and 12 at the
    preview's cap;
 10. MCP bodies: 16 of 30 MiB at once to the MCP server, with a reader's token;
-11. one busy user: 24 connections of one token asking for passages for 10 s.
+11. one busy user: 24 connections of one token asking for passages for 10 s;
+and, in this process, a space's spent LLM budget and its backlog of 100, then 800, documents
+waiting for descriptions, queued before another space's one (`--only queue`).
 
 For each it prints the peak resident memory of any worker above its idle peak (sampled every
 50 ms), the largest refused response, the statuses, and /healthz p50/p95 while it runs (probed
@@ -105,6 +107,7 @@ from agents.context import services as context_services
 from agents.graphs import services as graph_services
 from benchmarks.abusetarget import Target, World
 from benchmarks.brainfill import MODEL
+from benchmarks.fairqueue import fair_queue_table
 from benchmarks.harness import Report, Row, Scratch, Stats, Table, command, database_version, mcp_server
 from benchmarks.httpclients import Answer, concurrently, held_open, repeatedly
 from benchmarks.liveserver import (
@@ -188,6 +191,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> AbuseReport:
     print("seeding", file=sys.stderr)
     world = seed([attack.key for attack in ATTACKS] + ["warm"])
     render = None if args.skip_render else render_report(world, repeats=3, timeout=args.render_timeout)
+    queue = fair_queue_table() if not args.only or "queue" in args.only else None
     # scratch.env: DJANGO_DEBUG=false and a random secret key, as in production.
     env = {**scratch.env, "REDIS_URL": args.redis_url, "MEMSITE_API_RATE": OPEN_RATE, "MEMSITE_LLM_PROVIDER": "offline"}
     logs = Path(tempfile.mkdtemp(prefix="memsite-abusebench-"))
@@ -200,6 +204,7 @@ def run(args: argparse.Namespace, scratch: Scratch) -> AbuseReport:
         preamble=preamble(args, scratch, world, results, (load_start, os.getloadavg()[0])),
         results=results,
         render=render,
+        queue=queue,
         notes=result_notes(results),
     )
     if report.passed:
@@ -316,12 +321,19 @@ def result_cells(result: Result) -> tuple[str, ...]:
     )
 
 
+QUEUE_TITLE = (
+    "Descriptions beside a spent budget: another space's new document, queued after a spent space's "
+    "backlog, in this process (benchmarks/fairqueue.py)"
+)
+
+
 @dataclass
 class AbuseReport:
     title: str
     preamble: list[str]
     results: list[Result]
     render: Report | None
+    queue: Table | None = None
     notes: list[str] = field(default_factory=list)
 
     def table(self) -> Table:
@@ -329,19 +341,27 @@ class AbuseReport:
 
     @property
     def passed(self) -> bool:
-        rows = [*self.table().rows, *(self.render.cells() if self.render else [])]
+        rows = [
+            *self.table().rows,
+            *(self.render.cells() if self.render else []),
+            *(self.queue.rows if self.queue else []),
+        ]
         return not any("✗" in cell for row in rows for cell in row)
 
     def text(self) -> str:
         lines = [self.title, *self.preamble, "", *self.table().text(), ""]
         if self.render:
             lines += [self.render.title, *self.render.preamble, "", *self.render.table().text(), ""]
+        if self.queue:
+            lines += [QUEUE_TITLE, "", *self.queue.text(), ""]
         return "\n".join([*lines, *self.notes])
 
     def markdown(self) -> str:
         lines = [f"## {self.title}", "", *self.preamble, "", *self.table().markdown(), ""]
         if self.render:
             lines += [f"### {self.render.title}", "", *self.render.preamble, "", *self.render.table().markdown(), ""]
+        if self.queue:
+            lines += [f"### {QUEUE_TITLE}", "", *self.queue.markdown(), ""]
         return "\n".join([*lines, *(f"- {note}" for note in self.notes), ""])
 
 
