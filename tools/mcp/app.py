@@ -31,7 +31,10 @@ from tools.mcp.context import PRINCIPAL, THREADS, in_thread
 from tools.mcp.server import build_server, refusal_of
 
 PATH = "/mcp"
-READER_BODY_BYTES = 1024 * 1024  # a reader's calls (a path, a query) take a few kilobytes
+# Every call but a write's takes a few kilobytes (a path, a query): a reader's bound, and the
+# line between the two budgets, so that writes' large bodies never crowd out small calls.
+SMALL_BODY_BYTES = 1024 * 1024
+SMALL_BODIES_HELD_BYTES = 16 * SMALL_BODY_BYTES  # 256 calls at once, each held as MIN_HELD_BYTES at least
 MIN_HELD_BYTES = 64 * 1024
 NO_TOKEN = "Send an API token: `Authorization: Token <key>` or `Bearer <key>`. Sessions are not accepted here."
 
@@ -49,7 +52,11 @@ def application() -> Starlette:
         async with manager.run():
             yield {THREADS: anyio.CapacityLimiter(settings.MEMSITE_MCP_THREADS)}
 
-    gate = TokenGate(manager.handle_request, BodyBudget(body_budget_bytes))
+    gate = TokenGate(
+        manager.handle_request,
+        small=BodyBudget(lambda: SMALL_BODIES_HELD_BYTES),
+        large=BodyBudget(large_bodies_held_bytes),
+    )
     # POST only: a GET would open a stream for messages the server never sends unasked.
     return Starlette(routes=[Route(PATH, gate, methods=["POST"])], lifespan=lifespan)
 
@@ -102,14 +109,16 @@ class BodyBudget:
 class TokenGate:
     """In front of the MCP transport, in the API's order: the Host one of ALLOWED_HOSTS, the
     Content-Length within what a call may send, a token that acts as someone, within
-    MEMSITE_API_RATE, room for the body in the process's BodyBudget, then the body read whole
+    MEMSITE_API_RATE, room for the body in the process's BodyBudget for bodies of its size
+    (small or large), then the body read whole
     (within the bound, each piece within MEMSITE_BODY_TIMEOUT_S, of at most the API's JSON
     values and nesting). A refusal is the API's JSON with its status; the principal goes in the
     scope."""
 
-    def __init__(self, app: ASGIApp, bodies: BodyBudget) -> None:
+    def __init__(self, app: ASGIApp, *, small: BodyBudget, large: BodyBudget) -> None:
         self.app = app
-        self.bodies = bodies
+        self.small = small  # for bodies of up to SMALL_BODY_BYTES
+        self.large = large
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
@@ -121,14 +130,16 @@ class TokenGate:
             principal = await in_thread(scope, partial(_admit, authorization))
             limit = body_limit(principal.role)
             refuse_over(announced, limit, "request body")
-            held = self.bodies.take(limit if _chunked(headers) else announced)
+            size = limit if _chunked(headers) else announced
+            budget = self.small if size <= SMALL_BODY_BYTES else self.large
+            held = budget.take(size)
         except Exception as error:
             await _refusal(refusal_of(error, "An MCP request"))(scope, receive, send)
             return
         try:
             await self._answer(scope, receive, send, principal, limit)
         finally:
-            self.bodies.give_back(held)
+            budget.give_back(held)
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send, principal: Principal, limit: int) -> None:
         """The body read, within `limit`, and handed to the transport as `principal`'s."""
@@ -148,10 +159,12 @@ class TokenGate:
                     await in_thread(scope, partial(token_use_note, token=token))
             await send(message)
 
-        await self.app({**scope, PRINCIPAL: principal}, _replay(body, receive), noting_use)
+        replayed = _replay(body, receive)
+        del body  # the transport reads its own copy: this one would double what the request holds
+        await self.app({**scope, PRINCIPAL: principal}, replayed, noting_use)
 
 
-def body_budget_bytes() -> int:
+def large_bodies_held_bytes() -> int:
     """MEMSITE_MCP_LARGE_BODIES of the largest bodies: read when a body is taken, as every bound."""
     return settings.MEMSITE_MCP_LARGE_BODIES * json_body_limit()
 
@@ -160,7 +173,7 @@ def body_limit(role: Role) -> int:
     """The largest body a principal of `role` may send: a call that writes may carry a node's
     content, as POST /api/tools/call/ takes it; a reader's calls carry none (every tool that
     takes a document, a transcript or questions writes)."""
-    return json_body_limit() if role_allows(role, Role.EDITOR) else READER_BODY_BYTES
+    return json_body_limit() if role_allows(role, Role.EDITOR) else SMALL_BODY_BYTES
 
 
 def _chunked(headers: Headers) -> bool:
@@ -188,9 +201,19 @@ def _admit(authorization: bytes) -> Principal:
 
 
 async def _body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, within `limit`, checked as the API checks JSON before it is parsed; None
+    when the client leaves first."""
+    body = await _received(receive, limit)
+    if body is not None:
+        # Off the event loop: a large body takes a while to scan, and others' requests go on.
+        await anyio.to_thread.run_sync(_json_checked, body)
+    return body
+
+
+async def _received(receive: Receive, limit: int) -> bytes | None:
     """The whole body, within `limit` even when it comes without a Content-Length, each piece
     within MEMSITE_BODY_TIMEOUT_S as gunicorn reads the API's (else BodyTimedOut, 408), so that
-    a client that stops sending frees what it holds of the BodyBudget; None when the client
+    a client that stops sending frees what it holds of its BodyBudget; None when the client
     leaves first."""
     chunks: list[bytes] = []
     size = 0
@@ -207,11 +230,7 @@ async def _body(receive: Receive, limit: int) -> bytes | None:
         refuse_over(size, limit, "request body")
         chunks.append(chunk)
         if not message.get("more_body", False):
-            break
-    body = b"".join(chunks)
-    # Off the event loop: a large body takes a while to scan, and others' requests go on.
-    await anyio.to_thread.run_sync(_json_checked, body)
-    return body
+            return b"".join(chunks)
 
 
 def _json_checked(body: bytes) -> None:

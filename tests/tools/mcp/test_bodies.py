@@ -14,7 +14,7 @@ from memory.api.http import json_body_limit
 from memsite.api import MAX_JSON_DEPTH, NESTED_TOO_DEEPLY
 from memsite.spaces.logic import Role
 from tests.factories import token_for
-from tools.mcp.app import MIN_HELD_BYTES, READER_BODY_BYTES, BodiesBusy, BodyBudget
+from tools.mcp.app import MIN_HELD_BYTES, SMALL_BODY_BYTES, BodiesBusy, BodyBudget
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -87,13 +87,13 @@ def padded(length: int) -> bytes:
 
 
 def test_a_readers_body_over_a_mebibyte_is_a_413_before_it_is_read(held, user):
-    refused = held(token_for(user, role=Role.READER), READER_BODY_BYTES + 1)
+    refused = held(token_for(user, role=Role.READER), SMALL_BODY_BYTES + 1)
     assert (refused.first.status, refused.first.detail()) == (
         413,
-        f"The request body is {READER_BODY_BYTES + 1} bytes; the limit is {READER_BODY_BYTES} bytes.",
+        f"The request body is {SMALL_BODY_BYTES + 1} bytes; the limit is {SMALL_BODY_BYTES} bytes.",
     )
     # A call that writes may carry a node's content, as POST /api/tools/call/ takes it.
-    assert held(token_for(user), READER_BODY_BYTES + 1).first.status == 100
+    assert held(token_for(user), SMALL_BODY_BYTES + 1).first.status == 100
 
 
 def test_bodies_past_what_the_process_holds_are_a_429_before_they_are_read(held, user, settings):
@@ -103,9 +103,11 @@ def test_bodies_past_what_the_process_holds_are_a_429_before_they_are_read(held,
     largest = held(key, json_body_limit())
     assert largest.first.status == 100  # held, and read
 
-    refused = held(token_for(user, role=Role.READER), 100)
+    refused = held(key, SMALL_BODY_BYTES + 1)
     assert (refused.first.status, refused.first.headers["retry-after"]) == (429, "1")
     assert refused.first.detail().startswith(f"Busy: this MCP server holds {json_body_limit():,} bytes")
+    # Small calls have bytes of their own, which no write's body takes.
+    assert held(token_for(user, role=Role.READER), 100).first.status == 100
 
     assert largest.send(padded(json_body_limit())).status == 200
 
