@@ -3,6 +3,7 @@ every error body bounded in size; JSON that nests too deeply is a 400; request b
 bounded by their Content-Length. The rate limit is memsite.throttles'."""
 
 import io
+import json
 import re
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge, bounded
+from memsite.storable import deeper_than
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -74,6 +76,29 @@ def refuse_many_values(body: bytes) -> None:
         raise TooLarge(f"The JSON document holds more than {MAX_JSON_VALUES:,} values.")
 
 
+NESTED_TOO_DEEPLY = "JSON parse error - the document is nested too deeply."
+# Levels of objects and lists a document read by refuse_deep_nesting may have: requests need a
+# handful; Python's parser gives up somewhere below 1,000, where depends on the stack it is
+# called from, so a bound far under that holds wherever the document is parsed next.
+MAX_JSON_DEPTH = 100
+
+
+def refuse_deep_nesting(body: bytes) -> None:
+    """InvalidInput (400), as the API's parser answers, for a JSON document that nests more than
+    MAX_JSON_DEPTH levels, before a parser that is not ours meets it. Parsed only when it holds
+    that many opening brackets; a body that is no JSON is left for that parser to refuse."""
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return  # each level opens with one of these, in strings or not
+    try:
+        document = json.loads(body)
+    except RecursionError:
+        raise InvalidInput(NESTED_TOO_DEEPLY) from None
+    except ValueError:
+        return
+    if deeper_than(document, MAX_JSON_DEPTH):
+        raise InvalidInput(NESTED_TOO_DEEPLY)
+
+
 class JSONParser(parsers.JSONParser):
     """The API's JSON parser (DEFAULT_PARSER_CLASSES): a document nested deeper than Python's
     parser can follow is a 400, not a crash; one of more than MAX_JSON_VALUES values is a 413
@@ -85,7 +110,7 @@ class JSONParser(parsers.JSONParser):
         try:
             return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
-            raise exceptions.ParseError("JSON parse error - the document is nested too deeply.") from None
+            raise exceptions.ParseError(NESTED_TOO_DEEPLY) from None
 
 
 def content_length(request: Request | HttpRequest) -> int:

@@ -11,8 +11,8 @@ from django.test import Client
 
 from agents.context import services as context_services
 from agents.graphs import services as graph_services
-from memsite.api import MAX_JSON_VALUES, json_values_over
-from memsite.errors import MAX_ERRORS, MORE_ERRORS
+from memsite.api import MAX_JSON_DEPTH, MAX_JSON_VALUES, NESTED_TOO_DEEPLY, json_values_over, refuse_deep_nesting
+from memsite.errors import MAX_ERRORS, MORE_ERRORS, InvalidInput
 from tests.factories import default_space
 from tests.hardening.bad_input_world import database_dump
 
@@ -113,6 +113,25 @@ def test_values_are_counted_in_one_pass_whatever_the_quotes(body, over):
     """A string that never closes runs to the end: the scan never starts again at a later quote
     (a body of 30,000 `\\"` took minutes when it did)."""
     assert json_values_over(body, MAX_JSON_VALUES) is over
+
+
+@pytest.mark.parametrize(
+    ("body", "refused"),
+    [
+        (b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH, False),
+        (b'["' + b"[" * 5_000 + b'"]', False),  # brackets in a string open nothing
+        (b"[" + b"{}," * 5_000 + b"x]", False),  # no JSON: the parser that reads it next says so
+        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), True),
+        (b'{"a":' * 5_000 + b"0" + b"}" * 5_000, True),  # past what the parser follows
+    ],
+    ids=["at the bound", "in a string", "no JSON", "past the bound", "past the parser"],
+)
+def test_json_nested_past_the_bound_is_refused(body, refused):
+    if refused:
+        with pytest.raises(InvalidInput, match=NESTED_TOO_DEEPLY):
+            refuse_deep_nesting(body)
+    else:
+        refuse_deep_nesting(body)
 
 
 def test_a_search_of_too_many_bad_questions_is_refused_by_its_length(api):

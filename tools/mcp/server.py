@@ -22,6 +22,7 @@ from memory.types import ContentKind, get_type
 from memsite.errors import InvalidInput, ServiceError, ServiceUnavailable
 from memsite.middleware import DATABASE_ERRORS, DATABASE_UNAVAILABLE
 from memsite.spaces.models import Space
+from memsite.storable import unstorable
 from tools.logic.resources import NODE_URI_TEMPLATE, node_uri, uri_path
 from tools.mcp.context import in_thread, principal_of
 from tools.registry import Tool, all_tools, tool_call
@@ -182,6 +183,9 @@ def resource_read(space: Space, uri: str) -> list[ReadResourceContents]:
     path = uri_path(uri)
     if path is None:
         raise InvalidInput(f"Not a node's URI: {uri[:200]!r}; they read {NODE_URI_TEMPLATE}.")
+    problem = unstorable(path, "The URI's path")  # no name holds it, and PostgreSQL refuses to look
+    if problem is not None:
+        raise InvalidInput(f"{problem}.")
     node = selectors.node_resolve(space=space, path=path)
     if get_type(node.type).content is ContentKind.NONE:
         listing = json.dumps(_listing(node, path), ensure_ascii=False)

@@ -7,9 +7,11 @@ import httpx
 import pytest
 from django.test import Client
 from mcp.shared.exceptions import McpError
+from mcp.types import INVALID_PARAMS
 from pydantic import AnyUrl
 
 from memory import selectors
+from memory.api.http import json_body_limit
 from memsite.spaces.logic import Role
 from memsite.spaces.models import ApiToken, Space
 from memsite.throttles import UserRequestThrottle
@@ -138,6 +140,13 @@ def test_a_resource_of_another_space_is_not_found(mcp_url, user):
     assert raised.value.error.message == "No memory node at '/references/secret.md'."
 
 
+def test_a_resource_uri_naming_a_nul_is_invalid(mcp_url, user):
+    with pytest.raises(McpError) as raised:
+        with_session(mcp_url, token_for(user), lambda session: session.read_resource(AnyUrl("memsite://node/%00")))
+    assert raised.value.error.code == INVALID_PARAMS
+    assert raised.value.error.message == "The URI's path holds a NUL character."
+
+
 # -- the gate, over plain HTTP --------------------------------------------------------------------
 
 INITIALIZE = {
@@ -184,14 +193,15 @@ def test_the_api_rate_counts_mcp_requests(mcp_url, user, settings, monkeypatch):
     assert int(answers[2].headers["Retry-After"]) >= 1
 
 
-def test_a_body_over_the_apis_bound_is_a_413_before_it_is_read(mcp_url, user, settings):
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+def test_a_body_over_what_a_tool_call_takes_is_a_413(mcp_url, user, settings):
+    settings.MEMSITE_MAX_CONTENT_BYTES = 1000
+    limit = json_body_limit()  # as POST /api/tools/call/ takes a call: memory_write's content at the cap
     headers = {"Authorization": f"Token {token_for(user)}", "Content-Type": "application/json"}
-    body = json.dumps({**INITIALIZE, "padding": "x" * 1000}).encode()
+    body = json.dumps({**INITIALIZE, "padding": "x" * limit}).encode()
     announced = post(mcp_url, headers, json=None, content=body)
     assert (announced.status_code, announced.json()["detail"]) == (
         413,
-        f"The request body is {len(body)} bytes; the limit is 1000 bytes.",
+        f"The request body is {len(body)} bytes; the limit is {limit} bytes.",
     )
     chunked = post(mcp_url, headers, json=None, content=iter([body[:500], body[500:]]))  # no Content-Length
     assert chunked.status_code == 413
