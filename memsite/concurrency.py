@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.html import format_html
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from memsite.errors import ServiceError
 from memsite.limits import HeldStream
+from memsite.middleware import HTMX_FRAGMENT
 from memsite.throttles import caller_of
 
 HELD = "_memsite_in_flight"  # the request's InFlightSlot, on the Django request
@@ -94,6 +96,10 @@ def _is_api_view(view: Callable) -> bool:
 def _refusal(request: HttpRequest, refused: TooManyInFlight) -> HttpResponse:
     if request.path.startswith("/api/"):
         response: HttpResponse = JsonResponse(refused.body(), status=refused.status)
+    elif request.headers.get("HX-Request") == "true":
+        # Into the layout's banner, as an outage is: a poll or a panel refused keeps what it showed.
+        response = HttpResponse(format_html(HTMX_FRAGMENT, refused.message), status=refused.status)
+        response["HX-Reswap"] = "none"
     else:
         response = HttpResponse(refused.message, status=refused.status, content_type=PLAIN_TEXT)
     response["Retry-After"] = str(refused.retry_after_s)

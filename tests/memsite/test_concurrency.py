@@ -118,6 +118,7 @@ def test_a_users_page_past_the_limit_is_429_while_others_are_served():
 
     with held([lambda client=client: client.get("/held/?hold") for client in clients[:LIMIT]]):
         refused = clients[LIMIT].get("/held/")
+        refused_poll = clients[LIMIT].get("/held/", HTTP_HX_REQUEST="true")
         assert page_client(bob).get("/held/").status_code == 200
         assert page_client(address="10.0.0.9").get("/held/").status_code == 200
         assert clients[LIMIT].get("/healthz").status_code == 200
@@ -125,6 +126,9 @@ def test_a_users_page_past_the_limit_is_429_while_others_are_served():
     assert refused.status_code == 429
     assert refused["Retry-After"] == "1"
     assert refused.content.decode().startswith(f"Too many requests at once: {LIMIT} of yours")
+    # An htmx request's target keeps what it showed; the message goes to the layout's banner.
+    assert refused_poll.status_code == 429 and refused_poll["HX-Reswap"] == "none"
+    assert 'id="outage"' in refused_poll.content.decode()
     assert clients[LIMIT].get("/held/").status_code == 200  # the slots came back
 
 
