@@ -14,7 +14,7 @@ from rest_framework.throttling import BaseThrottle
 
 from memsite.errors import ServiceError
 from memsite.limits import HeldStream
-from memsite.middleware import HTMX_FRAGMENT
+from memsite.middleware import DATABASE_ERRORS, HTMX_FRAGMENT, database_unavailable
 from memsite.throttles import caller_of
 
 HELD = "_memsite_in_flight"  # the request's InFlightSlot, on the Django request
@@ -132,9 +132,11 @@ class CallerConcurrencyMiddleware:
         if getattr(view, "concurrency_exempt", False) or _is_api_view(view):
             return None
         try:
-            hold(request, caller_of(request))
+            hold(request, caller_of(request))  # reads the session
         except TooManyInFlight as refused:
             return _refusal(request, refused)
+        except DATABASE_ERRORS as error:  # met before the view: DatabaseUnavailableMiddleware never sees it
+            return database_unavailable(request, error)
         return None
 
 
