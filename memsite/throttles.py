@@ -1,4 +1,5 @@
-"""Counts that hold under concurrency: the API's rate limit per user, and failed logins.
+"""Counts that hold under concurrency: the API's rate limit per user, and failed logins; and
+who a request counts against.
 Explained in docs/memsite.md."""
 
 import hashlib
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 from redis.exceptions import RedisError
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
@@ -111,6 +113,17 @@ def api_rate_hit(who: str, *, now: float) -> Hit:
     return window_hit(key=f"throttle:{who}", window=Window.from_rate(settings.MEMSITE_API_RATE), now=now)
 
 
+def caller_of(request: Request | HttpRequest) -> str:
+    """Who a request counts against: `user:<pk>` for a user (a token's or a session's), else
+    `anon:<address>`, the client's address as REST_FRAMEWORK's NUM_PROXIES has it read."""
+    user = request.user
+    if user and user.is_authenticated:
+        return f"user:{user.pk}"
+    # A WSGI server need not say the client's address: such anonymous requests share a count.
+    # get_ident reads only META, which a Django request has as DRF's does.
+    return f"anon:{key_part(BaseThrottle().get_ident(request) or '')}"  # type: ignore[arg-type]
+
+
 class UserRequestThrottle(BaseThrottle):
     """MEMSITE_API_RATE requests per user (a swarm node's token or a dashboard session), or per
     client address for a request without one, counted in the default cache: Redis in
@@ -122,10 +135,7 @@ class UserRequestThrottle(BaseThrottle):
         self.retry_after_s = 0
 
     def allow_request(self, request: Request, view) -> bool:
-        user = request.user
-        # A WSGI server need not say the client's address: such anonymous requests share a count.
-        who = f"user:{user.pk}" if user and user.is_authenticated else f"anon:{key_part(self.get_ident(request) or '')}"
-        hit = api_rate_hit(who, now=self.timer())
+        hit = api_rate_hit(caller_of(request), now=self.timer())
         self.retry_after_s = hit.retry_after_s
         return hit.allowed
 

@@ -10,6 +10,7 @@ from agents.context.api import urls as context_api_urls
 from agents.graphs import urls as graph_urls
 from dashboard import views as dashboard_views
 from memsite import login, views
+from memsite.concurrency import concurrency_exempt
 from memsite.quotas.api import UsageApi
 from memsite.spaces.middleware import outside_spaces
 
@@ -18,8 +19,8 @@ handler500 = "memsite.views.server_error"
 
 urlpatterns = [
     path("", dashboard_views.home, name="home"),
-    path("healthz", outside_spaces(views.healthz), name="healthz"),
-    path("favicon.ico", outside_spaces(views.favicon), name="favicon"),
+    path("healthz", concurrency_exempt(outside_spaces(views.healthz)), name="healthz"),
+    path("favicon.ico", concurrency_exempt(outside_spaces(views.favicon)), name="favicon"),
     # Any logged-in user may log in again or out, member of a space or not.
     path("login/", outside_spaces(login.login), name="login"),
     path("logout/", outside_spaces(auth_views.LogoutView.as_view()), name="logout"),

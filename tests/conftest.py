@@ -46,6 +46,13 @@ def own_wait_slots(monkeypatch):
     monkeypatch.setattr("memsite.limits._wait_slots", None)
 
 
+@pytest.fixture(autouse=True)
+def own_in_flight_counts(monkeypatch):
+    """Counts of requests in flight of the test's own (memsite.concurrency), for the same reason:
+    an unread download would keep its caller's slot, and the next test's user may have its id."""
+    monkeypatch.setattr("memsite.concurrency._counts", {})
+
+
 @pytest.fixture
 def offline_llm(settings):
     """The offline provider, as with no key: nothing reaches a model server."""

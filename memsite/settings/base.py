@@ -94,6 +94,7 @@ MIDDLEWARE = [
     "memsite.limits.RequestBodyLimitMiddleware",  # 413 from Content-Length, before the CSRF check reads a form
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "memsite.concurrency.CallerConcurrencyMiddleware",  # a caller's requests at once: 429 past them
     "memsite.spaces.middleware.SpaceRoleMiddleware",  # roles on the pages; notes a token's use
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -159,7 +160,10 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "memsite.schema.AutoSchema",
     "EXCEPTION_HANDLER": "memsite.api.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["memsite.throttles.UserRequestThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "memsite.throttles.UserRequestThrottle",
+        "memsite.concurrency.CallerConcurrencyThrottle",
+    ],
     # The client's address, for the limits on anonymous requests and failed logins: the
     # connection's own, or the one the last of MEMSITE_TRUSTED_PROXIES put in X-Forwarded-For.
     "NUM_PROXIES": env_int("MEMSITE_TRUSTED_PROXIES", 0),

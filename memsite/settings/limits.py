@@ -22,6 +22,12 @@ MEMSITE_LOGIN_WINDOW_S = env_int("MEMSITE_LOGIN_WINDOW_S", 900, minimum=1)
 # Requests that wait (a search's `?wait`, chat's LLM call) each hold a web thread: at most this
 # many at once per process, fewer than gunicorn's threads, so that the others serve the rest.
 MEMSITE_WAIT_SLOTS = env_int("MEMSITE_WAIT_SLOTS", 2, minimum=1)
+# Requests one user (token or session), or one address without a login, may have under way at
+# once per process; past it, 429 with Retry-After. Half of gunicorn's threads: whatever one
+# caller sends, the other half serve everyone else, the health check among them.
+MEMSITE_USER_CONCURRENCY = env_int(
+    "MEMSITE_USER_CONCURRENCY", max(1, env_int("GUNICORN_THREADS", 4, minimum=1) // 2), minimum=1
+)
 # Under gunicorn, how long a request body may go without a byte arriving before a 408.
 MEMSITE_BODY_TIMEOUT_S = env_int("MEMSITE_BODY_TIMEOUT_S", 10, minimum=1)
 # Limits on what one write may carry. Every write path enforces them.

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from agents.graphs import services
 from agents.graphs.models import GraphNode, GraphOp, Turn
+from tests.browser.test_dashboard import log_in
 from tests.factories import AgentFactory, UserFactory, default_space
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -137,3 +138,29 @@ def test_read_a_graph_and_memorize_a_step(page, live_server, screenshot, queued)
     expect(page.locator("#graph-ops")).to_have_attribute("data-settled", "true")
     expect(page.locator("g.graph-node")).to_have_count(drawn)
     screenshot("graph-memorized")
+
+
+def test_a_focused_node_opens_with_enter_or_space_and_no_other_key(page, live_server):
+    graph = services.graph_create(space=default_space(), task="Research NestJS best practices")
+    services.graph_snapshot_import(graph=graph, document=SNAPSHOT)
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    opened: list[str] = []
+    page.on("request", lambda request: opened.extend(re.findall(r"/nodes/(\d+)/$", request.url)))
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/graphs/{graph.pk}/")
+    expect(page.locator("#node-panel-title")).to_contain_text("Node 1")
+
+    page.locator("#graph-node-3").focus()
+    page.keyboard.press("a")
+    page.locator("#graph-node-2").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#node-panel-title")).to_contain_text("Node 2")
+    page.locator("#graph-node-4").focus()
+    page.keyboard.press(" ")
+    expect(page.locator("#node-panel-title")).to_contain_text("Node 4")
+
+    # A request for node 3 would have left before the one for node 2 that came back.
+    assert opened == ["2", "4"]
+    assert errors == []

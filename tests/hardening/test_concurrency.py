@@ -35,6 +35,13 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 THREAD_TIMEOUT_S = 60
 
 
+@pytest.fixture(autouse=True)
+def every_request_at_once(settings):
+    """The races are between one user's own requests, more at once than a process lets one caller
+    have (tests/memsite/test_concurrency.py tests that limit)."""
+    settings.MEMSITE_USER_CONCURRENCY = 100
+
+
 @dataclass
 class Outcome:
     value: Any = None
