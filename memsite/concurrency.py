@@ -38,10 +38,10 @@ def in_flight(caller: str) -> int:
         return _counts.get(caller, 0)
 
 
-def _take(caller: str) -> bool:
+def _take(caller: str, limit: int) -> bool:
     with _counts_lock:
         count = _counts.get(caller, 0)
-        if count >= settings.MEMSITE_USER_CONCURRENCY:
+        if count >= limit:
             return False
         _counts[caller] = count + 1
         return True
@@ -67,18 +67,22 @@ class InFlightSlot:
             _give_back(self.caller)
 
 
-def hold(request: HttpRequest, caller: str) -> None:
-    """A slot of `caller` held for `request` until CallerConcurrencyMiddleware gives it back;
-    TooManyInFlight (429) when the caller has none free. A request holds one slot at most."""
-    if getattr(request, HELD, None) is not None:
-        return
-    if not _take(caller):
-        limit = settings.MEMSITE_USER_CONCURRENCY
+def caller_slot(caller: str, limit: int) -> InFlightSlot:
+    """One of `caller`'s `limit` slots in this process; TooManyInFlight (429) when none is free.
+    Never waits, so the MCP server's event loop may take one too."""
+    if not _take(caller, limit):
         raise TooManyInFlight(
             f"Too many requests at once: {limit} of yours are already under way here. "
             f"Wait for one to end, or try again in {TooManyInFlight.retry_after_s} second."
         )
-    setattr(request, HELD, InFlightSlot(caller))
+    return InFlightSlot(caller)
+
+
+def hold(request: HttpRequest, caller: str) -> None:
+    """A slot of `caller` held for `request` until CallerConcurrencyMiddleware gives it back;
+    TooManyInFlight (429) when the caller has none free. A request holds one slot at most."""
+    if getattr(request, HELD, None) is None:
+        setattr(request, HELD, caller_slot(caller, settings.MEMSITE_USER_CONCURRENCY))
 
 
 def concurrency_exempt(view: Callable) -> Callable:

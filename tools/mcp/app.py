@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory.api.http import json_body_limit
 from memsite.api import header_length, refuse_deep_nesting, refuse_many_values, refuse_over
+from memsite.concurrency import caller_slot
 from memsite.errors import InvalidInput, ServiceError
 from memsite.spaces.api.authentication import header_key
 from memsite.spaces.logic import Role, last_use_due, role_allows
@@ -109,8 +110,9 @@ class BodyBudget:
 class TokenGate:
     """In front of the MCP transport, in the API's order: the Host one of ALLOWED_HOSTS, the
     Content-Length within what a call may send, a token that acts as someone, within
-    MEMSITE_API_RATE, room for the body in the process's BodyBudget for bodies of its size
-    (small or large), then the body read whole
+    MEMSITE_API_RATE, fewer than `caller_concurrency()` of the user's calls under way, room for
+    the body in the process's BodyBudget for bodies of its size (small or large), then the body
+    read whole
     (within the bound, each piece within MEMSITE_BODY_TIMEOUT_S, of at most the API's JSON
     values and nesting). A refusal is the API's JSON with its status; the principal goes in the
     scope."""
@@ -132,14 +134,21 @@ class TokenGate:
             refuse_over(announced, limit, "request body")
             size = limit if _chunked(headers) else announced
             budget = self.small if size <= SMALL_BODY_BYTES else self.large
-            held = budget.take(size)
+            slot = caller_slot(f"user:{principal.user.pk}", caller_concurrency())  # type: ignore[attr-defined]
         except Exception as error:
             await _refusal(refusal_of(error, "An MCP request"))(scope, receive, send)
+            return
+        try:
+            held = budget.take(size)
+        except BodiesBusy as busy:
+            slot.release()
+            await _refusal(busy)(scope, receive, send)
             return
         try:
             await self._answer(scope, receive, send, principal, limit)
         finally:
             budget.give_back(held)
+            slot.release()
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send, principal: Principal, limit: int) -> None:
         """The body read, within `limit`, and handed to the transport as `principal`'s."""
@@ -162,6 +171,12 @@ class TokenGate:
         replayed = _replay(body, receive)
         del body  # the transport reads its own copy: this one would double what the request holds
         await self.app({**scope, PRINCIPAL: principal}, replayed, noting_use)
+
+
+def caller_concurrency() -> int:
+    """The calls one user may have under way here at once: half the threads that run them, as a
+    web process keeps half of its threads for everyone else."""
+    return max(1, settings.MEMSITE_MCP_THREADS // 2)
 
 
 def large_bodies_held_bytes() -> int:

@@ -13,7 +13,7 @@ import pytest
 from memory.api.http import json_body_limit
 from memsite.api import MAX_JSON_DEPTH, NESTED_TOO_DEEPLY
 from memsite.spaces.logic import Role
-from tests.factories import token_for
+from tests.factories import UserFactory, token_for
 from tools.mcp.app import MIN_HELD_BYTES, SMALL_BODY_BYTES, BodiesBusy, BodyBudget
 
 INITIALIZE = {
@@ -137,3 +137,18 @@ def test_the_budget_counts_each_body_as_at_least_what_handling_it_costs():
         budget.take(0)
     budget.give_back(small)
     assert budget.take(0) == MIN_HELD_BYTES
+
+
+def test_one_user_past_half_the_threads_is_a_429_and_others_are_served(held, user, settings):
+    settings.MEMSITE_MCP_THREADS = 4  # two calls of one user's at once
+    first, second = held(token_for(user), 400), held(token_for(user), 400)
+    assert (first.first.status, second.first.status) == (100, 100)
+
+    # Another of the user's tokens counts as the user: refused from its head, before any thread.
+    refused = held(token_for(user), 400)
+    assert (refused.first.status, refused.first.headers["retry-after"]) == (429, "1")
+    assert refused.first.detail().startswith("Too many requests at once: 2 of yours are already under way here.")
+    assert held(token_for(UserFactory()), 400).first.status == 100
+
+    assert first.send(padded(400)).status == 200
+    assert held(token_for(user), 400).first.status == 100  # the answered call gave its slot back
