@@ -38,7 +38,7 @@ from memory.services.archives import ImportResult
 from memory.types import ContentKind, MemoryType, get_type
 from memsite.api import refuse_longer_than
 from memsite.errors import InvalidInput, ServiceError
-from memsite.limits import max_body_bytes, wait_slots
+from memsite.limits import Busy, max_body_bytes, wait_slots
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
 from memsite.spaces.logic import Role, role_allows
@@ -64,6 +64,8 @@ PLAIN_TEXT = "text/plain; charset=utf-8"
 TREE_REVEAL_HEADER = "X-Tree-Reveal"
 # The editor puts a document's whole text in its page: a larger one is not opened in it.
 EDITOR_MAX_BYTES = 1_000_000
+# A form's fields beside a document's text: the CSRF token, the version, the panel's flag.
+FORM_FIELDS_BYTES = 4 * 1024
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -528,7 +530,8 @@ def editor_too_large(document: Node) -> str:
 
 def editor_context(document: Node) -> dict[str, Any]:
     """What the editor (memory/editor.html) opens a text document with: all of its text, at
-    its version, and the preview of its start. See `editor_too_large` first."""
+    its version, the preview of its start, and how much of the text a live preview may send
+    once percent-encoded (static/js/editor.js cuts it to that). See `editor_too_large` first."""
     data = selectors.node_content(node=document) or b""
     start, truncated = text_preview(data)
     return {
@@ -536,18 +539,41 @@ def editor_context(document: Node) -> dict[str, Any]:
         "form": DocumentEditForm(initial={"version": document.version, "content": data.decode(errors="replace")}),
         "preview_html": markdown_to_html(start),
         "preview_truncated": truncated,
+        "preview_bytes": settings.MEMSITE_PREVIEW_MAX_BYTES - FORM_FIELDS_BYTES,
     }
 
 
+def preview_body_limit() -> int:
+    return settings.MEMSITE_PREVIEW_MAX_BYTES
+
+
+def editor_body_limit() -> int:
+    """The editor's save: a document at the content cap, each of its bytes percent-encoded as
+    `%XX`, and the form's other fields."""
+    return 3 * settings.MEMSITE_MAX_CONTENT_BYTES + FORM_FIELDS_BYTES
+
+
+@max_body_bytes(preview_body_limit)
 @required_role(Role.READER)  # it renders what it is sent, and writes nothing
 @require_POST
 @login_required
 def markdown_preview(request: HtmxHttpRequest) -> HttpResponse:
+    """The preview of the start of the text that the editor sends (`cut` when it sent only the
+    start). Rendering holds one of the process's slots for waiting, or is refused as Busy."""
     form = MarkdownPreviewForm(request.POST)
     text = form.cleaned_data["content"] if form.is_valid() else ""
-    return render_page(request, f"{EDITOR}#preview", {"preview_html": markdown_to_html(text)})
+    try:
+        with wait_slots().hold_or_busy():
+            html = markdown_to_html(text)
+    except Busy as busy:
+        response = HttpResponse(busy.message, status=busy.status, content_type=PLAIN_TEXT)
+        response["Retry-After"] = str(busy.retry_after_s)
+        return response
+    context = {"preview_html": html, "preview_truncated": bool(request.POST.get("cut"))}
+    return render_page(request, f"{EDITOR}#preview", context)
 
 
+@max_body_bytes(editor_body_limit)
 @require_POST
 @login_required
 def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:

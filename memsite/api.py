@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memsite.errors import InvalidInput, LengthRequired, ServiceError, TooLarge, bounded
+from memsite.form_bodies import form_fields
 from memsite.storable import deeper_than
 
 
@@ -111,6 +112,15 @@ class JSONParser(parsers.JSONParser):
             return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError(NESTED_TOO_DEEPLY) from None
+
+
+class FormParser(parsers.FormParser):
+    """The API's form parser (DEFAULT_PARSER_CLASSES): Django's meaning, in bounded memory
+    (memsite.form_bodies), with DATA_UPLOAD_MAX_NUMBER_FIELDS fields at most."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        body = stream.read() if stream is not None else b""
+        return form_fields(body, max_fields=settings.DATA_UPLOAD_MAX_NUMBER_FIELDS)
 
 
 def content_length(request: Request | HttpRequest) -> int:

@@ -1,5 +1,5 @@
-"""Bounds on what one request may hold: its body's size, the time its body may take to arrive,
-and the threads that wait.
+"""Bounds on what one request may hold: its body's size and fields, the time its body may take
+to arrive, and the threads that wait.
 Explained in docs/memsite.md."""
 
 import json
@@ -8,14 +8,18 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
+from io import BytesIO
 from typing import IO, Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.core.handlers.wsgi import get_path_info
+from django.http import HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
+from django.urls import Resolver404, URLPattern, URLResolver, get_resolver
+from django.utils.datastructures import MultiValueDict
 
 from memsite.api import refuse_longer_than
-from memsite.errors import InvalidInput, ServiceError, TooLarge
+from memsite.errors import InvalidInput, ServiceError
+from memsite.form_bodies import FORM_CONTENT_TYPE, form_fields
 
 PLAIN_TEXT = "text/plain; charset=utf-8"
 
@@ -24,8 +28,9 @@ Limit = Callable[[], int]
 
 
 def max_body_bytes(limit: Limit):
-    """Declares that a view (a function, or an APIView or View class) reads bodies of up to
-    `limit()` bytes, more than DATA_UPLOAD_MAX_MEMORY_SIZE allows, and checks them itself."""
+    """Declares that a view (a function, or an APIView or View class) takes bodies of up to
+    `limit()` bytes rather than DATA_UPLOAD_MAX_MEMORY_SIZE. A form's is read and parsed within
+    it (RequestBodyLimitMiddleware); a view that reads its body itself checks it too."""
 
     def declare(view):
         view.max_body_bytes = staticmethod(limit) if isinstance(view, type) else limit
@@ -45,8 +50,16 @@ def declared_limit(view: Callable) -> Limit | None:
 
 
 def _bytes(own: Limit | None) -> int:
-    default = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return max(own(), default) if own else default
+    return own() if own else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def body_limit_at(path: str) -> int:
+    """The largest body the view at `path` takes (DATA_UPLOAD_MAX_MEMORY_SIZE where none is)."""
+    try:
+        view = get_resolver().resolve(path).func
+    except Resolver404:
+        return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return _bytes(declared_limit(view))
 
 
 def _named_views(patterns: list, prefix: str = "") -> Iterator[tuple[str, Callable]]:
@@ -60,13 +73,15 @@ def _named_views(patterns: list, prefix: str = "") -> Iterator[tuple[str, Callab
 
 def declared_limits() -> dict[str, int]:
     """The largest body each view that declares a limit of its own may be sent, by URL name,
-    read from the URLconf (what the proxy's body size must admit)."""
+    read from the URLconf (what the proxy's body size must admit where it serves that view)."""
     views = _named_views(get_resolver().url_patterns)
     return {name: _bytes(limit) for name, view in views if (limit := declared_limit(view)) is not None}
 
 
 class RequestBodyLimitMiddleware:
-    """Before CsrfViewMiddleware, which reads a form's body to find its token."""
+    """Before CsrfViewMiddleware, which reads a form's body to find its token: a body over its
+    view's limit is refused from its Content-Length, and a form's is read and parsed here, within
+    that limit rather than DATA_UPLOAD_MAX_MEMORY_SIZE, and in bounded memory."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -75,16 +90,46 @@ class RequestBodyLimitMiddleware:
         return self.get_response(request)
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> HttpResponse | None:
+        limit = _bytes(declared_limit(view_func))
         try:
-            refuse_longer_than(request, _bytes(declared_limit(view_func)), "request body")
-            return None
+            refuse_longer_than(request, limit, "request body")
         except InvalidInput:
             return None  # a Content-Length that is not a number: the view refuses it, or reads nothing
-        except TooLarge as exc:
-            message = exc.message
-        if request.path.startswith("/api/"):
-            return JsonResponse({"detail": message}, status=413)
-        return HttpResponse(message, status=413, content_type=PLAIN_TEXT)
+        except ServiceError as refused:
+            return _refused(request, refused)
+        if request.method == "POST" and request.content_type == FORM_CONTENT_TYPE and _utf8(request):
+            try:
+                _parse_form(request)
+            except ServiceError as refused:
+                return _refused(request, refused)
+        return None
+
+
+def _utf8(request: HttpRequest) -> bool:
+    """Whether the form may be parsed: Django refuses one that names another charset itself."""
+    return request.encoding is None or request.encoding.lower() == "utf-8"
+
+
+def _parse_form(request: HttpRequest) -> None:
+    """Reads the form (its Content-Length is checked already) and sets what Django would have
+    parsed from it, so that request.POST never goes through Python's parse_qsl."""
+    try:
+        body = request.read()
+    except UnreadablePostError:
+        raise InvalidInput("The request body could not be read: the connection broke off.") from None
+    # As HttpRequest.body keeps a body it has read; request.body then skips Django's size check,
+    # which knows only DATA_UPLOAD_MAX_MEMORY_SIZE and not the view's own limit.
+    request._body = body
+    request._stream = BytesIO(body)
+    # Both, as Django sets them: request.FILES without `_files` would parse the body again.
+    request._post = form_fields(body, max_fields=settings.DATA_UPLOAD_MAX_NUMBER_FIELDS)  # type: ignore[attr-defined]
+    request._files = MultiValueDict()  # type: ignore[attr-defined]
+
+
+def _refused(request: HttpRequest, refused: ServiceError) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": refused.message}, status=refused.status)
+    return HttpResponse(refused.message, status=refused.status, content_type=PLAIN_TEXT)
 
 
 # -- the time a body may take --------------------------------------------------------------------
@@ -141,7 +186,7 @@ def _refusal(environ: dict[str, Any], start_response: Callable, status: int, mes
 
 
 class BodyReadTimeout:
-    """WSGI middleware (memsite.wsgi): under gunicorn, a body Django may read whole is read
+    """WSGI middleware (memsite.wsgi): under gunicorn, a body within what its view takes is read
     first, each read of the socket bounded by MEMSITE_BODY_TIMEOUT_S; one that stalls is a 408
     before Django runs. Elsewhere (the development server, the test client) it does nothing."""
 
@@ -151,9 +196,8 @@ class BodyReadTimeout:
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
         sock = environ.get("gunicorn.socket")
         length = _announced_length(environ)
-        # A larger body is refused from its Content-Length (RequestBodyLimitMiddleware) or read
-        # by an upload view after it has authenticated the request.
-        if sock is not None and 0 < length <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        # A larger body is refused from its Content-Length (RequestBodyLimitMiddleware), unread.
+        if sock is not None and 0 < length <= body_limit_at(get_path_info(environ)):
             try:
                 environ["wsgi.input"] = _read_within(
                     environ["wsgi.input"], sock, length, settings.MEMSITE_BODY_TIMEOUT_S

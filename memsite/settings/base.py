@@ -169,7 +169,7 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": env_int("MEMSITE_TRUSTED_PROXIES", 0),
     "DEFAULT_PARSER_CLASSES": [
         "memsite.api.JSONParser",
-        "rest_framework.parsers.FormParser",
+        "memsite.api.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

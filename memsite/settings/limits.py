@@ -48,11 +48,13 @@ MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000, minimu
 # Spaces one user may have made that still exist; past it, creating another is a 409.
 MEMSITE_SPACES_PER_USER = env_int("MEMSITE_SPACES_PER_USER", 20, minimum=1)
 
-# Bounds request bodies other than uploaded files (a file's size is checked by the view that
-# takes it), and what any request may announce in its Content-Length but for the few views with
-# larger limits of their own (memsite/limits.py): the largest is the dashboard's form-encoded
-# document save, where a non-ASCII
-# document at the content cap grows up to 3x when percent-encoded (each byte as `%XX`), plus
-# room for the other fields.
-DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
+# The largest body a request may carry, a form's (the login's included) or JSON, but for the few
+# views with larger limits of their own (memsite/limits.py: JSON writes of content, uploads, the
+# document editor's save). An uploaded file's size is checked by the view that takes it.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # nginx's client_max_body_size, but where a view takes more
+# Fields one form or query string may hold; no form of the site has more than a few dozen.
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+# The editor's live preview: it renders the start of the text (memory.rendering's 200,000
+# bytes), which this holds with room for its escapes; the editor sends no more than that.
+MEMSITE_PREVIEW_MAX_BYTES = 256 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440

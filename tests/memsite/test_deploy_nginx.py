@@ -1,7 +1,7 @@
 """nginx in front of gunicorn (deploy/nginx/default.conf.template): it reads every request whole
 before passing it on, so a body announced and never sent does not reach gunicorn at all, and a
-body larger than memsite reads is refused at the door. The live tests run the real nginx, when
-this machine has one, against a stand-in for gunicorn on a unix socket."""
+body larger than its URL's view takes is refused at the door. The live tests run the real nginx,
+when this machine has one, against a stand-in for gunicorn on a unix socket."""
 
 import os
 import pwd
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from memsite.limits import declared_limits
+from memsite.limits import body_limit_at
+from tests.security.routes import site_patterns
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 NGINX_TEMPLATE = ROOT / "deploy" / "nginx" / "default.conf.template"
@@ -31,17 +32,46 @@ needs_nginx = pytest.mark.skipif(
 TIMEOUT_S = 10
 
 
-def nginx_directives() -> dict[str, str]:
-    """The template's `name value;` lines, comments left out."""
-    text = re.sub(r"#[^\n]*", "", NGINX_TEMPLATE.read_text())
+def nginx_text() -> str:
+    """The template, comments left out."""
+    return re.sub(r"#[^\n]*", "", NGINX_TEMPLATE.read_text())
+
+
+LOCATION = re.compile(r"location\s+([^{\n]+?)\s*\{(.*?)\n\s*\}", re.DOTALL)  # to the line of its `}`
+
+
+def directives(text: str) -> dict[str, str]:
+    """The `name value;` lines of `text`."""
     return {match[1]: match[2].strip() for match in re.finditer(r"^\s*([a-z_]+)\s+([^;\n]*);", text, re.MULTILINE)}
 
 
-def nginx_locations() -> dict[str, str]:
-    """Each `location` block's match (`/`, `= /mcp`) and its proxy_pass."""
-    text = re.sub(r"#[^\n]*", "", NGINX_TEMPLATE.read_text())
-    blocks = re.finditer(r"location\s+([^{\n]+?)\s*\{(.*?)\n\s*\}", text, re.DOTALL)  # to the line of its `}`
-    return {block[1]: re.search(r"proxy_pass\s+([^;]+);", block[2])[1] for block in blocks}
+def nginx_directives() -> dict[str, str]:
+    """The server's own directives, outside its `location` blocks."""
+    return directives(LOCATION.sub("", nginx_text()))
+
+
+@dataclass(frozen=True)
+class Location:
+    match: str  # as written: `/`, `= /mcp`, `~ ^/api/...$`
+    directives: dict[str, str]
+
+
+def nginx_locations() -> list[Location]:
+    return [Location(block[1], directives(block[2])) for block in LOCATION.finditer(nginx_text())]
+
+
+def location_for(path: str) -> Location:
+    """The block nginx serves `path` from: the exact match, else the first regular expression
+    that matches, else the longest prefix."""
+    locations = nginx_locations()
+    for location in locations:
+        if location.match == f"= {path}":
+            return location
+    for location in locations:
+        if location.match.startswith("~ ") and re.search(location.match[2:], path):
+            return location
+    prefixes = [location for location in locations if not location.match.startswith(("=", "~"))]
+    return max((location for location in prefixes if path.startswith(location.match)), key=lambda at: len(at.match))
 
 
 def nginx_bytes(size: str) -> int:
@@ -49,16 +79,29 @@ def nginx_bytes(size: str) -> int:
     return int(number) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[unit]
 
 
+def nginx_body_limit(path: str) -> int:
+    """The largest body nginx lets through to `path`."""
+    size = location_for(path).directives.get("client_max_body_size", nginx_directives()["client_max_body_size"])
+    return nginx_bytes(size)
+
+
+def sample_path(route: str) -> str:
+    """A path of the URL pattern `route`, with a number or a node id for each of its parts."""
+    return "/" + re.sub(r"<(?!int:)[^>]+>", "N0DE", re.sub(r"<int:[^>]+>", "7", route))
+
+
 def test_the_template_buffers_whole_requests_with_short_timeouts():
     directives = nginx_directives()
     assert directives["proxy_request_buffering"] == "on"
     for timeout in ("client_body_timeout", "client_header_timeout"):
         assert re.fullmatch(r"\d+s", directives[timeout]) and int(directives[timeout][:-1]) <= 15, timeout
-    largest = max(declared_limits().values())  # the largest body memsite reads
-    assert largest <= nginx_bytes(directives["client_max_body_size"]) <= largest + 8 * 1024**2
     assert directives["listen"] == "${MEMSITE_PROXY_PORT}"
     # Everything to gunicorn, but /mcp to the MCP server (manage.py mcp_serve).
-    assert nginx_locations() == {"/": "http://${MEMSITE_UPSTREAM}", "= /mcp": "http://${MEMSITE_MCP_UPSTREAM}"}
+    upstreams = {location.match: location.directives["proxy_pass"] for location in nginx_locations()}
+    assert upstreams["/"] == "http://${MEMSITE_UPSTREAM}"
+    assert {match: to for match, to in upstreams.items() if to != "http://${MEMSITE_UPSTREAM}"} == {
+        "= /mcp": "http://${MEMSITE_MCP_UPSTREAM}"
+    }
     text = NGINX_TEMPLATE.read_text()
     for header in ("X-Forwarded-For $remote_addr", "X-Forwarded-Proto $scheme", "Host $http_host"):
         assert f"proxy_set_header {header};" in text
@@ -67,6 +110,19 @@ def test_the_template_buffers_whole_requests_with_short_timeouts():
     # One server block, which a benchmark can wrap in an http{} of its own.
     body = re.sub(r"#[^\n]*", "", text).strip()
     assert body.startswith("server {") and body.endswith("}") and body.count("server {") == 1
+
+
+def test_each_url_admits_the_largest_body_its_view_takes_and_little_more():
+    """The sizes of the template and the limits of the URLconf cannot drift apart: a form's
+    1 MiB, and at the few URLs whose views take more, their limit rounded up to a MiB."""
+    routes = [pattern.route for pattern in site_patterns() if "(?" not in pattern.route and "^" not in pattern.route]
+    assert len(routes) > 50
+    for path in map(sample_path, routes):
+        limit = body_limit_at(path)
+        assert limit <= nginx_body_limit(path) <= limit + 1024**2, path
+    assert nginx_body_limit("/login/") == 1024**2
+    assert nginx_body_limit("/memory/N0DE/content/") > 30 * 1024**2  # the editor's save
+    assert nginx_body_limit("/user/preferences/preview/") == 256 * 1024
 
 
 @dataclass
@@ -224,13 +280,23 @@ def test_a_body_announced_and_not_sent_never_reaches_gunicorn(proxy):
 
 
 @needs_nginx
-def test_a_body_larger_than_memsite_reads_is_refused_by_nginx(proxy):
+@pytest.mark.parametrize("path", ["/login/", "/api/nodes/", "/memory/N0DE/content/", "/user/preferences/preview/"])
+def test_a_body_larger_than_its_view_takes_is_refused_by_nginx(proxy, path):
     upstream, address = proxy
-    limit = nginx_bytes(nginx_directives()["client_max_body_size"])
     client = connect(address)
-    client.sendall(request_head("/api/nodes/", limit + 1))
+    client.sendall(request_head(path, body_limit_at(path) + 1024**2))
     assert status_line(client) == b"HTTP/1.1 413 Request Entity Too Large"
     assert upstream.received == []
+
+
+@needs_nginx
+def test_the_editors_save_passes_a_body_larger_than_a_forms(proxy):
+    upstream, address = proxy
+    body = b"x" * (2 * 1024**2)
+    client = connect(address)
+    client.sendall(request_head("/memory/N0DE/content/", len(body)) + body)
+    assert status_line(client) == b"HTTP/1.1 200 OK"
+    assert [(item.path, len(item.body)) for item in upstream.received] == [("/memory/N0DE/content/", len(body))]
 
 
 @needs_nginx

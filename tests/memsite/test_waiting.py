@@ -254,6 +254,32 @@ def test_a_body_that_arrives_reaches_the_app_whole(connection):
     assert answered["status"] == "200 OK" and app.bodies == [body]
 
 
+def test_a_body_its_view_takes_past_a_forms_limit_is_read_with_the_timeout_too(connection):
+    server, client = connection
+    client.sendall(b"x" * 10)
+    app = App()
+
+    answered = call(app, server, length=2 * 1024 * 1024, path=reverse("memory:document_save", args=["N0DE"]))
+
+    assert answered["status"] == "408 Request Timeout" and app.bodies == []
+
+
+def test_a_body_over_what_its_view_takes_is_left_unread_for_the_413(connection):
+    """The login takes 1 MiB: 2 MiB announced are refused from the Content-Length, by Django."""
+    server, _ = connection
+    seen = []
+
+    def refusing(environ, start_response):
+        seen.append(environ["wsgi.input"])
+        start_response("413 Content Too Large", [("Content-Type", "text/plain")])
+        return [b"refused"]
+
+    answered = call(refusing, server, length=2 * 1024 * 1024, path="/login/")
+
+    # Not read first: that would have waited for the body, and answered 408 without the app.
+    assert answered["status"] == "413 Content Too Large" and len(seen) == 1
+
+
 def test_without_gunicorn_the_body_is_left_to_the_app(connection):
     server, client = connection
     client.sendall(b"hello")

@@ -3,10 +3,11 @@ tests/security/routes.py is sent a body one byte over its limit and refuses it w
 nothing. Most are refused from the Content-Length alone (memsite/limits.py), the rest by the view
 that knows its limit, before it reads more than that.
 
-The limits: a node's content (MEMSITE_MAX_CONTENT_BYTES), and the JSON that can carry it; an
-archive (MEMSITE_ARCHIVE_MAX_BYTES, with room for the multipart framing); memory.json
-(MEMSITE_BRAIN_IMPORT_MAX_BYTES); a graph snapshot (MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES); every
-other body, JSON or form (DATA_UPLOAD_MAX_MEMORY_SIZE)."""
+The limits: a node's content (MEMSITE_MAX_CONTENT_BYTES), and the JSON and the editor's form
+that can carry it; an archive (MEMSITE_ARCHIVE_MAX_BYTES, with room for the multipart framing);
+memory.json (MEMSITE_BRAIN_IMPORT_MAX_BYTES); a graph snapshot (MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES);
+the editor's live preview (MEMSITE_PREVIEW_MAX_BYTES); every other body, JSON or form
+(DATA_UPLOAD_MAX_MEMORY_SIZE)."""
 
 import json
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from memory.api.http import MULTIPART_SLACK_BYTES, json_body_limit
+from memory.views import editor_body_limit, preview_body_limit
 from memsite.limits import declared_limits
 from tests.security.routes import API, PAGE, ROUTES, client_for, site_patterns
 from tests.security.test_authorization import fingerprint
@@ -49,6 +51,8 @@ LIMITS: dict[tuple[str, str], Callable[[], int]] = {
     ("api/graphs/<int:graph_id>/snapshot/", "PUT"): lambda: django_settings.MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES,
     ("api/nodes/<str:node_id>/import/", "POST"): archive_limit,
     ("memory/<str:node_id>/archive/upload/", "POST"): archive_limit,
+    ("memory/<str:node_id>/content/", "POST"): editor_body_limit,
+    ("user/preferences/preview/", "POST"): preview_body_limit,
 }
 
 
@@ -69,6 +73,7 @@ def small_limits(settings):
     settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES = 2_000
     settings.MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES = 3_000
     settings.MEMSITE_ARCHIVE_MAX_BYTES = 5_000
+    settings.MEMSITE_PREVIEW_MAX_BYTES = 2_048
     return settings
 
 

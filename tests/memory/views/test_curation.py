@@ -12,7 +12,7 @@ from memory import selectors, services
 from memory.models import Node
 from memory.permissions import node_permissions
 from memory.rendering import PREVIEW_LIMIT_BYTES
-from memory.views import EDITOR_MAX_BYTES
+from memory.views import EDITOR_MAX_BYTES, editor_context
 from memsite.spaces.logic import Role
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, default_space, token_for
 from tests.memory.views.conftest import HTMX
@@ -64,7 +64,9 @@ def test_the_editor_previews_the_start_of_a_long_text(user_client):
     document = DocumentFactory(content=b"# Start\n\n" + b"x" * PREVIEW_LIMIT_BYTES + b"\n\n# Tail\n")
     html = user_client.get(url("document_edit", document), **HTMX).content.decode()
     assert "# Tail" in html and "<h1>Start</h1>" in html and "<h1>Tail</h1>" not in html
-    assert "The preview shows the start of the text only, until you type." in html
+    assert "The preview shows the start of the text only." in html
+    # As much of it as a live preview may send, for static/js/editor.js to cut it to.
+    assert f'data-preview-bytes="{editor_context(document)["preview_bytes"]}"' in html
 
 
 @pytest.mark.parametrize("htmx", [HTMX, {}])

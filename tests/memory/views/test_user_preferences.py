@@ -1,8 +1,13 @@
+import re
+from contextlib import ExitStack
+from urllib.parse import urlencode
+
 import pytest
 from django.urls import reverse
 
 from memory import selectors
-from memory.views import EDITOR_MAX_BYTES
+from memory.views import EDITOR_MAX_BYTES, editor_body_limit
+from memsite.limits import wait_slots
 from memsite.spaces.logic import Role
 from tests.factories import DocumentFactory, NodeFactory, UserFactory, default_space
 from tests.memory.views.conftest import HTMX
@@ -69,13 +74,50 @@ def test_the_preview_partial_drops_remote_images(user_client):
     assert response.status_code == 200 and "<img" not in response.content.decode()
 
 
-def test_django_accepts_a_form_encoded_non_ascii_document_at_the_content_cap(settings):
-    # The editor posts form-encoded, where each byte of "é" is "%XX": the body is 3x the content.
-    # (Posting it for real takes Django ~9 s to parse, so the body is only measured here.)
-    body = f"csrfmiddlewaretoken={'x' * 64}&version={2**31}&content=" + "%C3%A9" * (
-        settings.MEMSITE_MAX_CONTENT_BYTES // 2
-    )
-    assert len(body) <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+def test_the_editor_saves_a_non_ascii_document_at_the_content_cap(user_client, preferences, settings):
+    """The editor posts form-encoded, where each byte of "é" is "%XX": the body is three times
+    the content, more than any other form may send, and still read and saved."""
+    settings.MEMSITE_MAX_CONTENT_BYTES = 2 * 1024 * 1024
+    text = "é" * (settings.MEMSITE_MAX_CONTENT_BYTES // 2)
+    body = urlencode({"csrfmiddlewaretoken": "x" * 64, "version": preferences.version, "content": text})
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE < len(body) <= editor_body_limit()
+    url = reverse("memory:document_save", args=[preferences.pk])
+    response = user_client.post(url, body, content_type="application/x-www-form-urlencoded", **HTMX)
+    assert response.status_code == 200 and "Saved." in response.content.decode()
+    assert selectors.node_content(node=preferences) == text.encode()
+
+
+def preview(client, content: str, **extra):
+    return client.post(reverse("memory:markdown_preview"), {"content": content, **extra}, **HTMX)
+
+
+def test_the_preview_takes_a_quarter_of_a_mib_at_most(user_client, settings):
+    assert settings.MEMSITE_PREVIEW_MAX_BYTES == 256 * 1024
+    response = preview(user_client, "# Big\n\n" + "x" * settings.MEMSITE_PREVIEW_MAX_BYTES)
+    assert response.status_code == 413
+    assert f"the limit is {settings.MEMSITE_PREVIEW_MAX_BYTES} bytes" in response.content.decode()
+
+
+def test_the_preview_says_when_the_editor_sent_only_the_start(user_client):
+    assert "start of the text only" not in preview(user_client, "# Whole").content.decode()
+    html = preview(user_client, "# Start", cut="1").content.decode()
+    assert "<h1>Start</h1>" in html and "The preview shows the start of the text only." in html
+
+
+def test_the_preview_is_busy_when_no_slot_for_waiting_is_free(user_client):
+    slots = wait_slots()
+    with ExitStack() as stack:
+        assert all(stack.enter_context(slots.hold()) for _ in range(slots.size))
+        response = preview(user_client, "# Hi")
+    assert response.status_code == 429 and response.content.decode().startswith("Busy")
+    assert int(response["Retry-After"]) > 0
+    assert preview(user_client, "# Hi").status_code == 200  # the slots given back, it renders again
+
+
+def test_the_editor_tells_its_script_how_much_a_preview_may_send(user_client, preferences, settings):
+    html = user_client.get(reverse("memory:user_preferences")).content.decode()
+    budget = int(re.search(r'data-preview-bytes="(\d+)"', html)[1])
+    assert 0 < budget < settings.MEMSITE_PREVIEW_MAX_BYTES - 1024  # room for the form's other fields
 
 
 def test_the_preview_partial_renders_and_sanitizes(user_client):
