@@ -46,6 +46,8 @@ LIMITS: dict[tuple[str, str], Callable[[], int]] = {
     ("api/searches/", "POST"): json_body_limit,
     ("api/questions/<int:question_id>/answer/", "POST"): json_body_limit,
     ("api/tools/call/", "POST"): json_body_limit,
+    ("api/agents/<int:agent_id>/messages/", "POST"): json_body_limit,
+    ("api/graphs/<int:graph_id>/memorize/", "POST"): json_body_limit,
     ("api/nodes/<str:node_id>/content/", "PUT"): lambda: django_settings.MEMSITE_MAX_CONTENT_BYTES,
     ("api/agents/<int:agent_id>/memory.json", "PUT"): lambda: django_settings.MEMSITE_BRAIN_IMPORT_MAX_BYTES,
     ("api/graphs/<int:graph_id>/snapshot/", "PUT"): lambda: django_settings.MEMSITE_GRAPH_SNAPSHOT_MAX_BYTES,

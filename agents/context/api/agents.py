@@ -35,6 +35,8 @@ from agents.context.logic.message_fields import (
 from agents.context.models import Agent, Role, Strategy
 from agents.context.services.agents import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.context.services.messages import MAX_REFERENCES
+from memory.api.http import BoundedJSONParser, json_body_limit
+from memsite.limits import max_body_bytes
 from memsite.schema import refusals
 from memsite.serializers import (
     BoundedListField,
@@ -218,6 +220,9 @@ class MessageContentField(serializers.Field):
         return field.run_validation(data)
 
 
+# A message's text and its tool calls, 100,000 characters each, escaped as JSON may escape them
+# (six bytes a character), and its other fields: more than a form's 1 MiB.
+@max_body_bytes(json_body_limit)
 class MessageAppendApi(APIView):
     class InputSerializer(StrictInputSerializer):
         """A message as the chat API takes it or returns it (`ChatCompletionMessage.model_dump()`
@@ -293,6 +298,7 @@ class MessageAppendApi(APIView):
             ref_name = "AgentMessageAppend"
 
     OutputSerializer = MessageSerializer
+    parser_classes = [BoundedJSONParser]  # JSON only: a form's fields hold no more than 1 MiB
 
     @extend_schema(
         tags=[TAG],

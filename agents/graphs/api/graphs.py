@@ -33,6 +33,7 @@ from agents.graphs.api.serializers import (
 )
 from agents.graphs.models import Graph, NodeKind, NodeState
 from agents.graphs.services.graphs import MAX_MESSAGES, MAX_TASK_CHARS, MAX_TURN_CHARS
+from memory.api.http import BoundedJSONParser, json_body_limit
 from memsite.api import JSONParser, read_body
 from memsite.errors import InvalidInput
 from memsite.limits import max_body_bytes
@@ -165,6 +166,8 @@ class GraphTurnInputSerializer(StrictInputSerializer):
         ref_name = "GraphTurn"
 
 
+# Up to MAX_MESSAGES turns of MAX_TURN_CHARS each: the JSON writes' bound, as a node's content's.
+@max_body_bytes(json_body_limit)
 class GraphMemorizeApi(APIView):
     class InputSerializer(StrictInputSerializer):
         messages = GraphTurnInputSerializer(  # type: ignore[call-arg]  # DRF hands the lengths to the ListSerializer
@@ -178,6 +181,7 @@ class GraphMemorizeApi(APIView):
             ref_name = "GraphMemorize"
 
     OutputSerializer = GraphOpSerializer
+    parser_classes = [BoundedJSONParser]  # JSON only: a form's fields hold no more than 1 MiB
 
     @extend_schema(
         tags=[TAG],
