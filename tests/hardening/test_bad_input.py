@@ -2152,6 +2152,13 @@ BRAINS = [
         "brains",
         "chat: text of 8 MiB",
         lambda w: js("post", f"/api/agents/{w.agent.pk}/chat/", {"text": "x" * 8 * 1024 * 1024}),
+        413,
+        "the limit is 1048576 bytes",  # every body but the few that carry content: before it is read
+    ),
+    Case(
+        "brains",
+        "chat: text of 5,000 characters",
+        lambda w: js("post", f"/api/agents/{w.agent.pk}/chat/", {"text": "x" * 5_000}),
         400,
         "A chat message is at most 4000 characters",
     ),
