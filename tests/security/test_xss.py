@@ -32,6 +32,10 @@ def world(db) -> World:
 
 def checked(response, where: str) -> list[str]:
     """A payload that reached an HTML answer as markup, if any did."""
+    if response.streaming:
+        # A download: read to its end, as a browser does, so that it gives back the request's
+        # slot (memsite.concurrency) when the test client closes it.
+        response.getvalue()
     if not response["Content-Type"].startswith("text/html"):
         return []
     return [f"{where}: unescaped {match.group(0)!r}" for match in RAW.finditer(response.content.decode())]
