@@ -51,6 +51,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from urllib.parse import quote_plus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -119,7 +120,6 @@ from benchmarks.liveserver import (
     gunicorn_command,
     nginx_in_front,
     nginx_missing,
-    origin,
     serve,
 )
 from benchmarks.offlinellm import llm_server
@@ -225,14 +225,29 @@ class Result:
 
 def warm_up(target: Target) -> None:
     """Requests of each kind, a few at a time on connections of their own, so that every worker
-    has loaded what a request loads before its idle memory is read. As a user of its own: the
-    rate limiter under test counts the attack's user only."""
-    warm = Target(target.port, target.world, user="warm", session=target.session)
-    calls = [lambda: target.fetch("GET", "/healthz"), lambda: warm.api("GET", "/api/nodes/roots/")] * 6
+    has loaded what a request loads (the embedding model among it) before its idle memory is
+    read. As a user of its own: the limits under test count the attack's user only; a request
+    refused as one too many of that user's at once is made again."""
+    warm = Target(target.port, target.world, user="warm", session=target.session, proxied=target.proxied)
+    passages = json.dumps({"query": "warm", "k": 1}).encode()
+    calls = [
+        lambda: target.fetch("GET", "/healthz"),
+        lambda: warm.api("GET", "/api/nodes/roots/"),
+        lambda: warm.api("POST", "/api/retrieve/", passages),
+    ] * 6
     if target.session:
         calls += [lambda: warm.page("GET", "/memory/")] * 6
     for start in range(0, len(calls), 6):
-        concurrently(calls[start : start + 6])
+        concurrently([lambda call=call: _until_let_in(call) for call in calls[start : start + 6]])
+
+
+def _until_let_in(call: Callable[[], Answer], tries: int = 20) -> Answer:
+    answer = call()
+    for _ in range(tries):
+        if answer.status != 429:
+            break
+        answer = call()
+    return answer
 
 
 def run_attack(attack: Attack, world: World, env: dict[str, str], idle_seconds: float, logs: Path) -> Result:
@@ -248,7 +263,7 @@ def run_attack(attack: Attack, world: World, env: dict[str, str], idle_seconds: 
             env = {**env, "MEMSITE_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk-abusebench", "OPENAI_BASE_URL": url}
         server = stack.enter_context(serve({**env, **attack.env}, logs))
         port = stack.enter_context(nginx_in_front(server.port)) if attack.proxy else server.port
-        target = Target(port, world, user=attack.key)
+        target = Target(port, world, user=attack.key, proxied=attack.proxy)
         if attack.session:
             target.session = target.login()
         warm_up(target)
@@ -520,20 +535,36 @@ def long_name_upload(kind: str) -> Callable[[Target], Outcome]:
     return attack
 
 
+def preview_start(text: str) -> str:
+    """What the editor sends of `text` for a preview (static/js/editor.js): the start that fits
+    the preview's cap, less room for the form's other fields, once form-encoded."""
+    budget, size = settings.MEMSITE_PREVIEW_MAX_BYTES - 4096, 0
+    for end, character in enumerate(text):
+        size += len(quote_plus(character))
+        if size > budget:
+            return text[:end]
+    return text
+
+
 def markdown_pages(target: Target) -> Outcome:
-    """Each hostile document's page and its preview, all at once."""
+    """Each hostile document's page and its preview, all at once: each answered within
+    PAGE_TIMEOUT_S, or refused at once as one too many of the user's requests under way."""
     calls = [
         lambda node_id=node_id: target.page("GET", f"/memory/{node_id}/", timeout=PAGE_TIMEOUT_S)
         for node_id in target.world.documents.values()
     ]
     calls += [
-        lambda text=text: target.page("POST", "/user/preferences/preview/", {"content": text}, timeout=PAGE_TIMEOUT_S)
+        lambda text=text: target.page(
+            "POST", "/user/preferences/preview/", {"content": preview_start(text)}, timeout=PAGE_TIMEOUT_S
+        )
         for text in target.world.markdown.values()
     ]
     answers = concurrently(calls)
     good = sum(answer.status == 200 for answer in answers)
-    ok = good == len(answers)
-    return Outcome(answers, check=f"{good} of {len(answers)} answered 200 within {PAGE_TIMEOUT_S:g} s {mark(ok)}")
+    busy = sum(answer.status == 429 for answer in answers)
+    ok = good > 0 and good + busy == len(answers)
+    check = f"{good} of {len(answers)} answered 200 within {PAGE_TIMEOUT_S:g} s, {busy} busy (429) {mark(ok)}"
+    return Outcome(answers, check=check)
 
 
 def slow_bodies(target: Target) -> Outcome:
@@ -612,30 +643,44 @@ def exports(target: Target) -> Outcome:
     return Outcome(answers, check=f"{sent} of {EXPORTS} sent whole, {busy} busy (429) {mark(ok)}")
 
 
-def _form_check(answers: Sequence[Answer], sizes: Sequence[int]) -> str:
-    """Bodies over the form cap refused with 413; those within it answered without a 5xx."""
-    over = [a for a, size in zip(answers, sizes, strict=True) if size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE]
-    within = [a for a, size in zip(answers, sizes, strict=True) if size <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE]
-    ok = all(a.status == 413 for a in over) and all(0 < a.status < 500 for a in within)
-    statuses = ", ".join(a.label for a in within) or "none"
-    return f"{len(over)} over the cap: {', '.join(a.label for a in over)}; at the cap: {statuses} {mark(ok)}"
+def _sent(target: Target, url: str, body: bytes, headers: dict[str, str], cap: int) -> Answer:
+    """`body` sent whole when it is within `cap`; past it, its head and start alone, for the
+    server refuses it from its length (and closes the connection on a body sent whole)."""
+    if len(body) > cap:
+        return target.announce("POST", url, body, headers)
+    return target.fetch("POST", url, body=body, headers=headers, timeout=60)
+
+
+def _capped(target: Target, url: str, bodies: Sequence[bytes], headers: dict[str, str], cap: int) -> Outcome:
+    """The bodies all at once: those past `cap` refused with 413, and those within it answered
+    200, or 429 where the caller has as many requests under way as it may."""
+    answers = concurrently([lambda body=body: _sent(target, url, body, headers, cap) for body in bodies])
+    over = [answer for answer, body in zip(answers, bodies, strict=True) if len(body) > cap]
+    within = [answer for answer, body in zip(answers, bodies, strict=True) if len(body) <= cap]
+    refused = sum(answer.status == 413 for answer in over)
+    served = sum(answer.status == 200 for answer in within)
+    busy = sum(answer.status == 429 for answer in within)
+    ok = refused == len(over) and served > 0 and served + busy == len(within)
+    return Outcome(
+        answers,
+        check=f"over the cap: {refused} of {len(over)} 413; at it: {served} answered, {busy} busy (429) {mark(ok)}",
+    )
 
 
 def form_flood(target: Target) -> Outcome:
-    """Anonymous logins whose username is percent escapes: the review's 31 MB one, and some at
+    """Anonymous logins carrying a field of percent escapes: the review's 31 MB one, and some at
     the form cap, all at once, each with a CSRF cookie and token of the client's own making."""
     csrf = secrets.token_hex(16)
     headers = {
         "Cookie": f"{settings.CSRF_COOKIE_NAME}={csrf}",
         "Content-Type": "application/x-www-form-urlencoded",
-        "Origin": origin(target.port),
+        "Origin": target.origin(),
     }
     sizes = [ESCAPES_BYTES] + [settings.DATA_UPLOAD_MAX_MEMORY_SIZE] * FORMS_AT_CAP
-    bodies = [escaped_form(f"csrfmiddlewaretoken={csrf}&password=x", "username", size) for size in sizes]
-    answers = concurrently(
-        [lambda body=body: target.fetch("POST", "/login/", body=body, headers=headers, timeout=60) for body in bodies]
-    )
-    return Outcome(answers, check=_form_check(answers, sizes))
+    # A username of the row's own: the failed logins of one row do not lock out the next's.
+    fields = f"csrfmiddlewaretoken={csrf}&username=flood-{target.user}&password=x"
+    bodies = [escaped_form(fields, "note", size) for size in sizes]
+    return _capped(target, "/login/", bodies, headers, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 
 
 def preview_flood(target: Target) -> Outcome:
@@ -643,18 +688,8 @@ def preview_flood(target: Target) -> Outcome:
     and at the preview's own cap, all at once."""
     sizes = [settings.MEMSITE_MAX_CONTENT_BYTES] * PREVIEWS + [settings.MEMSITE_PREVIEW_MAX_BYTES] * PREVIEWS
     headers = {**target.session, "Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"}
-    calls = [
-        lambda size=size: target.fetch(
-            "POST", "/user/preferences/preview/", body=escaped_form("x=", "content", size), headers=headers
-        )
-        for size in sizes
-    ]
-    answers = concurrently(calls)
-    over = [a for a, size in zip(answers, sizes, strict=True) if size > settings.MEMSITE_PREVIEW_MAX_BYTES]
-    rendered = sum(answer.status == 200 for answer in answers)
-    busy = sum(answer.status == 429 for answer in answers)
-    ok = all(a.status == 413 for a in over) and rendered > 0 and all(a.status in (200, 413, 429) for a in answers)
-    return Outcome(answers, check=f"{rendered} rendered, {busy} busy (429), {len(over)} over the cap 413 {mark(ok)}")
+    bodies = [escaped_form("x=", "content", size) for size in sizes]
+    return _capped(target, "/user/preferences/preview/", bodies, headers, settings.MEMSITE_PREVIEW_MAX_BYTES)
 
 
 def mcp_flood(target: Target) -> Outcome:

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 
 from benchmarks.harness import MCP_HEADERS
-from benchmarks.httpclients import Answer, fetch
+from benchmarks.httpclients import Answer, announced, fetch
 from benchmarks.liveserver import origin, proxy_headers
 
 
@@ -39,6 +39,11 @@ class Target:
     user: str
     session: dict[str, str] = field(default_factory=dict)
     mcp_port: int = 0  # the MCP server's, for the attacks that start one
+    proxied: bool = False  # nginx: plain HTTP, which it passes on as such
+
+    def origin(self) -> str:
+        """The Origin a browser of this target sends, as Django checks it against CSRF."""
+        return f"http://127.0.0.1:{self.port}" if self.proxied else origin(self.port)
 
     def fetch(
         self,
@@ -59,13 +64,13 @@ class Target:
         csrf = secrets.token_hex(16)  # a CSRF secret of the length and alphabet Django's own has
         cookie = f"{settings.CSRF_COOKIE_NAME}={csrf}"
         form = urlencode({"username": username, "password": self.world.password, "csrfmiddlewaretoken": csrf})
-        headers = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": origin(self.port)}
+        headers = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": self.origin()}
         answer = self.fetch("POST", "/login/", body=form.encode(), headers=headers)
         prefix = f"{settings.SESSION_COOKIE_NAME}="
         session = next((c.split(";")[0] for c in answer.cookies if c.startswith(prefix)), None)
         if answer.status != 302 or session is None:
             raise SystemExit(f"Logging in as {username} answered {answer.label}: {answer.body!r}")
-        return {"Cookie": f"{cookie}; {session}", "X-CSRFToken": csrf, "Origin": origin(self.port)}
+        return {"Cookie": f"{cookie}; {session}", "X-CSRFToken": csrf, "Origin": self.origin()}
 
     def api(
         self,
@@ -80,6 +85,13 @@ class Target:
         if body is not None:
             headers["Content-Type"] = content_type
         return self.fetch(method, url, body=body, headers=headers, timeout=timeout)
+
+    def announce(self, method: str, url: str, body: bytes, headers: dict[str, str]) -> Answer:
+        """`body` announced whole in the head, and only its first 64 KiB sent: the answer of a
+        server that refuses it from its length."""
+        headers = {**proxy_headers(), **headers, "Host": f"127.0.0.1:{self.port}", "Content-Length": str(len(body))}
+        head = f"{method} {url} HTTP/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        return announced(self.port, f"{head}\r\n".encode(), body[: 64 * 1024])
 
     def mcp(self, body: bytes, *, timeout: float = 60.0) -> Answer:
         """A POST of `body` to the MCP server, with the user's token."""

@@ -176,6 +176,25 @@ def held_open(port: int, request: bytes, *, connections: int, hold: float) -> li
             sock.close()
 
 
+def announced(port: int, head: bytes, start: bytes, *, timeout: float = 30.0) -> Answer:
+    """The answer to a request whose head announces a body of which only `start` is sent: a
+    server that refuses from the Content-Length answers at once; one that waits for the rest,
+    a timeout. (Sending the whole of a refused body fails half-way, when the server closes.)"""
+    started = time.perf_counter()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(head + start)
+            response = http.client.HTTPResponse(sock)
+            response.begin()
+            body = response.read(HEAD_BYTES)
+            return Answer(response.status, (time.perf_counter() - started) * 1000, body=body, size=len(body))
+    except TimeoutError:
+        failure = "timeout"
+    except (OSError, http.client.HTTPException):
+        failure = "connection"
+    return Answer(0, (time.perf_counter() - started) * 1000, failure)
+
+
 # --- tallies per operation ----------------------------------------------------------------------
 
 
