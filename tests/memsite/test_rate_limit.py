@@ -4,6 +4,7 @@ import os
 import threading
 import uuid
 from types import SimpleNamespace
+from typing import NoReturn
 
 import pytest
 import redis
@@ -16,7 +17,7 @@ from memsite.throttles import UserRequestThrottle
 from tests.factories import UserFactory, token_for
 
 URL = "/api/agents/0/"  # any API call counts; an unknown agent's 404 costs nothing else
-REDIS_URL = project_settings.REDIS_URL or "redis://127.0.0.1:6379/0"
+REDIS_URL = project_settings.REDIS_URL  # the Redis the run is given, and no other
 NOW = 1_800_000_030.0  # 30 s into a minute
 CLIENTS = 24
 
@@ -41,17 +42,24 @@ def clock(monkeypatch):
     return clock
 
 
+def _missing(reason: str) -> NoReturn:
+    if os.environ.get("MEMSITE_REQUIRE_SERVICES") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 @pytest.fixture
 def redis_cache(settings):
     """The default cache in the real Redis, under a key prefix of the test's own, removed after.
-    Skipped where Redis does not answer, but where CI asks for the real services."""
+    Skipped where the run is given no Redis (REDIS_URL) or it does not answer, but where CI
+    asks for the real services: a Redis the run was not given may be someone else's."""
+    if not REDIS_URL:
+        _missing("No Redis is given: set REDIS_URL")
     server = redis.Redis.from_url(REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
     try:
         server.ping()
     except redis.RedisError as exc:
-        if os.environ.get("MEMSITE_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"Redis at {REDIS_URL} does not answer: {exc}")
-        pytest.skip(f"Redis at {REDIS_URL} does not answer")
+        _missing(f"Redis at {REDIS_URL} does not answer: {exc}")
     prefix = f"memsite-test-{uuid.uuid4().hex}"
     settings.CACHES = {
         "default": {
