@@ -30,8 +30,12 @@ chromium:
 # `make run` is a developer's machine: it asks for DEBUG (off unless asked for), which the demo
 # data needs. PORT is the web server's (honcho numbers the other processes after it).
 PORT ?= 8000
+# The MCP server listens one port above the web server (8001 by default), so that a second
+# checkout run with another PORT does not collide; MEMSITE_MCP_PORT set by hand wins.
+MEMSITE_MCP_PORT ?= $(shell expr $(PORT) + 1)
 run: export DJANGO_DEBUG = true
 run: export PORT := $(PORT)
+run: export MEMSITE_MCP_PORT := $(MEMSITE_MCP_PORT)
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo --url http://127.0.0.1:$(PORT)/

@@ -1,9 +1,12 @@
 """`make run PORT=…` serves the web process at that port, read from the Makefile and Procfile.dev
 as make and honcho read them (nothing is started): make exports PORT to honcho, which gives the
-first process of Procfile.dev that port; the default stays 8000. The upkeep worker and beat log
+first process of Procfile.dev that port; the default stays 8000. The MCP server follows it, one
+port above. The upkeep worker and beat log
 warnings only, so their every-ten-seconds chatter stays out of the terminal."""
 
+import os
 import re
+import subprocess
 
 from honcho.environ import expand_processes, parse_procfile
 
@@ -46,6 +49,30 @@ def test_honcho_gives_the_port_to_the_web_process():
     assert next(iter(parse_procfile((ROOT / "Procfile.dev").read_text()).processes)) == "web"
     assert web_command(8123).endswith("runserver 127.0.0.1:8123")
     assert web_command(int(make_default("PORT"))).endswith("runserver 127.0.0.1:8000")
+
+
+def mcp_port(*arguments: str, **environment: str) -> str:
+    """MEMSITE_MCP_PORT as make computes it for `make run ARGUMENTS` (nothing is run)."""
+    show = "show-mcp-port: ; @echo $(MEMSITE_MCP_PORT)"
+    env = {name: value for name, value in os.environ.items() if name not in ("PORT", "MEMSITE_MCP_PORT")}
+    done = subprocess.run(
+        ["make", "-s", "--no-print-directory", "--eval", show, "show-mcp-port", *arguments],
+        cwd=ROOT,
+        env={**env, **environment},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return done.stdout.strip()
+
+
+def test_the_mcp_server_follows_the_web_servers_port_unless_told_otherwise():
+    assert mcp_port() == "8001"
+    assert mcp_port("PORT=8100") == "8101"
+    assert mcp_port("PORT=8100", MEMSITE_MCP_PORT="9000") == "9000"
+    assert re.search(r"^run: export MEMSITE_MCP_PORT := \$\(MEMSITE_MCP_PORT\)$", MAKEFILE, re.MULTILINE)
+    assert "--port" not in procfile_commands("Procfile.dev")["mcp"]  # it reads MEMSITE_MCP_PORT
 
 
 def test_the_upkeep_worker_and_beat_log_warnings_only():
