@@ -13,12 +13,11 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from memsite.errors import ServiceError
-from memsite.limits import HeldStream
+from memsite.limits import PLAIN_TEXT, HeldStream
 from memsite.middleware import DATABASE_ERRORS, HTMX_FRAGMENT, database_unavailable
 from memsite.throttles import caller_of
 
 HELD = "_memsite_in_flight"  # the request's InFlightSlot, on the Django request
-PLAIN_TEXT = "text/plain; charset=utf-8"
 
 
 class TooManyInFlight(ServiceError):
