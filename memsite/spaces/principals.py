@@ -1,5 +1,7 @@
-"""Who a request acts as: its user, the space it acts in, the role it acts with there. Resolved
-once a request, from its token or its session; the one place a needed role is checked."""
+"""Who acts: a user, or memsite itself, in one space, through a session or a token, with a role
+there. Resolved once a request from its token or its session, rebuilt from its row for work that
+runs later, and passed as `by=` to every service, check and LLM call; the one place a needed
+role is checked."""
 
 from dataclasses import dataclass
 
@@ -16,11 +18,43 @@ CACHED = "memsite_principal"  # the attribute of the request that keeps its prin
 
 @dataclass(frozen=True)
 class Principal:
-    user: object
+    user: object  # None for memsite itself (its own upkeep: descriptions, summaries, demo data)
     space: Space
     role: Role
     write_under: str  # the token's; blank for anywhere (and for sessions)
     token: ApiToken | None  # None for a session
+
+    @property
+    def is_system(self) -> bool:
+        return self.user is None
+
+    @property
+    def user_id(self) -> int | None:
+        return getattr(self.user, "pk", None)
+
+    @property
+    def token_id(self) -> int | None:
+        return self.token.pk if self.token is not None else None
+
+
+def system_principal(space: Space) -> Principal:
+    """memsite itself in `space`: its upkeep writes anywhere and is charged to the space's
+    own system budget, not to a member's."""
+    return Principal(None, space, Role.OWNER, "", None)
+
+
+def principal_rebuilt(*, space: Space, user_id: int | None, token_id: int | None = None) -> Principal | None:
+    """The principal that asked for work that runs later, from the ids its row keeps: the
+    token's, if one asked; else the user's, with their role in the space now; else memsite's
+    own. None when the asker can no longer act there (no longer a member, or no such token)."""
+    if token_id is not None:
+        token = selectors.token_get(token_id=token_id)
+        return token_principal(token) if token is not None and token.space_id == space.pk else None
+    if user_id is None:
+        return system_principal(space)
+    user = selectors.user_by_id(user_id=user_id)
+    role = selectors.membership_role(user=user, space_id=space.pk) if user is not None else None
+    return Principal(user, space, role, "", None) if role is not None else None
 
 
 def token_principal(token: ApiToken) -> Principal | None:

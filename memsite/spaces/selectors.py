@@ -99,6 +99,10 @@ def user_get(*, username: str) -> AbstractBaseUser:
     return user
 
 
+def user_by_id(*, user_id: int) -> AbstractBaseUser | None:
+    return get_user_model().objects.filter(pk=user_id).first()
+
+
 def owner_ids(*, space: Space) -> list[int]:
     """The ids of the owners' memberships."""
     return list(Membership.objects.filter(space=space, role=Role.OWNER).values_list("pk", flat=True))

@@ -7,8 +7,8 @@ from django.test import Client, RequestFactory
 
 from memsite.errors import Forbidden, NotFound
 from memsite.spaces.logic import Role
-from memsite.spaces.models import Membership, Space
-from memsite.spaces.principals import NOT_A_MEMBER, principal_of
+from memsite.spaces.models import ApiToken, Membership, Space
+from memsite.spaces.principals import NOT_A_MEMBER, principal_of, principal_rebuilt, system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set
 from tests.factories import token_for
@@ -91,3 +91,34 @@ def test_a_token_acts_in_its_own_space_and_no_other(user, other_space, internal)
     principal = principal_of(response.wsgi_request)
     assert (principal.space, principal.role, principal.token.role) == (space_default(), Role.READER, Role.READER)
     assert client.get("/api/nodes/roots/", headers={"X-Memsite-Space": "lab"}).status_code == 404
+
+
+def test_memsite_itself_acts_as_the_system_principal_of_a_space(other_space):
+    principal = system_principal(other_space)
+    assert (principal.is_system, principal.user_id, principal.token_id) == (True, None, None)
+    assert (principal.space, principal.role, principal.write_under) == (other_space, Role.OWNER, "")
+
+
+def test_work_that_runs_later_acts_as_the_user_who_asked_with_their_role_now(user, other_space):
+    membership_set(space=other_space, user=user, role=Role.READER)
+    principal = principal_rebuilt(space=other_space, user_id=user.pk)
+    assert (principal.user, principal.role, principal.token, principal.is_system) == (user, Role.READER, None, False)
+
+
+def test_work_that_runs_later_acts_through_the_token_that_asked(user):
+    token_for(user, role=Role.READER, write_under="/a/")
+    token = ApiToken.objects.get(user=user)
+    principal = principal_rebuilt(space=space_default(), user_id=user.pk, token_id=token.pk)
+    assert (principal.token, principal.role, principal.write_under) == (token, Role.READER, "/a/")
+
+
+def test_work_of_someone_who_can_no_longer_act_there_has_no_principal(user, other_space):
+    token_for(user)
+    token = ApiToken.objects.get(user=user)
+    assert principal_rebuilt(space=other_space, user_id=user.pk) is None  # never a member there
+    assert principal_rebuilt(space=other_space, user_id=user.pk, token_id=token.pk) is None  # another space's token
+    assert principal_rebuilt(space=space_default(), user_id=10**9) is None  # no such user
+
+
+def test_work_nobody_asked_for_is_memsites_own(other_space):
+    assert principal_rebuilt(space=other_space, user_id=None) == system_principal(other_space)
