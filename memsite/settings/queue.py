@@ -32,6 +32,8 @@ else:
     # The host names nothing (the folders below are the broker), but without one kombu warns
     # "No hostname was supplied" at every connection.
     CELERY_BROKER_URL = "filesystem://localhost/"
+    # kombu's transport, with messages written whole before a reader can see them (memsite/broker.py).
+    CELERY_BROKER_TRANSPORT = "memsite.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
