@@ -119,6 +119,7 @@ def test_a_save_in_the_panel_brings_its_version_up_to_date_for_a_rename(user_cli
     assert re.search(r'<dd id="node-version" hx-swap-oob="true">2 ', html)
     field = '<input type="hidden" name="version" id="node-update-version" value="2" hx-swap-oob="true">'
     assert field in html
+    assert '<dd id="node-content-size" hx-swap-oob="true">6 bytes</dd>' in html  # "# New\n", not the old size
     rename = {"version": "2", "name": "plan2.md", "description": ""}
     response = user_client.post(url("node_update", document), rename, **HTMX)
     assert response.status_code == 200 and selectors.node_fresh(node=document).name == "plan2.md"

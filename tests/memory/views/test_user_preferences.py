@@ -35,7 +35,7 @@ def test_the_page_opens_user_preferences_and_lists_the_user_documents(user_clien
     for name in ("user_preferences.md", "requested_features.md", "user_requirements.md"):
         assert name in html
     assert f'name="version" id="document-version" value="{preferences.version}"' in html
-    assert 'hx-trigger="keyup changed delay:300ms"' in html
+    assert 'hx-trigger="input changed delay:300ms"' in html  # a paste by mouse too, not only keys
 
 
 def test_a_reader_reads_the_user_documents_without_an_editor(client, preferences):
