@@ -30,6 +30,7 @@ from memory.forms import (
     NodeUpdateForm,
 )
 from memory.index.retrieve import Hit, retrieve
+from memory.logic.find import worth_listing
 from memory.logic.tree import TreeChange, shown_ids
 from memory.models import Node
 from memory.permissions import node_permissions
@@ -332,7 +333,8 @@ def _found(hit: Hit, query: str) -> Found:
 @login_required
 def find(request: HtmxHttpRequest) -> HttpResponse:
     """The memory page's search box: the best passages for the query, by full text and
-    embeddings fused, as `POST /api/retrieve/` ranks them."""
+    embeddings fused, as `POST /api/retrieve/` ranks them, less those far from it in meaning
+    that no word of it found (memory/logic/find.py)."""
     form = FindForm(request.GET)
     if not form.is_valid():
         results, status = FindResults(query=request.GET.get("q", ""), error=form_error(form)), 400
@@ -340,6 +342,7 @@ def find(request: HtmxHttpRequest) -> HttpResponse:
         query = form.cleaned_data["q"]
         space_id, user_id = _space(request).pk, request.user.pk
         hits = retrieve(query=query, space_id=space_id, user_id=user_id, k=FIND_RESULTS) if query else []
+        hits = worth_listing(hits)
         results, status = FindResults(query=query, found=tuple(_found(hit, query) for hit in hits)), 200
     if request.htmx:
         return render_page(request, f"{FIND}#results", {"find": results}, status=status)
