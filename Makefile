@@ -12,6 +12,9 @@ $(PY):
 	python3 -m venv $(VENV)
 
 # The Python client (client/) is a package of its own; the suite (tests/client/) imports it.
+# setuptools warns at each editable install that a folder named as a package may shadow it:
+# here that folder is the package itself.
+$(INSTALLED): export PYTHONWARNINGS = ignore:Editable installation
 $(INSTALLED): pyproject.toml client/pyproject.toml Makefile | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
@@ -40,7 +43,8 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo --url http://127.0.0.1:$(PORT)/
 	$(PY) manage.py seed_demo_agents
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev
+# Ctrl-C is how a developer stops it: honcho's 130 then is no error of make's.
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev || [ $$? -eq 130 ]
 
 # Style, complexity and types; `make test` runs it first, and so does CI.
 lint: install

@@ -2,12 +2,14 @@
 as make and honcho read them (nothing is started): make exports PORT to honcho, which gives the
 first process of Procfile.dev that port; the default stays 8000. The MCP server follows it, one
 port above. The upkeep worker and beat log
-warnings only, so their every-ten-seconds chatter stays out of the terminal."""
+warnings only, so their every-ten-seconds chatter stays out of the terminal, and Ctrl-C, the way
+it is stopped, is no error of make's."""
 
 import os
 import re
 import subprocess
 
+import pytest
 from honcho.environ import expand_processes, parse_procfile
 
 from tests.process_files import ROOT, procfile_commands
@@ -42,7 +44,26 @@ def test_the_default_port_stays_8000():
 def test_make_run_hands_its_port_to_honcho_and_the_demo_urls():
     assert re.search(r"^run: export PORT := \$\(PORT\)$", MAKEFILE, re.MULTILINE)
     assert "seed_demo --url http://127.0.0.1:$(PORT)/" in MAKEFILE
-    assert re.search(r"honcho start -f Procfile\.dev$", MAKEFILE, re.MULTILINE)
+    assert re.search(r"honcho start -f Procfile\.dev ", MAKEFILE)
+
+
+def honcho_line() -> str:
+    """The recipe line of `make run` that starts honcho, as make would run it."""
+    shown = subprocess.run(
+        ["make", "-n", "-o", "install", "run"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    return next(line for line in shown.splitlines() if "honcho start" in line)
+
+
+@pytest.mark.parametrize(("honcho_exit", "make_fails"), [(0, False), (130, False), (1, True), (143, True)])
+def test_ctrl_c_ends_make_run_quietly_and_a_crash_does_not(tmp_path, honcho_exit, make_fails):
+    stub = tmp_path / "honcho"
+    stub.write_text(f"#!/bin/sh\nexit {honcho_exit}\n")
+    stub.chmod(0o755)
+    line = honcho_line().replace(".venv/bin/honcho", str(stub))
+    assert str(stub) in line
+    done = subprocess.run(["sh", "-c", line], cwd=ROOT, capture_output=True, timeout=30)
+    assert (done.returncode != 0) == make_fails
 
 
 def test_honcho_gives_the_port_to_the_web_process():

@@ -197,4 +197,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("MEMSITE_LOG_LEVEL", "INFO")},
+    # Django's own console handler would print each of its records a second time, beside the
+    # root's ("Watching for file changes with StatReloader", twice).
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
 }

@@ -3,6 +3,7 @@ strong secret key, sends its pages over HTTPS with HSTS, Secure cookies and a
 Content-Security-Policy, `check --deploy` finds nothing, and the demo data is refused."""
 
 import json
+import logging
 import re
 import secrets
 import subprocess
@@ -193,3 +194,20 @@ def test_the_api_docs_start_swagger_ui_from_a_script_of_their_own(client):
     script = client.get("/api/docs/?script=")
     assert script.status_code == 200 and script["Content-Type"].startswith("application/javascript")
     assert "SwaggerUIBundle(" in script.content.decode()
+
+
+def handlers_below_the_root(name: str) -> list[logging.Handler]:
+    """The handlers a record of the logger `name` passes through before the root's (whose
+    console handler prints everything; pytest adds its own there)."""
+    logger: logging.Logger | None = logging.getLogger(name)
+    reached: list[logging.Handler] = []
+    while logger is not None and logger is not logging.root:
+        reached += logger.handlers
+        logger = logger.parent if logger.propagate else None
+    return reached
+
+
+def test_djangos_records_are_printed_once_by_the_roots_handler():
+    """Django's console handler beside the root's printed "Watching for file changes" twice."""
+    assert handlers_below_the_root("django.utils.autoreload") == []
+    assert logging.getLogger("django").propagate
