@@ -138,7 +138,7 @@ def _members_page(
     context = {
         "space": principal.space,
         "role": principal.role,
-        "is_owner": principal.role == Role.OWNER,
+        "is_owner": principal.may_manage,
         "page": Paginator(members, MEMBERS_PAGE_SIZE).get_page(request.GET.get("page")),
         "roles": list(Role),
         "error": error,
@@ -192,7 +192,7 @@ def _tokens_page(
     status: int = 200,
 ) -> HttpResponse:
     tokens = selectors.tokens_seen_by(space=principal.space, user=principal.user, role=principal.role)
-    is_owner = principal.role == Role.OWNER
+    is_owner = principal.may_manage
     context = {
         "space": principal.space,
         "is_owner": is_owner,
@@ -257,7 +257,7 @@ def token_revoke(request: AuthenticatedHttpRequest, principal: Principal, token_
     except ServiceError as error:
         return _tokens_page(request, principal, TokenCreateForm(), error=error.message, status=error.status)
     if request.method == "GET":
-        context = {"space": principal.space, "is_owner": principal.role == Role.OWNER, "token": token}
+        context = {"space": principal.space, "is_owner": principal.may_manage, "token": token}
         return render_page(request, TOKEN_REVOKE, context)
     services.token_revoke(token=token)
     messages.success(request, f"Revoked the token '{token.name}'.")

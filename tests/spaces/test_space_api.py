@@ -10,6 +10,7 @@ from memsite.spaces.logic import MANAGE_NEEDS, Role
 from memsite.spaces.models import Membership, Space
 from memsite.spaces.services import membership_set
 from tests.factories import UserFactory, token_for
+from tests.openapi import assert_documented
 from tests.security.test_authorization import fingerprint
 from tests.spaces.test_api import SPACES, key_client, manager_client, refused, session_client
 
@@ -118,6 +119,7 @@ def test_deleting_a_space_without_its_slug_typed_again_is_a_400_that_deletes_not
     )
     assert response.status_code == 400, response.content
     assert response.json()["detail"] == "Type the space's slug, gone, to confirm deleting it."
+    assert_documented(response, "/api/spaces/{slug}/", "delete")
     assert fingerprint() == before and Space.objects.filter(slug="gone").exists()
 
 

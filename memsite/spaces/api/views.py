@@ -123,6 +123,8 @@ class SpaceListApi(APIView):
 
 
 class SpaceDeleteSerializer(StrictInputSerializer):
+    """Deleting a space, confirmed by its slug typed again."""
+
     # Left out, the service says what to send: the slug, typed again.
     confirm = StrictCharField(
         required=False,
@@ -137,6 +139,7 @@ class SpaceDeleteSerializer(StrictInputSerializer):
 
 class SpaceDetailApi(SpaceApi):
     required_roles = {"PATCH": Role.OWNER, "DELETE": Role.OWNER}  # managing it: a token needs `manage`
+    delete_input = SpaceDeleteSerializer  # its body, in the schema (memsite.schema.AutoSchema)
 
     class InputSerializer(StrictInputSerializer):
         name = StrictCharField(required=False, max_length=200)
@@ -192,7 +195,6 @@ class SpaceDetailApi(SpaceApi):
         'searches, members and tokens go. The body names the slug again, `{"confirm": "<slug>"}`: '
         "without it, or another, a 400 that deletes nothing. The default space stays (409).",
         parameters=[SLUG],
-        request=SpaceDeleteSerializer,
         responses={204: OpenApiResponse(description="Deleted."), **errors(400, 403, 404, 409)},
     )
     def delete(self, request: Request, slug: str) -> Response:
