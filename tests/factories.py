@@ -9,6 +9,7 @@ from memory import selectors, services
 from memsite.spaces import services as space_services
 from memsite.spaces.logic import DEFAULT_SPACE, Role
 from memsite.spaces.models import Space
+from memsite.spaces.selectors import membership_role
 
 
 def default_space() -> Space:
@@ -20,9 +21,13 @@ def default_space() -> Space:
 
 def token_for(user, role: str | None = None, write_under: str = "", space: Space | None = None, **options) -> str:
     """The key of a new API token of `user` in `space` (the default space if none): with the
-    user's own role there unless `role` says otherwise."""
+    user's own role there unless `role` says otherwise (not the default of a token made
+    without one, an editor's: the tests of a role name it). An owner's manages the space only
+    with `manage=True`."""
+    space = space or default_space()
+    role = role or membership_role(user=user, space_id=space.pk)
     made = space_services.token_create(
-        user=user, space=space or default_space(), name="test token", role=role, write_under=write_under, **options
+        user=user, space=space, name="test token", role=role, write_under=write_under, **options
     )
     return made.key
 

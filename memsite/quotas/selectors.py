@@ -16,6 +16,7 @@ from django.utils import timezone
 from memsite.quotas.logic import Budget, Spend, day_bounds
 from memsite.spaces.logic import MEMBER_LIMITS, effective_limit
 from memsite.spaces.models import ApiToken, Space
+from memsite.spaces.selectors import token_family_ids, token_makers
 
 _counters: dict[str, Callable[[int, int], int]] = {}
 
@@ -118,11 +119,12 @@ def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
 
 
 def token_spend_today(*, token: ApiToken, now: datetime | None = None) -> Spend:
-    """The token's ledger rows today against its own budget, if it has one."""
+    """The ledger rows today of the token and of every token minted from it, against its own
+    budget, if it has one: the tokens it mints share it."""
     from memsite.llm.models import LLMCall
 
     return _spend(
-        LLMCall.objects.filter(token=token),
+        LLMCall.objects.filter(token_id__in=token_family_ids(token_id=token.pk)),
         calls_limit=token.llm_daily_calls,
         tokens_limit=token.llm_daily_tokens,
         now=now,
@@ -138,10 +140,12 @@ def spends_today(
     *, user_id: int | None, space: Space, token: ApiToken | None = None, now: datetime | None = None
 ) -> list[Spend]:
     """The budgets new LLM work in the space counts against: the member's, for a user's work,
-    the whole space's, and the asking token's when it has one of its own."""
+    the whole space's, and those of the asking token and of the tokens that minted it, each
+    that has one of its own."""
     now = now or timezone.now()
     member = [llm_spend_today(user_id=user_id, space=space, now=now)] if user_id is not None else []
-    own = [token_spend_today(token=token, now=now)] if token is not None and _bounded(token) else []
+    tokens = [token, *token_makers(token=token)] if token is not None else []
+    own = [token_spend_today(token=bounded, now=now) for bounded in tokens if _bounded(bounded)]
     return [*member, space_spend_today(space=space, now=now), *own]
 
 

@@ -111,14 +111,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "user",
         "space",
         "role",
+        "manage",
         "write_under",
         "expires_at",
         "revoked_at",
         "last_used_at",
     )
-    list_filter = ("space", "role")
+    list_filter = ("space", "role", "manage")
     search_fields = ("name", "prefix", "user__username")
-    fields = readonly_fields = (*list_display, "created_at")
+    fields = readonly_fields = (*list_display, "minted_by", "created_at")
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

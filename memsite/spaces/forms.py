@@ -40,7 +40,9 @@ class TokenCreateForm(forms.Form):
     name = forms.CharField(max_length=NAME_CHARS)
     # The member it acts for, by username; blank for oneself. Only an owner may name another.
     user = forms.CharField(required=False, max_length=150, label="Member")
-    role = forms.ChoiceField(choices=[("", "the highest I may give"), *ROLES], required=False)
+    # Blank: an editor's, or the member's role if lower; an owner's token is asked for.
+    role = forms.ChoiceField(choices=[("", "editor (or the member's role, if lower)"), *ROLES], required=False)
+    manage = forms.BooleanField(required=False, label="Manages the space")
     write_under = forms.CharField(required=False, max_length=1000, label="Writes under")
     expires_in_days = forms.IntegerField(
         required=False, min_value=1, max_value=MAX_EXPIRES_IN_DAYS, label="Expires in days"

@@ -1,6 +1,6 @@
 """The rules of roles and tokens, without reads or writes: what a role allows, a token's
-effective role, where it may write, whether it may still be used, how a key is made and kept,
-when a new token expires, and that a space keeps an owner."""
+effective role, who may manage a space, where a token may write, whether it may still be used,
+how a key is made and kept, when a new token expires, and that a space keeps an owner."""
 
 import hashlib
 import secrets
@@ -23,7 +23,7 @@ class Role(StrEnum):
 
     READER = "reader"  # read and retrieve
     EDITOR = "editor"  # write memory, run agents and searches
-    OWNER = "owner"  # members, settings, tokens
+    OWNER = "owner"  # members, settings, tokens: managing the space (a token also needs `manage`)
 
 
 RANKS = {role: rank for rank, role in enumerate(Role)}
@@ -47,6 +47,45 @@ def role_lower(first: str, second: str) -> Role:
 def role_refusal(role: str, needed: str) -> str:
     """Why `role` is refused something `needed` may do."""
     return f"{MAY_ONLY[Role(role)]}; this needs an {Role(needed)}."  # only editors and owners are ever needed
+
+
+# A new token's role unless one is asked for: a swarm node's key writes, but runs nothing of the
+# space's; an owner's is asked for by name.
+TOKEN_DEFAULT_ROLE = Role.EDITOR
+MANAGE_NEEDS = "managing the space needs an owner's session, or a token with the owner role and the manage scope"
+
+
+def token_role_default(highest: str) -> Role:
+    """The role of a token made without one: an editor's, unless `highest`, the most it may
+    have (its member's and its maker's), is lower."""
+    return role_lower(TOKEN_DEFAULT_ROLE, highest)
+
+
+def manage_refusal(*, role: str, through_token: bool, manage: bool, write_under: str) -> str | None:
+    """Why a principal acting with `role` may not manage the space (its members, its tokens, its
+    settings, deleting it), or None if it may. A session: an owner's may. A token: only one
+    with the owner role and the `manage` scope; one limited to a folder never, whatever it has."""
+    if not through_token:
+        return None if role_allows(role, Role.OWNER) else role_refusal(role, Role.OWNER)
+    if write_under:
+        return f"A token that writes only under {write_under} manages nothing; {MANAGE_NEEDS}."
+    if not role_allows(role, Role.OWNER):
+        return f"{MAY_ONLY[Role(role)]}; {MANAGE_NEEDS}."
+    if not manage:
+        return f"This token needs the manage scope for this: {MANAGE_NEEDS}."
+    return None
+
+
+def manage_scope_problem(*, manage: bool, role: str, write_under: str) -> str | None:
+    """What is wrong with asking a new token for the `manage` scope, if anything: it manages
+    only as an owner, and a token limited to a folder manages nothing."""
+    if not manage:
+        return None
+    if write_under:
+        return "A token limited to a folder (write_under) cannot have the manage scope: it manages nothing."
+    if role != Role.OWNER:
+        return f"A token with the manage scope is an owner's: ask for the role owner, not {Role(role)}."
+    return None
 
 
 def role_needed(method: str, declared: str | None) -> Role:
@@ -84,10 +123,10 @@ def write_under_refusal(path: str, write_under: str, *, into: bool = False) -> s
 
 @dataclass(frozen=True)
 class Reach:
-    """Where a token writes (blank: anywhere), until when (None: for good), and how many LLM
-    calls and tokens a day the work it asks for may spend (None: its member's budget alone)."""
+    """Until when a token acts (None: for good), and how many LLM calls and tokens a day the work
+    it asks for may spend (None: its member's budget alone). Where it writes needs no such
+    bound: a token limited to a folder makes no tokens (it manages nothing)."""
 
-    write_under: str
     expires_at: datetime | None
     llm_daily_calls: int | None = None
     llm_daily_tokens: int | None = None
@@ -98,10 +137,9 @@ def _first(asked: int | None, maker: int | None) -> int | None:
 
 
 def reach_of_made_token(asked: Reach, maker: Reach) -> Reach:
-    """A token made by a token reaches no further than its maker: the maker's folder, expiry
-    and budget unless the request names its own."""
+    """A token made by a token reaches no further than its maker: the maker's expiry and budget
+    unless the request names its own."""
     return Reach(
-        asked.write_under or maker.write_under,
         asked.expires_at or maker.expires_at,
         _first(asked.llm_daily_calls, maker.llm_daily_calls),
         _first(asked.llm_daily_tokens, maker.llm_daily_tokens),
@@ -113,9 +151,8 @@ def _above(value: int | None, bound: int | None) -> bool:
 
 
 def wider_than_maker_problem(reach: Reach, maker: Reach) -> str | None:
-    """Why a token made (or changed) by a token would reach further than that token, if it would."""
-    if maker.write_under not in ("", "/") and not reach.write_under.startswith(maker.write_under):
-        return f"A token that writes only under {maker.write_under} makes tokens that write only under it."
+    """Why a token made (or changed) by a token would reach further than that token, if it would:
+    expire later, or have a larger budget, or none where the maker has one."""
     if maker.expires_at is not None and (reach.expires_at is None or reach.expires_at > maker.expires_at):
         return f"A token that expires at {maker.expires_at.isoformat()} makes tokens that expire no later."
     for field, unit in (("llm_daily_calls", "LLM calls"), ("llm_daily_tokens", "tokens")):
@@ -195,6 +232,12 @@ def limit_problem(field: str, value: int | None, site_cap: int | None = None) ->
 def effective_limit(value: int | None, site_value: int) -> int:
     """A member's cap in a space: the owner's, else the site's."""
     return site_value if value is None else value
+
+
+def space_delete_unconfirmed(slug: str, confirm: str | None) -> str | None:
+    """Why deleting the space `slug` is not confirmed by `confirm`, if it is not: the slug is
+    typed again, so that no stray request deletes everything."""
+    return None if confirm == slug else f"Type the space's slug, {slug}, to confirm deleting it."
 
 
 def space_delete_problem(slug: str) -> str | None:

@@ -61,6 +61,14 @@ class ApiToken(models.Model):
     # a swarm node's key cannot spend what its operator's other nodes need.
     llm_daily_calls = models.PositiveIntegerField(null=True, blank=True)
     llm_daily_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    # The `manage` scope: with the owner role, it manages the space (members, tokens, settings,
+    # deleting it), which an owner's token cannot do without it; never with a write_under.
+    manage = models.BooleanField(default=False)
+    # The token that made it through the API (None: made by a session, the CLI or the admin).
+    # Its spend counts against the budgets of its makers, so minting keys resets no budget.
+    minted_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="minted", editable=False
+    )
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

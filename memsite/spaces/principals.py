@@ -9,7 +9,15 @@ from django.http import HttpRequest
 
 from memsite.errors import Forbidden, NotFound
 from memsite.spaces import selectors
-from memsite.spaces.logic import SESSION_SPACE, SPACE_HEADER, Role, role_allows, role_lower, role_refusal
+from memsite.spaces.logic import (
+    SESSION_SPACE,
+    SPACE_HEADER,
+    Role,
+    manage_refusal,
+    role_allows,
+    role_lower,
+    role_refusal,
+)
 from memsite.spaces.models import ApiToken, Space
 
 NOT_A_MEMBER = "You are not a member of any space; an owner can add you."
@@ -35,6 +43,20 @@ class Principal:
     @property
     def token_id(self) -> int | None:
         return self.token.pk if self.token is not None else None
+
+    @property
+    def manage_refusal(self) -> str | None:
+        """Why it may not manage the space (members, tokens, settings, deleting it), if it may not."""
+        return manage_refusal(
+            role=self.role,
+            through_token=self.token is not None,
+            manage=self.token is not None and self.token.manage,
+            write_under=self.write_under,
+        )
+
+    @property
+    def may_manage(self) -> bool:
+        return self.manage_refusal is None
 
 
 def system_principal(space: Space) -> Principal:
@@ -122,7 +144,14 @@ def spaces_of(request: object) -> list[tuple[Space, Role]]:
     ]
 
 
-def role_require(principal: Principal, needed: str) -> None:
-    """Forbidden (403), naming the role needed, unless the principal's role allows it."""
-    if not role_allows(principal.role, needed):
-        raise Forbidden(role_refusal(principal.role, needed))
+def role_require(principal: Principal, needed: str, *, manages: bool = False) -> None:
+    """Forbidden (403), naming what is needed, unless the principal's role allows it. What needs
+    an owner manages the space, as what `manages` (a session's own tokens, which any member
+    manages) does for a token: a token may do it only with the owner role and the manage
+    scope, and never when limited to a folder."""
+    if principal.token is not None and (manages or needed == Role.OWNER):
+        refusal = principal.manage_refusal
+    else:
+        refusal = None if role_allows(principal.role, needed) else role_refusal(principal.role, needed)
+    if refusal is not None:
+        raise Forbidden(refusal)

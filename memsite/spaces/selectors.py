@@ -26,6 +26,27 @@ def token_get(*, token_id: int) -> ApiToken | None:
     return ApiToken.objects.filter(pk=token_id).first()
 
 
+def token_family_ids(*, token_id: int) -> set[int]:
+    """The token and every token minted from it, however far down (one query a generation): the
+    tokens whose spend its budget counts, so that minting keys resets no budget."""
+    family = makers = {token_id}
+    while makers:
+        makers = set(ApiToken.objects.filter(minted_by_id__in=makers).values_list("pk", flat=True)) - family
+        family = family | makers
+    return family
+
+
+def token_makers(*, token: ApiToken) -> list[ApiToken]:
+    """The tokens that minted `token`, its maker first, up to one made another way: whose
+    budgets its spend counts against too."""
+    makers: list[ApiToken] = []
+    maker = token.minted_by
+    while maker is not None:
+        makers.append(maker)
+        maker = maker.minted_by
+    return makers
+
+
 def membership_role(*, user: object, space_id: int | None = None) -> Role | None:
     """`user`'s role in the space (the default space if none is named), None if not a member."""
     user_id = _member_id(user)

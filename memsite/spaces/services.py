@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memsite.errors import Conflict, Forbidden, InvalidInput, ServiceError
+from memsite.errors import Conflict, Forbidden, InvalidInput, ServiceError, Unprocessable
 from memsite.spaces import selectors
 from memsite.spaces.logic import (
     LAST_USED_EVERY,
@@ -24,12 +24,15 @@ from memsite.spaces.logic import (
     last_owner_problem,
     last_use_due,
     limit_problem,
+    manage_scope_problem,
     reach_of_made_token,
     role_allows,
     role_lower,
     space_delete_problem,
+    space_delete_unconfirmed,
     spaces_owned_problem,
     token_refusal,
+    token_role_default,
     wider_than_maker_problem,
     write_under_problem,
 )
@@ -127,28 +130,34 @@ def token_create(
     name: str,
     space: Space | None = None,
     role: str | None = None,
+    manage: bool = False,
     write_under: str = "",
     expires_at: datetime | None = None,
     llm_daily_calls: int | None = None,
     llm_daily_tokens: int | None = None,
     maker_role: str | None = None,
+    minted_by: ApiToken | None = None,
 ) -> NewToken:
     """A token acting for `user` in `space` (the default space if none), with `role`, which may
     be above neither the member's nor `maker_role` (the role of whoever makes it, when a request
-    does): Conflict (409) otherwise. Without `role`, the highest it may have. Its own daily LLM
-    budget, if given, bounds the work it asks for within its member's."""
+    does): Conflict (409) otherwise. Without `role`, an editor's, or the highest it may have if
+    lower: an owner's token is asked for. The `manage` scope only with the owner role and no
+    `write_under` (Unprocessable, 422). Its own daily LLM budget, if given, bounds the work it
+    asks for within its member's; `minted_by`, the token that makes it, shares its budgets."""
     space = space or selectors.space_default()
     member_role = selectors.membership_role(user=user, space_id=space.pk)
     if member_role is None:
         raise Conflict(f"{user} is not a member of the space '{space.slug}'.")
     highest = role_lower(member_role, maker_role) if maker_role is not None else member_role
-    role = _role(role or highest)
+    role = _role(role) if role else token_role_default(highest)
     if not role_allows(member_role, role):
         raise Conflict(f"{user} is {member_role} in '{space.slug}': a token of theirs cannot be {role}.")
     if not role_allows(highest, role):
         raise Conflict(f"You act as {maker_role} in '{space.slug}': a token you make cannot be {role}.")
     if problem := write_under_problem(write_under):
         raise InvalidInput(problem)
+    if problem := manage_scope_problem(manage=manage, role=role, write_under=write_under):
+        raise Unprocessable(problem)
     _token_budget_check({"llm_daily_calls": llm_daily_calls, "llm_daily_tokens": llm_daily_tokens})
     key = key_new()
     token = ApiToken.objects.create(
@@ -156,12 +165,14 @@ def token_create(
         user_id=user.pk,
         name=name,
         role=role,
+        manage=manage,
         digest=key_digest(key),
         prefix=key[:SHOWN_PREFIX_CHARS],
         write_under=write_under,
         expires_at=expires_at,
         llm_daily_calls=llm_daily_calls,
         llm_daily_tokens=llm_daily_tokens,
+        minted_by=minted_by,
     )
     return NewToken(token, key)
 
@@ -172,21 +183,23 @@ def token_make(
     name: str,
     username: str | None = None,
     role: str | None = None,
+    manage: bool = False,
     write_under: str = "",
     expires_at: datetime | None = None,
     llm_daily_calls: int | None = None,
     llm_daily_tokens: int | None = None,
 ) -> NewToken:
-    """A token made through the API by `maker`, in their space: for themselves, or for the
-    member `username` when `maker` is an owner (Forbidden, 403, otherwise; NotFound, 404, for
-    one who is not a member). Never above `maker`'s own role; made by a token, never reaching
-    further than it (its folder, its expiry, its budget)."""
+    """A token made through the API or the dashboard by `maker`, in their space: for themselves,
+    or for the member `username` when `maker` is an owner (Forbidden, 403, otherwise; NotFound,
+    404, for one who is not a member). Never above `maker`'s own role; made by a token, never
+    reaching further than it (its expiry, its budget), and minted by it: what the
+    new one spends counts against the budgets of the token that made it."""
     user = maker.user
     if username is not None and username != getattr(user, "username", None):
         role_require(maker, Role.OWNER)
         user = selectors.membership_get(space=maker.space, username=username).user
     assert isinstance(user, AbstractBaseUser)  # a principal's user is a real one, never the anonymous
-    reach = Reach(write_under, expires_at, llm_daily_calls, llm_daily_tokens)
+    reach = Reach(expires_at, llm_daily_calls, llm_daily_tokens)
     if maker.token is not None:
         reach = reach_of_made_token(reach, _reach_of(maker.token))
         if problem := wider_than_maker_problem(reach, _reach_of(maker.token)):
@@ -196,11 +209,13 @@ def token_make(
         space=maker.space,
         name=name,
         role=role,
-        write_under=reach.write_under,
+        manage=manage,
+        write_under=write_under,
         expires_at=reach.expires_at,
         llm_daily_calls=reach.llm_daily_calls,
         llm_daily_tokens=reach.llm_daily_tokens,
         maker_role=maker.role,
+        minted_by=maker.token,
     )
 
 
@@ -211,7 +226,7 @@ def _token_budget_check(budget: dict[str, int | None]) -> None:
 
 
 def _reach_of(token: ApiToken) -> Reach:
-    return Reach(token.write_under, token.expires_at, token.llm_daily_calls, token.llm_daily_tokens)
+    return Reach(token.expires_at, token.llm_daily_calls, token.llm_daily_tokens)
 
 
 def token_budget_set(*, changer: Principal, token: ApiToken, **changes: int | None) -> ApiToken:
@@ -295,9 +310,12 @@ def space_update(*, space: Space, **changes: Any) -> Space:
 
 
 @transaction.atomic
-def space_delete(*, space: Space) -> None:
-    """Delete a space with everything in it: its memory, agents, searches, members and tokens.
-    The default space stays (409)."""
+def space_delete(*, space: Space, confirm: str | None) -> None:
+    """Delete a space with everything in it: its memory, agents, searches, members and tokens,
+    once its slug is typed again as `confirm` (InvalidInput, 400, otherwise). The default space
+    stays (409)."""
+    if problem := space_delete_unconfirmed(space.slug, confirm):
+        raise InvalidInput(problem)
     if problem := space_delete_problem(space.slug):
         raise Conflict(problem)
     # The space before its memberships, as the changes of a member take them: no deadlock.

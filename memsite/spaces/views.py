@@ -16,7 +16,7 @@ from django.shortcuts import redirect
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memsite.errors import ServiceError
 from memsite.pages import form_error, render_page
@@ -31,7 +31,14 @@ from memsite.spaces.forms import (
     SpaceSwitchForm,
     TokenCreateForm,
 )
-from memsite.spaces.logic import LLM_BUDGETS, MEMBER_LIMITS, SESSION_SPACE, Role, expiry_of, role_needed
+from memsite.spaces.logic import (
+    LLM_BUDGETS,
+    MEMBER_LIMITS,
+    SESSION_SPACE,
+    Role,
+    expiry_of,
+    role_needed,
+)
 from memsite.spaces.middleware import outside_spaces, refusal_response
 from memsite.spaces.principals import Principal, principal_in, role_require
 from memsite.spaces.services import NewToken
@@ -39,6 +46,7 @@ from memsite.spaces.services import NewToken
 SPACES = "spaces/space_list.html"
 MEMBERS = "spaces/members.html"
 TOKENS = "spaces/tokens.html"
+TOKEN_REVOKE = "spaces/token_revoke.html"
 SETTINGS = "spaces/settings.html"
 TOKENS_PAGE_SIZE = 50
 MEMBERS_PAGE_SIZE = 50
@@ -130,7 +138,7 @@ def _members_page(
     context = {
         "space": principal.space,
         "role": principal.role,
-        "is_owner": principal.role == Role.OWNER,
+        "is_owner": principal.may_manage,
         "page": Paginator(members, MEMBERS_PAGE_SIZE).get_page(request.GET.get("page")),
         "roles": list(Role),
         "error": error,
@@ -184,7 +192,7 @@ def _tokens_page(
     status: int = 200,
 ) -> HttpResponse:
     tokens = selectors.tokens_seen_by(space=principal.space, user=principal.user, role=principal.role)
-    is_owner = principal.role == Role.OWNER
+    is_owner = principal.may_manage
     context = {
         "space": principal.space,
         "is_owner": is_owner,
@@ -226,6 +234,7 @@ def token_create(request: AuthenticatedHttpRequest, principal: Principal) -> Htt
             name=options["name"],
             username=options["user"] or None,
             role=options["role"] or None,
+            manage=options["manage"],
             write_under=options["write_under"],
             expires_at=expires_at,
             llm_daily_calls=options["llm_daily_calls"],
@@ -236,15 +245,20 @@ def token_create(request: AuthenticatedHttpRequest, principal: Principal) -> Htt
     return _tokens_page(request, principal, TokenCreateForm(), made=made)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @space_page(Role.READER)  # a member revokes their own; an owner any of the space's
 def token_revoke(request: AuthenticatedHttpRequest, principal: Principal, token_id: int) -> HttpResponse:
+    """Asks first, naming the token and its last use (what may still use it, a swarm node cut
+    off at once), then revokes it on the page's POST."""
     try:
         token = selectors.token_seen_by(
             space=principal.space, user=principal.user, role=principal.role, token_id=token_id
         )
     except ServiceError as error:
         return _tokens_page(request, principal, TokenCreateForm(), error=error.message, status=error.status)
+    if request.method == "GET":
+        context = {"space": principal.space, "is_owner": principal.may_manage, "token": token}
+        return render_page(request, TOKEN_REVOKE, context)
     services.token_revoke(token=token)
     messages.success(request, f"Revoked the token '{token.name}'.")
     return redirect("spaces:token_list", slug=principal.space.slug)
@@ -301,11 +315,8 @@ def space_delete(request: AuthenticatedHttpRequest, principal: Principal) -> Htt
     """Delete the space with everything in it, once its slug is typed to confirm."""
     space = principal.space
     form = SpaceDeleteForm(request.POST)
-    if not form.is_valid() or form.cleaned_data["confirm"] != space.slug:
-        refusal = f"Type the space's slug, {space.slug}, to delete it."
-        return _settings_page(request, principal, delete_error=refusal, status=400)
     try:
-        services.space_delete(space=space)
+        services.space_delete(space=space, confirm=form.cleaned_data["confirm"] if form.is_valid() else None)
     except ServiceError as error:
         return _settings_page(request, principal, delete_error=error.message, status=error.status)
     messages.success(request, f"Deleted the space '{space.name}' and everything in it.")

@@ -12,6 +12,7 @@ from agents.brains.services.brains import brain_writing, goal_create
 from memory import selectors
 from memory.models import Search, SearchQuestion
 from memsite.spaces.logic import Role
+from memsite.spaces.services import token_create
 from tests.browser.conftest import ARTIFACTS
 from tests.factories import (
     AgentFactory,
@@ -65,6 +66,7 @@ def world() -> dict[str, str]:
     goal_create(agent=agent, text="learn where the service runs")
     graph = GraphFactory(task="Find the port the deployment notes name, and the host it runs on")
     call = make_call(served=search, model="gpt-4o-mini-2024-07-18")
+    node_token = token_create(user=UserFactory(), space=space, name="swarm node with a rather long name b").token
     slug = space.slug
     return {
         "home": "/",
@@ -83,6 +85,7 @@ def world() -> dict[str, str]:
         "spaces": "/spaces/",
         "members": f"/spaces/{slug}/members/",
         "tokens": f"/spaces/{slug}/tokens/",
+        "token-revoke": f"/spaces/{slug}/tokens/{node_token.pk}/revoke/",
         "space-settings": f"/spaces/{slug}/settings/",
         "preferences": "/user/preferences/",
     }

@@ -1,8 +1,8 @@
 """Property-based fuzzing of the whole REST API from its own OpenAPI schema (schemathesis).
 
 Every operation the schema at /api/schema/ describes is called in-process through the WSGI
-application with a user's token (an owner's for the spaces API), with valid and invalid inputs
-generated from the schema (the examples, coverage and fuzzing phases). Path ids are those of a
+application with a user's token (for the spaces API, an owner's that manages the space), with
+valid and invalid inputs generated from the schema (the examples, coverage and fuzzing phases). Path ids are those of a
 small world (an agent with a brain and a checkpoint, a reasoning graph, a memory tree, searches
 and a pending question, a space's members and tokens) about half of the time, so that most
 operations get past their 404s. Every response must be below 500, have a documented status
@@ -230,7 +230,7 @@ def token(world, quiet) -> str:
 
 @pytest.fixture
 def owner_token(world, quiet) -> str:
-    return token_for(get_user_model().objects.get(username=world["username"][0]))
+    return token_for(get_user_model().objects.get(username=world["username"][0]), manage=True)
 
 
 def fuzzed(max_examples: int) -> hypothesis_settings:

@@ -1,7 +1,7 @@
 """A token's own daily LLM budget: the work a token asks for (searches, ticks, graph operations,
 chats) is charged to it as well as to its member, and refused once its budget is spent, while
 the member's other tokens work on. Set when the token is made or later, never above the budget
-of the token that sets it."""
+of the token that sets it. The tokens a token mints share its budget: minting keys resets none."""
 
 import pytest
 from django.urls import reverse
@@ -37,9 +37,43 @@ def budgets(settings, offline_llm):
 
 def made(user, **options) -> tuple[ApiToken, APIClient]:
     new = token_create(user=user, space=default_space(), name="node", **options)
+    return new.token, key_client(new.key)
+
+
+def key_client(key: str) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {new.key}")
-    return new.token, client
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+def manager(user, **options) -> tuple[ApiToken, APIClient]:
+    """A token of `user`, an owner, that manages the space: it makes tokens."""
+    return made(user, role="owner", manage=True, **options)
+
+
+def minted(client: APIClient, count: int, **body) -> list[tuple[ApiToken, APIClient]]:
+    """`count` tokens made through the API by the token of `client`."""
+    tokens = []
+    for number in range(count):
+        response = client.post(tokens_url(), {"name": f"minted {number}", **body}, format="json")
+        assert response.status_code == 201, response.content
+        tokens.append((ApiToken.objects.get(pk=response.json()["id"]), key_client(response.json()["key"])))
+    return tokens
+
+
+def calls_until_refused(tokens: list[ApiToken], user) -> int:
+    """LLM calls made through the gateway for the work of `tokens`, in turn, until one is
+    refused for a spent budget."""
+    made_calls = 0
+    while made_calls < 100:
+        token = tokens[made_calls % len(tokens)]
+        try:
+            complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=token.space_id, token_id=token.pk)
+        except LLMError as refused:
+            assert refused.reason is Reason.BUDGET_SPENT
+            return made_calls
+        made_calls += 1
+    return made_calls
 
 
 def tokens_url(token: ApiToken | None = None) -> str:
@@ -139,7 +173,7 @@ def test_usage_shows_the_calling_tokens_spend_against_its_budget(user):
 
 
 def test_a_token_is_made_with_a_budget_and_an_owner_changes_it(staff):
-    _, owner = made(staff)
+    _, owner = manager(staff)
     response = owner.post(tokens_url(), {"name": "node a", "llm_daily_calls": 50}, format="json")
     assert response.status_code == 201, response.content
     assert (response.json()["llm_daily_calls"], response.json()["llm_daily_tokens"]) == (50, None)
@@ -156,8 +190,8 @@ def test_a_token_is_made_with_a_budget_and_an_owner_changes_it(staff):
     assert (token.llm_daily_calls, token.llm_daily_tokens) == (None, 9000)
 
 
-def test_a_token_raises_neither_its_own_budget_nor_makes_a_larger_one(user):
-    token, client = made(user, llm_daily_calls=5)
+def test_a_token_raises_neither_its_own_budget_nor_makes_a_larger_one(staff):
+    token, client = manager(staff, llm_daily_calls=5)
     raised = client.patch(tokens_url(token), {"llm_daily_calls": 6}, format="json")
     assert raised.status_code == 403 and "daily budget of 5 LLM calls" in raised.json()["detail"]
     assert client.patch(tokens_url(token), {"llm_daily_calls": None}, format="json").status_code == 403
@@ -171,8 +205,54 @@ def test_a_token_raises_neither_its_own_budget_nor_makes_a_larger_one(user):
 
 def test_another_members_token_is_not_found_to_a_non_owner(user):
     theirs, _ = made(UserFactory())
-    _, client = made(user)
+    client = APIClient()
+    client.force_login(user)
     missing = client.patch(tokens_url(theirs), {"llm_daily_calls": 1}, format="json")
     assert missing.status_code == 404
     theirs.refresh_from_db()
     assert theirs.llm_daily_calls is None
+
+
+def test_a_budget_of_3_calls_shared_by_3_minted_tokens_gives_3_not_12(staff):
+    maker, client = manager(staff, llm_daily_calls=3)
+    family = [token for token, _ in minted(client, 3)]
+    assert [token.llm_daily_calls for token in family] == [3, 3, 3]  # each its maker's, as a bound
+    assert calls_until_refused(family, staff) == 3
+    assert LLMCall.objects.filter(token__in=family).count() == 3
+    assert calls_until_refused([maker], staff) == 0  # the maker's own work counts the same day
+
+
+def test_the_makers_spend_counts_against_what_it_minted(staff):
+    maker, client = manager(staff, llm_daily_calls=3)
+    [(child, _)] = minted(client, 1)
+    make_call(user_id=staff.pk, token_id=maker.pk)
+    make_call(user_id=staff.pk, token_id=maker.pk)
+    assert calls_until_refused([child], staff) == 1
+
+
+def test_a_token_minted_by_a_minted_token_counts_against_both(staff):
+    """An unbounded root mints a node's key with a budget of 3: the keys that key mints share
+    its 3, though they are a generation further down."""
+    _, root = manager(staff)
+    [(node, node_client)] = minted(root, 1, role="owner", manage=True, llm_daily_calls=3)
+    grandchildren = [token for token, _ in minted(node_client, 3)]
+    assert {token.minted_by_id for token in grandchildren} == {node.pk}
+    assert calls_until_refused(grandchildren, staff) == 3
+    refused = node_client.post(reverse("memory-api:search-start"), QUESTIONS, format="json")
+    assert refused.status_code == 429 and refused.json()["quota"] == "token_daily_llm_budget"
+
+
+def test_a_minted_token_gets_no_larger_budget_nor_none(staff):
+    _, client = manager(staff, llm_daily_calls=3)
+    response = client.post(tokens_url(), {"name": "big", "llm_daily_calls": 4}, format="json")
+    assert response.status_code == 403 and "daily budget of 3 LLM calls" in response.json()["detail"]
+    assert not ApiToken.objects.filter(name="big").exists()
+    unbounded = client.post(tokens_url(), {"name": "none", "llm_daily_calls": None}, format="json")
+    assert unbounded.status_code == 201 and unbounded.json()["llm_daily_calls"] == 3  # its maker's
+
+
+def test_tokens_made_by_a_session_share_nothing(staff):
+    first, _ = made(staff, llm_daily_calls=1)
+    second, _ = made(staff, llm_daily_calls=1)
+    assert first.minted_by is None and second.minted_by is None
+    assert calls_until_refused([first, second], staff) == 2

@@ -21,7 +21,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from agents.brains.services.brains_json import brain_export
 from agents.context.forms import settings_initial
 from agents.context.models import Agent
-from memsite.spaces.logic import Role
+from memsite.spaces.logic import Role, role_needed
 from memsite.spaces.selectors import token_by_key
 from tests.archives import tar_gz
 from tests.security.world import World
@@ -43,9 +43,16 @@ class Call:
     htmx: bool = False  # a partial that only htmx asks for
     role: Role | None = None  # the role its view declares (`required_role`), if not what the method needs
     sessions_only: bool = False  # refused to any token (403), whatever its role: making a space
+    # It manages the space, as what needs an owner does: a token needs the owner role and the
+    # manage scope (a member's session manages their own tokens).
+    manages: bool = False
 
     def allows(self, status: int) -> bool:
         return status in self.status if isinstance(self.status, frozenset) else status == self.status
+
+    def manages_through_token(self, method: str) -> bool:
+        """Whether a token needs the owner role and the manage scope for it."""
+        return self.manages or role_needed(method, self.role) == Role.OWNER
 
 
 @dataclass(frozen=True)
@@ -232,7 +239,8 @@ ROUTES: dict[str, Route] = {
         space,
         get=ok(),
         patch=ok(json=lambda w: {"quota_searches": 1}, role=Role.OWNER),
-        delete=ok(409, role=Role.OWNER),  # the default space stays; tests/spaces deletes others
+        # The default space stays; tests/spaces deletes others.
+        delete=ok(409, json=lambda w: {"confirm": "default"}, role=Role.OWNER),
     ),
     "api/spaces/<slug:slug>/members/": api(space, get=ok()),
     "api/spaces/<slug:slug>/members/<str:username>/": api(
@@ -241,12 +249,12 @@ ROUTES: dict[str, Route] = {
         delete=ok(204, role=Role.OWNER),
     ),
     "api/spaces/<slug:slug>/tokens/": api(
-        space, get=ok(), post=ok(201, json=lambda w: {"name": "swarm node b"}, role=Role.READER)
+        space, get=ok(), post=ok(201, json=lambda w: {"name": "swarm node b"}, role=Role.READER, manages=True)
     ),
     "api/spaces/<slug:slug>/tokens/<int:token_id>/": api(
         lambda w: {"slug": "default", "token_id": token_by_key(key=w.user_token).pk},
-        patch=ok(json=lambda w: {"llm_daily_calls": 5}, role=Role.READER),
-        delete=ok(role=Role.READER),
+        patch=ok(json=lambda w: {"llm_daily_calls": 5}, role=Role.READER, manages=True),
+        delete=ok(role=Role.READER, manages=True),
     ),
     "api/questions/": api(get=ok()),
     "api/questions/<int:question_id>/answer/": api(
@@ -343,6 +351,7 @@ ROUTES: dict[str, Route] = {
     ),
     "spaces/<slug:slug>/tokens/<int:token_id>/revoke/": page(
         lambda w: {"slug": "default", "token_id": token_by_key(key=w.user_token).pk},
+        get=ok(),  # asks first
         post=ok(302, form=lambda w: {}, role=Role.READER),
     ),
     "spaces/<slug:slug>/settings/": page(space, get=ok(role=Role.OWNER)),

@@ -3,14 +3,15 @@ accepts, called by five callers:
 
 - anonymous: nobody. The API answers 401; pages send to the login form; the admin to its own.
 - token: a swarm node's token (a user who is not staff). It works on the API, and nowhere else.
-- staff_token: a staff user's token. It too works on the API only: a token never opens the
-  dashboard's pages or the admin, whoever it belongs to.
+- staff_token: a staff user's token, an owner's with the manage scope. It too works on the API
+  only: a token never opens the dashboard's pages or the admin, whoever it belongs to.
 - user: a logged-in user who is not staff. The API and the pages work; the admin does not.
 - staff: a logged-in staff user. Everything works.
 
 The users are an editor (token, user) and an owner (staff_token, staff) of the space: a call
 that needs an owner (managing members, a space's settings) is a 403 for the editor's, on the
-API and on the pages.
+API and on the pages; and a call that manages the space through a token (making or revoking
+tokens too) is a 403 for any token but one that may manage it.
 
 A refused call changes nothing. Each call runs in a savepoint that is rolled back, so every
 caller finds the same world."""
@@ -49,6 +50,7 @@ SITE = [pattern for pattern in PATTERNS if not is_admin(pattern)]
 ADMIN = [pattern for pattern in PATTERNS if is_admin(pattern)]
 CALLERS = ("anonymous", "token", "staff_token", "user", "staff")
 CALLER_ROLES = {"token": Role.EDITOR, "staff_token": Role.OWNER, "user": Role.EDITOR, "staff": Role.OWNER}
+MANAGING_TOKENS = {"staff_token"}  # the tokens with the owner role and the manage scope
 LOGIN = "/login/"
 ADMIN_LOGIN = "/admin/login/"
 # The only URLs anyone may call, and why.
@@ -97,6 +99,8 @@ def verdict(kind: str, caller: str, method: str, call: Call, response) -> tuple[
             ] == "Token" else f"expected 401, got {status}"
         if call.sessions_only and caller.endswith("token"):
             return False, "" if status == 403 else f"expected 403 for a token, got {status}"
+        if caller.endswith("token") and call.manages_through_token(method) and caller not in MANAGING_TOKENS:
+            return False, "" if status == 403 else f"expected 403 for a token that does not manage, got {status}"
         if not role_allows(CALLER_ROLES[caller], role_needed(method, call.role)):
             return False, "" if status == 403 else f"expected 403 for an {CALLER_ROLES[caller]}, got {status}"
         return True, "" if call.allows(status) else f"expected {call.status}, got {status}: {response.content[:300]!r}"

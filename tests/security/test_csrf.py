@@ -45,8 +45,10 @@ def strict_client(world: World, caller: str) -> Client:
 
 
 def api_callers(method: str, call: Call) -> tuple[str, str]:
-    """A session and a token whose role allows the call: the editor's, else the owner's."""
-    return ("user", "token") if role_allows(Role.EDITOR, role_needed(method, call.role)) else ("staff", "staff_token")
+    """A session and a token whose role allows the call: the editor's, else the owner's (whose
+    token manages the space)."""
+    editors = role_allows(Role.EDITOR, role_needed(method, call.role)) and not call.manages_through_token(method)
+    return ("user", "token") if editors else ("staff", "staff_token")
 
 
 def csrf_token(client: Client) -> str:

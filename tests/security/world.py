@@ -46,8 +46,8 @@ PLAIN = Words()
 class World:
     user: object
     staff: object
-    user_token: str
-    staff_token: str
+    user_token: str  # an editor's
+    staff_token: str  # an owner's, with the manage scope
     internal: dict[str, Node]
     folder: Node  # a folder in the `user` internal folder
     document: Node  # a document in `folder`
@@ -286,7 +286,7 @@ def build_world(words: Words = PLAIN) -> World:
         user=user,
         staff=staff,
         user_token=token_for(user),
-        staff_token=token_for(staff),
+        staff_token=token_for(staff, manage=True),
         internal=internal,
         folder=folder,
         document=document,

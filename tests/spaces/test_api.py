@@ -1,7 +1,8 @@
-"""The spaces API: the caller's spaces, members (owners manage them; the last owner stays one),
-tokens (a key shown once, only its digest kept; a member's own, an owner's every one). A space
-the caller does not act in, or a member or token not theirs to see, is a 404; a refusal
-changes nothing."""
+"""The spaces API: the caller's spaces, members (owners manage them, through a token only with
+the manage scope; the last owner stays one), tokens (a key shown once, only its digest kept; a
+member's own, an owner's every one; through a token, made and revoked only with the manage
+scope). A space the caller does not act in, or a member or token not theirs to see, is a 404; a
+refusal changes nothing."""
 
 from datetime import timedelta
 
@@ -9,7 +10,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memsite.spaces.logic import Role, key_digest
+from memsite.spaces.logic import MANAGE_NEEDS, Role, key_digest
 from memsite.spaces.models import ApiToken, Membership, Space
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
@@ -21,8 +22,8 @@ SPACES = "/api/spaces/"
 MEMBERS = "/api/spaces/default/members/"
 TOKENS = "/api/spaces/default/tokens/"
 TOKEN_FIELDS = {
-    "id", "prefix", "name", "user", "role", "write_under", "expires_at", "llm_daily_calls", "llm_daily_tokens",
-    "revoked_at", "last_used_at", "created_at",
+    "id", "prefix", "name", "user", "role", "manage", "write_under", "minted_by", "expires_at", "llm_daily_calls",
+    "llm_daily_tokens", "revoked_at", "last_used_at", "created_at",
 }  # fmt: skip
 
 
@@ -34,6 +35,11 @@ def key_client(key: str) -> APIClient:
 
 def token_client(user, role: str | None = None) -> APIClient:
     return key_client(token_for(user, role=role))
+
+
+def manager_client(user, **options) -> APIClient:
+    """A client with a token of `user`, an owner, made to manage the space."""
+    return key_client(token_for(user, role=Role.OWNER, manage=True, **options))
 
 
 def session_client(user) -> APIClient:
@@ -98,7 +104,7 @@ def test_a_reader_lists_the_members_in_the_order_they_joined(user, staff):
 def test_an_owner_adds_a_user_and_changes_a_members_role(staff):
     newcomer = UserFactory()
     Membership.objects.filter(user=newcomer).delete()
-    client = token_client(staff)
+    client = manager_client(staff)
     added = client.put(f"{MEMBERS}{newcomer.username}/", {"role": "reader"}, format="json")
     assert added.status_code == 200
     assert added.json()["username"] == newcomer.username and added.json()["role"] == "reader"
@@ -109,14 +115,16 @@ def test_an_owner_adds_a_user_and_changes_a_members_role(staff):
 @pytest.mark.parametrize("role", [Role.READER, Role.EDITOR])
 def test_only_an_owner_manages_members(user, staff, role):
     caller = UserFactory(role=role)
-    client = token_client(caller)
-    refusal = "this needs an owner."
-    assert refused(client, "put", f"{MEMBERS}{user.username}/", 403, {"role": "owner"})["detail"].endswith(refusal)
-    assert refused(client, "delete", f"{MEMBERS}{user.username}/", 403)["detail"].endswith(refusal)
+    for client, ending in (
+        (session_client(caller), "this needs an owner."),
+        (token_client(caller), f"{MANAGE_NEEDS}."),
+    ):
+        assert refused(client, "put", f"{MEMBERS}{user.username}/", 403, {"role": "owner"})["detail"].endswith(ending)
+        assert refused(client, "delete", f"{MEMBERS}{user.username}/", 403)["detail"].endswith(ending)
 
 
 def test_bad_member_input_is_a_400_that_changes_nothing(staff, user):
-    client = token_client(staff)
+    client = manager_client(staff)
     url = f"{MEMBERS}{user.username}/"
     assert "role" in refused(client, "put", url, 400, {"role": "admin"})
     assert "role" in refused(client, "put", url, 400, {})
@@ -124,7 +132,7 @@ def test_bad_member_input_is_a_400_that_changes_nothing(staff, user):
 
 
 def test_an_unknown_user_or_member_is_a_404(staff, user):
-    client = token_client(staff)
+    client = manager_client(staff)
     assert refused(client, "put", f"{MEMBERS}nobody/", 404, {"role": "reader"})["detail"] == "No user 'nobody'."
     Membership.objects.filter(user=user).delete()
     assert refused(client, "delete", f"{MEMBERS}{user.username}/", 404)["detail"] == (
@@ -140,12 +148,12 @@ def test_the_last_owner_is_neither_lowered_nor_removed(staff):
     assert "cannot be removed" in refused(client, "delete", url, 409)["detail"]
     other = UserFactory(role=Role.OWNER)
     assert client.put(url, {"role": "editor"}, format="json").status_code == 200
-    assert refused(token_client(other), "delete", f"{MEMBERS}{other.username}/", 409)["detail"]
+    assert refused(manager_client(other), "delete", f"{MEMBERS}{other.username}/", 409)["detail"]
 
 
 def test_a_removed_members_tokens_are_refused(staff, user):
     key = token_for(user)
-    assert token_client(staff).delete(f"{MEMBERS}{user.username}/").status_code == 204
+    assert manager_client(staff).delete(f"{MEMBERS}{user.username}/").status_code == 204
     assert role_of(user) is None
     assert key_client(key).get(SPACES).status_code == 401
     assert ApiToken.objects.filter(digest=key_digest(key)).exists()  # kept, and refused
@@ -225,28 +233,46 @@ def test_bad_token_input_is_a_400_that_writes_nothing(user, body, field):
     assert field in refused(session_client(user), "post", TOKENS, 400, body)
 
 
-def test_a_token_makes_no_token_above_its_own_role(staff):
-    client = token_client(staff, Role.READER)
-    conflict = refused(client, "post", TOKENS, 409, {"name": "more", "role": "editor"})
-    assert conflict["detail"] == "You act as reader in 'default': a token you make cannot be editor."
-    made = client.post(TOKENS, {"name": "as much"}, format="json")
-    assert made.status_code == 201 and made.json()["role"] == "reader"
+def test_a_token_is_an_editor_unless_an_owner_is_asked_for(staff, user):
+    """A swarm node's key, made without a role, runs nothing of the space's."""
+    for client in (session_client(staff), manager_client(staff)):
+        made = client.post(TOKENS, {"name": "swarm node a"}, format="json").json()
+        assert (made["role"], made["manage"]) == ("editor", False)
+        owner = client.post(TOKENS, {"name": "admin", "role": "owner", "manage": True}, format="json").json()
+        assert (owner["role"], owner["manage"]) == ("owner", True)
+    reader = UserFactory(role=Role.READER)
+    assert session_client(reader).post(TOKENS, {"name": "r"}, format="json").json()["role"] == "reader"
 
 
-def test_a_token_limited_to_a_folder_makes_tokens_limited_to_it(user):
-    client = key_client(token_for(user, write_under="/swarmstar/nodes/a/"))
-    wider = refused(client, "post", TOKENS, 403, {"name": "x", "write_under": "/swarmstar/"})
-    assert wider["detail"] == (
-        "A token that writes only under /swarmstar/nodes/a/ makes tokens that write only under it."
-    )
-    assert client.post(TOKENS, {"name": "same"}, format="json").json()["write_under"] == "/swarmstar/nodes/a/"
-    narrower = client.post(TOKENS, {"name": "in", "write_under": "/swarmstar/nodes/a/b/"}, format="json")
-    assert narrower.status_code == 201 and narrower.json()["write_under"] == "/swarmstar/nodes/a/b/"
+def test_a_token_made_by_a_token_records_its_maker(staff):
+    maker = ApiToken.objects.get(digest=key_digest(key := token_for(staff, role=Role.OWNER, manage=True)))
+    made = key_client(key).post(TOKENS, {"name": "minted"}, format="json").json()
+    assert made["minted_by"] == maker.pk and ApiToken.objects.get(pk=made["id"]).minted_by == maker
+    assert session_client(staff).post(TOKENS, {"name": "mine"}, format="json").json()["minted_by"] is None
 
 
-def test_an_expiring_token_makes_tokens_that_expire_no_later(user):
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"role": "editor", "manage": True}, "ask for the role owner, not editor"),
+        ({"manage": True}, "ask for the role owner, not editor"),
+        ({"role": "owner", "manage": True, "write_under": "/swarmstar/nodes/a/"}, "cannot have the manage scope"),
+    ],
+)
+def test_the_manage_scope_only_with_the_owner_role_and_no_folder_else_a_422(staff, body, message):
+    for client in (session_client(staff), manager_client(staff)):
+        assert message in refused(client, "post", TOKENS, 422, {"name": "x", **body})["detail"]
+
+
+def test_a_reader_cannot_ask_for_the_manage_scope(user):
+    reader = UserFactory(role=Role.READER)
+    conflict = refused(session_client(reader), "post", TOKENS, 409, {"name": "x", "role": "owner", "manage": True})
+    assert "cannot be owner" in conflict["detail"]
+
+
+def test_an_expiring_token_makes_tokens_that_expire_no_later(staff):
     expires_at = timezone.now() + timedelta(days=1)
-    client = key_client(token_for(user, expires_at=expires_at))
+    client = manager_client(staff, expires_at=expires_at)
     later = refused(client, "post", TOKENS, 403, {"name": "x", "expires_in_days": 2})
     assert "makes tokens that expire no later" in later["detail"]
     same = client.post(TOKENS, {"name": "same"}, format="json")
@@ -255,23 +281,25 @@ def test_an_expiring_token_makes_tokens_that_expire_no_later(user):
 
 
 def test_no_token_above_its_members_role(staff, user):
-    conflict = refused(token_client(staff), "post", TOKENS, 409, {"name": "x", "role": "owner", "user": user.username})
+    body = {"name": "x", "role": "owner", "user": user.username}
+    conflict = refused(manager_client(staff), "post", TOKENS, 409, body)
     assert "cannot be owner" in conflict["detail"]
 
 
 def test_an_owner_makes_a_token_for_another_member_and_no_one_else_does(staff, user):
-    made = token_client(staff).post(TOKENS, {"name": "theirs", "user": user.username}, format="json")
+    made = manager_client(staff).post(TOKENS, {"name": "theirs", "user": user.username}, format="json")
     assert made.status_code == 201 and (made.json()["user"], made.json()["role"]) == (user.username, "editor")
     other = UserFactory(role=Role.EDITOR)
-    refusal = refused(token_client(user), "post", TOKENS, 403, {"name": "x", "user": other.username})
+    refusal = refused(session_client(user), "post", TOKENS, 403, {"name": "x", "user": other.username})
     assert refusal["detail"].endswith("this needs an owner.")
-    assert token_client(user).post(TOKENS, {"name": "mine", "user": user.username}, format="json").status_code == 201
+    mine = session_client(user).post(TOKENS, {"name": "mine", "user": user.username}, format="json")
+    assert mine.status_code == 201
 
 
 def test_a_token_for_someone_outside_the_space_is_a_404(staff, lab):
     outsider = UserFactory()
     Membership.objects.filter(user=outsider).delete()
-    refusal = refused(token_client(staff), "post", TOKENS, 404, {"name": "x", "user": outsider.username})
+    refusal = refused(manager_client(staff), "post", TOKENS, 404, {"name": "x", "user": outsider.username})
     assert refusal["detail"] == f"No member '{outsider.username}' in 'default'."
 
 
@@ -299,7 +327,7 @@ def test_another_members_token_is_a_404_but_to_an_owner(staff, user):
     assert refused(session_client(user), "delete", url, 404)["detail"] == f"No token {theirs.pk} in 'default'."
     assert refused(session_client(user), "delete", f"{TOKENS}999999/", 404)["detail"] == "No token 999999 in 'default'."
     mine = token_create(user=user, name="mine").token
-    assert token_client(staff).delete(f"{TOKENS}{mine.pk}/").json()["revoked_at"] is not None
+    assert manager_client(staff).delete(f"{TOKENS}{mine.pk}/").json()["revoked_at"] is not None
 
 
 def test_a_token_of_another_space_is_a_404(staff, lab):

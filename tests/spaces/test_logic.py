@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memsite.spaces.logic import (
+    MANAGE_NEEDS,
     Reach,
     Role,
     expiry_of,
@@ -13,12 +14,16 @@ from memsite.spaces.logic import (
     key_new,
     last_owner_problem,
     last_use_due,
+    manage_refusal,
+    manage_scope_problem,
     reach_of_made_token,
     role_allows,
     role_lower,
     role_needed,
     role_refusal,
+    space_delete_unconfirmed,
     token_refusal,
+    token_role_default,
     wider_than_maker_problem,
     write_under_problem,
     write_under_refusal,
@@ -174,15 +179,66 @@ def test_the_last_owner_is_neither_removed_nor_lowered(role, new_role, owners, r
         assert problem.startswith(f"ada is the last owner of 'default' and {refused};")
 
 
-def test_a_made_token_takes_its_makers_folder_and_expiry_unless_given_its_own():
-    maker = Reach("/a/", NOW + timedelta(days=1))
-    assert reach_of_made_token(Reach("", None), maker) == maker
-    assert reach_of_made_token(Reach("/a/b/", NOW), maker) == Reach("/a/b/", NOW)
+def test_a_made_token_takes_its_makers_expiry_and_budget_unless_given_its_own():
+    maker = Reach(NOW + timedelta(days=1), 3)
+    assert reach_of_made_token(Reach(None), maker) == maker
+    assert reach_of_made_token(Reach(NOW, 2), maker) == Reach(NOW, 2)
 
 
 def test_a_made_token_reaches_no_further_than_its_maker():
-    maker = Reach("/a/", NOW + timedelta(days=1))
-    assert wider_than_maker_problem(Reach("/a/b/", NOW), maker) is None
-    assert "write only under it" in wider_than_maker_problem(Reach("/", NOW), maker)
-    assert "expire no later" in wider_than_maker_problem(Reach("/a/", None), maker)
-    assert wider_than_maker_problem(Reach("", None), Reach("", None)) is None
+    maker = Reach(NOW + timedelta(days=1), 3)
+    assert wider_than_maker_problem(Reach(NOW, 3), maker) is None
+    assert "expire no later" in wider_than_maker_problem(Reach(None, 3), maker)
+    assert "no larger one" in wider_than_maker_problem(Reach(NOW, 4), maker)
+    assert "no larger one" in wider_than_maker_problem(Reach(NOW, None), maker)  # none where the maker has one
+    assert wider_than_maker_problem(Reach(None), Reach(None)) is None
+
+
+@pytest.mark.parametrize(
+    "highest, default", [(Role.OWNER, Role.EDITOR), (Role.EDITOR, Role.EDITOR), (Role.READER, Role.READER)]
+)
+def test_a_token_is_an_editor_unless_its_member_or_maker_is_lower(highest, default):
+    assert token_role_default(highest) == default
+
+
+@pytest.mark.parametrize(
+    "role, through_token, manage, write_under, refused",
+    [
+        (Role.OWNER, False, False, "", None),
+        (Role.EDITOR, False, False, "", "this needs an owner."),
+        (Role.OWNER, True, True, "", None),
+        (Role.OWNER, True, False, "", "This token needs the manage scope for this"),
+        (Role.EDITOR, True, True, "", "Editors can read and write but not manage the space"),
+        (Role.READER, True, False, "", "Readers can only read"),
+        (Role.OWNER, True, True, "/a/", "A token that writes only under /a/ manages nothing"),
+    ],
+)
+def test_only_an_owners_session_or_an_owner_token_with_manage_manages(
+    role, through_token, manage, write_under, refused
+):
+    refusal = manage_refusal(role=role, through_token=through_token, manage=manage, write_under=write_under)
+    if refused is None:
+        assert refusal is None
+    else:
+        assert refused in refusal
+        assert not through_token or refusal.endswith(f"{MANAGE_NEEDS}.")
+
+
+@pytest.mark.parametrize(
+    "role, write_under, problem",
+    [
+        (Role.OWNER, "", None),
+        (Role.EDITOR, "", "ask for the role owner, not editor"),
+        (Role.OWNER, "/a/", "cannot have the manage scope"),
+    ],
+)
+def test_the_manage_scope_is_for_owner_tokens_without_a_folder(role, write_under, problem):
+    found = manage_scope_problem(manage=True, role=role, write_under=write_under)
+    assert (found is None) if problem is None else (problem in found)
+    assert manage_scope_problem(manage=False, role=role, write_under=write_under) is None
+
+
+def test_deleting_a_space_is_confirmed_by_its_slug_typed_again():
+    assert space_delete_unconfirmed("lab", "lab") is None
+    for confirm in (None, "", "la", "LAB"):
+        assert space_delete_unconfirmed("lab", confirm) == "Type the space's slug, lab, to confirm deleting it."

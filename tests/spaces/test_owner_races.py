@@ -1,6 +1,7 @@
-"""Two owners of a space removing or demoting each other at the same moment: one wins, the other
-gets 409 and the space keeps an owner. On PostgreSQL each call locks rows of its own first, so
-the calls must take their locks in one order or they deadlock (a 503)."""
+"""Two owners of a space removing or demoting each other at the same moment, through tokens that
+manage it: one wins, the other gets 409 and the space keeps an owner. On PostgreSQL each call
+locks rows of its own first, so the calls must take their locks in one order or they deadlock
+(a 503)."""
 
 from functools import partial
 
@@ -26,7 +27,7 @@ def two_owners(round_number: int) -> tuple[Space, list[tuple[str, str]]]:
     owners = [UserFactory(), UserFactory()]
     for owner in owners:
         membership_set(space=space, user=owner, role=Role.OWNER)
-    keys = [token_for(owner, space=space) for owner in owners]
+    keys = [token_for(owner, space=space, manage=True) for owner in owners]
     return space, [(keys[0], owners[1].username), (keys[1], owners[0].username)]
 
 

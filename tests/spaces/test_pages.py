@@ -1,12 +1,15 @@
 """The dashboard's pages of spaces, as a person sees them: the current space named on every
 page and switched from the top bar; making a space, also for a user in none; members managed by
-owners only; a token's key shown once; the settings, and deleting a space but the default one."""
+owners only; a token's key shown once, an editor's unless asked otherwise, and revoked once its
+revoker saw what uses it; the settings, and deleting a space but the default one."""
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from memsite.spaces import services, views
 from memsite.spaces.logic import Role
@@ -266,6 +269,30 @@ def test_an_owner_s_own_token_is_the_default(owner, lab):
     assert ApiToken.objects.get(space=lab, name="for a node").user == owner
 
 
+def test_an_owner_s_token_is_an_editor_unless_an_owner_that_manages_is_asked_for(owner, lab):
+    client = logged_in(owner)
+    assert make_token(client, name="node").status_code == 200
+    node = ApiToken.objects.get(space=lab, name="node")
+    assert (node.role, node.manage) == (Role.EDITOR, False)
+    made = make_token(client, name="admin", role="owner", manage="on")
+    assert made.status_code == 200 and "and manages it" in text(made)
+    admin = ApiToken.objects.get(space=lab, name="admin")
+    assert (admin.role, admin.manage) == (Role.OWNER, True)
+
+
+def test_the_manage_scope_with_a_folder_is_refused(owner, lab):
+    response = make_token(logged_in(owner), role="owner", manage="on", write_under="/swarmstar/nodes/b/")
+    assert response.status_code == 422 and "cannot have the manage scope" in text(response)
+    assert not ApiToken.objects.filter(space=lab).exists()
+
+
+def test_only_an_owner_is_offered_the_manage_scope(owner, lab):
+    assert 'name="manage"' in text(logged_in(owner).get(reverse("spaces:token_list", args=["lab"])))
+    editor = UserFactory()
+    membership_set(space=lab, user=editor, role=Role.EDITOR)
+    assert 'name="manage"' not in text(logged_in(editor).get(reverse("spaces:token_list", args=["lab"])))
+
+
 def test_a_token_above_its_member_s_role_is_refused_and_the_choice_kept(owner, lab):
     membership_set(space=lab, user=UserFactory(username="rita"), role=Role.READER)
 
@@ -294,6 +321,41 @@ def test_a_non_owner_has_no_choice_and_makes_tokens_only_for_themselves(owner, l
     assert not ApiToken.objects.filter(space=lab).exists()
     assert make_token(client, user="eddie").status_code == 200  # naming oneself is no choice
     assert ApiToken.objects.get(space=lab).user == editor
+
+
+def test_revoking_asks_first_naming_the_token_and_its_last_use(owner, lab):
+    node = services.token_create(user=owner, space=lab, name="swarm node b").token
+    client = logged_in(owner)
+    url = reverse("spaces:token_revoke", args=["lab", node.pk])
+    listed = text(client.get(reverse("spaces:token_list", args=["lab"])))
+    assert f'href="{url}"' in listed and f'action="{url}"' not in listed  # a link to ask, no form that revokes
+
+    asked = client.get(url)
+    assert asked.status_code == 200
+    assert "Revoke the token 'swarm node b'?" in text(asked)
+    assert re.search(r'id="last-used">never used<', text(asked))
+    assert f'action="{url}"' in text(asked)
+    node.refresh_from_db()
+    assert node.revoked_at is None  # asking changes nothing
+
+    used = timezone.now() - timedelta(hours=3)
+    ApiToken.objects.filter(pk=node.pk).update(last_used_at=used)
+    asked = text(client.get(url))
+    assert f'id="last-used">{timezone.localtime(used):%Y-%m-%d %H:%M} (3' in asked
+    assert "is refused from its next call on" in asked
+
+    assert client.post(url).status_code == 302
+    node.refresh_from_db()
+    assert node.revoked_at is not None
+    assert "was revoked on" in text(client.get(url)) and f'action="{url}"' not in text(client.get(url))
+
+
+def test_another_member_s_token_is_not_shown_for_revoking(owner, lab):
+    node = services.token_create(user=owner, space=lab, name="olga's node").token
+    editor = UserFactory()
+    membership_set(space=lab, user=editor, role=Role.EDITOR)
+    response = logged_in(editor).get(reverse("spaces:token_revoke", args=["lab", node.pk]))
+    assert response.status_code == 404 and "olga" not in text(response)
 
 
 # -- settings ----------------------------------------------------------------------------------

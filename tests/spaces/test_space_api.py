@@ -1,15 +1,18 @@
 """Making, reading, setting and deleting a space through the API: any logged-in user makes one
-and owns it; owners set its caps and budgets (a member's at most the site's) and delete it; the
-default space stays. A refusal changes nothing."""
+and owns it; owners set its caps and budgets (a member's at most the site's) and delete it, its
+slug typed again (through a token, only with the manage scope); the default space stays. A
+refusal changes nothing."""
 
 import pytest
 from django.test import override_settings
 
-from memsite.spaces.logic import Role
+from memsite.spaces.logic import MANAGE_NEEDS, Role
 from memsite.spaces.models import Membership, Space
 from memsite.spaces.services import membership_set
 from tests.factories import UserFactory, token_for
-from tests.spaces.test_api import SPACES, key_client, refused, session_client
+from tests.openapi import assert_documented
+from tests.security.test_authorization import fingerprint
+from tests.spaces.test_api import SPACES, key_client, manager_client, refused, session_client
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +66,7 @@ def test_a_space_shows_its_settings_and_the_limits_that_apply(user, settings):
 
 
 def test_an_owner_sets_caps_and_budgets_and_unsets_them(staff, settings):
-    client = key_client(token_for(staff))
+    client = manager_client(staff)
     url = f"{SPACES}default/"
     changed = client.patch(url, {"name": "Main", "quota_searches": 2, "llm_daily_tokens": 5000}, format="json")
     assert changed.status_code == 200, changed.content
@@ -74,7 +77,7 @@ def test_an_owner_sets_caps_and_budgets_and_unsets_them(staff, settings):
 
 
 def test_a_members_cap_above_the_sites_or_below_zero_is_refused(staff, settings):
-    client = key_client(token_for(staff))
+    client = manager_client(staff)
     url = f"{SPACES}default/"
     above = refused(client, "patch", url, 400, {"quota_ticks": settings.MEMSITE_QUOTA_TICKS + 1})
     assert "MEMSITE_QUOTA_TICKS" in above["detail"]
@@ -85,10 +88,14 @@ def test_a_members_cap_above_the_sites_or_below_zero_is_refused(staff, settings)
 
 @pytest.mark.parametrize("role", [Role.READER, Role.EDITOR])
 def test_only_an_owner_changes_or_deletes_a_space(role):
-    client = key_client(token_for(UserFactory(role=role)))
+    caller = UserFactory(role=role)
     url = f"{SPACES}default/"
-    assert refused(client, "patch", url, 403, {"name": "Mine"})["detail"].endswith("this needs an owner.")
-    assert refused(client, "delete", url, 403)["detail"].endswith("this needs an owner.")
+    for client, ending in (
+        (session_client(caller), "this needs an owner."),
+        (key_client(token_for(caller)), f"{MANAGE_NEEDS}."),
+    ):
+        assert refused(client, "patch", url, 403, {"name": "Mine"})["detail"].endswith(ending)
+        assert refused(client, "delete", url, 403, {"confirm": "default"})["detail"].endswith(ending)
 
 
 def test_an_owner_deletes_their_space_and_its_members_and_tokens_go(user):
@@ -96,14 +103,35 @@ def test_an_owner_deletes_their_space_and_its_members_and_tokens_go(user):
     client.post(SPACES, {"slug": "gone", "name": "Gone"}, format="json")
     space = Space.objects.get(slug="gone")
     membership_set(space=space, user=UserFactory(), role=Role.READER)
-    assert client.delete(f"{SPACES}gone/").status_code == 204
+    assert client.delete(f"{SPACES}gone/", {"confirm": "gone"}, format="json").status_code == 204
     assert not Space.objects.filter(slug="gone").exists()
     assert not Membership.objects.filter(space_id=space.pk).exists()
     assert client.get(f"{SPACES}gone/").status_code == 404
 
 
+@pytest.mark.parametrize("body", [None, {}, {"confirm": "gon"}, {"confirm": "GONE"}, {"confirm": ""}])
+def test_deleting_a_space_without_its_slug_typed_again_is_a_400_that_deletes_nothing(user, body):
+    client = session_client(user)
+    client.post(SPACES, {"slug": "gone", "name": "Gone"}, format="json")
+    before = fingerprint()
+    response = (
+        client.delete(f"{SPACES}gone/", body, format="json") if body is not None else client.delete(f"{SPACES}gone/")
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["detail"] == "Type the space's slug, gone, to confirm deleting it."
+    assert_documented(response, "/api/spaces/{slug}/", "delete")
+    assert fingerprint() == before and Space.objects.filter(slug="gone").exists()
+
+
+def test_a_bad_confirmation_is_a_400_too(user):
+    client = session_client(user)
+    client.post(SPACES, {"slug": "gone", "name": "Gone"}, format="json")
+    assert "confirm" in refused(client, "delete", f"{SPACES}gone/", 400, {"confirm": 3})
+    assert "extra" in refused(client, "delete", f"{SPACES}gone/", 400, {"confirm": "gone", "extra": 1})
+
+
 def test_the_default_space_is_not_deleted(staff):
-    refusal = refused(session_client(staff), "delete", f"{SPACES}default/", 409)
+    refusal = refused(session_client(staff), "delete", f"{SPACES}default/", 409, {"confirm": "default"})
     assert "cannot be deleted" in refusal["detail"]
 
 

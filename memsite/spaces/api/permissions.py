@@ -13,7 +13,9 @@ if TYPE_CHECKING:  # rest_framework.views reads DEFAULT_PERMISSION_CLASSES, whic
 class SpaceRolePermission(BasePermission):
     """After IsAuthenticated: reading needs a reader, anything else an editor, unless the view
     says otherwise with `required_role` (a POST that only reads), or for one method with
-    `required_roles` (method: role). Refusals name the role needed.
+    `required_roles` (method: role). Refusals name the role needed. The methods a view names in
+    `manages` manage the space, as any that needs an owner does: a token may call them only
+    with the owner role and the manage scope.
     A view whose URL names its space (`space_url_kwarg`) acts in that space; a method the view
     does not have is left to DRF's 405, whatever the role."""
 
@@ -23,5 +25,5 @@ class SpaceRolePermission(BasePermission):
         method = request.method or "GET"
         if method.lower() in view.http_method_names and hasattr(view, method.lower()):
             declared = getattr(view, "required_roles", {}).get(method, getattr(view, "required_role", None))
-            role_require(principal, role_needed(method, declared))
+            role_require(principal, role_needed(method, declared), manages=method in getattr(view, "manages", ()))
         return True

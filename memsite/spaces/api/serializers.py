@@ -69,7 +69,17 @@ class TokenSerializer(serializers.Serializer):
     role = serializers.ChoiceField(
         choices=list(Role), help_text="Its own role; it acts with the lower of it and its member's."
     )
+    manage = serializers.BooleanField(
+        help_text="The manage scope: with the owner role, it manages the space (members, tokens, settings, "
+        "deleting it); an owner's token without it cannot."
+    )
     write_under = serializers.CharField(help_text="A tree path its writes are meant to stay under; blank for any.")
+    minted_by = serializers.IntegerField(
+        source="minted_by_id",
+        allow_null=True,
+        help_text="The id of the token that made it, whose budgets its spend counts against too; null: made "
+        "by a session, the CLI or the admin.",
+    )
     expires_at = serializers.DateTimeField(allow_null=True, help_text="Null: it never expires.")
     llm_daily_calls = serializers.IntegerField(
         allow_null=True, help_text="LLM calls the work it asks for may make a day; null: its member's budget alone."

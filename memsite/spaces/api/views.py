@@ -18,7 +18,7 @@ from memsite.errors import Forbidden
 from memsite.pagination import OrderedPagination
 from memsite.request_types import AuthenticatedRequest
 from memsite.schema import page_parameters, refusals
-from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
+from memsite.serializers import StrictBooleanField, StrictCharField, StrictInputSerializer, StrictIntegerField
 from memsite.spaces import selectors, services
 from memsite.spaces.api.serializers import (
     MemberPageSerializer,
@@ -42,12 +42,15 @@ TOKEN_ID = OpenApiParameter("token_id", OpenApiTypes.INT, OpenApiParameter.PATH,
 
 errors = refusals(
     {
-        403: "The role in the space does not allow this: managing members, or another member's tokens, needs an owner.",
+        403: "The role in the space does not allow this: managing the space (members, settings, deleting it, "
+        "another member's tokens) needs an owner; through a token, managing it and its tokens needs the owner "
+        "role and the manage scope, which a token limited to a folder never has.",
         404: "No space of the caller's by that slug (a token's is its own), or no such member, user or token "
         "of the caller's there.",
         409: "The space's last owner cannot be removed or lowered; a token cannot be above its member's role "
         "or the role of whoever makes it; a slug is taken, or the caller made as many spaces as one may; the "
         "default space cannot be deleted.",
+        422: "The manage scope asked for a token that is not an owner's, or that is limited to a folder.",
     }
 )
 
@@ -119,8 +122,24 @@ class SpaceListApi(APIView):
         return Response(SpaceDetailSerializer((space, Role.OWNER)).data, status=status.HTTP_201_CREATED)
 
 
+class SpaceDeleteSerializer(StrictInputSerializer):
+    """Deleting a space, confirmed by its slug typed again."""
+
+    # Left out, the service says what to send: the slug, typed again.
+    confirm = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=50,
+        help_text="The space's slug again, to confirm deleting everything in it.",
+    )
+
+    class Meta:
+        ref_name = "SpaceDelete"
+
+
 class SpaceDetailApi(SpaceApi):
-    required_roles = {"PATCH": Role.OWNER, "DELETE": Role.OWNER}
+    required_roles = {"PATCH": Role.OWNER, "DELETE": Role.OWNER}  # managing it: a token needs `manage`
+    delete_input = SpaceDeleteSerializer  # its body, in the schema (memsite.schema.AutoSchema)
 
     class InputSerializer(StrictInputSerializer):
         name = StrictCharField(required=False, max_length=200)
@@ -155,7 +174,8 @@ class SpaceDetailApi(SpaceApi):
         tags=[TAG],
         operation_id="space_update",
         summary="Rename a space or set its caps and budgets",
-        description="Owners only. A member's cap may be at most the site's; null gives the site's back.",
+        description="Owners only (a token: with the manage scope). A member's cap may be at most the site's; "
+        "null gives the site's back.",
         parameters=[SLUG],
         request=InputSerializer,
         responses={200: SpaceDetailSerializer, **errors(400, 403, 404)},
@@ -171,13 +191,17 @@ class SpaceDetailApi(SpaceApi):
         tags=[TAG],
         operation_id="space_delete",
         summary="Delete a space with everything in it",
-        description="Owners only: its memory, agents, brains, graphs, searches, members and tokens go. The "
-        "default space stays (409).",
+        description="Owners only (a token: with the manage scope): its memory, agents, brains, graphs, "
+        'searches, members and tokens go. The body names the slug again, `{"confirm": "<slug>"}`: '
+        "without it, or another, a 400 that deletes nothing. The default space stays (409).",
         parameters=[SLUG],
-        responses={204: OpenApiResponse(description="Deleted."), **errors(403, 404, 409)},
+        responses={204: OpenApiResponse(description="Deleted."), **errors(400, 403, 404, 409)},
     )
     def delete(self, request: Request, slug: str) -> Response:
-        services.space_delete(space=self.principal().space)
+        space = self.principal().space
+        serializer = SpaceDeleteSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.space_delete(space=space, confirm=serializer.validated_data.get("confirm"))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -198,7 +222,7 @@ class MemberListApi(SpaceApi):
 
 
 class MemberApi(SpaceApi):
-    required_role = Role.OWNER
+    required_role = Role.OWNER  # managing the space: a token needs `manage`
 
     class InputSerializer(StrictInputSerializer):
         role = _choice()
@@ -212,7 +236,7 @@ class MemberApi(SpaceApi):
         tags=[TAG],
         operation_id="member_set",
         summary="Add a user to the space with a role, or change a member's role",
-        description="Owners only. Lowering the last owner is a 409.",
+        description="Owners only (a token: with the manage scope). Lowering the last owner is a 409.",
         parameters=[SLUG, USERNAME],
         request=InputSerializer,
         responses={200: MemberSerializer, **errors(400, 403, 404, 409)},
@@ -230,8 +254,8 @@ class MemberApi(SpaceApi):
         tags=[TAG],
         operation_id="member_remove",
         summary="Remove a member from the space",
-        description="Owners only. Removing the last owner is a 409. The member's tokens stay, and are "
-        "refused while they are not a member.",
+        description="Owners only (a token: with the manage scope). Removing the last owner is a 409. The "
+        "member's tokens stay, and are refused while they are not a member.",
         parameters=[SLUG, USERNAME],
         responses={204: OpenApiResponse(description="Removed."), **errors(403, 404, 409)},
     )
@@ -241,14 +265,23 @@ class MemberApi(SpaceApi):
 
 
 class TokenListApi(SpaceApi):
-    # Any member may list, make and revoke their own tokens; the views ask for an owner where
-    # another member's are concerned.
+    # Any member's session may list, make and revoke their own tokens; the views ask for an owner
+    # where another member's are concerned. A token makes tokens only if it manages the space.
     required_role = Role.READER
+    manages = {"POST"}
 
     class InputSerializer(StrictInputSerializer):
         name = StrictCharField(max_length=200, help_text="What the token is for, as lists show it.")
         role = _choice(
-            required=False, help_text="At most the member's role and the caller's; the highest of those by default."
+            required=False,
+            help_text="At most the member's role and the caller's; editor by default (or the highest of those, "
+            "if lower): an owner's token is asked for.",
+        )
+        manage = StrictBooleanField(
+            required=False,
+            default=False,
+            help_text="The manage scope, for a token that manages the space (members, tokens, settings, "
+            "deleting it): only with the role owner, never with write_under (422).",
         )
         write_under = StrictCharField(
             required=False,
@@ -298,10 +331,12 @@ class TokenListApi(SpaceApi):
         operation_id="token_create",
         summary="Make a token; its key is in the answer, and only there",
         description="For the caller, or (owners only) for another member named by `user`. Its role is at "
-        "most its member's and the caller's: above either, a 409.",
+        "most its member's and the caller's: above either, a 409; editor unless one is asked for. Through a "
+        "token, only one with the owner role and the manage scope makes tokens; the new one is minted by it "
+        "(`minted_by`), reaches no further and shares its budgets.",
         parameters=[SLUG],
         request=InputSerializer,
-        responses={201: NewTokenSerializer, **errors(400, 403, 404, 409)},
+        responses={201: NewTokenSerializer, **errors(400, 403, 404, 409, 422)},
     )
     def post(self, request: Request, slug: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -313,6 +348,7 @@ class TokenListApi(SpaceApi):
 
 class TokenApi(SpaceApi):
     required_role = Role.READER  # a member revokes their own tokens; only an owner sees the others
+    manages = {"PATCH", "DELETE"}  # through a token, only one that manages the space
 
     class InputSerializer(StrictInputSerializer):
         llm_daily_calls = _limit_field(help_text=TOKEN_CALLS_HELP)
@@ -334,8 +370,8 @@ class TokenApi(SpaceApi):
         operation_id="token_budget_set",
         summary="Set a token's own daily LLM budget",
         description="Owners for any token of the space, anyone else for their own; another's is a 404. A "
-        "field left out keeps its value; null removes the token's own bound. Through a token, never above "
-        "that token's own budget (403).",
+        "field left out keeps its value; null removes the token's own bound. Through a token, only one with "
+        "the owner role and the manage scope, and never above that token's own budget (403).",
         parameters=[SLUG, TOKEN_ID],
         request=InputSerializer,
         responses={200: TokenSerializer, **errors(400, 403, 404)},
@@ -352,9 +388,10 @@ class TokenApi(SpaceApi):
         operation_id="token_revoke",
         summary="Revoke a token",
         description="An owner revokes any token of the space, anyone else their own; another's is a 404. "
-        "Revoking a revoked token changes nothing.",
+        "Through a token, only one with the owner role and the manage scope (403). Revoking a revoked token "
+        "changes nothing.",
         parameters=[SLUG, TOKEN_ID],
-        responses={200: TokenSerializer, **errors(404)},
+        responses={200: TokenSerializer, **errors(403, 404)},
     )
     def delete(self, request: Request, slug: str, token_id: int) -> Response:
         return Response(self.OutputSerializer(services.token_revoke(token=self._token(token_id))).data)

@@ -31,12 +31,13 @@ def other() -> Space:
 
 @pytest.fixture
 def outsider(other) -> APIClient:
-    """An owner of the other space (and of no other), with a token of it."""
+    """An owner of the other space (and of no other), with a token of it that manages it."""
     user = UserFactory(role=Role.OWNER)
     Space.objects.get(slug=default_space().slug).memberships.filter(user=user).delete()
     membership_set(space=other, user=user, role=Role.OWNER)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user, space=other, name='other').key}")
+    key = token_create(user=user, space=other, name="other", role=Role.OWNER, manage=True).key
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert client.get(url("node-roots")).status_code == 200  # its first use is recorded now, not below
     return client
 

@@ -15,13 +15,33 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--user", required=True, help="The username the token acts for.")
         parser.add_argument("--name", default="made by token_create", help="What the token is for, as lists show it.")
-        parser.add_argument("--role", choices=list(Role), help="At most the user's own role, which is the default.")
+        parser.add_argument(
+            "--role",
+            choices=list(Role),
+            help="At most the user's own role; editor by default (or the user's role, if lower).",
+        )
+        parser.add_argument(
+            "--manage",
+            action="store_true",
+            help="The manage scope: with --role owner, the token manages the space (members, tokens, settings, "
+            "deleting it). Never with --write-under.",
+        )
         parser.add_argument(
             "--write-under", default="", help="It writes only under this tree path, like /swarmstar/nodes/a/."
         )
         parser.add_argument("--expires-days", type=int, help="Days until it expires; it never does without this.")
 
-    def handle(self, *args, user: str, name: str, role: str | None, write_under: str, expires_days: int | None, **_):
+    def handle(
+        self,
+        *args,
+        user: str,
+        name: str,
+        role: str | None,
+        manage: bool,
+        write_under: str,
+        expires_days: int | None,
+        **_,
+    ):
         member = get_user_model().objects.filter(username=user).first()
         if member is None:
             raise CommandError(f"No user '{user}'.")
@@ -29,11 +49,14 @@ class Command(BaseCommand):
             raise CommandError("--expires-days must be 1 or more.")
         expires_at = timezone.now() + timedelta(days=expires_days) if expires_days is not None else None
         try:
-            made = token_create(user=member, name=name, role=role, write_under=write_under, expires_at=expires_at)
+            made = token_create(
+                user=member, name=name, role=role, manage=manage, write_under=write_under, expires_at=expires_at
+            )
         except ServiceError as error:
             raise CommandError(error.message) from None
         token = made.token
+        scope = ", managing it" if token.manage else ""
         self.stderr.write(
-            f"Token '{token.name}' for {user}, {token.role} in '{token.space.slug}'. Its key, shown once:"
+            f"Token '{token.name}' for {user}, {token.role} in '{token.space.slug}'{scope}. Its key, shown once:"
         )
         self.stdout.write(made.key)
