@@ -143,6 +143,7 @@ from memory import selectors, services
 from memory.models import Node
 from memory.services.searches import BUDGET_CAPS
 from memsite.spaces.logic import Role
+from memsite.spaces.principals import principal_rebuilt, system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
 
@@ -452,19 +453,32 @@ def seed(user_names: Sequence[str]) -> World:
         type="folder",
         name="abuse",
         description="Documents the abuse benchmark renders.",
+        by=system_principal(space),
     )
     markdown = hostile_markdown()
     documents = {
         label: services.node_create(
-            parent=folder, type="document", name=f"hostile-{number}.md", content=text.encode()
+            parent=folder,
+            type="document",
+            name=f"hostile-{number}.md",
+            content=text.encode(),
+            by=system_principal(space),
         ).pk
         for number, (label, text) in enumerate(markdown.items())
     }
     projects = selectors.node_internal_folder(space=space, name="projects")
-    upload = services.node_create(parent=projects, type="project_root_folder", name="abuse-upload")
-    export = services.node_create(parent=projects, type="project_root_folder", name="abuse-export")
+    upload = services.node_create(
+        parent=projects, type="project_root_folder", name="abuse-upload", by=system_principal(space)
+    )
+    export = services.node_create(
+        parent=projects, type="project_root_folder", name="abuse-export", by=system_principal(space)
+    )
     blob = zeros_tar_gz(EXPORT_FILES, settings.MEMSITE_MAX_CONTENT_BYTES)
-    services.project_import(project=export, archive=SimpleUploadedFile("zeros.tar.gz", blob), user=owner)
+    services.project_import(
+        project=export,
+        archive=SimpleUploadedFile("zeros.tar.gz", blob),
+        by=principal_rebuilt(space=space, user_id=owner.pk),
+    )
     return World(
         password=password,
         tokens=tokens,

@@ -160,6 +160,7 @@ from memory import selectors, services
 from memory.models import Node, Search
 from memsite.llm.models import LLMCall
 from memsite.spaces.logic import Role
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
 
@@ -459,11 +460,19 @@ def seed(args: argparse.Namespace) -> World:
     print(f"seed: {built:,} nodes in {seconds:.1f} s", file=sys.stderr)
     swarmstar = selectors.node_internal_folder(space=space, name="swarmstar")
     inbox_root = services.node_create(
-        parent=swarmstar, type="folder", name="load-inboxes", description="Documents written by the load benchmark."
+        parent=swarmstar,
+        type="folder",
+        name="load-inboxes",
+        description="Documents written by the load benchmark.",
+        by=system_principal(space),
     )
     inboxes = [
         services.node_create(
-            parent=inbox_root, type="folder", name=f"inbox-{i}", description=f"Inbox {i} of the load benchmark."
+            parent=inbox_root,
+            type="folder",
+            name=f"inbox-{i}",
+            description=f"Inbox {i} of the load benchmark.",
+            by=system_principal(space),
         ).pk
         for i in range(INBOXES)
     ]
