@@ -1,9 +1,6 @@
-"""What the apps' admins share. Imports nothing of memory's or the agents' apps.
-
-A change or a deletion in the admin is judged in the space of the row it changes, never in the
-space the staff user last chose nor in `default`: the user acts there as their membership there
-allows, and a superuser as an owner of every space (Django's own meaning of a superuser). A row
-of no space is the superusers' alone."""
+"""What the apps' admins share: read-only rows, and changes judged in the space of the row they
+change, never in the space the user last chose nor in `default` (`SpaceChecked`; a superuser
+acts as an owner of every space, docs/spaces.md). Imports nothing of memory's or agents' apps."""
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
