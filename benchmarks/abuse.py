@@ -143,6 +143,7 @@ from memory import selectors, services
 from memory.models import Node
 from memory.services.searches import BUDGET_CAPS
 from memsite.spaces.logic import Role
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
 
@@ -441,8 +442,8 @@ def seed(user_names: Sequence[str]) -> World:
         user = get_user_model().objects.create_user(username=f"abuse-{name}", password=password)
         membership_set(space=space_default(), user=user, role=Role.READER if name in READERS else Role.EDITOR)
         tokens[name] = token_create(user=user, name="abuse benchmark").key
-    owner = get_user_model().objects.get(username=f"abuse-{user_names[0]}")
     space = space_default()
+    memsite = system_principal(space)  # the benchmark's own documents and projects
     agents = [
         context_services.agent_create(space=space, name=f"abuse-agent-{i}", model=MODEL).pk for i in range(WAITERS)
     ]
@@ -452,19 +453,20 @@ def seed(user_names: Sequence[str]) -> World:
         type="folder",
         name="abuse",
         description="Documents the abuse benchmark renders.",
+        by=memsite,
     )
     markdown = hostile_markdown()
     documents = {
         label: services.node_create(
-            parent=folder, type="document", name=f"hostile-{number}.md", content=text.encode()
+            parent=folder, type="document", name=f"hostile-{number}.md", content=text.encode(), by=memsite
         ).pk
         for number, (label, text) in enumerate(markdown.items())
     }
     projects = selectors.node_internal_folder(space=space, name="projects")
-    upload = services.node_create(parent=projects, type="project_root_folder", name="abuse-upload")
-    export = services.node_create(parent=projects, type="project_root_folder", name="abuse-export")
+    upload = services.node_create(parent=projects, type="project_root_folder", name="abuse-upload", by=memsite)
+    export = services.node_create(parent=projects, type="project_root_folder", name="abuse-export", by=memsite)
     blob = zeros_tar_gz(EXPORT_FILES, settings.MEMSITE_MAX_CONTENT_BYTES)
-    services.project_import(project=export, archive=SimpleUploadedFile("zeros.tar.gz", blob), user=owner)
+    services.project_import(project=export, archive=SimpleUploadedFile("zeros.tar.gz", blob), by=memsite)
     return World(
         password=password,
         tokens=tokens,

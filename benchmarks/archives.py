@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import Report, Row, at_least, publish, scratch_database, time_each
+from memsite.spaces.principals import system_principal
 
 CHANGED_SHARE = 0.1  # of the files, changed by a merge and swapped by a replace
 
@@ -96,13 +97,17 @@ def run(args: argparse.Namespace) -> Report:
     count = iter(range(1_000_000))
 
     def new_project():
-        return services.node_create(parent=projects, type="project_root_folder", name=f"p{next(count)}")
+        return services.node_create(
+            parent=projects, type="project_root_folder", name=f"p{next(count)}", by=system_principal(space_default())
+        )
 
     def load(project, archive: str, mode: str = "fail") -> None:
-        services.project_import(project=project, archive=io.BytesIO(archives[archive]), user=None, mode=mode)
+        services.project_import(
+            project=project, archive=io.BytesIO(archives[archive]), mode=mode, by=system_principal(space_default())
+        )
 
     def delete_and_import(_sample) -> None:
-        services.node_delete(node=held[0], user=None)
+        services.node_delete(node=held[0], by=system_principal(space_default()))
         held[0] = new_project()
         load(held[0], "a")
 

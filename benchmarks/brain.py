@@ -183,6 +183,7 @@ from memory import services as memory_services
 from memory.models import Node
 from memory.services.nodes import NodeSpec
 from memsite.llm.models import LLMCall
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 
 TICK_TARGET_MS = 100
@@ -474,7 +475,7 @@ def tree_build(rng: random.Random) -> int:
         )
         for index, topic in enumerate(topics)
     ]
-    return memory_services.node_bulk_create(parent=references, specs=specs)
+    return memory_services.node_bulk_create(parent=references, specs=specs, by=system_principal(space_default()))
 
 
 @dataclass

@@ -17,6 +17,7 @@ from memory.models import Node, PendingDescription
 from memory.services.descriptions import TASK_NODES, descriptions_write_pending
 from memsite.llm.services import llm_call_record
 from memsite.spaces.models import Space
+from memsite.spaces.principals import principal_rebuilt
 from memsite.spaces.services import space_create
 
 BACKLOGS = (100, 800)  # the spent space's waiting documents; 800 took the review's 39 minutes
@@ -54,7 +55,11 @@ def _documents(space: Space, user, count: int, stem: str) -> list[Node]:
     folder = selectors.node_internal_folder(space=space, name="swarmstar")
     return [
         services.node_create(
-            parent=folder, type="document", name=f"{stem}-{n}.md", content=f"{stem} notes, day {n}.".encode(), user=user
+            parent=folder,
+            type="document",
+            name=f"{stem}-{n}.md",
+            content=f"{stem} notes, day {n}.".encode(),
+            by=principal_rebuilt(space=space, user_id=user.pk),
         )
         for n in range(count)
     ]

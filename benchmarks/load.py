@@ -160,6 +160,8 @@ from memory import selectors, services
 from memory.models import Node, Search
 from memsite.llm.models import LLMCall
 from memsite.spaces.logic import Role
+from memsite.spaces.models import Space
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
 
@@ -452,21 +454,30 @@ def _redis_cleanup(redis) -> None:
 # --- the world the load runs against --------------------------------------------------------------
 
 
+def _inboxes(space: Space) -> list[str]:
+    """The folders the writers write documents to, in `swarmstar`: the benchmark's own."""
+    memsite = system_principal(space)
+    root = services.node_create(
+        parent=selectors.node_internal_folder(space=space, name="swarmstar"),
+        type="folder",
+        name="load-inboxes",
+        description="Documents written by the load benchmark.",
+        by=memsite,
+    )
+    return [
+        services.node_create(
+            parent=root, type="folder", name=f"inbox-{i}", description=f"Inbox {i} of the load benchmark.", by=memsite
+        ).pk
+        for i in range(INBOXES)
+    ]
+
+
 def seed(args: argparse.Namespace) -> World:
     rng = random.Random(args.seed)
     space = space_default()
     built, seconds = build_chunks(treeshape.plan(args.nodes, discarded=0), space=space)
     print(f"seed: {built:,} nodes in {seconds:.1f} s", file=sys.stderr)
-    swarmstar = selectors.node_internal_folder(space=space, name="swarmstar")
-    inbox_root = services.node_create(
-        parent=swarmstar, type="folder", name="load-inboxes", description="Documents written by the load benchmark."
-    )
-    inboxes = [
-        services.node_create(
-            parent=inbox_root, type="folder", name=f"inbox-{i}", description=f"Inbox {i} of the load benchmark."
-        ).pk
-        for i in range(INBOXES)
-    ]
+    inboxes = _inboxes(space)
     references = selectors.node_resolve(space=space, path="/references")
     under = Node.objects.filter(path__startswith=references.path)
     folders = list(under.filter(is_folder=True, depth__gte=3).values_list("pk", flat=True))

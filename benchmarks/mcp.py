@@ -51,6 +51,7 @@ from benchmarks.harness import (
 )
 from benchmarks.httpclients import Answer, Connection
 from benchmarks.prose import prose
+from memsite.spaces.principals import principal_rebuilt
 
 RATIO_TARGET = 1.5  # MCP / API and client / API at p50, at most
 ADDED_TARGET_MS = 5.0  # MCP - API and client - API at p50, at most
@@ -108,13 +109,22 @@ def seed(documents: int) -> tuple[str, list[str], list[list[str]]]:
     user = get_user_model().objects.create_user("bench", "bench@example.com", None)
     membership_set(space=space, user=user, role=Role.EDITOR)
     references = selectors.node_internal_folder(space=space, name="references")
-    folder = services.node_create(parent=references, type="folder", name=FOLDER.rsplit("/", 1)[1], user=user)
+    folder = services.node_create(
+        parent=references,
+        type="folder",
+        name=FOLDER.rsplit("/", 1)[1],
+        by=principal_rebuilt(space=space, user_id=user.pk),
+    )
     rng = random.Random(7)
     ids, queries = [], []
     for number in range(documents):
         text = prose(rng, 80)
         node = services.node_create(
-            parent=folder, type="document", name=f"note-{number:05}.md", content=text.encode(), user=user
+            parent=folder,
+            type="document",
+            name=f"note-{number:05}.md",
+            content=text.encode(),
+            by=principal_rebuilt(space=space, user_id=user.pk),
         )
         ids.append(node.pk)
         words = text.split()

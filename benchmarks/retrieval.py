@@ -131,6 +131,7 @@ from memory.models import Node, Passage
 from memory.services import NodeSpec
 from memsite.llm.tokens import offline_counter
 from memsite.spaces.logic import Role
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
 
@@ -245,7 +246,9 @@ def build(corpus: Corpus) -> Built:
     nodes, seconds, space = 0, 0.0, space_default()
     for parent, specs in plan:
         started = time.perf_counter()
-        nodes += services.node_bulk_create(parent=selectors.node_resolve(space=space, path=parent), specs=specs)
+        nodes += services.node_bulk_create(
+            parent=selectors.node_resolve(space=space, path=parent), specs=specs, by=system_principal(space_default())
+        )
         seconds += time.perf_counter() - started
     tree_nodes, tree_seconds = build_chunks(corpus.tree_chunks, space=space)
     documents = Node.objects.filter(is_folder=False)
@@ -549,13 +552,15 @@ def bulk_fill(target: int, *, seed: int, width: int) -> Fill:
     documents = -(-missing // BULK_PER_NODE)
     space = space_default()
     root = selectors.node_resolve(space=space, path="/references")
-    services.node_bulk_create(parent=root, specs=[NodeSpec(name=BULK_ROOT, type="folder")])
+    services.node_bulk_create(
+        parent=root, specs=[NodeSpec(name=BULK_ROOT, type="folder")], by=system_principal(space_default())
+    )
     bulk = selectors.node_resolve(space=space, path=f"/references/{BULK_ROOT}")
     for first in range(0, documents, BULK_FOLDER_SIZE):
         names = range(first, min(first + BULK_FOLDER_SIZE, documents))
         children = [NodeSpec(name=f"doc-{i:07d}.md", type="document", content=_bulk_text(rng).encode()) for i in names]
         part = NodeSpec(name=f"part-{first // BULK_FOLDER_SIZE:04d}", type="folder", children=children)
-        services.node_bulk_create(parent=bulk, specs=[part])
+        services.node_bulk_create(parent=bulk, specs=[part], by=system_principal(space_default()))
     _bulk_passages(target - Passage.objects.count(), bulk, rng)
     if width:
         _bulk_vectors(rng, width)

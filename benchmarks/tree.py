@@ -82,6 +82,7 @@ from memory import selectors, services
 from memory.models import Node
 from memsite.spaces.logic import Role
 from memsite.spaces.models import Space
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
 
@@ -325,6 +326,7 @@ def write_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
             name=name,
             description="A note written during the benchmark.",
             content=b"# New note\n\nWritten by benchmarks/tree.py.\n",
+            by=system_principal(space_default()),
         )
 
     return [
@@ -337,14 +339,14 @@ def write_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
         Operation(
             f"move a {selectors.node_subtree(node=f.movable).count():,}-node branch",
             f.move_targets,
-            lambda target: services.node_move(node=f.movable, new_parent=target, user=None),
+            lambda target: services.node_move(node=f.movable, new_parent=target, by=system_principal(space_default())),
             lambda target: adjacency.move(f.movable.pk, target.pk),
             target_ms=MOVE_TARGET_MS,
         ),
         Operation(
             f"delete a {selectors.node_subtree(node=f.discarded[0]).count()}-node branch",
             f.discarded,
-            lambda node: services.node_delete(node=node, user=None),
+            lambda node: services.node_delete(node=node, by=system_principal(space_default())),
             lambda node: adjacency.delete(node.pk),
         ),
     ]

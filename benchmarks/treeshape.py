@@ -21,6 +21,7 @@ from memory import selectors, services
 from memory.models import Node
 from memory.services import NodeSpec
 from memsite.spaces.models import Space
+from memsite.spaces.principals import system_principal
 
 WORDS = (
     "agents",
@@ -224,7 +225,7 @@ def build_chunks(chunks: Iterable[Chunk], *, space: Space) -> tuple[int, float]:
         if chunk.parent_path not in parents:
             parents[chunk.parent_path] = selectors.node_resolve(space=space, path=chunk.parent_path)
         started = time.perf_counter()
-        services.node_bulk_create(parent=parents[chunk.parent_path], specs=chunk.specs)
+        services.node_bulk_create(parent=parents[chunk.parent_path], specs=chunk.specs, by=system_principal(space))
         seconds += time.perf_counter() - started
         built += chunk.size
         if built >= next_report:

@@ -1,6 +1,7 @@
-"""The memory tree in Django's admin. Every change goes through `memory.services`, so the admin
-keeps the same rules as the API and the dashboard: internal folders keep their name and type,
-only staff describe them, and nobody deletes them."""
+"""The memory tree in Django's admin. Every change goes through `memory.services`, as the
+request's user in the node's own space (`memsite.admin.SpaceChecked`), so the admin keeps the
+same rules as the API and the dashboard: editors change nodes, internal folders keep their name
+and type, only the space's owners describe them, and nobody deletes them."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -11,7 +12,10 @@ from memory import selectors, services
 from memory.forms import creatable_type_choices
 from memory.models import Node, Search, SearchStep, ToolCall
 from memory.permissions import node_permissions
+from memsite.admin import SpaceChecked, admin_principal
 from memsite.errors import ServiceError
+from memsite.spaces.logic import Role, role_allows
+from memsite.spaces.principals import Principal
 
 # Written by the tree itself or by the services; never typed in by hand.
 ALWAYS_READ_ONLY = (
@@ -52,7 +56,7 @@ class NodeAdminForm(forms.ModelForm):
 
 
 @admin.register(Node)
-class NodeAdmin(admin.ModelAdmin):
+class NodeAdmin(SpaceChecked, admin.ModelAdmin):
     form = NodeAdminForm
     list_display = ("readable_path", "name", "type", "numchild", "path", "updated_at")
     list_display_links = ("readable_path", "name")
@@ -82,18 +86,19 @@ class NodeAdmin(admin.ModelAdmin):
         # A node needs a parent and, for documents, content: the dashboard and the API make them.
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: Node | None = None) -> bool:
-        if obj is not None and not node_permissions(obj, request.user).delete:
-            return False
-        return super().has_delete_permission(request, obj)
+    def allows(self, by: Principal, obj: Node, action: str) -> bool:
+        # An editor's, as an API write, and of an internal folder only what node_permissions allows.
+        allowed = node_permissions(obj, by=by)
+        return role_allows(by.role, Role.EDITOR) and (allowed.edit if action == "change" else allowed.delete)
 
     def get_fields(self, request: HttpRequest, obj: Node | None = None):
         return (*EDITABLE, "expected_version", *ALWAYS_READ_ONLY)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Node | None = None):
-        if obj is None:
+        by = admin_principal(request, obj.space) if obj is not None else None
+        if obj is None or by is None:  # a space the user is not in: all of the form is read-only
             return ALWAYS_READ_ONLY
-        allowed = node_permissions(obj, request.user)
+        allowed = node_permissions(obj, by=by)
         locked = [] if allowed.rename else ["name", "type"]
         if not allowed.set_context:
             locked.append("context")
@@ -104,7 +109,10 @@ class NodeAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Node, form: forms.ModelForm, change: bool) -> None:
         changes = {field: form.cleaned_data[field] for field in form.changed_data if field in EDITABLE}
         saved = services.node_update(
-            node=obj, user=request.user, expected_version=form.cleaned_data.get("expected_version"), **changes
+            node=obj,
+            expected_version=form.cleaned_data.get("expected_version"),
+            by=self.acting_require(request, obj, "change"),
+            **changes,
         )
         obj.__dict__.update({field: getattr(saved, field) for field in (*EDITABLE, "version", "updated_at")})
 
@@ -112,19 +120,13 @@ class NodeAdmin(admin.ModelAdmin):
         pass  # Node has no many-to-many fields or inlines; save_model wrote everything.
 
     def delete_model(self, request: HttpRequest, obj: Node) -> None:
-        services.node_delete(node=obj, user=request.user)
+        services.node_delete(node=obj, by=self.acting_require(request, obj, "delete"))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Node]) -> None:
         for node in queryset.order_by("path"):
             # A node inside a branch deleted just before is already gone.
             if Node.objects.filter(pk=node.pk).exists():
-                services.node_delete(node=node, user=request.user)
-
-    def get_deleted_objects(self, objs, request: HttpRequest):
-        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
-        if not all(node_permissions(node, request.user).delete for node in objs):
-            perms_needed = {*perms_needed, "internal folders"}
-        return deleted, model_count, perms_needed, protected
+                services.node_delete(node=node, by=self.acting_require(request, node, "delete"))
 
     # A refused write is shown as the service's message, and nothing is saved.
 
@@ -166,9 +168,9 @@ class SearchStepInline(admin.TabularInline):
 
 
 @admin.register(Search)
-class SearchAdmin(admin.ModelAdmin):
+class SearchAdmin(SpaceChecked, admin.ModelAdmin):
     """Read-only: searches are written step by step by their worker; cancel them from the
-    dashboard or the API."""
+    dashboard or the API. An editor of its space may delete one."""
 
     list_display = [
         "id",
@@ -193,9 +195,15 @@ class SearchAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(admin.ModelAdmin):
+class ToolCallAdmin(SpaceChecked, admin.ModelAdmin):
+    """Read-only; deleted by an editor of its search's space (one whose search is gone, by a
+    superuser)."""
+
     list_display = ["created_at", "tool", "key", "node", "search"]
     list_filter = ["tool"]
+
+    def space_of(self, obj: ToolCall):
+        return obj.search.space if obj.search is not None else None
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -1,14 +1,14 @@
-"""What a user may do to a node, the one answer both the services' refusals and the dashboard's
-buttons come from; and where a token may write, which the services refuse outside."""
+"""What a principal may do to a node, the one answer the services' refusals, the dashboard's
+buttons and the admin's come from; and where a principal may write (its own space, and its
+token's folder), which the services refuse outside."""
 
 from dataclasses import dataclass
 
 from memory import selectors
 from memory.models import Node
-from memsite.errors import Forbidden
+from memsite.errors import Forbidden, NotFound
 from memsite.spaces.logic import Role, role_allows, write_under_refusal
 from memsite.spaces.principals import Principal
-from memsite.spaces.selectors import membership_role
 
 # Why each action is refused. Only internal folders refuse anything: they are the tree's fixed
 # frame (seed 000), which the space's owners may describe and nobody may otherwise change.
@@ -33,27 +33,27 @@ class NodePermissions:
     write_content: bool
 
     def require(self, action: str) -> None:
-        """Forbidden (403), saying why, unless the user may take `action`."""
+        """Forbidden (403), saying why, unless the principal may take `action`."""
         if not getattr(self, action):
             raise Forbidden(REFUSALS[action].format(name=self.node.name))
 
 
-def node_permissions(node: Node, user: object, *, actor: Principal | None = None) -> NodePermissions:
-    """`user` may be None (the system's own writes) or anonymous. Its role is the `actor`'s,
-    for a request (a token acts with its own role); else the user's in the default space,
-    which holds every node for now."""
+def node_permissions(node: Node, *, by: Principal) -> NodePermissions:
+    """What `by` may do to the node, with its role in its space (a token acts with its own):
+    anything to a node of the tree; to an internal folder, only an owner's description."""
     if not node.is_internal:
         return NodePermissions(node, **dict.fromkeys(REFUSALS, True))
-    role = actor.role if actor is not None else membership_role(user=user)
-    owner = role_allows(role, Role.OWNER)
+    owner = role_allows(by.role, Role.OWNER)
     return NodePermissions(node, **{**dict.fromkeys(REFUSALS, False), "edit": owner})
 
 
-def write_under_require(actor: Principal | None, node: Node, *, into: bool = False) -> None:
-    """Forbidden (403) unless the actor may write `node`, or with `into`, put nodes into it: a
-    token limited by its write_under writes only under that folder. The system (no actor) and
-    sessions write anywhere."""
-    if actor is None or not actor.write_under:
+def write_under_require(node: Node, *, by: Principal, into: bool = False) -> None:
+    """Unless `by` may write `node`, or with `into`, put nodes into it: NotFound (404) for a node
+    of another space, as for one that does not exist; Forbidden (403) outside its token's
+    folder (`write_under`). Sessions and memsite itself write anywhere in their space."""
+    if node.space_id != by.space.pk:
+        raise NotFound(f"No memory node with id '{node.pk}'.")
+    if not by.write_under:
         return  # anywhere: no path to read
-    if refusal := write_under_refusal(selectors.node_path(node=node), actor.write_under, into=into):
+    if refusal := write_under_refusal(selectors.node_path(node=node), by.write_under, into=into):
         raise Forbidden(refusal)

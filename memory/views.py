@@ -215,7 +215,7 @@ def _write_permissions(request: HtmxHttpRequest, node: Node, memory_type: Memory
     an internal folder only what `node_permissions` allows."""
     principal = principal_of(request)
     writer = role_allows(principal.role, Role.EDITOR)
-    allowed = node_permissions(node, request.user, actor=principal)
+    allowed = node_permissions(node, by=principal)
     text = memory_type is not None and memory_type.content is ContentKind.TEXT
     return {
         "can_rename": writer and allowed.rename,
@@ -379,8 +379,7 @@ def node_create(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
             name=form.cleaned_data["name"],
             description=form.cleaned_data["description"],
             content=content,
-            user=request.user,
-            actor=principal_of(request),
+            by=principal_of(request),
         )
     except ServiceError as error:
         return _detail_response(request, parent, error=error.message, status=error.status)
@@ -399,8 +398,7 @@ def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     try:
         updated = services.node_update(
             node=node,
-            user=request.user,
-            actor=principal_of(request),
+            by=principal_of(request),
             expected_version=form.cleaned_data["version"],
             name=form.cleaned_data["name"] if "name" in request.POST else None,
             description=form.cleaned_data["description"] if "description" in request.POST else None,
@@ -416,7 +414,7 @@ def node_update(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 def node_delete(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     node = _node_or_404(request, node_id)
     try:
-        deleted = services.node_delete(node=node, user=request.user, actor=principal_of(request))
+        deleted = services.node_delete(node=node, by=principal_of(request))
     except ServiceError as error:
         return _detail_response(request, node, error=error.message, status=error.status)
     parent = _parent(node)
@@ -450,7 +448,7 @@ def _project_import(request: HtmxHttpRequest, project: Node) -> HttpResponse:
     data = form.cleaned_data
     try:
         result = services.project_import(
-            project=project, archive=data["archive"], user=request.user, mode=data["mode"], actor=principal_of(request)
+            project=project, archive=data["archive"], mode=data["mode"], by=principal_of(request)
         )
     except ServiceError as error:
         return _detail_response(request, project, error=error.message, status=error.status)
@@ -593,9 +591,8 @@ def document_save(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
             node = services.node_content_set(
                 node=node,
                 data=form.cleaned_data["content"].encode(),
-                user=request.user,
                 expected_version=form.cleaned_data["version"],
-                actor=principal_of(request),
+                by=principal_of(request),
             )
             message = "Saved."
         except ServiceError as error_:

@@ -125,7 +125,7 @@ def node_move(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     old_parent = _parent(node)
     try:
         new_parent = selectors.node_get(space=_space(request), node_id=form.cleaned_data["new_parent"])
-        moved = services.node_move(node=node, new_parent=new_parent, user=request.user, actor=principal_of(request))
+        moved = services.node_move(node=node, new_parent=new_parent, by=principal_of(request))
     except ServiceError as error:
         return refused(error.message, error.status)
     if old_parent is None or old_parent.pk == new_parent.pk:

@@ -2,6 +2,7 @@
 
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 
 from agents.context import services as context_services
 from agents.graphs import services as graph_services
@@ -9,6 +10,7 @@ from memory import selectors, services
 from memsite.spaces import services as space_services
 from memsite.spaces.logic import DEFAULT_SPACE, Role
 from memsite.spaces.models import Space
+from memsite.spaces.principals import Principal, principal_rebuilt, system_principal
 from memsite.spaces.selectors import membership_role
 
 
@@ -17,6 +19,19 @@ def default_space() -> Space:
     it ends, so it is made again here for the next one (memory makes its internal folders)."""
     space, _ = Space.objects.get_or_create(slug=DEFAULT_SPACE, defaults={"name": "Default"})
     return space
+
+
+def system(space: Space | None = None) -> Principal:
+    """memsite itself in `space` (the default space if none): who a test's own setup writes as."""
+    return system_principal(space or default_space())
+
+
+def acting(user, space: Space | None = None) -> Principal:
+    """`user`'s session principal in `space` (the default space if none), where they must be a
+    member."""
+    principal = principal_rebuilt(space=space or default_space(), user_id=user.pk)
+    assert principal is not None, f"{user} is not a member of {space or default_space()}"
+    return principal
 
 
 def token_for(user, role: str | None = None, write_under: str = "", space: Space | None = None, **options) -> str:
@@ -63,6 +78,18 @@ class StaffFactory(UserFactory):
     role = member_of_default_space(Role.OWNER)
 
 
+def staff_with(*permissions: str, **fields):
+    """A staff user who is not a superuser, an owner of the default space, allowed by Django
+    these models' actions in the admin ("memory.change_node"): what a space lets them do is
+    the admin's to check."""
+    user = StaffFactory(is_superuser=False, **fields)
+    for permission in permissions:
+        app_label, codename = permission.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    user.save()  # the factory sets the password after creating the row
+    return user
+
+
 class NodeFactory(factory.Factory):
     """A node created by `memory.services.node_create`; by default a folder in `swarmstar`."""
 
@@ -75,7 +102,7 @@ class NodeFactory(factory.Factory):
     description = factory.LazyAttribute(lambda node: f"About {node.name}")
     context = None
     content = None
-    user = None
+    by = factory.LazyAttribute(lambda node: system(node.parent.space if node.parent is not None else None))
 
     @classmethod
     def _create(cls, model_class, **kwargs):

@@ -17,7 +17,7 @@ from django.utils.text import Truncator
 from agents.context import services
 from agents.context.models import Agent, Checkpoint, Message, Summary
 from agents.context.services.agents import SETTINGS
-from memsite.admin import ReadOnlyAdmin
+from memsite.admin import ReadOnlyAdmin, SpaceChecked
 from memsite.errors import ServiceError
 
 # Set through the API with their values; the admin shows their names only.
@@ -26,7 +26,9 @@ COUNTERS = ("message_count", "conversation_tokens", "history_tokens", "pending_t
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(SpaceChecked, admin.ModelAdmin):
+    """Changed and deleted by the editors of the agent's space, as through the API."""
+
     list_display = (
         "name",
         "model",
@@ -68,6 +70,7 @@ class AgentAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool) -> None:
+        self.acting_require(request, obj, "change")
         changes = {field: form.cleaned_data[field] for field in form.changed_data if field in EDITABLE}
         if changes:
             services.agent_update(agent=obj, changes=changes)
@@ -83,7 +86,8 @@ class AgentAdmin(admin.ModelAdmin):
             related = cast(type[Model], relation.related_model)  # a class once the apps are loaded
             rows = related._default_manager.filter(**{f"{relation.field.name}__in": agents})
             model_count[related._meta.verbose_name_plural] = rows.count()
-        perms_needed = set() if self.has_delete_permission(request) else {Agent._meta.verbose_name}
+        allowed = all(self.has_delete_permission(request, agent) for agent in agents)
+        perms_needed = set() if allowed else {Agent._meta.verbose_name}
         return deleted, model_count, perms_needed, []
 
     def changeform_view(self, request: HttpRequest, object_id=None, form_url="", extra_context=None) -> HttpResponse:

@@ -206,9 +206,8 @@ class NodeCreateApi(APIView):
             description=data["description"],
             context=data["context"],
             content=data.get("content"),
-            user=request.user,
             node_id=data.get("id"),
-            actor=principal_of(request),
+            by=principal_of(request),
         )
         response = Response(self.OutputSerializer(node).data, status=status.HTTP_201_CREATED)
         response["Location"] = reverse("memory-api:node-detail", kwargs={"node_id": node.pk})
@@ -270,8 +269,7 @@ class NodeDetailApi(APIView):
         version = expected_version(request, data.pop("version", None))
         node = services.node_update(
             node=selectors.node_get(space=principal_of(request).space, node_id=node_id),
-            user=request.user,
-            actor=principal_of(request),
+            by=principal_of(request),
             expected_version=version,
             **data,
         )
@@ -287,8 +285,7 @@ class NodeDetailApi(APIView):
     def delete(self, request: Request, node_id: str) -> Response:
         services.node_delete(
             node=selectors.node_get(space=principal_of(request).space, node_id=node_id),
-            user=request.user,
-            actor=principal_of(request),
+            by=principal_of(request),
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -365,7 +362,7 @@ class NodeMoveApi(APIView):
         serializer.is_valid(raise_exception=True)
         node = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         new_parent = selectors.node_get(space=principal_of(request).space, node_id=serializer.validated_data["parent"])
-        node = services.node_move(node=node, new_parent=new_parent, user=request.user, actor=principal_of(request))
+        node = services.node_move(node=node, new_parent=new_parent, by=principal_of(request))
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
 
@@ -446,9 +443,8 @@ class NodeContentApi(AnyAcceptMixin, APIView):
         node = services.node_content_set(
             node=selectors.node_get(space=principal_of(request).space, node_id=node_id),
             data=data,
-            user=request.user,
             expected_version=expected_version(request),
-            actor=principal_of(request),
+            by=principal_of(request),
         )
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
@@ -524,6 +520,6 @@ class ProjectImportApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         result = services.project_import(
-            project=project, archive=data["archive"], user=request.user, mode=data["mode"], actor=principal_of(request)
+            project=project, archive=data["archive"], mode=data["mode"], by=principal_of(request)
         )
         return Response(self.OutputSerializer(result).data, status=status.HTTP_201_CREATED)

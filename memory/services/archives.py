@@ -25,7 +25,6 @@ from memory.services.events import Author, author_of, deletions, node_events_rec
 from memory.services.nodes import (
     CONTENT_COLUMNS,
     CONTENT_TYPES,
-    User,
     content_values,
     node_bulk_create,
     validate_content,
@@ -51,9 +50,7 @@ IMPORT_BYTES_PER_WRITE = 8 * 1024 * 1024
 
 
 @transaction.atomic
-def project_import(
-    *, project: Node, archive: BinaryIO, user: User, mode: str = ImportMode.FAIL, actor: Principal | None = None
-) -> ImportResult:
+def project_import(*, project: Node, archive: BinaryIO, mode: str = ImportMode.FAIL, by: Principal) -> ImportResult:
     """Import the archive into the project in `mode` (`memory.services.archive_plan`): fail adds
     only, merge also updates the project's files, replace makes the project the archive. The
     plan is checked whole before anything is written; the files' data is then written as it is
@@ -61,17 +58,17 @@ def project_import(
     limited to a folder imports only into a project under it."""
     if project.type != "project_root_folder":
         raise InvalidInput(f"'{project.name}' is not a project root; archives import only into projects.")
-    write_under_require(actor, project, into=True)  # the files go into it; the project stays
+    write_under_require(project, by=by, into=True)  # the files go into it; the project stays
     if mode not in ImportMode.values:
         raise InvalidInput(f"Unknown import mode {excerpt(str(mode))}: use fail, merge or replace.")
     with open_archive(archive) as opened:
         nodes = _project_nodes(project)
         plan = plan_import(project_id=project.pk, nodes=nodes, entries=opened.entries, mode=ImportMode(mode))
-        author = author_of(user, space_id=project.space_id, actor=actor)
+        author = author_of(by=by)
         deleted = _delete(plan.deletes, author=author)
         parents = Node.objects.in_bulk([parent_id for parent_id, _ in plan.creates])
         for parent_id, specs in plan.creates:  # in the project, whose place was checked above
-            node_bulk_create(parent=parents[parent_id], specs=specs, user=user, defer_content=True, actor=actor)
+            node_bulk_create(parent=parents[parent_id], specs=specs, defer_content=True, by=by)
         written = _write_contents(opened, plan.files)
     updates = [(file.entry, file.node) for file in plan.files if file.node is not None]
     updated = _mark_updated(updates, set(written), author=author)

@@ -2,8 +2,6 @@
 its content and description written at the version the writer read. The memory_write tool's
 write; each step is a service of nodes.py."""
 
-from typing import Any
-
 from django.db import transaction
 
 from memory import selectors
@@ -21,15 +19,14 @@ def document_write(
     content: str | None,
     description: str | None,
     version: int | None,
-    user: Any,
-    actor: Principal,
+    by: Principal,
 ) -> tuple[Node, bool]:
     """The document written, and whether it was created. `version` is the one the writer read:
     another (or none, when there is no such document) is a Conflict, and nothing is written."""
     name = validate_name(name)
     document = selectors.node_children(node=folder).filter(name=name).first()
     if document is not None:
-        return _document_update(document, content, description, version, user, actor), False
+        return _document_update(document, content, description, version, by=by), False
     if version is not None:
         raise Conflict(f"'{folder.name}' has no child named '{name}', so it is at no version ({version} sent).")
     created = node_create(
@@ -38,14 +35,13 @@ def document_write(
         name=name,
         description=description or "",
         content=(content or "").encode(),
-        user=user,
-        actor=actor,
+        by=by,
     )
     return created, True
 
 
 def _document_update(
-    document: Node, content: str | None, description: str | None, version: int | None, user: Any, actor: Principal
+    document: Node, content: str | None, description: str | None, version: int | None, *, by: Principal
 ) -> Node:
     """Content, then description, in one transaction: both are written or neither."""
     if document.type != "document":
@@ -54,12 +50,8 @@ def _document_update(
         raise InvalidInput("Nothing to write: send content, a description or both.")
     with transaction.atomic():
         if content is not None:
-            document = node_content_set(
-                node=document, data=content.encode(), user=user, expected_version=version, actor=actor
-            )
+            document = node_content_set(node=document, data=content.encode(), expected_version=version, by=by)
             version = None  # checked, and the node is locked until the description is written
         if description is not None:
-            document = node_update(
-                node=document, user=user, expected_version=version, description=description, actor=actor
-            )
+            document = node_update(node=document, expected_version=version, description=description, by=by)
     return document

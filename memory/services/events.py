@@ -7,14 +7,12 @@ from dataclasses import dataclass
 from functools import reduce
 from operator import or_
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
 from memory.models import Node, NodeEvent
 from memory.rows import insert_rows
-from memsite.quotas.checks import token_id_of
 from memsite.spaces.principals import Principal
 
 EVENT_COLUMNS = ("node_id", "space", "action", "user", "token", "version_before", "version_after", "at")
@@ -22,11 +20,6 @@ EVENT_COLUMNS = ("node_id", "space", "action", "user", "token", "version_before"
 BRANCHES_A_QUERY = 500
 # (node id, version before, version after) of each node a write touched.
 Change = tuple[str, int | None, int | None]
-
-
-def user_id_of(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
-    """The id events record for `user`: none for the system's own writes or an anonymous user."""
-    return user.pk if user is not None and getattr(user, "is_authenticated", False) else None
 
 
 @dataclass(frozen=True)
@@ -42,11 +35,10 @@ class Author:
         return (node_id, self.space_id, action, self.user_id, self.token_id, before, after, at)
 
 
-def author_of(
-    user: AbstractBaseUser | AnonymousUser | None, *, space_id: int, actor: Principal | None = None
-) -> Author:
-    token = actor.token if actor is not None else None
-    return Author(space_id=space_id, user_id=user_id_of(user), token_id=token_id_of(token))
+def author_of(*, by: Principal) -> Author:
+    """Who a write of `by` is recorded as: its user (none for memsite's own) and its token, in
+    its space."""
+    return Author(space_id=by.space.pk, user_id=by.user_id, token_id=by.token_id)
 
 
 def node_events_record(action: str, changes: Iterable[Change], *, author: Author) -> None:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -25,10 +24,8 @@ from memory.services.events import EVENT_COLUMNS, Author, author_of, deletions, 
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import client_node_id, file_mode, validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
-from memsite.spaces.models import Space
 from memsite.spaces.principals import Principal
 
-User = AbstractBaseUser | AnonymousUser | None
 MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
 
 
@@ -200,15 +197,12 @@ def node_create(
     description: str = "",
     context: dict[str, Any] | None = None,
     content: bytes | None = None,
-    user: User = None,
     node_id: str | None = None,
-    actor: Principal | None = None,
-    space: Space | None = None,
+    by: Principal,
 ) -> Node:
-    """Create one node. `node_id` is a client's own id for it (seed 000's clients name their
-    nodes); a taken id is a conflict, so that a retried create never makes a second node.
-    `actor`: the request's principal, whose token may write only under its folder. `space`: a
-    root's space (a child is always in its parent's)."""
+    """Create one node, written by `by`, in its space and, for a token limited to a folder, in
+    that folder. `node_id` is a client's own id for it (seed 000's clients name their nodes); a
+    taken id is a conflict, so that a retried create never makes a second node."""
     memory_type = get_type(type)
     name = validate_name(name)
     description = validate_description(description)
@@ -217,7 +211,7 @@ def node_create(
         validate_content(memory_type, content)
     if parent is not None:
         parent = _lock(parent)
-        write_under_require(actor, parent, into=True)
+        write_under_require(parent, by=by, into=True)
         if parent.depth >= MAX_DEPTH:
             raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
     project = selectors.node_project_root(node=parent) if parent is not None else None
@@ -237,8 +231,8 @@ def node_create(
         description=description,
         context=context,
         parent=parent,
-        space_id=parent.space_id if parent is not None else getattr(space, "pk", None),
-        created_by=_user_or_none(user),
+        space_id=by.space.pk,
+        created_by_id=by.user_id,
         mode=memory_type.file_mode,
     )
     try:
@@ -248,7 +242,7 @@ def node_create(
         if node_id is not None:  # taken since it was looked at
             _client_id_free(node_id)
         raise Conflict(_name_taken_message(name, parent)) from None
-    return _created(node, memory_type, content, author_of(user, space_id=node.space_id, actor=actor))
+    return _created(node, memory_type, content, author_of(by=by))
 
 
 def _created(node: Node, memory_type: MemoryType, content: bytes | None, author: Author) -> Node:
@@ -305,9 +299,8 @@ def node_bulk_create(
     *,
     parent: Node,
     specs: Sequence[NodeSpec],
-    user: User = None,
     defer_content: bool = False,
-    actor: Principal | None = None,
+    by: Principal,
 ) -> int:
     """Create whole branches under `parent` in a few statements: paths are computed here and
     rows are copied in at once. All specs are validated before anything is written. Returns how
@@ -316,9 +309,9 @@ def node_bulk_create(
     With `defer_content`, no content row is written: the caller writes one (`content_values`,
     `insert_rows`) for each node whose type holds content, in the same transaction, and indexes
     those nodes (`index_nodes`). An archive import does, reading the files' data only once the
-    whole tree is known to fit. `actor` as for `node_create`."""
+    whole tree is known to fit. `by` as for `node_create`."""
     parent = _lock(parent)
-    write_under_require(actor, parent, into=True)
+    write_under_require(parent, by=by, into=True)
     project = selectors.node_project_root(node=parent)
     taken = set(Node.objects.filter(parent=parent).values_list("name", flat=True))
     file_paths = _validate_specs(specs, parent=parent, taken=taken, in_project=project is not None)
@@ -329,7 +322,7 @@ def node_bulk_create(
     first_position = last_child._get_lastpos_in_path() + 1 if last_child else 1
     if first_position + len(specs) - 1 > MAX_CHILDREN:
         raise InvalidInput(f"'{parent.name}' cannot hold that many children.")
-    author = author_of(user, space_id=parent.space_id, actor=actor)
+    author = author_of(by=by)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     rows = _BranchRows(author=author, now=now, with_content=not defer_content)
     rows.place(specs, parent.pk, parent.path, parent.depth + 1, first_position)
@@ -422,22 +415,20 @@ def _check_spec_placement(memory_type: MemoryType, under: NodeSpec, *, inside: b
 def node_update(
     *,
     node: Node,
-    user: User,
     expected_version: int | None = None,
     name: str | None = None,
     description: str | None = None,
     type: str | None = None,
     context: dict[str, Any] | None = None,
-    actor: Principal | None = None,
+    by: Principal,
 ) -> Node:
     """Rename, describe, retype or change the context of a node. With `expected_version`, the
     write happens only if nobody changed the node since that version (else Conflict). An update
-    that changes nothing writes nothing, and the version stays. `actor`: the request's
-    principal, whose role says what of an internal folder may change, and whose token may
-    write only under its folder."""
+    that changes nothing writes nothing, and the version stays. `by`'s role says what of an
+    internal folder may change; its token may write only under its folder."""
     node = _lock(node)
     _check_version(node, expected_version)
-    _check_update_allowed(node, user=user, actor=actor, name=name, type=type, context=context)
+    _check_update_allowed(node, by=by, name=name, type=type, context=context)
     before = (node.name, node.description, node.type, node.context)
 
     memory_type = get_type(type if type is not None else node.type)
@@ -469,7 +460,7 @@ def node_update(
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
     changed = (node.pk, node.version - 1, node.version)
-    node_events_record(NodeEvent.Action.UPDATE, [changed], author=author_of(user, space_id=node.space_id, actor=actor))
+    node_events_record(NodeEvent.Action.UPDATE, [changed], author=author_of(by=by))
     if (node.name, node.description) != before[:2]:
         index_nodes([node.pk], labels_only=True)
     if before[1] and not node.description:
@@ -480,16 +471,15 @@ def node_update(
 def _check_update_allowed(
     node: Node,
     *,
-    user: User,
-    actor: Principal | None,
+    by: Principal,
     name: str | None,
     type: str | None,
     context: dict[str, Any] | None,
 ) -> None:
-    """What the update would change, against what the user may change; a user who may not edit
+    """What the update would change, against what `by` may change; a principal who may not edit
     the node is refused even an update that would change nothing."""
-    write_under_require(actor, node)
-    allowed = node_permissions(node, user, actor=actor)
+    write_under_require(node, by=by)
+    allowed = node_permissions(node, by=by)
     if name is not None and name.strip() != node.name or type is not None and type != node.type:
         allowed.require("rename")
     if context:
@@ -509,13 +499,13 @@ def _check_retype(node: Node, memory_type: MemoryType) -> None:
 
 @_retried_on_root_change
 @transaction.atomic
-def node_move(*, node: Node, new_parent: Node, user: User, actor: Principal | None = None) -> Node:
+def node_move(*, node: Node, new_parent: Node, by: Principal) -> Node:
     """Move a node, with its whole branch, to the end of another folder's children, in its
     space (a folder of another space is as missing as none). A token limited to a folder moves
     only within it: neither in from outside nor out."""
     if new_parent.space_id != node.space_id:
         raise NotFound(f"No memory node with id '{new_parent.pk}'.")
-    node_permissions(node, user, actor=actor).require("move")
+    node_permissions(node, by=by).require("move")
     current = _lock_roots(node, new_parent)
     for gone in (node, new_parent):
         if gone.pk not in current:
@@ -525,8 +515,8 @@ def node_move(*, node: Node, new_parent: Node, user: User, actor: Principal | No
     # Creates in the new parent lock its row: a create and this move must not both take its
     # next child position.
     new_parent = _lock(new_parent)
-    write_under_require(actor, node)
-    write_under_require(actor, new_parent, into=True)
+    write_under_require(node, by=by)
+    write_under_require(new_parent, by=by, into=True)
     if new_parent.pk == node.pk or new_parent.is_descendant_of(node):
         raise Conflict(f"'{node.name}' cannot be moved into itself or its own branch.")
     if new_parent.pk == node.parent_id:
@@ -562,45 +552,39 @@ def node_move(*, node: Node, new_parent: Node, user: User, actor: Principal | No
     except IntegrityError:
         raise Conflict(_name_taken_message(node.name, new_parent)) from None
     moved = (node.pk, node.version, node.version + 1)
-    node_events_record(NodeEvent.Action.MOVE, [moved], author=author_of(user, space_id=node.space_id, actor=actor))
+    node_events_record(NodeEvent.Action.MOVE, [moved], author=author_of(by=by))
     return selectors.node_fresh(node=node)
 
 
 @_retried_on_root_change
 @transaction.atomic
-def node_delete(*, node: Node, user: User, actor: Principal | None = None) -> int:
+def node_delete(*, node: Node, by: Principal) -> int:
     """Delete a node and its whole branch; returns how many nodes were deleted."""
-    node_permissions(node, user, actor=actor).require("delete")
+    node_permissions(node, by=by).require("delete")
     locked = _lock_roots(node).get(node.pk)
     if locked is None:
         return 0
     node = locked
-    write_under_require(actor, node)
+    write_under_require(node, by=by)
     _lock_branch(node)
-    author = author_of(user, space_id=node.space_id, actor=actor)
+    author = author_of(by=by)
     node_events_record(NodeEvent.Action.DELETE, deletions([node.pk]), author=author)
     _deleted, per_model = Node.objects.filter(pk=node.pk).delete()
     return per_model.get(Node._meta.label, 0)
 
 
 @transaction.atomic
-def node_content_set(
-    *, node: Node, data: bytes, user: User, expected_version: int | None = None, actor: Principal | None = None
-) -> Node:
+def node_content_set(*, node: Node, data: bytes, expected_version: int | None = None, by: Principal) -> Node:
     node = _lock(node)
-    write_under_require(actor, node)
-    node_permissions(node, user, actor=actor).require("write_content")
+    write_under_require(node, by=by)
+    node_permissions(node, by=by).require("write_content")
     memory_type = get_type(node.type)
     validate_content(memory_type, data)
     _check_version(node, expected_version)
     _content_row(node, data).save()
     Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
     written = (node.pk, node.version, node.version + 1)
-    node_events_record(NodeEvent.Action.CONTENT, [written], author=author_of(user, space_id=node.space_id, actor=actor))
+    node_events_record(NodeEvent.Action.CONTENT, [written], author=author_of(by=by))
     index_nodes([node.pk])
     descriptions_queue([node.pk])
     return selectors.node_fresh(node=node)
-
-
-def _user_or_none(user: User):
-    return user if user is not None and user.is_authenticated else None

@@ -26,7 +26,7 @@ from memsite.errors import Conflict, InvalidInput, NotFound
 from memsite.queue import broker_checked, enqueue
 from memsite.quotas.checks import acting_user_id, search_quota_require
 from memsite.spaces.models import ApiToken, Space
-from memsite.spaces.principals import Principal
+from memsite.spaces.principals import Principal, principal_rebuilt, system_principal
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -154,14 +154,14 @@ def search_question_answer(
             raise Conflict(f"Question {question.pk} is {question.status}, not pending.")
         content = "\n\n".join(f"## {asked}\n\n{answer}" for asked in question.questions)
         user_folder = selectors.node_internal_folder(space=search.space, name="user")
+        by = actor or principal_rebuilt(space=search.space, user_id=getattr(user, "pk", None))
         document = node_create(
             parent=user_folder,
             type="document",
             name=_free_name(user_folder, f"Answer to search {search.pk}"),
             description=f"The user's answer to: {' | '.join(question.questions)}"[:1000],
             content=content.encode(),
-            user=user,
-            actor=actor,
+            by=by or system_principal(search.space),
         )
         question.status = SearchQuestion.Status.ANSWERED
         question.answer = answer
@@ -321,7 +321,7 @@ def _save_document(search: Search, document: walk.NewDocument) -> None:
         name=_free_name(references, document.name),
         description=document.description,
         content=document.content.encode(),
-        user=search.created_by,
+        by=principal_rebuilt(space=search.space, user_id=search.created_by_id) or system_principal(search.space),
     )
     ToolCall.objects.create(
         key=document.tool_key,

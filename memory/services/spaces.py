@@ -6,6 +6,7 @@ from memory.internal_folders import INTERNAL_FOLDERS, USER_DOCUMENTS
 from memory.models import Node
 from memory.services.nodes import node_create
 from memsite.spaces.models import Space
+from memsite.spaces.principals import system_principal
 
 
 @transaction.atomic
@@ -19,7 +20,14 @@ def space_memory_create(*, space: Space) -> None:
         for name, description in INTERNAL_FOLDERS
     }
     for name, description, text in USER_DOCUMENTS:
-        node_create(parent=folders["user"], type="document", name=name, description=description, content=text.encode())
+        node_create(
+            parent=folders["user"],
+            type="document",
+            name=name,
+            description=description,
+            content=text.encode(),
+            by=system_principal(space),
+        )
 
 
 def space_saved(sender: type[Space], instance: Space, created: bool, raw: bool = False, **kwargs: object) -> None:

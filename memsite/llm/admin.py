@@ -1,11 +1,15 @@
+"""The LLM ledger in Django's admin: read, and nothing more."""
+
 from django.contrib import admin
 
+from memsite.admin import ReadOnlyAdmin
 from memsite.llm.models import LLMCall
 
 
 @admin.register(LLMCall)
-class LLMCallAdmin(admin.ModelAdmin):
-    """Read-only: the ledger is written by the gateway alone."""
+class LLMCallAdmin(ReadOnlyAdmin):
+    """Read-only: the ledger is written by the gateway alone, and the budgets are counted from
+    it, so no row of it is deleted here either."""
 
     list_display = [
         "created_at",
@@ -19,9 +23,3 @@ class LLMCallAdmin(admin.ModelAdmin):
     ]
     list_filter = ["purpose", "provider", "status"]
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False

@@ -1,3 +1,6 @@
+"""Spaces, their members and their tokens in Django's admin, each change judged in the space
+it changes, and allowed to that space's owners (`memsite.admin.SpaceChecked`)."""
+
 from typing import Any
 
 from django import forms
@@ -11,8 +14,10 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy
 from rest_framework.authtoken.models import TokenProxy
 
+from memsite.admin import SpaceChecked
 from memsite.spaces.logic import Role
 from memsite.spaces.models import ApiToken, Membership, Space
+from memsite.spaces.principals import Principal
 from memsite.spaces.services import membership_set, memberships_remove, owner_kept_problem, token_revoke
 
 # Its tokens are ApiTokens now (migration 0002): nothing of it is left to manage.
@@ -21,14 +26,19 @@ if admin.site.is_registered(TokenProxy):
 
 
 @admin.register(Space)
-class SpaceAdmin(admin.ModelAdmin):
-    """One space, made by the migrations: none is added or deleted here."""
+class SpaceAdmin(SpaceChecked, admin.ModelAdmin):
+    """A space's name, changed by its owners: none is added or deleted here."""
+
+    role_to_change = Role.OWNER
 
     list_display = ("slug", "name", "created_at")
     readonly_fields = ("slug", "created_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def space_of(self, obj: Space) -> Space:
+        return obj
 
     def has_delete_permission(self, request: HttpRequest, obj: Space | None = None) -> bool:
         return False
@@ -52,9 +62,12 @@ class MembershipForm(forms.ModelForm):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
-    """Members added and their roles changed, never leaving a space without an owner (the
-    services' rule). A membership's user and space are set when it is added."""
+class MembershipAdmin(SpaceChecked, admin.ModelAdmin):
+    """Members added and their roles changed by the space's owners, never leaving a space
+    without an owner (the services' rule). A membership's user and space are set when it is
+    added."""
+
+    role_to_change = Role.OWNER
 
     form = MembershipForm
     list_display = ("user", "space", "role", "created_at")
@@ -68,6 +81,7 @@ class MembershipAdmin(admin.ModelAdmin):
         return ("user", "space") if obj is not None else ()
 
     def save_model(self, request: HttpRequest, obj: Membership, form: forms.ModelForm, change: bool) -> None:
+        self.acting_require(request, obj, "change")  # a new one's space is the form's
         obj.pk = membership_set(space=obj.space, user=obj.user, role=obj.role).pk
 
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
@@ -101,9 +115,12 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(SpaceChecked, admin.ModelAdmin):
     """Tokens are made by `manage.py token_create`, which shows the key once; here they are
-    read and revoked. The digest is not shown."""
+    read and revoked: by the space's owners, and by a member their own (as on the dashboard).
+    The digest is not shown."""
+
+    role_to_change = Role.OWNER
 
     list_display = (
         "name",
@@ -128,8 +145,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: ApiToken | None = None) -> bool:
         return False  # revoked, it stays on record
 
+    def allows(self, by: Principal, obj: ApiToken, action: str) -> bool:
+        return super().allows(by, obj, action) or (action == "revoke" and obj.user_id == by.user_id)
+
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        for token in queryset:
+        """All or none: one token the user may not revoke refuses the lot (403)."""
+        tokens = list(queryset.select_related("space"))
+        for token in tokens:
+            self.acting_require(request, token, "revoke")
+        for token in tokens:
             token_revoke(token=token)
-        self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)
+        self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)

@@ -118,6 +118,13 @@ def principal_in(request: HttpRequest, slug: str) -> Principal:
     return _resolve(request, slug)
 
 
+def principal_in_space(request: HttpRequest, space: Space) -> Principal | None:
+    """A session's principal in `space`, None unless its user is a member there: the admin's,
+    which changes rows of every space and judges each by the space it is in."""
+    role = selectors.membership_role(user=request.user, space_id=space.pk)
+    return Principal(request.user, space, role, "", None) if role is not None else None
+
+
 def _resolve(request: HttpRequest, slug: str | None) -> Principal:
     token = getattr(request, "auth", None)
     if isinstance(token, ApiToken):

@@ -47,17 +47,12 @@ def token_makers(*, token: ApiToken) -> list[ApiToken]:
     return makers
 
 
-def membership_role(*, user: object, space_id: int | None = None) -> Role | None:
-    """`user`'s role in the space (the default space if none is named), None if not a member."""
+def membership_role(*, user: object, space_id: int) -> Role | None:
+    """`user`'s role in the space, None if not a member."""
     user_id = _member_id(user)
     if user_id is None:
         return None
-    memberships = Membership.objects.filter(user_id=user_id)
-    if space_id is not None:
-        memberships = memberships.filter(space_id=space_id)
-    else:
-        memberships = memberships.filter(space__slug=DEFAULT_SPACE)
-    role = memberships.values_list("role", flat=True).first()
+    role = Membership.objects.filter(user_id=user_id, space_id=space_id).values_list("role", flat=True).first()
     return Role(role) if role is not None else None
 
 

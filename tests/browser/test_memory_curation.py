@@ -12,7 +12,7 @@ from memory import selectors, services
 from tests.archives import tar_gz
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.test_dashboard import log_in
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, default_space
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, acting, default_space, system
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
 
@@ -61,7 +61,7 @@ def test_edit_a_document_in_its_panel_with_a_preview_and_a_conflict(page, live_s
     expect(detail.locator("#node-content strong")).to_have_text("two")  # the panel shows the saved text
 
     # someone else writes it: the next save is refused, says so, and the text typed stays
-    services.node_content_set(node=document, data=b"# Theirs\n", user=UserFactory(username="bo"))
+    services.node_content_set(node=document, data=b"# Theirs\n", by=acting(UserFactory(username="bo")))
     editor.fill(text + "- three\n")
     detail.get_by_role("button", name="Save").click()
     expect(detail.locator("#save-status [role=alert]")).to_contain_text("The node was changed by someone else")
@@ -220,9 +220,9 @@ def test_a_node_created_in_a_folder_showing_its_first_page_is_shown_once(
 
 def test_a_nodes_history(page, live_server, screenshot):
     bo = UserFactory(username="bo")
-    document = DocumentFactory(parent=internal("swarmstar"), name="notes.md", user=bo)
-    services.node_update(node=document, user=bo, description="Notes of the week.")
-    services.node_content_set(node=document, data=b"# Notes\n", user=bo)
+    document = DocumentFactory(parent=internal("swarmstar"), name="notes.md", by=acting(bo))
+    services.node_update(node=document, description="Notes of the week.", by=acting(bo))
+    services.node_content_set(node=document, data=b"# Notes\n", by=acting(bo))
     open_at(page, live_server, document)
     page.locator("#detail").get_by_text("History", exact=True).click()
     rows = page.locator("#detail .history-table tbody tr")
@@ -296,7 +296,7 @@ def test_the_panels_fit_a_phone(chromium_browser, live_server):
         page.screenshot(path=str(_artifact("curation-12-phone-folder")), full_page=True)
         gone = DocumentFactory(parent=folder, name="gone.md")
         gone_id = gone.pk
-        services.node_delete(node=gone, user=None)
+        services.node_delete(node=gone, by=system())
         for address in (f"/memory/{gone_id}/history/", f"/memory/{document.pk}/move/folders/?q=reports"):
             page.goto(f"{live_server.url}{address}")
             expect(page.locator("#detail h1").first).to_be_visible()

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from memory import selectors, services
 from tests.archives import tar_gz
 from tests.browser.test_dashboard import log_in
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, acting
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
 
@@ -75,7 +75,7 @@ def test_a_result_in_a_long_text_file_scrolls_to_the_passage_marked_in_place(pag
     lines[300] = "line 300: the pelican moved in"
     user = UserFactory(username="importer")
     archive = io.BytesIO(tar_gz({"log.txt": "\n".join(lines).encode()}))
-    services.project_import(project=project, archive=archive, user=user)
+    services.project_import(project=project, archive=archive, by=acting(user))
     assert [node.name for node in selectors.project_files(project=project)] == ["log.txt"]
 
     log_in(page, live_server)

@@ -17,7 +17,7 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion
 from memsite.llm.models import LLMCall
 from memsite.llm.services import llm_call_record
-from tests.factories import SearchFactory, StaffFactory, UserFactory, default_space
+from tests.factories import SearchFactory, StaffFactory, UserFactory, acting, default_space, system
 
 # Every app whose rows a request could change: memsite's own, and the users, memberships and
 # tokens it authenticates with. Proxy models are their concrete model's rows again.
@@ -74,27 +74,40 @@ def build_world() -> World:
         for name in ("swarmstar", "user", "projects", "references")
     }
 
-    folder = services.node_create(parent=internal["user"], type="folder", name="notes", description="Notes.", user=user)
-    child = services.node_create(parent=folder, type="folder", name="drafts", user=user)
-    grandchild = services.node_create(parent=child, type="folder", name="old", user=user)
-    document = services.node_create(
-        parent=folder, type="document", name="plan.md", description="The plan.", content=b"# Plan", user=user
+    folder = services.node_create(
+        parent=internal["user"], type="folder", name="notes", description="Notes.", by=acting(user)
     )
-    accented = services.node_create(parent=folder, type="document", name="caf\u00e9.md", content=b"# Coffee", user=user)
-    destination = services.node_create(parent=internal["references"], type="folder", name="archive", user=user)
-    services.node_create(parent=destination, type="folder", name="drafts", user=user)
-    project = services.node_create(parent=internal["projects"], type="project_root_folder", name="todo-api")
+    child = services.node_create(parent=folder, type="folder", name="drafts", by=acting(user))
+    grandchild = services.node_create(parent=child, type="folder", name="old", by=acting(user))
+    document = services.node_create(
+        parent=folder, type="document", name="plan.md", description="The plan.", content=b"# Plan", by=acting(user)
+    )
+    accented = services.node_create(
+        parent=folder, type="document", name="caf\u00e9.md", content=b"# Coffee", by=acting(user)
+    )
+    destination = services.node_create(parent=internal["references"], type="folder", name="archive", by=acting(user))
+    services.node_create(parent=destination, type="folder", name="drafts", by=acting(user))
+    project = services.node_create(
+        parent=internal["projects"], type="project_root_folder", name="todo-api", by=system()
+    )
     project_file = services.node_create(
         parent=project,
         type="project_file_bytes",
         name="main.py",
         context={"file_path": "src/main.py"},
         content=b"print('hello')\n",
+        by=system(),
     )
-    other_project = services.node_create(parent=internal["projects"], type="project_root_folder", name="web")
-    other_project_folder = services.node_create(parent=other_project, type="folder", name="lib")
+    other_project = services.node_create(
+        parent=internal["projects"], type="project_root_folder", name="web", by=system()
+    )
+    other_project_folder = services.node_create(parent=other_project, type="folder", name="lib", by=system())
     services.node_create(
-        parent=other_project_folder, type="project_file_bytes", name="x.py", context={"file_path": "src/main.py/x.py"}
+        parent=other_project_folder,
+        type="project_file_bytes",
+        name="x.py",
+        context={"file_path": "src/main.py/x.py"},
+        by=system(),
     )
 
     agent = context_services.agent_create(

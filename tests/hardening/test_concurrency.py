@@ -28,7 +28,7 @@ from agents.graphs.models import GraphEdge, GraphNode, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
-from tests.factories import AgentFactory, UserFactory, default_space, token_for
+from tests.factories import AgentFactory, UserFactory, default_space, system, token_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sqlite_waits_for_locks")]
 
@@ -121,7 +121,7 @@ def assert_tree_valid() -> None:
 
 
 def folder(parent: Node, name: str) -> Node:
-    return services.node_create(parent=parent, type="folder", name=name)
+    return services.node_create(parent=parent, type="folder", name=name, by=system())
 
 
 class Refused(Exception):
@@ -136,7 +136,7 @@ def move_via(via: str, token: str, node: Node, new_parent: Node) -> int:
     """Move, from rows read before, through the service or the API: 200, or the service's
     error or the API's `Refused` raised."""
     if via == "service":
-        services.node_move(node=node, new_parent=new_parent, user=None)
+        services.node_move(node=node, new_parent=new_parent, by=system())
         return 200
     response = api_client(token).post(
         reverse("memory-api:node-move", kwargs={"node_id": node.pk}), {"parent": new_parent.pk}, format="json"
@@ -155,7 +155,7 @@ def test_crossed_moves_one_wins_and_the_tree_stays_valid(tree, token):
     for home_a, home_b in ((tree["user"], tree["user"]), (tree["swarmstar"], tree["references"])):
         a, b = folder(home_a, f"alpha-in-{home_a.name}"), folder(home_b, f"beta-in-{home_b.name}")
         folder(folder(a, "alpha-1"), "alpha-2")
-        services.node_create(parent=b, type="document", name="beta.md", content=b"# Beta")
+        services.node_create(parent=b, type="document", name="beta.md", content=b"# Beta", by=system())
         folder(b, "beta-1")
         pairs.append(((a, home_a), (b, home_b)))
 
@@ -191,7 +191,7 @@ def test_crossed_moves_one_wins_and_the_tree_stays_valid(tree, token):
             assert moved.parent_id == host.pk and moved.path.startswith(host.path) and moved.depth == host.depth + 1
             # Back home for the next round.
             home = next(home for pair in pairs for node, home in pair if node.pk == moved.pk)
-            services.node_move(node=moved, new_parent=home, user=None)
+            services.node_move(node=moved, new_parent=home, by=system())
 
     assert_tree_valid()
     assert all(Node.objects.get(pk=node.pk).parent_id == home.pk for pair in pairs for node, home in pair)
@@ -206,10 +206,10 @@ def test_concurrent_moves_creates_and_deletes_keep_the_tree_valid(tree, token):
     notes: list[str] = []
 
     def create(parent: Node, name: str) -> Node:
-        return services.node_create(parent=parent, type="document", name=name, content=b"note")
+        return services.node_create(parent=parent, type="document", name=name, content=b"note", by=system())
 
     def delete(node_id: str) -> int:
-        return services.node_delete(node=selectors.node_get(space=default_space(), node_id=node_id), user=None)
+        return services.node_delete(node=selectors.node_get(space=default_space(), node_id=node_id), by=system())
 
     for round_number in range(12):
         current = [selectors.node_get(space=default_space(), node_id=node.pk) for node in folders]
@@ -217,7 +217,7 @@ def test_concurrent_moves_creates_and_deletes_keep_the_tree_valid(tree, token):
         for _ in range(4):
             node, into = rng.sample(current, 2)
             into = rng.choice([into, into, rng.choice(roots)])
-            calls.append(lambda node=node, into=into: services.node_move(node=node, new_parent=into, user=None))
+            calls.append(lambda node=node, into=into: services.node_move(node=node, new_parent=into, by=system()))
         for number in range(2):
             parent = rng.choice(current)
             calls.append(lambda parent=parent, name=f"note-{round_number}-{number}.md": create(parent, name))
@@ -248,7 +248,7 @@ def test_moves_and_creates_into_one_folder_each_take_a_place_of_their_own(tree):
     for round_number in range(6):
         movers = [folder(tree["references"], f"mover-{round_number}-{number}") for number in range(3)]
         outcomes = race(
-            *(lambda node=node: services.node_move(node=node, new_parent=target, user=None) for node in movers),
+            *(lambda node=node: services.node_move(node=node, new_parent=target, by=system()) for node in movers),
             *(lambda name=f"made-{round_number}-{number}": folder(target, name) for number in range(3)),
         )
 
@@ -276,7 +276,7 @@ def test_a_move_whose_node_changes_trees_as_it_takes_the_locks_starts_again(tree
         rows = real_in_bulk(self, *args, **kwargs)
         if len(attempts) == 1 and threading.get_ident() == attempts[0]:
             attempts.append("moved")
-            [moved] = race(lambda: services.node_move(node=wanderer, new_parent=tree["references"], user=None))
+            [moved] = race(lambda: services.node_move(node=wanderer, new_parent=tree["references"], by=system()))
             assert moved.error is None, moved.trace
         return rows
 
@@ -287,7 +287,7 @@ def test_a_move_whose_node_changes_trees_as_it_takes_the_locks_starts_again(tree
     monkeypatch.setattr(manager, "in_bulk", in_bulk)
     monkeypatch.setattr(nodes, "_lock_roots", lock_roots)
 
-    moved = services.node_move(node=wanderer, new_parent=destination, user=None)
+    moved = services.node_move(node=wanderer, new_parent=destination, by=system())
 
     main = threading.get_ident()
     assert [attempt for attempt in attempts if attempt == main] == [main, main]  # it started again
@@ -316,7 +316,9 @@ def test_writes_into_a_branch_being_deleted_land_first_or_get_404(tree, token):
 
     for round_number in range(8):
         doomed = folder(tree["user"], f"doomed-{round_number}")
-        document = services.node_create(parent=doomed, type="document", name="inside.md", content=b"# Inside")
+        document = services.node_create(
+            parent=doomed, type="document", name="inside.md", content=b"# Inside", by=system()
+        )
         inner = folder(doomed, f"inner-{round_number}")
         elsewhere = folder(tree["references"], f"elsewhere-{round_number}")
         new = {"parent": inner.pk, "type": "document", "name": "new.md", "content": "# New"}
@@ -371,15 +373,17 @@ def written(kind: str, number: int) -> str | bytes:
 def test_edits_from_one_version_one_wins_the_rest_get_409(tree, token):
     """Six writers (half through the API with If-Match, half through the services) change the
     name, the description or the content of one document, all from the version they read."""
-    document = services.node_create(parent=tree["user"], type="document", name="plan.md", content=b"# Plan")
+    document = services.node_create(
+        parent=tree["user"], type="document", name="plan.md", content=b"# Plan", by=system()
+    )
     kinds = ["name", "description", "content"]
 
     def edit(kind: str, tag: int, api: bool, stale: Node, version: int) -> object:
         if api:
             return edit_via(kind, token, stale, tag, version)
         if kind == "content":
-            return services.node_content_set(node=stale, data=written(kind, tag), user=None, expected_version=version)
-        return services.node_update(node=stale, user=None, expected_version=version, **{kind: written(kind, tag)})
+            return services.node_content_set(node=stale, data=written(kind, tag), expected_version=version, by=system())
+        return services.node_update(node=stale, expected_version=version, **{kind: written(kind, tag)}, by=system())
 
     for round_number in range(8):
         name, description, content, version = state_of(document)
@@ -405,7 +409,9 @@ def test_edits_from_one_version_one_wins_the_rest_get_409(tree, token):
 def test_blind_edits_of_different_fields_lose_nothing(tree, token):
     """Edits without a version: every write counts once in the version, and each field ends as
     its own latest write left it, whatever was written to the other fields meanwhile."""
-    document = services.node_create(parent=tree["user"], type="document", name="notes.md", content=b"# Notes")
+    document = services.node_create(
+        parent=tree["user"], type="document", name="notes.md", content=b"# Notes", by=system()
+    )
     kinds = ["name", "name", "description", "description", "content", "content"]
     edits_per_writer = 4
 

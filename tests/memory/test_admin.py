@@ -4,8 +4,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from memory.models import Node
-from tests.factories import DocumentFactory, NodeFactory
+from memory import selectors, services
+from memory.models import Node, NodeEvent
+from memsite.spaces.models import Space
+from memsite.spaces.services import membership_set
+from tests.factories import DocumentFactory, NodeFactory, staff_with, system
 
 pytestmark = pytest.mark.django_db
 
@@ -184,3 +187,88 @@ def test_staff_read_searches_and_their_steps_but_cannot_change_them(admin_client
     assert "Entered references." in page.content.decode()
     assert admin_client.post(reverse("admin:memory_search_change", args=[search.pk]), {}).status_code == 403
     assert admin_client.get(reverse("admin:memory_search_add")).status_code == 403
+
+
+# -- rights judged in the node's own space ---------------------------------------------------------
+
+NODE_RIGHTS = ("memory.view_node", "memory.change_node", "memory.delete_node")
+
+
+@pytest.fixture
+def lab():
+    return Space.objects.create(slug="lab", name="Lab")
+
+
+def member_of(lab, role: str, *permissions: str):
+    """A staff user (not a superuser) who owns `default` and has `role` in `lab`."""
+    person = staff_with(*permissions)
+    membership_set(space=lab, user=person, role=role)
+    return person
+
+
+def logged_in(client, person):
+    client.force_login(person)
+    return client
+
+
+def describe(client, folder: Node, description: str):
+    return client.post(change_url(folder), {"description": description, "expected_version": folder.version})
+
+
+def test_a_staff_reader_of_another_space_cannot_describe_its_internal_folder(client, internal, lab):
+    """An owner of `default` who only reads `lab`: their role in `default` counts for nothing there."""
+    client = logged_in(client, member_of(lab, "reader", *NODE_RIGHTS))
+    folder = selectors.node_internal_folder(space=lab, name="user")
+
+    assert 'name="description"' not in client.get(change_url(folder)).content.decode()  # the form is read-only
+    assert describe(client, folder, "Changed by a reader.").status_code == 403
+    assert Node.objects.get(pk=folder.pk).description == folder.description
+    assert Node.objects.get(pk=folder.pk).version == folder.version
+
+    own = internal["user"]  # the same user owns `default`, and describes its folder
+    assert describe(client, own, "Described by its owner.").status_code == 302
+    assert Node.objects.get(pk=own.pk).description == "Described by its owner."
+
+
+def test_an_editor_of_another_space_changes_its_nodes_but_not_its_internal_folders(client, lab):
+    client = logged_in(client, member_of(lab, "editor", *NODE_RIGHTS))
+    folder = selectors.node_internal_folder(space=lab, name="user")
+    node = services.node_create(parent=folder, type="folder", name="before", by=system(lab))
+
+    assert describe(client, folder, "Changed by an editor.").status_code == 403
+    assert Node.objects.get(pk=folder.pk).version == folder.version
+    response = client.post(
+        change_url(node),
+        {"name": "after", "type": "folder", "description": "", "context": "{}", "expected_version": node.version},
+    )
+    assert response.status_code == 302
+    assert Node.objects.get(pk=node.pk).name == "after"
+
+
+def test_a_staff_reader_of_another_space_deletes_none_of_its_nodes(client, lab):
+    client = logged_in(client, member_of(lab, "reader", *NODE_RIGHTS))
+    node = services.node_create(
+        parent=selectors.node_internal_folder(space=lab, name="references"), type="folder", name="kept", by=system(lab)
+    )
+
+    assert client.post(delete_url(node), {"post": "yes"}).status_code == 403
+    bulk = {"action": "delete_selected", "_selected_action": [node.pk], "post": "yes"}
+    assert client.post(reverse("admin:memory_node_changelist"), bulk).status_code == 403
+    assert Node.objects.filter(pk=node.pk).exists()
+
+
+def test_a_staff_user_who_is_not_a_member_changes_nothing_of_the_space(client, lab):
+    client = logged_in(client, staff_with(*NODE_RIGHTS))
+    folder = selectors.node_internal_folder(space=lab, name="user")
+    assert describe(client, folder, "Changed by a stranger.").status_code == 403
+    assert Node.objects.get(pk=folder.pk).version == folder.version
+
+
+def test_a_superuser_acts_as_an_owner_of_every_space(admin_client, staff, lab):
+    """Django's superuser: every right, in every space, member or not (docs/spaces.md)."""
+
+    folder = selectors.node_internal_folder(space=lab, name="user")
+    assert describe(admin_client, folder, "Described by the site's operator.").status_code == 302
+    assert Node.objects.get(pk=folder.pk).description == "Described by the site's operator."
+    event = NodeEvent.objects.filter(node_id=folder.pk, action="update").get()
+    assert (event.space_id, event.user_id) == (lab.pk, staff.pk)  # written and recorded in the folder's space

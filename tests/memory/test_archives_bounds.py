@@ -49,7 +49,7 @@ from tests.archives import (
     zip_with_comments,
     zip_without_utf8_flag,
 )
-from tests.factories import NodeFactory, ProjectFactory, default_space
+from tests.factories import NodeFactory, ProjectFactory, acting, default_space
 from tests.hardening.proxy import TcpProxy
 from tests.memory.api.support import tree_state, url
 
@@ -79,7 +79,7 @@ def import_refusal(project: Node, blob: bytes, user, error: type[Exception]) -> 
 
     def refused() -> str:
         with pytest.raises(error) as refusal:
-            services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+            services.project_import(project=project, archive=io.BytesIO(blob), by=acting(user))
         return refusal.value.message
 
     return peak_bytes(refused)
@@ -252,7 +252,7 @@ def test_a_name_over_255_bytes_is_refused_by_the_api_the_dashboard_and_archives(
 def test_an_export_of_a_stored_over_long_name_extracts_with_gnu_tar(api, user, tmp_path):
     project = ProjectFactory()
     services.project_import(
-        project=project, archive=io.BytesIO(tar_gz({"src/short.txt": b"keep", "b.txt": b"b"})), user=user
+        project=project, archive=io.BytesIO(tar_gz({"src/short.txt": b"keep", "b.txt": b"b"})), by=acting(user)
     )
     long_name = "é" * 255  # 510 bytes, stored before names were counted in bytes
     Node.objects.filter(name="short.txt").update(name=long_name, context={"file_path": f"src/{long_name}"})
@@ -283,12 +283,12 @@ def test_fit_name_shortens_over_long_names_apart_and_keeps_the_extension():
 def project_with(files: dict[str, bytes], user) -> Node:
     """A project holding `files`, each a project file at its path under the folder `data`."""
     project = ProjectFactory()
-    folder = services.node_create(parent=project, type="folder", name="data", user=user)
+    folder = services.node_create(parent=project, type="folder", name="data", by=acting(user))
     specs = [
         NodeSpec(name=path.rpartition("/")[2], type="project_file_bytes", context={"file_path": path}, content=data)
         for path, data in files.items()
     ]
-    services.node_bulk_create(parent=folder, specs=specs, user=user)
+    services.node_bulk_create(parent=folder, specs=specs, by=acting(user))
     return project
 
 
@@ -361,7 +361,7 @@ def test_a_large_file_changed_before_its_slices_begin_exports_as_it_is(user):
     chunks = services.project_export(project=project)
     first = next(chunks)  # the names and sizes are read, and a.bin's first slice
     after = os.urandom(5 * MiB // 2)
-    services.node_content_set(node=file_node(project, "data/b.bin"), data=after, user=user)
+    services.node_content_set(node=file_node(project, "data/b.bin"), data=after, by=acting(user))
     assert tar_members([first, *chunks]) == {"data/a.bin": before["data/a.bin"], "data/b.bin": after}
 
 
@@ -371,7 +371,7 @@ def test_a_large_file_changed_while_its_slices_are_sent_cuts_the_export(user):
     project = project_with({"data/a.bin": os.urandom(3 * MiB)}, user)
     chunks = services.project_export(project=project)
     sent = [next(chunks)]
-    services.node_content_set(node=file_node(project, "data/a.bin"), data=os.urandom(3 * MiB), user=user)
+    services.node_content_set(node=file_node(project, "data/a.bin"), data=os.urandom(3 * MiB), by=acting(user))
     with pytest.raises(Conflict, match="'data/a.bin' changed while it was being exported"):
         sent.extend(chunks)
     with pytest.raises((EOFError, tarfile.ReadError)):
@@ -507,7 +507,7 @@ def test_an_upload_is_read_from_its_file_never_whole(user, tmp_path):
     assert path.stat().st_size > 20 * MiB
     project = ProjectFactory()
     with path.open("rb") as archive:
-        result, peak = peak_bytes(lambda: services.project_import(project=project, archive=archive, user=user))
+        result, peak = peak_bytes(lambda: services.project_import(project=project, archive=archive, by=acting(user)))
     assert (result.folders, result.files) == (1, 4)
     assert peak < import_bound(5 * MiB), f"{peak / MiB:.1f} MiB"
     assert tar_members(services.project_export(project=project)) == files

@@ -19,7 +19,7 @@ from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.spaces.models import ApiToken
 from memsite.spaces.services import token_create
-from tests.factories import AgentFactory, GraphFactory, UserFactory, default_space
+from tests.factories import AgentFactory, GraphFactory, UserFactory, default_space, system
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -113,7 +113,7 @@ def test_a_token_past_its_budget_starts_no_search_and_says_whose_budget(user):
 
 
 def test_a_search_a_token_started_charges_the_token_down_to_its_sub_searches(user):
-    demo_memory_seed(space=default_space(), user=user)
+    demo_memory_seed(by=system())
     token, _ = made(user)
     search = memory_services.search_start(
         space=default_space(), user=user, token=token, questions=["Which HTTP status code means a conflict?"]

@@ -25,7 +25,7 @@ from agents.brains.models import Record, RecordKind
 from memory.models import Search
 from memory.services import node_create
 from memsite.limits import BodyReadTimeout, WaitSlots, wait_slots
-from tests.factories import AgentFactory, ProjectFactory
+from tests.factories import AgentFactory, ProjectFactory, acting
 
 pytestmark = pytest.mark.django_db
 
@@ -132,7 +132,12 @@ def test_the_dashboards_chat_is_busy_when_no_slot_is_free(client, user, agent, s
 def project(user):
     project = ProjectFactory()
     node_create(
-        parent=project, type="project_file_bytes", name="a.txt", context={"file_path": "a.txt"}, content=b"a", user=user
+        parent=project,
+        type="project_file_bytes",
+        name="a.txt",
+        context={"file_path": "a.txt"},
+        content=b"a",
+        by=acting(user),
     )
     return project
 

@@ -19,7 +19,15 @@ from memsite.errors import Forbidden
 from memsite.spaces.principals import token_principal
 from memsite.spaces.services import token_create
 from tests.archives import tar_gz
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, SearchFactory, default_space, token_for
+from tests.factories import (
+    DocumentFactory,
+    NodeFactory,
+    ProjectFactory,
+    SearchFactory,
+    default_space,
+    system,
+    token_for,
+)
 from tests.memory.api.support import tree_state, url
 
 pytestmark = pytest.mark.django_db
@@ -184,13 +192,13 @@ def test_a_bulk_create_outside_is_refused(user, tree):
     actor = token_principal(token_create(user=user, space=default_space(), name="a", write_under=SCOPE).token)
     before = tree_state()
     with pytest.raises(Forbidden, match=re.escape(REFUSAL)):
-        services.node_bulk_create(parent=tree.other, specs=[NodeSpec(name="x", type="folder")], actor=actor)
+        services.node_bulk_create(parent=tree.other, specs=[NodeSpec(name="x", type="folder")], by=actor)
     assert tree_state() == before
-    assert services.node_bulk_create(parent=tree.sub, specs=[NodeSpec(name="x", type="folder")], actor=actor) == 1
+    assert services.node_bulk_create(parent=tree.sub, specs=[NodeSpec(name="x", type="folder")], by=actor) == 1
 
 
 def test_the_system_and_unlimited_tokens_write_anywhere(user, tree):
-    assert services.node_create(parent=tree.other, type="folder", name="by the system").pk
+    assert services.node_create(parent=tree.other, type="folder", name="by the system", by=system()).pk
     assert create(client_writing_under(user, ""), tree.other, "anywhere.md").status_code == 201
 
 

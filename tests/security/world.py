@@ -24,7 +24,16 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
 from memsite.spaces import services as space_services
-from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, default_space, token_for
+from tests.factories import (
+    SearchFactory,
+    SearchStepFactory,
+    StaffFactory,
+    UserFactory,
+    acting,
+    default_space,
+    system,
+    token_for,
+)
 from tests.llm.factories import make_call
 
 
@@ -100,7 +109,7 @@ def build_world(words: Words = PLAIN) -> World:
 
     # -- the memory tree -------------------------------------------------------------------------
     folder = services.node_create(
-        parent=internal["user"], type="folder", name=name("notes"), description=text("Notes folder."), user=user
+        parent=internal["user"], type="folder", name=name("notes"), description=text("Notes folder."), by=acting(user)
     )
     document = services.node_create(
         parent=folder,
@@ -108,7 +117,7 @@ def build_world(words: Words = PLAIN) -> World:
         name=name("plan.md"),
         description=text("The plan."),
         content=(text("# The plan") + "\n\n[open](javascript:window.__xss=1)\n\n" + text("Step one.")).encode(),
-        user=user,
+        by=acting(user),
     )
     user_document = services.node_create(
         parent=internal["user"],
@@ -116,13 +125,17 @@ def build_world(words: Words = PLAIN) -> World:
         name=name("habits.md"),
         description=text("The user's habits."),
         content=text("Works at night.").encode(),
-        user=user,
+        by=acting(user),
     )
     destination = services.node_create(
-        parent=internal["references"], type="folder", name=name("archive"), description=text("Old things.")
+        parent=internal["references"], type="folder", name=name("archive"), description=text("Old things."), by=system()
     )
     project = services.node_create(
-        parent=internal["projects"], type="project_root_folder", name=name("todo-api"), description=text("A project.")
+        parent=internal["projects"],
+        type="project_root_folder",
+        name=name("todo-api"),
+        description=text("A project."),
+        by=system(),
     )
     project_file = services.node_create(
         parent=project,
@@ -131,6 +144,7 @@ def build_world(words: Words = PLAIN) -> World:
         description=text("The entry point."),
         context={"file_path": f"src/{name('main.py')}"},
         content=text("print('hello')").encode(),
+        by=system(),
     )
 
     # -- an agent, its conversation, brain, checkpoint and summary ---------------------------------

@@ -3,15 +3,16 @@ never a space left without an owner; a refusal says why and changes nothing."""
 
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
 from memsite.spaces.logic import Role
-from memsite.spaces.models import Membership, Space
-from memsite.spaces.services import membership_set
-from tests.factories import StaffFactory, UserFactory
+from memsite.spaces.models import ApiToken, Membership, Space
+from memsite.spaces.services import membership_set, token_create
+from tests.factories import StaffFactory, UserFactory, default_space, staff_with
 
 pytestmark = pytest.mark.django_db
 CHANGELIST = reverse("admin:spaces_membership_changelist")
@@ -134,3 +135,59 @@ def test_deleting_members_and_all_but_one_owner_at_once(admin_client, lab, ana, 
 
     assert response.status_code == 302 and "Successfully deleted 2 memberships." in shown(response)
     assert roles(lab) == {"bo": "owner"}
+
+
+# -- the space's owners, and nobody else -------------------------------------------------------------
+
+MODELS = ("space", "membership", "apitoken")
+
+
+@pytest.fixture
+def reader_of_lab(client: Client, lab) -> Client:
+    """A staff user, not a superuser, who owns `default` but only reads `lab`, with every right
+    Django's own permissions give on spaces, memberships and tokens."""
+    rights = [f"spaces.{verb}_{model}" for verb in ("view", "add", "change", "delete") for model in MODELS]
+    person = staff_with(*rights, username="dee")
+    membership_set(space=lab, user=person, role=Role.READER)
+    client.force_login(person)
+    return client
+
+
+def test_a_reader_of_the_space_changes_none_of_its_members(reader_of_lab, lab, ana, bo):
+    assert change(reader_of_lab, bo, Role.OWNER).status_code == 403
+    assert reader_of_lab.post(delete_url(bo), {"post": "yes"}).status_code == 403
+    assert delete_selected(reader_of_lab, bo).status_code == 403
+    add = {"user": UserFactory(username="cy").pk, "space": lab.pk, "role": Role.OWNER}
+    assert reader_of_lab.post(reverse("admin:spaces_membership_add"), add).status_code == 403
+    assert roles(lab) == {"ana": "owner", "bo": "editor", "dee": "reader"}
+
+
+def test_an_owner_of_default_adds_members_there_only(reader_of_lab, lab, ana):
+    cy = get_user_model().objects.create_user(username="cy")
+    add = {"user": cy.pk, "space": default_space().pk, "role": Role.EDITOR}
+    assert reader_of_lab.post(reverse("admin:spaces_membership_add"), add).status_code == 302
+    assert Membership.objects.get(user=cy).space == default_space()
+
+
+def test_a_reader_of_the_space_renames_it_not(reader_of_lab, lab):
+    response = reader_of_lab.post(reverse("admin:spaces_space_change", args=[lab.pk]), {"name": "Mine"})
+    assert response.status_code == 403
+    assert Space.objects.get(pk=lab.pk).name == "Lab"
+    own = default_space()
+    response = reader_of_lab.post(reverse("admin:spaces_space_change", args=[own.pk]), {"name": "Ours"})
+    assert response.status_code == 302 and Space.objects.get(pk=own.pk).name == "Ours"
+
+
+def revoke(client: Client, *tokens: ApiToken):
+    body = {"action": "revoke", ACTION_CHECKBOX_NAME: [token.pk for token in tokens]}
+    return client.post(reverse("admin:spaces_apitoken_changelist"), body)
+
+
+def test_a_reader_of_the_space_revokes_their_own_tokens_only(reader_of_lab, lab, ana):
+    theirs = token_create(user=ana.user, space=lab, name="ana's").token
+    own = token_create(user=get_user_model().objects.get(username="dee"), space=lab, name="mine").token
+
+    assert revoke(reader_of_lab, own, theirs).status_code == 403  # all or none
+    assert not ApiToken.objects.filter(revoked_at__isnull=False).exists()
+    assert revoke(reader_of_lab, own).status_code == 302
+    assert list(ApiToken.objects.filter(revoked_at__isnull=False)) == [own]

@@ -14,9 +14,9 @@ from memory.models import Node
 from memory.types import ContentKind, get_type
 from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES
 from memsite.errors import InvalidInput
-from memsite.quotas.checks import acting_user_id, token_id_of
+from memsite.quotas.checks import token_id_of
 from memsite.spaces.principals import Principal
-from tools.definitions.refs import NODE_HELP, ROOT, NodeRef, node_of, user_of
+from tools.definitions.refs import NODE_HELP, ROOT, NodeRef, node_of
 from tools.logic.schemas import ToolArgs
 from tools.registry import Tool
 
@@ -58,7 +58,7 @@ def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
     hits = retrieve(
         query=args.query,
         space_id=principal.space.pk,
-        user_id=acting_user_id(user_of(principal)),
+        user_id=principal.user_id,
         token_id=token_id_of(principal.token),
         start=start,
         k=args.k,
@@ -140,8 +140,7 @@ def write_run(principal: Principal, args: WriteArgs) -> dict[str, Any]:
         content=args.content,
         description=args.description,
         version=args.version,
-        user=user_of(principal),
-        actor=principal,
+        by=principal,
     )
     return {"created": created, "node": NodeDetailSerializer(document).data}
 

@@ -1,7 +1,7 @@
 """How tools name what they act on, in the principal's space: a node by its path or id, an agent
 by its id or name. A row of another space is as missing as one that does not exist."""
 
-from typing import Annotated, cast
+from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
@@ -9,7 +9,6 @@ from agents.context import selectors as agent_selectors
 from agents.context.models import Agent
 from memory import selectors
 from memory.models import MAX_DEPTH, Node
-from memory.services.nodes import User
 from memory.validation import MAX_NAME_BYTES
 from memsite.errors import NotFound
 from memsite.spaces.principals import Principal
@@ -41,8 +40,3 @@ def agent_of(principal: Principal, ref: int | str) -> Agent:
     if agent is None:
         raise NotFound(f"No agent named {ref!r}.")
     return agent
-
-
-def user_of(principal: Principal) -> User:
-    """The principal's user, as the services take it (a Principal holds any object)."""
-    return cast(User, principal.user)

@@ -22,6 +22,7 @@ from memory import services as memory_services
 from memsite.errors import Conflict, NotFound, ServiceError
 from memsite.llm.replies import describe_validation_error
 from memsite.llm.tokens import counter_for_model
+from memsite.spaces.principals import system_principal
 
 MAX_KEY_CHARS = max_chars(Explored, "key")
 LIST_LIMIT = 50  # children named in a listing
@@ -210,6 +211,7 @@ def _note_folder(agent: Agent):
                 type="folder",
                 name=name,
                 description=f"Notes written by the agent {agent.name}.",
+                by=system_principal(agent.space),
             )
         except Conflict:  # made meanwhile by another writer
             folder = memory_selectors.node_resolve(space=agent.space, path=path)
@@ -250,13 +252,16 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
             name=arguments.name,
             description=f"A note by the agent {agent.name}.",
             content=data,
+            by=system_principal(agent.space),
         )
         verb = "Wrote"
     else:
         if problem := _not_own_note(existing, path):
             return refused(problem, where=path)
         # Conflict (refused) if someone wrote the note since it was resolved above.
-        node = memory_services.node_content_set(node=existing, data=data, user=None, expected_version=existing.version)
+        node = memory_services.node_content_set(
+            node=existing, data=data, expected_version=existing.version, by=system_principal(agent.space)
+        )
         verb = "Rewrote"
     return Outcome(
         ok=True,

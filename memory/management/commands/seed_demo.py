@@ -7,6 +7,7 @@ from memory.services.demo import DEMO_SEARCH_QUESTIONS, demo_memory_seed
 from memsite.demo import demo_require_debug
 from memsite.errors import ServiceUnavailable
 from memsite.spaces.logic import Role
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
             user.save(update_fields=["password"])
         space = space_default()
         membership_set(space=space, user=user, role=Role.OWNER)
-        added = demo_memory_seed(space=space, user=user)
+        added = demo_memory_seed(by=system_principal(space))
         self.stdout.write("Demo memory added." if added else "Demo memory is already there.")
         if not Search.objects.exists():
             try:

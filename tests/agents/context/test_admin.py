@@ -3,8 +3,11 @@ from django.urls import reverse
 
 from agents.context import services as context_services
 from agents.context.models import Agent, Checkpoint, Message, Summary
+from memsite.spaces.logic import Role
+from memsite.spaces.models import Space
+from memsite.spaces.services import membership_set
 from tests.agents.support import say
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, staff_with
 
 pytestmark = pytest.mark.django_db
 
@@ -171,3 +174,26 @@ def test_summaries_are_listed_and_read_only(admin_client):
     assert admin_client.post(change_url, {"content": "changed"}).status_code == 403
     summary.refresh_from_db()
     assert summary.content == "Two cats."
+
+
+def test_a_staff_reader_of_the_agent_s_space_changes_and_deletes_it_not(client):
+    """A staff user who owns `default` but only reads `lab`: the agent is judged in `lab`."""
+    lab = Space.objects.create(slug="lab", name="Lab")
+    person = staff_with(*(f"context.{verb}_agent" for verb in ("view", "change", "delete")))
+    membership_set(space=lab, user=person, role=Role.READER)
+    client.force_login(person)
+    agent = AgentFactory(space=lab, name="theirs")
+    url = reverse("admin:context_agent_change", args=[agent.pk])
+
+    assert client.post(url, settings_form(agent, strategy="importance")).status_code == 403
+    assert client.post(reverse("admin:context_agent_delete", args=[agent.pk]), {"post": "yes"}).status_code == 403
+    agent.refresh_from_db()
+    assert agent.strategy != "importance"
+
+    own = AgentFactory(name="ours")  # in `default`, which they own
+    response = client.post(
+        reverse("admin:context_agent_change", args=[own.pk]), settings_form(own, strategy="importance")
+    )
+    assert response.status_code == 302
+    own.refresh_from_db()
+    assert own.strategy == "importance"

@@ -4,14 +4,14 @@ the node is deleted."""
 import pytest
 
 from memory import services
-from tests.factories import DocumentFactory
+from tests.factories import DocumentFactory, acting, system
 from tests.memory.api.support import url
 
 pytestmark = pytest.mark.django_db
 
 
 def test_lists_the_writes_newest_first_with_who_made_them(api, user, internal):
-    document = DocumentFactory(user=user)
+    document = DocumentFactory(by=acting(user))
     api.patch(url("node-detail", document), {"description": "Changed"}, format="json")
     response = api.get(url("node-history", document))
     assert response.status_code == 200, response.content
@@ -26,7 +26,7 @@ def test_lists_the_writes_newest_first_with_who_made_them(api, user, internal):
 def test_pages_follow_the_next_link(api, internal):
     document = DocumentFactory()
     for number in range(3):
-        services.node_update(node=document, user=None, description=f"Version {number}")
+        services.node_update(node=document, description=f"Version {number}", by=system())
     seen, link = [], url("node-history", document) + "?page_size=2"
     while link:
         page = api.get(link).json()
@@ -37,7 +37,7 @@ def test_pages_follow_the_next_link(api, internal):
 
 
 def test_a_deleted_node_s_history_stays_readable(api, user, internal):
-    document = DocumentFactory(user=user)
+    document = DocumentFactory(by=acting(user))
     assert api.delete(url("node-detail", document)).status_code == 204
     results = api.get(url("node-history", document.pk)).json()["results"]
     assert [result["action"] for result in results] == ["delete", "create"]

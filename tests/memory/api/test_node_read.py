@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from memory import selectors, services
 from memory.models import Node
 from memsite.spaces.models import ApiToken, Membership
-from tests.factories import DocumentFactory, NodeFactory, UserFactory, default_space
+from tests.factories import DocumentFactory, NodeFactory, UserFactory, acting, default_space, system
 from tests.memory.api.support import url
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ def test_roots_are_the_internal_folders(api, internal):
 
 
 def test_detail_has_every_field_of_seed_000_and_more(api, user, internal):
-    folder = NodeFactory(name="logs", user=user)
+    folder = NodeFactory(name="logs", by=acting(user))
     children = [NodeFactory(parent=folder, name=name) for name in ("zeta", "alpha", "mid")]
     response = api.get(url("node-detail", folder))
     assert response.status_code == 200
@@ -115,7 +115,7 @@ class TestChildren:
 
         def add_children(count: int) -> None:
             for index in range(count):
-                DocumentFactory(parent=folder, user=creators[index % len(creators)])
+                DocumentFactory(parent=folder, by=acting(creators[index % len(creators)]))
 
         add_children(3)
         api.get(url("node-roots"))  # the token's first use is noted (at most once a minute): not measured here
@@ -163,7 +163,7 @@ class TestResolve:
 
     def test_resolves_a_deep_path(self, api, internal):
         folder = NodeFactory(name="a b")
-        services.node_create(parent=folder, type="document", name="ünï.md", content=b"")
+        services.node_create(parent=folder, type="document", name="ünï.md", content=b"", by=system())
         response = api.get(url("node-resolve"), {"path": "/swarmstar/a b/ünï.md"})
         assert response.status_code == 200
         assert response.json()["parent"] == folder.id
@@ -203,7 +203,7 @@ class TestReadCost:
     principal's read once it was compiled (docs/benchmarks.md, the cost of spaces)."""
 
     def test_by_a_session(self, client, user, internal, endpoint, compiles):
-        document = DocumentFactory(parent=NodeFactory(), user=user)
+        document = DocumentFactory(parent=NodeFactory(), by=acting(user))
         client.force_login(user)
         address = read_url(endpoint, document)
         client.get(address)  # compiles the principal's read on this connection
@@ -224,7 +224,7 @@ class TestReadCost:
         assert {compiler.query.model for compiler in compiles}.isdisjoint({Membership, ApiToken})
 
     def test_by_a_token(self, api, user, internal, endpoint, compiles):
-        document = DocumentFactory(parent=NodeFactory(), user=user)
+        document = DocumentFactory(parent=NodeFactory(), by=acting(user))
         address = read_url(endpoint, document)
         api.get(address)  # compiles the token's read; notes its use
         compiles.clear()

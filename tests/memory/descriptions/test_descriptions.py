@@ -15,7 +15,7 @@ from memory.services.descriptions import (
 )
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, acting, system
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def fresh(node) -> Node:
 
 def test_a_document_created_without_a_description_is_described_offline():
     user = UserFactory()
-    doc = DocumentFactory(description="", content=SESSION, user=user)
+    doc = DocumentFactory(description="", content=SESSION, by=acting(user))
     assert pending() == {doc.pk}
 
     assert node_describe(node_id=doc.pk) is True
@@ -95,7 +95,7 @@ def test_a_bulk_create_queues_its_documents_without_a_description():
         services.NodeSpec(name="b.md", type="document", description="given", content=SESSION),
     ]
 
-    services.node_bulk_create(parent=folder, specs=specs)
+    services.node_bulk_create(parent=folder, specs=specs, by=system())
 
     assert pending() == {specs[0].node_id}
 
@@ -104,8 +104,8 @@ def test_a_persons_description_is_never_overwritten():
     doc = DocumentFactory(description="", content=SESSION)
     node_describe(node_id=doc.pk)
 
-    services.node_update(node=doc, user=None, description="Ana's greyhound, in her words")
-    services.node_content_set(node=doc, data=b"Ana: Pixel learnt to sit.", user=None)
+    services.node_update(node=doc, description="Ana's greyhound, in her words", by=system())
+    services.node_content_set(node=doc, data=b"Ana: Pixel learnt to sit.", by=system())
 
     node = fresh(doc)
     assert node.description == "Ana's greyhound, in her words" and not node.description_auto
@@ -118,7 +118,7 @@ def test_a_persons_description_set_while_the_task_runs_wins(monkeypatch):
 
     def person_writes_meanwhile(**kwargs):
         reply = real_complete(**kwargs)
-        services.node_update(node=doc, user=None, description="Written by Ana")
+        services.node_update(node=doc, description="Written by Ana", by=system())
         return reply
 
     monkeypatch.setattr(descriptions, "complete", person_writes_meanwhile)
@@ -133,7 +133,7 @@ def test_a_description_left_unchanged_by_an_update_stays_memsites():
     doc = DocumentFactory(description="", content=SESSION)
     node_describe(node_id=doc.pk)
 
-    services.node_update(node=doc, user=None, name="session-1.md", description=fresh(doc).description)
+    services.node_update(node=doc, name="session-1.md", description=fresh(doc).description, by=system())
 
     assert fresh(doc).description_auto
 
@@ -143,7 +143,7 @@ def test_a_content_change_describes_an_auto_description_again():
     node_describe(node_id=doc.pk)
 
     services.node_content_set(
-        node=doc, data=b"Bo: the kayak trip on the river was cold. Bo paddled the kayak for hours.", user=None
+        node=doc, data=b"Bo: the kayak trip on the river was cold. Bo paddled the kayak for hours.", by=system()
     )
     assert pending() == {doc.pk}
     node_describe(node_id=doc.pk)
@@ -158,7 +158,7 @@ def test_content_changed_during_the_call_is_described_next_time(monkeypatch):
 
     def content_changes_meanwhile(**kwargs):
         reply = real_complete(**kwargs)
-        services.node_content_set(node=doc, data=b"Bo: the kayak trip on the river was cold.", user=None)
+        services.node_content_set(node=doc, data=b"Bo: the kayak trip on the river was cold.", by=system())
         return reply
 
     monkeypatch.setattr(descriptions, "complete", content_changes_meanwhile)
@@ -173,7 +173,7 @@ def test_content_changed_during_the_call_is_described_next_time(monkeypatch):
 def test_an_emptied_description_is_written_again():
     doc = DocumentFactory(description="Ana's notes", content=SESSION)
 
-    services.node_update(node=doc, user=None, description="")
+    services.node_update(node=doc, description="", by=system())
     node_describe(node_id=doc.pk)
 
     assert "greyhound" in fresh(doc).description and fresh(doc).description_auto
@@ -259,7 +259,7 @@ def test_with_the_broker_down_the_write_stands_and_the_sweep_queues_it_later(
 
 
 def test_an_empty_document_is_left_undescribed_without_error(user):
-    empty = DocumentFactory(description="", content=b"", user=user)
+    empty = DocumentFactory(description="", content=b"", by=acting(user))
     node_describe(node_id=empty.pk)
     empty.refresh_from_db()
     assert empty.description == "" and not empty.description_auto

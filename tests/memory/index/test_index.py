@@ -19,7 +19,7 @@ from memsite.llm.models import LLMCall
 from memsite.spaces import services as space_services
 from memsite.spaces.models import Space
 from tests.archives import tar_gz
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, acting, default_space, system
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def test_a_created_document_is_found_by_its_content():
 
 def test_a_content_put_replaces_the_old_words():
     doc = DocumentFactory(content=b"The launch code is alpha.")
-    services.node_content_set(node=doc, data=b"The launch code is bravo.", user=None)
+    services.node_content_set(node=doc, data=b"The launch code is bravo.", by=system())
     assert found("bravo") == [doc.pk]
     assert found("alpha") == []
 
@@ -61,7 +61,7 @@ def test_rename_and_description_change_the_label_passage_only():
         return list(Passage.objects.filter(node=doc, kind="content").order_by("seq").values_list("id", flat=True))
 
     content_before, ids_before = passages(doc)[1:], content_ids()
-    services.node_update(node=doc, user=None, name="quarterly.md", description="revenue figures")
+    services.node_update(node=doc, name="quarterly.md", description="revenue figures", by=system())
     assert found("quarterly revenue") == [doc.pk]
     assert found("draft") == []
     assert passages(doc)[1:] == content_before
@@ -72,7 +72,7 @@ def test_moving_a_node_moves_it_out_of_a_scope():
     left, right = NodeFactory(name="left"), NodeFactory(name="right")
     doc = DocumentFactory(parent=left, content=b"zebra crossing")
     assert found("zebra", start=left) == [doc.pk]
-    services.node_move(node=doc, new_parent=right, user=None)
+    services.node_move(node=doc, new_parent=right, by=system())
     assert found("zebra", start=left) == []
     assert found("zebra", start=right) == [doc.pk]
 
@@ -80,7 +80,7 @@ def test_moving_a_node_moves_it_out_of_a_scope():
 def test_deleting_a_branch_deletes_its_passages():
     folder = NodeFactory()
     doc = DocumentFactory(parent=folder, content=b"walrus")
-    services.node_delete(node=folder, user=None)
+    services.node_delete(node=folder, by=system())
     assert not Passage.objects.filter(node_id=doc.pk).exists()
     assert found("walrus") == []
 
@@ -96,20 +96,22 @@ def test_a_rolled_back_write_leaves_no_passage():
 def test_an_archive_import_indexes_its_text_files_and_a_failed_one_nothing(user):
     project = ProjectFactory()
     archive = tar_gz({"src/app.py": b"def compute_tax(): pass\n", "logo.png": b"\x89PNG\x00\x00binary"})
-    services.project_import(project=project, archive=io.BytesIO(archive), user=user)
+    services.project_import(project=project, archive=io.BytesIO(archive), by=acting(user))
     assert [hit.name for hit in retrieve(space_id=default_space().pk, query="compute_tax")] == ["app.py"]
     assert not Passage.objects.filter(node__name="logo.png", kind="content").exists()
     before = Passage.objects.count()
     with pytest.raises(InvalidInput):
-        services.project_import(project=project, archive=io.BytesIO(tar_gz({"a.py": b"x", "../b.py": b"y"})), user=user)
+        services.project_import(
+            project=project, archive=io.BytesIO(tar_gz({"a.py": b"x", "../b.py": b"y"})), by=acting(user)
+        )
     assert Passage.objects.count() == before
 
 
 def test_rebuild_equals_incremental():
     folder = NodeFactory()
     docs = [DocumentFactory(parent=folder, content=(f"para {n}\n\n" * 300).encode()) for n in range(3)]
-    services.node_update(node=docs[0], user=None, description="renamed")
-    services.node_content_set(node=docs[1], data=b"short now", user=None)
+    services.node_update(node=docs[0], description="renamed", by=system())
+    services.node_content_set(node=docs[1], data=b"short now", by=system())
     incremental = sorted(Passage.objects.values_list("node_id", "seq", "kind", "start", "end", "text"))
     index_rebuild()
     assert sorted(Passage.objects.values_list("node_id", "seq", "kind", "start", "end", "text")) == incremental
@@ -192,7 +194,7 @@ def test_an_append_writes_only_the_new_passage_and_keeps_the_others_with_their_v
     doc = DocumentFactory(content="\n".join(LINES).encode())
     before = give_vectors()
     text = "\n".join([*LINES, "an appended line, long enough to be a passage alone"])
-    services.node_content_set(node=doc, data=text.encode(), user=None)
+    services.node_content_set(node=doc, data=text.encode(), by=system())
     after = give_vectors()
     assert content_passages(doc) == cut_afresh(text)
     assert {pk: after[pk] for pk in before} == before  # every passage kept, its vector with it
@@ -207,7 +209,7 @@ def test_lines_moved_changed_and_repeated_keep_their_rows_in_their_new_places():
     old = list(Passage.objects.filter(node=doc, kind="content").values_list("id", "text"))
     edited = [line.replace("fact", "changed fact") if line.startswith("line 20") else line for line in LINES]
     text = "\n".join(["a new first line, long enough to stand alone", *edited[:10], *edited[11:], repeated, repeated])
-    services.node_content_set(node=doc, data=text.encode(), user=None)
+    services.node_content_set(node=doc, data=text.encode(), by=system())
     assert content_passages(doc) == cut_afresh(text)
     new = list(Passage.objects.filter(node=doc, kind="content").values_list("id", "text"))
     kept = [(pk, line) for pk, line in old if line not in (LINES[10], LINES[20])]
@@ -220,10 +222,10 @@ def test_lines_moved_changed_and_repeated_keep_their_rows_in_their_new_places():
 def test_content_that_turns_binary_or_empty_leaves_the_label_alone():
     doc = DocumentFactory(name="notes.md", content="\n".join(LINES).encode())
     label_id = Passage.objects.get(node=doc, kind="label").pk
-    services.node_content_set(node=doc, data=b"\x00 read as binary, as git would", user=None)
+    services.node_content_set(node=doc, data=b"\x00 read as binary, as git would", by=system())
     assert content_passages(doc) == [] and Passage.objects.get(node=doc).pk == label_id
-    services.node_content_set(node=doc, data=LINES[0].encode(), user=None)
-    services.node_content_set(node=doc, data=b"", user=None)
+    services.node_content_set(node=doc, data=LINES[0].encode(), by=system())
+    services.node_content_set(node=doc, data=b"", by=system())
     assert content_passages(doc) == [] and Passage.objects.get(node=doc).pk == label_id
 
 
@@ -248,7 +250,7 @@ def test_an_archive_import_indexes_each_node_once(user, monkeypatch):
     monkeypatch.setattr(archives, "index_nodes", counted)
     monkeypatch.setattr(writes, "insert_rows", insert_rows)
     files = {f"src/module_{n}.py": f"def compute_{n}():\n    return {n}\n".encode() for n in range(3)}
-    services.project_import(project=project, archive=io.BytesIO(tar_gz(files)), user=user)
+    services.project_import(project=project, archive=io.BytesIO(tar_gz(files)), by=acting(user))
     created = set(
         Node.objects.filter(path__startswith=project.path).exclude(pk=project.pk).values_list("pk", flat=True)
     )
@@ -264,7 +266,7 @@ def test_each_process_s_vectors_follow_an_append_without_stale_rows():
     assert len(vectors.current().ids) == Passage.objects.count()
     first = Passage.objects.get(node=doc, text=LINES[0]).pk
     text = "\n".join([*LINES[1:], "a line that is new, and long enough"])
-    services.node_content_set(node=doc, data=text.encode(), user=None)
+    services.node_content_set(node=doc, data=text.encode(), by=system())
     stored = give_vectors()
     matrix = vectors.current()  # the rows embedded since merged in, the table not read again
     assert set(matrix.ids.tolist()) == {*stored, first}  # a deleted row stays until the next whole read

@@ -11,7 +11,7 @@ from memory.models import Node
 from memsite.llm.models import LLMCall
 from memsite.spaces import services as space_services
 from memsite.spaces.models import Space
-from tests.factories import DocumentFactory, NodeFactory, default_space
+from tests.factories import DocumentFactory, NodeFactory, default_space, system
 
 pytestmark = pytest.mark.django_db
 QUERY = "Which dog did they get?"
@@ -37,7 +37,7 @@ def test_k_live_hits_come_back_while_the_vector_matrix_still_holds_deleted_passa
     assert len(before) == 6 and all(hit.fulltext is None for hit in before)
     gone = {hit.node_id for hit in before} & {doc.pk for doc in docs}
     for node_id in gone:
-        services.node_delete(node=Node.objects.get(pk=node_id), user=None)
+        services.node_delete(node=Node.objects.get(pk=node_id), by=system())
 
     after = retrieve(space_id=default_space().pk, query=QUERY, k=3)
     assert len(after) == 3 and not {hit.node_id for hit in after} & gone

@@ -14,7 +14,7 @@ from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
 from memsite.spaces.models import ApiToken
 from memsite.spaces.services import token_create
-from tests.factories import default_space
+from tests.factories import default_space, system
 from tests.memory.search.conftest import run_search
 from tests.memory.search.tree import NOTHING, found, pick, shown
 
@@ -31,7 +31,7 @@ FILLER = [
 def sessions(db, internal):
     """Twelve sessions described only by who spoke and when; the fact is in session 7."""
     folder = services.node_create(
-        parent=internal["swarmstar"], type="folder", name="logs", description="Conversation logs"
+        parent=internal["swarmstar"], type="folder", name="logs", description="Conversation logs", by=system()
     )
     nodes = {}
     for number in range(1, 13):
@@ -44,6 +44,7 @@ def sessions(db, internal):
             name=f"session-{number:02}",
             description=f"Session {number}, Ana and Bo, 2026-03-{number:02}",
             content="\n".join(turns).encode(),
+            by=system(),
         )
     return folder, nodes
 
@@ -226,7 +227,7 @@ def test_the_findings_of_one_reading_are_cited_from_one_read_of_the_node(session
 
 def test_an_option_with_no_description_is_entered_by_its_name(sessions, llm):
     folder, nodes = sessions
-    services.node_update(node=nodes[7], user=None, description="")
+    services.node_update(node=nodes[7], description="", by=system())
     llm.script(pick("session-07"))
     search = run_search(["What is the greyhound called?"], start_node=folder, max_llm_calls=1)
     step = search.steps.get(number=1)
@@ -249,6 +250,7 @@ def diary(db, internal, search_settings):
         name="diary.md",
         description="Bo's notes",
         content="\n".join(lines).encode(),
+        by=system(),
     )
 
 
@@ -285,6 +287,7 @@ def test_the_best_passages_fill_one_reading_budget(db, internal, llm, search_set
         name="walks.md",
         description="",
         content="\n".join(lines).encode(),
+        by=system(),
     )
     llm.script(NOTHING)
     run_search(["Where did the greyhound run?"], start_node=walks, max_llm_calls=1)

@@ -9,7 +9,7 @@ from memory import services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memory.search.state import WalkState
 from memsite.llm.models import LLMCall
-from tests.factories import default_space
+from tests.factories import default_space, system
 from tests.fake_openai import Reply
 from tests.memory.search.conftest import run_search
 from tests.memory.search.tree import NOTHING, build_tree, found, pick, shown
@@ -84,11 +84,19 @@ def test_a_dead_end_sends_the_walk_back_to_the_parent(llm, tree):
 
 def test_a_large_folder_is_shown_in_batches_best_first(llm, tree, settings):
     settings.MEMSITE_SEARCH_ROUTE_TOKENS = 120
-    big = services.node_create(parent=tree["references"], type="folder", name="archive", description="Old notes.")
+    big = services.node_create(
+        parent=tree["references"], type="folder", name="archive", description="Old notes.", by=system()
+    )
     for number in range(30):
-        services.node_create(parent=big, type="folder", name=f"misc-{number:02}", description="Miscellaneous things.")
+        services.node_create(
+            parent=big, type="folder", name=f"misc-{number:02}", description="Miscellaneous things.", by=system()
+        )
     services.node_create(
-        parent=big, type="folder", name="shared_buffers notes", description="How large shared_buffers should be."
+        parent=big,
+        type="folder",
+        name="shared_buffers notes",
+        description="How large shared_buffers should be.",
+        by=system(),
     )
     llm.script(pick(None), Reply.json({"choice": 2}))
     search = run_search([QUESTION], start_node=big, max_llm_calls=2)
@@ -222,16 +230,20 @@ def test_tool_keys_hold_per_search_and_folder_for_exploring_and_per_space_for_sa
 
 
 def notes_with_a_partial_answer(tree) -> Node:
-    folder = services.node_create(parent=tree["references"], type="folder", name="notes", description="Loose notes.")
+    folder = services.node_create(
+        parent=tree["references"], type="folder", name="notes", description="Loose notes.", by=system()
+    )
     services.node_create(
-        parent=folder, type="document", name="hint.md", description="A hint.", content=b"Some of the RAM."
+        parent=folder, type="document", name="hint.md", description="A hint.", content=b"Some of the RAM.", by=system()
     )
     return folder
 
 
 def test_saving_answers_is_offered_only_once_there_are_some(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
-    empty = services.node_create(parent=tree["references"], type="folder", name="empty", description="Nothing yet.")
+    empty = services.node_create(
+        parent=tree["references"], type="folder", name="empty", description="Nothing yet.", by=system()
+    )
     llm.script(pick(None))
     run_search([QUESTION], start_node=empty)
 
@@ -451,8 +463,12 @@ def test_a_bug_in_a_step_fails_the_search_instead_of_leaving_it_running(llm, tre
 def test_saved_answers_whose_name_is_taken_get_a_free_one(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
     folder = notes_with_a_partial_answer(tree)
-    services.node_create(parent=tree["references"], type="document", name="answer", description="", content=b"")
-    services.node_create(parent=tree["references"], type="document", name="answer (2)", description="", content=b"")
+    services.node_create(
+        parent=tree["references"], type="document", name="answer", description="", content=b"", by=system()
+    )
+    services.node_create(
+        parent=tree["references"], type="document", name="answer (2)", description="", content=b"", by=system()
+    )
     llm.script(
         pick("hint.md"),
         found("Some.", complete=False),
@@ -503,7 +519,7 @@ def test_sub_search_steps_keep_the_family_alive_for_the_sweep(llm, tree, setting
 
 def test_a_search_whose_start_node_is_deleted_ends_instead_of_searching_everything(llm, tree):
     search = services.search_start(space=default_space(), user=None, questions=[QUESTION], start_node=tree["databases"])
-    services.node_delete(node=tree["databases"], user=None)
+    services.node_delete(node=tree["databases"], by=system())
     services.search_run(search_id=search.pk)
     search.refresh_from_db()
 

@@ -5,7 +5,7 @@ import re
 from memory import selectors, services
 from memory.models import Node
 from memory.search.prompts import option_name
-from tests.factories import default_space
+from tests.factories import default_space, system
 from tests.fake_openai import RecordedRequest, Reply
 
 OPTION = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
@@ -23,6 +23,7 @@ def build_tree() -> dict[str, Node]:
             name=name,
             description=description,
             content=text.encode() if text is not None else None,
+            by=system(),
         )
 
     add("references", "databases", "Notes about PostgreSQL and SQLite.")

@@ -9,7 +9,7 @@ from django.apps import apps
 from memory import selectors, services
 from memory.models import Node
 from tests.archives import tar_gz, tar_members, tar_modes, zip_bytes, zip_with_modes
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, acting, default_space, system
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +18,7 @@ MODES = {"bin/run.sh": 0o755, "README.md": 0o644, "secrets.env": 0o600}
 
 
 def imported(project, blob, user, **kwargs):
-    return services.project_import(project=project, archive=io.BytesIO(blob), user=user, **kwargs)
+    return services.project_import(project=project, archive=io.BytesIO(blob), **kwargs, by=acting(user))
 
 
 def node_at(project, path):
@@ -75,6 +75,7 @@ def test_files_made_otherwise_have_the_default_mode_and_other_nodes_none(user):
         name="b.py",
         context={"file_path": "b.py"},
         content=b"b",
+        by=system(),
     )
     assert (file.mode, node_at(project, "src/a.py").mode) == (0o644, 0o600)
     assert node_at(project, "src").mode is None

@@ -10,7 +10,7 @@ from memory.rows import insert_rows
 from memory.services import archives
 from memsite.errors import Conflict, InvalidInput, TooLarge
 from tests.archives import tar_gz, tar_members, tar_modes, zip_bytes, zip_with_central_field
-from tests.factories import DocumentFactory, ProjectFactory, default_space
+from tests.factories import DocumentFactory, ProjectFactory, acting, default_space, system
 from tests.memory.api.support import tree_state
 
 pytestmark = pytest.mark.django_db
@@ -27,12 +27,12 @@ BEFORE = {
 def project(user):
     project = ProjectFactory(name="demo")
     archive = tar_gz(BEFORE, dirs=["assets/"], modes={"src/app.py": 0o755})
-    services.project_import(project=project, archive=io.BytesIO(archive), user=user)
+    services.project_import(project=project, archive=io.BytesIO(archive), by=acting(user))
     return project
 
 
 def imported(project, user, blob, mode):
-    return services.project_import(project=project, archive=io.BytesIO(blob), user=user, mode=mode)
+    return services.project_import(project=project, archive=io.BytesIO(blob), mode=mode, by=acting(user))
 
 
 def at(path):
@@ -58,7 +58,7 @@ def test_fail_is_the_default_and_refuses_a_path_the_project_has(project, user):
         services.project_import(
             project=project,
             archive=io.BytesIO(tar_gz({"new.py": b"n", "src/app.py": b"x"})),
-            user=user,
+            by=acting(user),
         )
     with pytest.raises(Conflict, match="already has 'README.md'"):
         imported(project, user, tar_gz({"README.md": b"x"}), "fail")
@@ -173,6 +173,7 @@ def test_merge_refuses_a_file_whose_file_path_is_elsewhere(project, user):
         type="project_file_bytes",
         name="moved.py",
         context={"file_path": "lib/moved.py"},
+        by=system(),
     )
     before = tree_state()
     with pytest.raises(Conflict, match="file at 'moved.py' has the file_path 'lib/moved.py'"):
@@ -252,7 +253,7 @@ def test_replace_deletes_more_branches_than_one_query_can_name(user):
     thousand of them in one query."""
     project = ProjectFactory(name="demo")
     many = {f"note{index}.txt": b"x" for index in range(1_100)}
-    services.project_import(project=project, archive=io.BytesIO(tar_gz(many)), user=user)
+    services.project_import(project=project, archive=io.BytesIO(tar_gz(many)), by=acting(user))
 
     result = imported(project, user, tar_gz({"kept.txt": b"kept"}), "replace")
 

@@ -4,7 +4,7 @@ from memory import selectors, services
 from memory.models import Node, NodeContent
 from memory.services import NodeSpec
 from memsite.errors import Conflict, Forbidden, InvalidInput, TooLarge
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, default_space
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, acting, default_space, system
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +16,7 @@ def tree_is_valid() -> bool:
 class TestNodeCreate:
     def test_creates_a_folder_with_a_public_id_inside_its_parent(self, internal, user):
         folder = services.node_create(
-            parent=internal["swarmstar"], type="folder", name="logs", description="Run logs", user=user
+            parent=internal["swarmstar"], type="folder", name="logs", description="Run logs", by=acting(user)
         )
         assert folder.id.startswith("memory_") and len(folder.id) == len("memory_") + 32
         assert folder.is_folder and folder.parent_id == internal["swarmstar"].id
@@ -141,7 +141,7 @@ class TestNodeBulkCreate:
             NodeSpec(name="b", type="folder", children=[NodeSpec(name=f"b{i}", type="folder") for i in range(5)]),
         ]
         NodeFactory(name="existing")
-        services.node_bulk_create(parent=internal["swarmstar"], specs=specs)
+        services.node_bulk_create(parent=internal["swarmstar"], specs=specs, by=system())
         swarmstar = Node.objects.get(pk=internal["swarmstar"].pk)
         assert [n.name for n in selectors.node_children(node=swarmstar)] == ["existing", "a", "b"]
         assert selectors.node_resolve(space=default_space(), path="/swarmstar/b/b4").parent.name == "b"
@@ -158,7 +158,7 @@ class TestNodeBulkCreate:
             NodeSpec(name="deep", type="folder", children=[NodeSpec(name="bad/name", type="folder")]),
         ]
         with pytest.raises(InvalidInput, match="must not contain '/'"):
-            services.node_bulk_create(parent=internal["swarmstar"], specs=specs)
+            services.node_bulk_create(parent=internal["swarmstar"], specs=specs, by=system())
         assert Node.objects.count() == before
 
     def test_refuses_duplicate_names_and_taken_names(self, internal):
@@ -168,53 +168,55 @@ class TestNodeBulkCreate:
             [NodeSpec(name="taken", type="folder")],
         ):
             with pytest.raises(Conflict):
-                services.node_bulk_create(parent=internal["swarmstar"], specs=specs)
+                services.node_bulk_create(parent=internal["swarmstar"], specs=specs, by=system())
 
 
 class TestNodeUpdate:
     def test_rename_describe_and_bump_version(self, user):
         node = NodeFactory(name="old")
-        updated = services.node_update(node=node, user=user, name="new", description="Fresh", expected_version=1)
+        updated = services.node_update(node=node, name="new", description="Fresh", expected_version=1, by=acting(user))
         assert (updated.name, updated.description, updated.version) == ("new", "Fresh", 2)
 
     def test_stale_version_is_a_conflict_and_changes_nothing(self, user):
         node = NodeFactory(name="old")
-        services.node_update(node=node, user=user, description="first")
+        services.node_update(node=node, description="first", by=acting(user))
         with pytest.raises(Conflict, match="version 2, not 1"):
-            services.node_update(node=node, user=user, name="second", expected_version=1)
+            services.node_update(node=node, name="second", expected_version=1, by=acting(user))
         assert Node.objects.get(pk=node.pk).name == "old"
 
     def test_rename_to_a_sibling_name_is_a_conflict(self, user):
         NodeFactory(name="one")
         two = NodeFactory(name="two")
         with pytest.raises(Conflict):
-            services.node_update(node=two, user=user, name="one")
+            services.node_update(node=two, name="one", by=acting(user))
 
     def test_internal_folders_cannot_be_renamed_or_retyped(self, internal, user, staff):
         for changes in ({"name": "mine"}, {"type": "folder"}):
             for who in (user, staff):
                 with pytest.raises(Forbidden):
-                    services.node_update(node=internal["user"], user=who, **changes)
+                    services.node_update(node=internal["user"], **changes, by=acting(who))
         assert Node.objects.get(pk=internal["user"].pk).name == "user"
 
     def test_only_staff_describe_internal_folders(self, internal, user, staff):
         with pytest.raises(Forbidden, match="Only owners"):
-            services.node_update(node=internal["references"], user=user, description="mine")
-        updated = services.node_update(node=internal["references"], user=staff, description="Scraped docs")
+            services.node_update(node=internal["references"], description="mine", by=acting(user))
+        updated = services.node_update(node=internal["references"], description="Scraped docs", by=acting(staff))
         assert updated.description == "Scraped docs"
 
     def test_retype_between_compatible_types(self, internal, user):
         folder = NodeFactory(parent=internal["projects"], name="proj")
-        assert services.node_update(node=folder, user=user, type="project_root_folder").type == "project_root_folder"
+        assert (
+            services.node_update(node=folder, type="project_root_folder", by=acting(user)).type == "project_root_folder"
+        )
         with pytest.raises(InvalidInput, match="hold different things"):
-            services.node_update(node=DocumentFactory(), user=user, type="folder")
+            services.node_update(node=DocumentFactory(), type="folder", by=acting(user))
 
     def test_context_is_validated_against_the_type(self, user):
         project = ProjectFactory()
         file = NodeFactory(parent=project, type="project_file_bytes", name="a", context={"file_path": "a.py"})
         with pytest.raises(InvalidInput, match="must stay inside the project"):
-            services.node_update(node=file, user=user, context={"file_path": "../x"})
-        assert services.node_update(node=file, user=user, context={"file_path": "b.py"}).context == {
+            services.node_update(node=file, context={"file_path": "../x"}, by=acting(user))
+        assert services.node_update(node=file, context={"file_path": "b.py"}, by=acting(user)).context == {
             "file_path": "b.py"
         }
 
@@ -224,7 +226,7 @@ class TestNodeMove:
         source = NodeFactory(name="source")
         child = NodeFactory(parent=source, name="child")
         DocumentFactory(parent=child, name="leaf.md")
-        moved = services.node_move(node=source, new_parent=internal["references"], user=user)
+        moved = services.node_move(node=source, new_parent=internal["references"], by=acting(user))
         assert moved.parent_id == internal["references"].id and moved.version == 2
         assert selectors.node_resolve(space=default_space(), path="/references/source/child/leaf.md").name == "leaf.md"
         assert tree_is_valid()
@@ -234,25 +236,25 @@ class TestNodeMove:
         inner = NodeFactory(parent=outer, name="inner")
         for target in (outer, inner):
             with pytest.raises(Conflict, match="into itself or its own branch"):
-                services.node_move(node=outer, new_parent=target, user=user)
+                services.node_move(node=outer, new_parent=target, by=acting(user))
         assert Node.objects.get(pk=inner.pk).parent_id == outer.pk
 
     def test_internal_folders_cannot_move(self, internal, user):
         with pytest.raises(Forbidden):
-            services.node_move(node=internal["user"], new_parent=internal["swarmstar"], user=user)
+            services.node_move(node=internal["user"], new_parent=internal["swarmstar"], by=acting(user))
 
     def test_name_clash_at_the_target_is_a_conflict(self, internal, user):
         NodeFactory(name="dup", parent=internal["references"])
         node = NodeFactory(name="dup")
         with pytest.raises(Conflict):
-            services.node_move(node=node, new_parent=internal["references"], user=user)
+            services.node_move(node=node, new_parent=internal["references"], by=acting(user))
 
     def test_project_files_stay_in_projects(self, internal, user):
         project = ProjectFactory()
         src = NodeFactory(parent=project, name="src")
         NodeFactory(parent=src, type="project_file_bytes", name="a.py", context={"file_path": "src/a.py"})
         with pytest.raises(InvalidInput, match="within projects"):
-            services.node_move(node=src, new_parent=internal["swarmstar"], user=user)
+            services.node_move(node=src, new_parent=internal["swarmstar"], by=acting(user))
 
     def test_project_files_moved_to_another_project_must_not_clash_with_its_files(self, user):
         def project_with(*paths: str) -> tuple[Node, Node]:
@@ -268,14 +270,14 @@ class TestNodeMove:
         target, _ = project_with("src/b.py")
         elsewhere = NodeFactory(parent=target, name="elsewhere")
         with pytest.raises(Conflict, match="already has files at: src/b.py"):
-            services.node_move(node=src, new_parent=elsewhere, user=user)
+            services.node_move(node=src, new_parent=elsewhere, by=acting(user))
 
         nested, _ = project_with("src/a.py/x")  # a.py would be a folder there
         with pytest.raises(Conflict, match="would make a file"):
-            services.node_move(node=src, new_parent=NodeFactory(parent=nested, name="elsewhere"), user=user)
+            services.node_move(node=src, new_parent=NodeFactory(parent=nested, name="elsewhere"), by=acting(user))
 
         free, _ = project_with("lib/c.py")
-        moved = services.node_move(node=src, new_parent=NodeFactory(parent=free, name="elsewhere"), user=user)
+        moved = services.node_move(node=src, new_parent=NodeFactory(parent=free, name="elsewhere"), by=acting(user))
         assert selectors.node_project_root(node=moved).pk == free.pk and tree_is_valid()
 
 
@@ -284,7 +286,7 @@ class TestNodeDelete:
         folder = NodeFactory(name="gone")
         DocumentFactory(parent=NodeFactory(parent=folder))
         before = Node.objects.count()
-        assert services.node_delete(node=folder, user=user) == 3
+        assert services.node_delete(node=folder, by=acting(user)) == 3
         assert Node.objects.count() == before - 3
         assert not NodeContent.objects.filter(node__name__startswith="note-").exists()
         assert Node.objects.get(pk=internal["swarmstar"].pk).numchild == 0
@@ -292,19 +294,19 @@ class TestNodeDelete:
 
     def test_internal_folders_cannot_be_deleted(self, internal, staff):
         with pytest.raises(Forbidden):
-            services.node_delete(node=internal["projects"], user=staff)
+            services.node_delete(node=internal["projects"], by=acting(staff))
 
 
 class TestNodeContentSet:
     def test_replaces_content_and_bumps_version(self, user):
         document = DocumentFactory()
-        updated = services.node_content_set(node=document, data=b"# new", user=user, expected_version=1)
+        updated = services.node_content_set(node=document, data=b"# new", expected_version=1, by=acting(user))
         assert updated.version == 2 and updated.content_size == 5
         assert selectors.node_content(node=document) == b"# new"
 
     def test_stale_version_keeps_the_old_content(self, user):
         document = DocumentFactory(content=b"old")
-        services.node_content_set(node=document, data=b"mine", user=user)
+        services.node_content_set(node=document, data=b"mine", by=acting(user))
         with pytest.raises(Conflict):
-            services.node_content_set(node=document, data=b"theirs", user=user, expected_version=1)
+            services.node_content_set(node=document, data=b"theirs", expected_version=1, by=acting(user))
         assert selectors.node_content(node=document) == b"mine"

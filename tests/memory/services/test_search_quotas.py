@@ -10,7 +10,7 @@ from memory import services
 from memory.models import Search, SearchStep
 from memory.services.demo import demo_memory_seed
 from memsite.llm.models import LLMCall
-from tests.factories import UserFactory, default_space, token_for
+from tests.factories import UserFactory, default_space, system, token_for
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
 
@@ -77,7 +77,7 @@ def test_a_spent_budget_refuses_new_searches_until_the_day_ends(api, user):
 
 def test_a_search_charges_its_user_and_ends_when_the_budget_runs_out_mid_way(user, settings):
     settings.MEMSITE_LLM_DAILY_CALLS = 1  # the walk to the answer takes two (route, read)
-    demo_memory_seed(space=default_space(), user=user)
+    demo_memory_seed(by=system())
     search = services.search_start(
         space=default_space(), user=user, questions=["Which HTTP status code means a conflict?"]
     )

@@ -8,7 +8,7 @@ from memory.internal_folders import INTERNAL_FOLDERS, USER_DOCUMENTS
 from memory.models import Node
 from memsite.errors import NotFound
 from memsite.spaces.models import Space
-from tests.factories import NodeFactory, default_space
+from tests.factories import NodeFactory, default_space, system
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +43,7 @@ def test_a_node_is_never_moved_into_another_space():
     here = NodeFactory(name="notes")
     there = selectors.node_internal_folder(space=other, name="swarmstar")
     with pytest.raises(NotFound):
-        services.node_move(node=here, new_parent=there, user=None)
+        services.node_move(node=here, new_parent=there, by=system())
     here.refresh_from_db()
     assert (
         here.space == default_space()

@@ -11,7 +11,7 @@ from django.urls import reverse
 from memory import selectors, services
 from memory.api.http import MULTIPART_SLACK_BYTES
 from tests.archives import tar_gz, tar_members, zip_bytes
-from tests.factories import NodeFactory, ProjectFactory, default_space
+from tests.factories import NodeFactory, ProjectFactory, acting, default_space
 from tests.memory.views.conftest import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -158,7 +158,7 @@ def test_an_unknown_mode_is_refused(user_client):
 def test_a_project_file_shows_its_mode(user_client, user):
     project = ProjectFactory()
     blob = tar_gz({"run.sh": b"#!/bin/sh\n"}, modes={"run.sh": 0o755})
-    services.project_import(project=project, archive=io.BytesIO(blob), user=user)
+    services.project_import(project=project, archive=io.BytesIO(blob), by=acting(user))
     node = selectors.node_resolve(space=default_space(), path=f"/projects/{project.name}/run.sh")
     html = user_client.get(reverse("memory:node_detail", args=[node.pk]), **HTMX).content.decode()
     assert "<dt>Mode</dt><dd><code>0755</code></dd>" in html
@@ -166,7 +166,7 @@ def test_a_project_file_shows_its_mode(user_client, user):
 
 def test_download_a_project_archive(user_client, user):
     project = ProjectFactory(name="todo api")
-    services.project_import(project=project, archive=io.BytesIO(tar_gz(FILES)), user=user)
+    services.project_import(project=project, archive=io.BytesIO(tar_gz(FILES)), by=acting(user))
     response = user_client.get(reverse("memory:project_download", args=[project.pk]))
     assert response.status_code == 200
     assert response["Content-Type"] == "application/gzip"

@@ -14,7 +14,16 @@ from memory.permissions import node_permissions
 from memory.rendering import PREVIEW_LIMIT_BYTES
 from memory.views import EDITOR_MAX_BYTES, editor_context
 from memsite.spaces.logic import Role
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, default_space, token_for
+from tests.factories import (
+    DocumentFactory,
+    NodeFactory,
+    ProjectFactory,
+    UserFactory,
+    acting,
+    default_space,
+    system,
+    token_for,
+)
 from tests.memory.views.conftest import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +62,12 @@ def test_the_editor_without_htmx_is_the_page_with_the_editor_open(user_client):
 
 def test_only_text_documents_have_an_editor(user_client):
     project_file = services.node_create(
-        parent=ProjectFactory(), type="project_file_bytes", name="a.py", context={"file_path": "a.py"}, content=b"x"
+        parent=ProjectFactory(),
+        type="project_file_bytes",
+        name="a.py",
+        context={"file_path": "a.py"},
+        content=b"x",
+        by=system(),
     )
     assert "Edit content" not in user_client.get(url("node_detail", project_file), **HTMX).content.decode()
     response = user_client.get(url("document_edit", project_file), **HTMX)
@@ -78,7 +92,7 @@ def test_a_reader_gets_no_editor(reader_client, htmx):
 
 def test_a_node_whose_text_nobody_may_write_gets_no_editor(user_client, internal, monkeypatch):
     document = DocumentFactory(parent=internal["user"], name="plan.md")
-    refused = replace(node_permissions(document, None), write_content=False)
+    refused = replace(node_permissions(document, by=system()), write_content=False)
     monkeypatch.setattr("memory.views.node_permissions", lambda *args, **kwargs: refused)
     response = user_client.get(url("document_edit", document), **HTMX)
     assert response.status_code == 403 and "<textarea" not in response.content.decode()
@@ -127,7 +141,7 @@ def test_a_save_in_the_panel_brings_its_version_up_to_date_for_a_rename(user_cli
 
 def test_a_conflict_in_the_panel_says_so_and_reloads_the_panel(user_client):
     document = DocumentFactory()
-    services.node_content_set(node=document, data=b"theirs", user=None)
+    services.node_content_set(node=document, data=b"theirs", by=system())
     data = {"version": document.version, "content": "mine", "panel": "1"}
     response = user_client.post(url("document_save", document), data, **HTMX)
     assert response.status_code == 409
@@ -342,8 +356,8 @@ def test_a_delete_removes_the_shown_item(user_client):
 
 
 def test_the_history_lists_who_did_what_newest_first(user_client, user, api):
-    document = DocumentFactory(user=user)
-    services.node_update(node=document, user=user, description="Changed.")
+    document = DocumentFactory(by=acting(user))
+    services.node_update(node=document, description="Changed.", by=acting(user))
     key = token_for(user)
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert api.put(f"/api/nodes/{document.pk}/content/", b"# by token", content_type="text/markdown").status_code == 200
@@ -362,9 +376,9 @@ def test_the_history_lists_who_did_what_newest_first(user_client, user, api):
 
 def test_the_history_pages_go_back_in_time(user_client, user, monkeypatch):
     monkeypatch.setattr("memory.views_curation.HISTORY_PAGE", 2)
-    document = DocumentFactory(user=user)
+    document = DocumentFactory(by=acting(user))
     for number in range(3):
-        services.node_update(node=document, user=user, description=f"v{number}")
+        services.node_update(node=document, description=f"v{number}", by=acting(user))
     html = user_client.get(url("node_history", document), **HTMX).content.decode()
     assert html.count("<time") == 2 and ">3 → 4<" in html
     older = re.search(r'href="([^"]+\?before=\d+)"', html).group(1)
@@ -374,9 +388,9 @@ def test_the_history_pages_go_back_in_time(user_client, user, monkeypatch):
 
 
 def test_a_deleted_nodes_history_has_a_page(user_client, user):
-    document = DocumentFactory(user=user, name="gone.md")
+    document = DocumentFactory(by=acting(user), name="gone.md")
     node_id = document.pk
-    services.node_delete(node=document, user=user)
+    services.node_delete(node=document, by=acting(user))
     html = user_client.get(reverse("memory:node_history", args=[node_id])).content.decode()
     assert "History of a deleted node" in html and ">deleted<" in html and ">created<" in html
     response = user_client.get(reverse("memory:node_history", args=["memory_never"]))

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from memory import selectors, services
 from tests.archives import tar_gz
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, acting
 from tests.memory.views.conftest import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -112,7 +112,7 @@ def test_project_files_show_as_escaped_text_and_binary_as_a_size(user_client, us
     services.project_import(
         project=project,
         archive=io.BytesIO(tar_gz({"page.html": XSS.encode(), "blob.bin": bytes(range(256))})),
-        user=user,
+        by=acting(user),
     )
     nodes = {node.name: node for node in selectors.project_files(project=project)}
     html = detail(user_client, nodes["page.html"], **HTMX).content.decode()

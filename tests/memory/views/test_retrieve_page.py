@@ -11,7 +11,7 @@ from memory import selectors, services
 from memsite.llm.models import LLMCall
 from memsite.spaces import services as space_services
 from tests.archives import tar_gz
-from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, SearchFactory, SearchStepFactory
+from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, SearchFactory, SearchStepFactory, acting
 from tests.memory.views.conftest import HTMX
 from tests.memory.views.test_detail import has_live_script
 
@@ -146,7 +146,7 @@ def test_a_markdown_node_shows_the_matched_passage_in_a_box(user_client):
 def test_a_text_file_marks_the_passage_in_place(user_client, user):
     project = ProjectFactory()
     text = f"line one\n{SCRIPT}\nthe Lisbon line\nlast line\n"
-    services.project_import(project=project, archive=io.BytesIO(tar_gz({"notes.txt": text.encode()})), user=user)
+    services.project_import(project=project, archive=io.BytesIO(tar_gz({"notes.txt": text.encode()})), by=acting(user))
     node = next(node for node in selectors.project_files(project=project) if node.name == "notes.txt")
     start, end = text.index("the Lisbon"), text.index("\nlast")
     html = user_client.get(detail_url(node, f"{start}-{end}"), **HTMX).content.decode()

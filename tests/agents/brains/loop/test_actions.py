@@ -10,7 +10,7 @@ from memory import services as memory_services
 from memory.models import Node, Search
 from memsite.fetch import FetchedPage, FetchFailed
 from memsite.spaces.selectors import space_default
-from tests.factories import AgentFactory, DocumentFactory, NodeFactory
+from tests.factories import AgentFactory, DocumentFactory, NodeFactory, acting
 from tests.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
@@ -198,8 +198,8 @@ def test_agents_whose_names_clean_up_alike_get_separate_folders(internal):
 
 
 def test_a_persons_document_at_the_old_path_is_never_touched(internal, user):
-    folder = memory_services.node_create(parent=internal["swarmstar"], type="folder", name="ops team", user=user)
-    plan = memory_services.node_create(parent=folder, type="document", name="plan.md", content=b"mine", user=user)
+    folder = memory_services.node_create(parent=internal["swarmstar"], type="folder", name="ops team", by=acting(user))
+    plan = memory_services.node_create(parent=folder, type="document", name="plan.md", content=b"mine", by=acting(user))
     agent = AgentFactory(name="ops  team")
 
     outcome = run(agent, "write_note", name="plan.md", content="the agent's plan")
@@ -212,7 +212,9 @@ def test_a_persons_document_at_the_old_path_is_never_touched(internal, user):
 def test_write_note_never_rewrites_a_persons_document_in_the_agents_folder(agent, internal, user):
     run(agent, "write_note", name="first.md", content="x")
     folder = memory_selectors.node_resolve(space=space_default(), path=notes_of(agent))
-    theirs = memory_services.node_create(parent=folder, type="document", name="plan.md", content=b"mine", user=user)
+    theirs = memory_services.node_create(
+        parent=folder, type="document", name="plan.md", content=b"mine", by=acting(user)
+    )
 
     outcome = run(agent, "write_note", name="plan.md", content="the agent's plan")
 
@@ -229,7 +231,7 @@ def test_write_note_does_not_overwrite_an_edit_made_since_it_read_the_note(agent
     def resolved_then_edited(*, space, path: str):
         node = resolve(space=space, path=path)
         if path.endswith("/plan.md"):  # a person saves the note between the agent's read and write
-            memory_services.node_content_set(node=resolve(space=space, path=path), data=b"edited", user=user)
+            memory_services.node_content_set(node=resolve(space=space, path=path), data=b"edited", by=acting(user))
         return node
 
     monkeypatch.setattr(memory_selectors, "node_resolve", resolved_then_edited)
@@ -243,7 +245,7 @@ def test_write_note_does_not_overwrite_an_edit_made_since_it_read_the_note(agent
 
 def test_write_note_refuses_when_its_folder_name_is_a_document(agent, internal, user):
     memory_services.node_create(
-        parent=internal["swarmstar"], type="document", name=note_folder_name(agent), content=b"x", user=user
+        parent=internal["swarmstar"], type="document", name=note_folder_name(agent), content=b"x", by=acting(user)
     )
 
     outcome = run(agent, "write_note", name="plan.md", content="the agent's plan")
