@@ -698,7 +698,7 @@ def mcp_flood(target: Target) -> Outcome:
     """A reader's token sending the MCP server 30 MiB bodies at once: a `memory_write` of a
     document that large."""
     content = "x" * (MCP_BODY_BYTES - 200)
-    arguments = {"folder": "/swarmstar/abuse", "name": "flood.md", "content": content}
+    arguments = {"parent": "/swarmstar/abuse", "name": "flood.md", "content": content}
     message = {
         "jsonrpc": "2.0",
         "id": 1,

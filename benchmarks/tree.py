@@ -339,7 +339,7 @@ def write_operations(f: Fixtures, adjacency: Adjacency) -> list[Operation]:
         Operation(
             f"move a {selectors.node_subtree(node=f.movable).count():,}-node branch",
             f.move_targets,
-            lambda target: services.node_move(node=f.movable, new_parent=target, by=system_principal(space_default())),
+            lambda target: services.node_move(node=f.movable, parent=target, by=system_principal(space_default())),
             lambda target: adjacency.move(f.movable.pk, target.pk),
             target_ms=MOVE_TARGET_MS,
         ),

@@ -50,7 +50,7 @@ class ArchiveUploadForm(forms.Form):
 
 
 class NodeMoveForm(forms.Form):
-    new_parent = forms.CharField(
+    parent = forms.CharField(
         label="Destination",
         max_length=64,
         error_messages={"required": "Choose the folder to move it into."},

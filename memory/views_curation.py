@@ -124,8 +124,8 @@ def node_move(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
         return refused(form_error(form), 400)
     old_parent = _parent(node)
     try:
-        new_parent = selectors.node_get(space=_space(request), node_id=form.cleaned_data["new_parent"])
-        moved = services.node_move(node=node, new_parent=new_parent, by=principal_of(request))
+        new_parent = selectors.node_get(space=_space(request), node_id=form.cleaned_data["parent"])
+        moved = services.node_move(node=node, parent=new_parent, by=principal_of(request))
     except ServiceError as error:
         return refused(error.message, error.status)
     if old_parent is None or old_parent.pk == new_parent.pk:

@@ -62,7 +62,7 @@ def tool_get(name: str) -> Tool:
 
 @cache
 def _openai_tools() -> list[dict[str, Any]]:
-    # Built once a process: pydantic takes some 30 ms to write the fourteen schemas.
+    # Built once a process: pydantic takes some 30 ms to write the schemas.
     return [function_definition(tool.name, tool.description, tool.parameters()) for tool in all_tools()]
 
 

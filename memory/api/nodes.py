@@ -362,7 +362,7 @@ class NodeMoveApi(APIView):
         serializer.is_valid(raise_exception=True)
         node = selectors.node_get(space=principal_of(request).space, node_id=node_id)
         new_parent = selectors.node_get(space=principal_of(request).space, node_id=serializer.validated_data["parent"])
-        node = services.node_move(node=node, new_parent=new_parent, by=principal_of(request))
+        node = services.node_move(node=node, parent=new_parent, by=principal_of(request))
         return with_etag(Response(self.OutputSerializer(node).data), node)
 
 

@@ -104,7 +104,8 @@ def node_path(*, node: Node, ancestors: list[Node] | None = None) -> str:
     return PATH_SEPARATOR + PATH_SEPARATOR.join([*(a.name for a in chain), node.name])
 
 
-def _path_names(path: str) -> list[str]:
+def path_names(path: str) -> list[str]:
+    """The names a readable path walks down, the root's first."""
     names = [part for part in path.strip().split(PATH_SEPARATOR) if part]
     if not path.startswith(PATH_SEPARATOR) or not names:
         raise InvalidInput("A path must be absolute and name at least one node, such as '/user'.")
@@ -146,7 +147,7 @@ def _node_at(depth: int) -> CompiledFirst[Node]:
 def node_resolve(*, space: Space, path: str) -> Node:
     """The node at a readable path in the space, found in one query by joining up the parent
     chain."""
-    names = _path_names(path)
+    names = path_names(path)
     node = None
     if len(names) <= MAX_DEPTH:
         node = _node_at(len(names))(space_id=space.pk, **_levels(names))
@@ -158,7 +159,7 @@ def node_resolve(*, space: Space, path: str) -> Node:
 def _children_at(space: Space, path: str) -> QuerySet[Node]:
     if path.strip() == PATH_SEPARATOR:
         return Node.objects.filter(depth=1, space=space)
-    names = _path_names(path)
+    names = path_names(path)
     if len(names) >= MAX_DEPTH:
         return Node.objects.none()
     return Node.objects.filter(depth=len(names) + 1, **_at_path(names, space_id=space.pk, prefix="parent__"))

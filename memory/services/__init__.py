@@ -1,5 +1,5 @@
 from memory.services.archives import project_export, project_import
-from memory.services.documents import document_write
+from memory.services.documents import document_write, folder_make
 from memory.services.nodes import (
     NodeSpec,
     node_bulk_create,
@@ -21,6 +21,7 @@ from memory.services.searches import (
 __all__ = [
     "NodeSpec",
     "document_write",
+    "folder_make",
     "node_bulk_create",
     "node_content_set",
     "node_create",

@@ -1,11 +1,13 @@
 """A document written by name in a folder: created when the folder has none of that name, else
-its content and description written at the version the writer read. The memory_write tool's
-write; each step is a service of nodes.py."""
+its content and description written at the version the writer read; and a folder made by its
+path with the folders above it, as a node makes its own. The memory tools' writes; each step is
+a service of nodes.py."""
 
 from django.db import transaction
 
 from memory import selectors
 from memory.models import Node
+from memory.types import FOLDER
 from memory.services.nodes import node_content_set, node_create, node_update
 from memory.validation import validate_name
 from memsite.errors import Conflict, InvalidInput
@@ -55,3 +57,18 @@ def _document_update(
         if description is not None:
             document = node_update(node=document, expected_version=version, description=description, by=by)
     return document
+
+
+@transaction.atomic
+def folder_make(*, path: str, by: Principal) -> Node:
+    """The folder at the readable `path`, made where missing with the folders above it (as
+    `mkdir -p`), all or none: a refused one (a token's folder, a name) leaves none made. The
+    top of every path is an internal folder, which nobody makes (NotFound if it is not there)."""
+    first, *below = selectors.path_names(path)
+    folder = selectors.node_resolve(space=by.space, path=f"/{first}")
+    for name in below:
+        found = selectors.node_children(node=folder).filter(name=name).first()
+        folder = found if found is not None else node_create(parent=folder, type=FOLDER.name, name=name, by=by)
+    if not folder.is_folder:
+        raise InvalidInput(f"'{path}' is a {folder.type}, not a folder.")
+    return folder

@@ -499,36 +499,36 @@ def _check_retype(node: Node, memory_type: MemoryType) -> None:
 
 @_retried_on_root_change
 @transaction.atomic
-def node_move(*, node: Node, new_parent: Node, by: Principal) -> Node:
+def node_move(*, node: Node, parent: Node, by: Principal) -> Node:
     """Move a node, with its whole branch, to the end of another folder's children, in its
     space (a folder of another space is as missing as none). A token limited to a folder moves
     only within it: neither in from outside nor out."""
-    if new_parent.space_id != node.space_id:
-        raise NotFound(f"No memory node with id '{new_parent.pk}'.")
+    if parent.space_id != node.space_id:
+        raise NotFound(f"No memory node with id '{parent.pk}'.")
     node_permissions(node, by=by).require("move")
-    current = _lock_roots(node, new_parent)
-    for gone in (node, new_parent):
+    current = _lock_roots(node, parent)
+    for gone in (node, parent):
         if gone.pk not in current:
             raise NotFound(f"No memory node with id '{gone.pk}'.")
     node = current[node.pk]
     _lock_branch(node)
     # Creates in the new parent lock its row: a create and this move must not both take its
     # next child position.
-    new_parent = _lock(new_parent)
+    parent = _lock(parent)
     write_under_require(node, by=by)
-    write_under_require(new_parent, by=by, into=True)
-    if new_parent.pk == node.pk or new_parent.is_descendant_of(node):
+    write_under_require(parent, by=by, into=True)
+    if parent.pk == node.pk or parent.is_descendant_of(node):
         raise Conflict(f"'{node.name}' cannot be moved into itself or its own branch.")
-    if new_parent.pk == node.parent_id:
+    if parent.pk == node.parent_id:
         return selectors.node_fresh(node=node)
     memory_type = get_type(node.type)
-    target_project = selectors.node_project_root(node=new_parent)
-    _check_placement(memory_type, new_parent, parent_in_project=target_project is not None)
-    if Node.objects.filter(parent=new_parent, name=node.name).exists():
-        raise Conflict(_name_taken_message(node.name, new_parent))
-    if node.depth != new_parent.depth + 1:
+    target_project = selectors.node_project_root(node=parent)
+    _check_placement(memory_type, parent, parent_in_project=target_project is not None)
+    if Node.objects.filter(parent=parent, name=node.name).exists():
+        raise Conflict(_name_taken_message(node.name, parent))
+    if node.depth != parent.depth + 1:
         deepest = selectors.node_subtree(node=node).order_by("-depth").values_list("depth", flat=True).first()
-        if deepest - node.depth + new_parent.depth + 1 > MAX_DEPTH:
+        if deepest - node.depth + parent.depth + 1 > MAX_DEPTH:
             raise InvalidInput(f"The tree is at most {MAX_DEPTH} levels deep.")
     moved_files = selectors.node_subtree(node=node).filter(type="project_file_bytes")
     if node.is_folder and moved_files.exists():
@@ -541,16 +541,16 @@ def node_move(*, node: Node, new_parent: Node, by: Principal) -> Node:
         _check_file_path_free(target_project, node.context["file_path"])
 
     try:
-        Node.objects.move(node, new_parent, "last-child")
+        Node.objects.move(node, parent, "last-child")
     except PathOverflow:
-        raise InvalidInput(f"'{new_parent.name}' cannot hold more children.") from None
+        raise InvalidInput(f"'{parent.name}' cannot hold more children.") from None
     try:
         with transaction.atomic():
             Node.objects.filter(pk=node.pk).update(
-                parent=new_parent, version=F("version") + 1, updated_at=timezone.now()
+                parent=parent, version=F("version") + 1, updated_at=timezone.now()
             )
     except IntegrityError:
-        raise Conflict(_name_taken_message(node.name, new_parent)) from None
+        raise Conflict(_name_taken_message(node.name, parent)) from None
     moved = (node.pk, node.version, node.version + 1)
     node_events_record(NodeEvent.Action.MOVE, [moved], author=author_of(by=by))
     return selectors.node_fresh(node=node)

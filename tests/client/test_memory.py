@@ -118,6 +118,16 @@ def test_an_update_of_metadata_and_content_expects_the_version_the_first_left(me
     assert memsite.read("/references/roadmap.md") == "v2"
 
 
+def test_move_takes_the_branch_into_another_folder(memsite):
+    memsite.write("/swarmstar/drafts/a.md", "a")
+
+    moved = memsite.move("/swarmstar/drafts", "/references")
+
+    assert moved.name == "drafts" and memsite.read("/references/drafts/a.md") == "a"
+    with pytest.raises(NotFound):
+        memsite.get("/swarmstar/drafts")
+
+
 def test_delete_removes_the_branch(memsite):
     memsite.write("/swarmstar/gone/a.md", "a")
 

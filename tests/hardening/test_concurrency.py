@@ -136,7 +136,7 @@ def move_via(via: str, token: str, node: Node, new_parent: Node) -> int:
     """Move, from rows read before, through the service or the API: 200, or the service's
     error or the API's `Refused` raised."""
     if via == "service":
-        services.node_move(node=node, new_parent=new_parent, by=system())
+        services.node_move(node=node, parent=new_parent, by=system())
         return 200
     response = api_client(token).post(
         reverse("memory-api:node-move", kwargs={"node_id": node.pk}), {"parent": new_parent.pk}, format="json"
@@ -191,7 +191,7 @@ def test_crossed_moves_one_wins_and_the_tree_stays_valid(tree, token):
             assert moved.parent_id == host.pk and moved.path.startswith(host.path) and moved.depth == host.depth + 1
             # Back home for the next round.
             home = next(home for pair in pairs for node, home in pair if node.pk == moved.pk)
-            services.node_move(node=moved, new_parent=home, by=system())
+            services.node_move(node=moved, parent=home, by=system())
 
     assert_tree_valid()
     assert all(Node.objects.get(pk=node.pk).parent_id == home.pk for pair in pairs for node, home in pair)
@@ -217,7 +217,7 @@ def test_concurrent_moves_creates_and_deletes_keep_the_tree_valid(tree, token):
         for _ in range(4):
             node, into = rng.sample(current, 2)
             into = rng.choice([into, into, rng.choice(roots)])
-            calls.append(lambda node=node, into=into: services.node_move(node=node, new_parent=into, by=system()))
+            calls.append(lambda node=node, into=into: services.node_move(node=node, parent=into, by=system()))
         for number in range(2):
             parent = rng.choice(current)
             calls.append(lambda parent=parent, name=f"note-{round_number}-{number}.md": create(parent, name))
@@ -248,7 +248,7 @@ def test_moves_and_creates_into_one_folder_each_take_a_place_of_their_own(tree):
     for round_number in range(6):
         movers = [folder(tree["references"], f"mover-{round_number}-{number}") for number in range(3)]
         outcomes = race(
-            *(lambda node=node: services.node_move(node=node, new_parent=target, by=system()) for node in movers),
+            *(lambda node=node: services.node_move(node=node, parent=target, by=system()) for node in movers),
             *(lambda name=f"made-{round_number}-{number}": folder(target, name) for number in range(3)),
         )
 
@@ -276,7 +276,7 @@ def test_a_move_whose_node_changes_trees_as_it_takes_the_locks_starts_again(tree
         rows = real_in_bulk(self, *args, **kwargs)
         if len(attempts) == 1 and threading.get_ident() == attempts[0]:
             attempts.append("moved")
-            [moved] = race(lambda: services.node_move(node=wanderer, new_parent=tree["references"], by=system()))
+            [moved] = race(lambda: services.node_move(node=wanderer, parent=tree["references"], by=system()))
             assert moved.error is None, moved.trace
         return rows
 
@@ -287,7 +287,7 @@ def test_a_move_whose_node_changes_trees_as_it_takes_the_locks_starts_again(tree
     monkeypatch.setattr(manager, "in_bulk", in_bulk)
     monkeypatch.setattr(nodes, "_lock_roots", lock_roots)
 
-    moved = services.node_move(node=wanderer, new_parent=destination, by=system())
+    moved = services.node_move(node=wanderer, parent=destination, by=system())
 
     main = threading.get_ident()
     assert [attempt for attempt in attempts if attempt == main] == [main, main]  # it started again

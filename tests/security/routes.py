@@ -316,7 +316,7 @@ ROUTES: dict[str, Route] = {
         node("document"), post=ok(302, form=lambda w: {"version": w.document.version, "content": "# New\n"})
     ),
     "memory/<str:node_id>/edit/": page(node("document"), get=ok(role=Role.EDITOR)),
-    "memory/<str:node_id>/move/": page(node("document"), post=ok(302, form=lambda w: {"new_parent": w.destination.pk})),
+    "memory/<str:node_id>/move/": page(node("document"), post=ok(302, form=lambda w: {"parent": w.destination.pk})),
     "memory/<str:node_id>/move/folders/": page(node("document"), get=ok(query="?q=arch", htmx=True)),
     "memory/<str:node_id>/history/": page(node("document"), get=ok()),
     "memory/<str:node_id>/archive/upload/": page(node("project"), post=ok(302, form=archive)),

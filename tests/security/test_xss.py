@@ -106,8 +106,8 @@ def echoes(world: World) -> list[tuple[str, dict]]:
         ),
         (reverse("memory:markdown_preview"), {"content": SCRIPT + "\n\n[x](javascript:window.__xss=1)"}),
         # A destination that is no node, and one that is no folder: the refusals name them.
-        (reverse("memory:node_move", args=[world.document.pk]), {"new_parent": NAME[:64]}),
-        (reverse("memory:node_move", args=[world.document.pk]), {"new_parent": world.project_file.pk}),
+        (reverse("memory:node_move", args=[world.document.pk]), {"parent": NAME[:64]}),
+        (reverse("memory:node_move", args=[world.document.pk]), {"parent": world.project_file.pk}),
         (
             reverse("memory:document_save", args=[world.document.pk]),
             {"version": world.document.version, "content": SCRIPT, "panel": "1"},

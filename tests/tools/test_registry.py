@@ -24,6 +24,10 @@ NAMES = [
     "memory_read",
     "memory_write",
     "memory_list",
+    "memory_folder",
+    "memory_update",
+    "memory_move",
+    "memory_delete",
     "memory_search",
     "memory_search_get",
     "context_assemble",
@@ -36,7 +40,18 @@ NAMES = [
     "question_answer",
 ]
 KNOWN_TYPES = "document, folder, internal_folder, project_file_bytes, project_root_folder"
-WRITES = {"memory_write", "memory_search", "graph_memorize", "graph_recall", "brain_chat", "question_answer"}
+WRITES = {
+    "memory_write",
+    "memory_folder",
+    "memory_update",
+    "memory_move",
+    "memory_delete",
+    "memory_search",
+    "graph_memorize",
+    "graph_recall",
+    "brain_chat",
+    "question_answer",
+}
 
 
 def test_every_tool_is_listed_once_by_room():
@@ -136,7 +151,7 @@ def test_invalid_arguments_are_a_400_naming_each_field(editor, name, arguments, 
 
 def test_arguments_no_column_could_keep_are_refused(editor):
     with pytest.raises(InvalidInput, match=r"arguments\.content holds a NUL character"):
-        tool_call(editor, "memory_write", {"folder": "/user", "name": "a.md", "content": "a\x00b"})
+        tool_call(editor, "memory_write", {"parent": "/user", "name": "a.md", "content": "a\x00b"})
     with pytest.raises(InvalidInput, match="The arguments must be an object"):
         tool_call(editor, "memory_read", ["/user"])  # type: ignore[arg-type]
 
@@ -156,7 +171,11 @@ def rows():
 
 
 WRITE_CALLS = {
-    "memory_write": lambda rows: {"folder": "/swarmstar/notes", "name": "plan.md", "content": "Changed."},
+    "memory_write": lambda rows: {"parent": "/swarmstar/notes", "name": "plan.md", "content": "Changed."},
+    "memory_folder": lambda rows: {"path": "/swarmstar/notes/new"},
+    "memory_update": lambda rows: {"node": rows["document"].pk, "name": "renamed.md"},
+    "memory_move": lambda rows: {"node": rows["document"].pk, "parent": "/references"},
+    "memory_delete": lambda rows: {"node": rows["document"].pk},
     "memory_search": lambda rows: {"questions": ["Where is the plan?"], "wait_s": 0},
     "graph_memorize": lambda rows: {
         "graph": rows["graph"].pk,

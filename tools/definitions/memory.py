@@ -1,8 +1,10 @@
 """The memory tree's tools: passages for a query, a node's text, a document written, a folder's
-children. Each calls what memory's REST API calls, and answers in its shapes."""
+children, and the tree organised: a folder made, a node renamed or described, moved, deleted.
+Each calls what memory's REST API calls, and answers in its shapes."""
 
 from typing import Annotated, Any
 
+from django.db import transaction
 from pydantic import ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -13,7 +15,7 @@ from memory.index.retrieve import retrieve
 from memory.models import Node
 from memory.types import ContentKind, get_type
 from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES
-from memsite.errors import InvalidInput
+from memsite.errors import InvalidInput, NotFound
 from memsite.quotas.checks import token_id_of
 from memsite.spaces.principals import Principal
 from tools.definitions.refs import NODE_HELP, ROOT, NodeRef, node_of
@@ -108,17 +110,20 @@ class WriteArgs(ToolArgs):
         json_schema_extra={
             "examples": [
                 {
-                    "folder": "/swarmstar/nodes/a",
+                    "parent": "/swarmstar/nodes/a",
                     "name": "findings.md",
                     "content": "# Findings\n\nStaging listens on port 8443.",
                     "description": "What node a found about staging",
                 },
-                {"folder": "/swarmstar/nodes/a", "name": "findings.md", "description": "Staging's ports", "version": 2},
+                {"parent": "/swarmstar/nodes/a", "name": "findings.md", "description": "Staging's ports", "version": 2},
             ]
         }
     )
 
-    folder: NodeRef = Field(description="The folder the document is in: a path, such as /swarmstar/nodes/a, or an id.")
+    parent: NodeRef = Field(
+        description="The folder the document is in: a path, such as /swarmstar/nodes/a (folders missing on the "
+        "way are made), or an id."
+    )
     name: Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_BYTES)] = Field(
         description="The document's name in the folder, such as findings.md."
     )
@@ -133,9 +138,21 @@ class WriteArgs(ToolArgs):
     )
 
 
+def _folder_made(principal: Principal, ref: str) -> Node:
+    """The folder `ref` names; for a path, made where missing with the folders above it, as the
+    client's write makes them: a node makes its own folder on its first write."""
+    try:
+        return node_of(principal, ref)
+    except NotFound:
+        if not ref.startswith(ROOT):
+            raise
+    return services.folder_make(path=ref, by=principal)
+
+
+@transaction.atomic  # the folders made and the document: all or nothing
 def write_run(principal: Principal, args: WriteArgs) -> dict[str, Any]:
     document, created = services.document_write(
-        folder=node_of(principal, args.folder),
+        folder=_folder_made(principal, args.parent),
         name=args.name,
         content=args.content,
         description=args.description,
@@ -192,6 +209,81 @@ def list_run(principal: Principal, args: ListArgs) -> dict[str, Any]:
     }
 
 
+# -- memory_folder, memory_update, memory_move, memory_delete ------------------------------------
+
+
+class FolderArgs(ToolArgs):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"path": "/swarmstar/nodes/a"}]})
+
+    path: NodeRef = Field(description="The folder's path, such as /swarmstar/nodes/a; below one of the top folders.")
+
+
+def folder_run(principal: Principal, args: FolderArgs) -> dict[str, Any]:
+    return {"node": NodeDetailSerializer(services.folder_make(path=args.path, by=principal)).data}
+
+
+class UpdateArgs(ToolArgs):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"node": "/swarmstar/nodes/a/findings.md", "name": "staging.md"},
+                {"node": "/swarmstar/nodes/a", "description": "What node a found", "version": 3},
+            ]
+        }
+    )
+
+    node: NodeRef = Field(description=NODE_HELP)
+    name: Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_BYTES)] | None = Field(
+        None, description="Its new name in its folder. Null keeps the name."
+    )
+    description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH)] | None = Field(
+        None, description="What it holds, in a sentence. Null keeps the one it has."
+    )
+    version: int | None = Field(
+        None, ge=1, description="The version you read: if the node is at another, nothing is written (409)."
+    )
+
+
+def update_run(principal: Principal, args: UpdateArgs) -> dict[str, Any]:
+    if args.name is None and args.description is None:
+        raise InvalidInput("Nothing to change: give a name, a description or both.")
+    node = services.node_update(
+        node=node_of(principal, args.node),
+        expected_version=args.version,
+        name=args.name,
+        description=args.description,
+        by=principal,
+    )
+    return {"node": NodeDetailSerializer(node).data}
+
+
+class MoveArgs(ToolArgs):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"node": "/swarmstar/nodes/a/findings.md", "parent": "/references"}]}
+    )
+
+    node: NodeRef = Field(description=NODE_HELP)
+    parent: NodeRef = Field(description="The folder to move it into, at the end of its children: a path or an id.")
+
+
+def move_run(principal: Principal, args: MoveArgs) -> dict[str, Any]:
+    node = services.node_move(node=node_of(principal, args.node), parent=node_of(principal, args.parent), by=principal)
+    return {"node": NodeDetailSerializer(node).data}
+
+
+class DeleteArgs(ToolArgs):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"node": "/swarmstar/nodes/a/old.md"}]})
+
+    node: NodeRef = Field(description=NODE_HELP)
+
+
+def delete_run(principal: Principal, args: DeleteArgs) -> dict[str, Any]:
+    node = node_of(principal, args.node)
+    path = selectors.node_path(node=node)
+    services.node_delete(node=node, by=principal)
+    return {"deleted": path}
+
+
 TOOLS = [
     Tool(
         name="memory_retrieve",
@@ -211,8 +303,9 @@ TOOLS = [
     ),
     Tool(
         name="memory_write",
-        description="Write a markdown document into a folder: created when the folder has none of that name, else "
-        "its content and description replaced. Send `version` to write only if nobody changed it since.",
+        description="Write a markdown document into a folder (made, with the folders above it, if missing): created "
+        "when the folder has none of that name, else its content and description replaced. Send `version` to "
+        "write only if nobody changed it since.",
         args=WriteArgs,
         run=write_run,
         writes=True,
@@ -224,5 +317,35 @@ TOOLS = [
         args=ListArgs,
         run=list_run,
         writes=False,
+    ),
+    Tool(
+        name="memory_folder",
+        description="The folder at a path, made with the folders above it where missing (as mkdir -p); the "
+        "folder as it is when it is there already.",
+        args=FolderArgs,
+        run=folder_run,
+        writes=True,
+    ),
+    Tool(
+        name="memory_update",
+        description="Rename a node in its folder, or change its description, or both. Send `version` to change "
+        "it only if nobody changed it since.",
+        args=UpdateArgs,
+        run=update_run,
+        writes=True,
+    ),
+    Tool(
+        name="memory_move",
+        description="Move a node, with everything under it, into another folder, at the end of its children.",
+        args=MoveArgs,
+        run=move_run,
+        writes=True,
+    ),
+    Tool(
+        name="memory_delete",
+        description="Delete a node with everything under it. It cannot be undone.",
+        args=DeleteArgs,
+        run=delete_run,
+        writes=True,
     ),
 ]

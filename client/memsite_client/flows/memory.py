@@ -157,6 +157,14 @@ class MemoryFlows:
         assert updated is not None
         return updated
 
+    def move(self, node: NodeRef, parent: NodeRef) -> Flow[Node]:
+        """The node moved, with its whole branch, to the end of the folder `parent`'s children."""
+        node_id = yield from self.node_id(node)
+        parent_id = yield from self.node_id(parent)
+        return (
+            yield from fetch(Call("POST", node_url(node_id, "move/"), json={"parent": parent_id}), Node, self.policy)
+        )
+
     def delete(self, node: NodeRef) -> Flow[None]:
         """The node deleted, with its whole branch."""
         node_id = yield from self.node_id(node)

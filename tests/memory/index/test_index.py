@@ -72,7 +72,7 @@ def test_moving_a_node_moves_it_out_of_a_scope():
     left, right = NodeFactory(name="left"), NodeFactory(name="right")
     doc = DocumentFactory(parent=left, content=b"zebra crossing")
     assert found("zebra", start=left) == [doc.pk]
-    services.node_move(node=doc, new_parent=right, by=system())
+    services.node_move(node=doc, parent=right, by=system())
     assert found("zebra", start=left) == []
     assert found("zebra", start=right) == [doc.pk]
 

@@ -26,7 +26,7 @@ def test_each_write_records_who_made_it_and_the_versions(internal, user):
     document = DocumentFactory(by=acting(user))
     services.node_update(node=document, description="Changed", by=acting(user))
     services.node_content_set(node=document, data=b"# New\n", by=acting(user))
-    services.node_move(node=document, new_parent=internal["user"], by=acting(user))
+    services.node_move(node=document, parent=internal["user"], by=acting(user))
     assert history(document.pk) == [
         ("create", name, None, 1),
         ("update", name, 1, 2),

@@ -226,7 +226,7 @@ class TestNodeMove:
         source = NodeFactory(name="source")
         child = NodeFactory(parent=source, name="child")
         DocumentFactory(parent=child, name="leaf.md")
-        moved = services.node_move(node=source, new_parent=internal["references"], by=acting(user))
+        moved = services.node_move(node=source, parent=internal["references"], by=acting(user))
         assert moved.parent_id == internal["references"].id and moved.version == 2
         assert selectors.node_resolve(space=default_space(), path="/references/source/child/leaf.md").name == "leaf.md"
         assert tree_is_valid()
@@ -236,25 +236,25 @@ class TestNodeMove:
         inner = NodeFactory(parent=outer, name="inner")
         for target in (outer, inner):
             with pytest.raises(Conflict, match="into itself or its own branch"):
-                services.node_move(node=outer, new_parent=target, by=acting(user))
+                services.node_move(node=outer, parent=target, by=acting(user))
         assert Node.objects.get(pk=inner.pk).parent_id == outer.pk
 
     def test_internal_folders_cannot_move(self, internal, user):
         with pytest.raises(Forbidden):
-            services.node_move(node=internal["user"], new_parent=internal["swarmstar"], by=acting(user))
+            services.node_move(node=internal["user"], parent=internal["swarmstar"], by=acting(user))
 
     def test_name_clash_at_the_target_is_a_conflict(self, internal, user):
         NodeFactory(name="dup", parent=internal["references"])
         node = NodeFactory(name="dup")
         with pytest.raises(Conflict):
-            services.node_move(node=node, new_parent=internal["references"], by=acting(user))
+            services.node_move(node=node, parent=internal["references"], by=acting(user))
 
     def test_project_files_stay_in_projects(self, internal, user):
         project = ProjectFactory()
         src = NodeFactory(parent=project, name="src")
         NodeFactory(parent=src, type="project_file_bytes", name="a.py", context={"file_path": "src/a.py"})
         with pytest.raises(InvalidInput, match="within projects"):
-            services.node_move(node=src, new_parent=internal["swarmstar"], by=acting(user))
+            services.node_move(node=src, parent=internal["swarmstar"], by=acting(user))
 
     def test_project_files_moved_to_another_project_must_not_clash_with_its_files(self, user):
         def project_with(*paths: str) -> tuple[Node, Node]:
@@ -270,14 +270,14 @@ class TestNodeMove:
         target, _ = project_with("src/b.py")
         elsewhere = NodeFactory(parent=target, name="elsewhere")
         with pytest.raises(Conflict, match="already has files at: src/b.py"):
-            services.node_move(node=src, new_parent=elsewhere, by=acting(user))
+            services.node_move(node=src, parent=elsewhere, by=acting(user))
 
         nested, _ = project_with("src/a.py/x")  # a.py would be a folder there
         with pytest.raises(Conflict, match="would make a file"):
-            services.node_move(node=src, new_parent=NodeFactory(parent=nested, name="elsewhere"), by=acting(user))
+            services.node_move(node=src, parent=NodeFactory(parent=nested, name="elsewhere"), by=acting(user))
 
         free, _ = project_with("lib/c.py")
-        moved = services.node_move(node=src, new_parent=NodeFactory(parent=free, name="elsewhere"), by=acting(user))
+        moved = services.node_move(node=src, parent=NodeFactory(parent=free, name="elsewhere"), by=acting(user))
         assert selectors.node_project_root(node=moved).pk == free.pk and tree_is_valid()
 
 

@@ -43,7 +43,7 @@ def test_a_node_is_never_moved_into_another_space():
     here = NodeFactory(name="notes")
     there = selectors.node_internal_folder(space=other, name="swarmstar")
     with pytest.raises(NotFound):
-        services.node_move(node=here, new_parent=there, by=system())
+        services.node_move(node=here, parent=there, by=system())
     here.refresh_from_db()
     assert (
         here.space == default_space()

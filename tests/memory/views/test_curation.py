@@ -159,7 +159,7 @@ def test_readers_see_no_write_actions_and_may_not_write(reader_client):
     assert "History" in html  # reading is theirs
     folder_html = reader_client.get(url("node_detail", folder), **HTMX).content.decode()
     assert "New in this folder" not in folder_html and document.name in folder_html
-    response = reader_client.post(url("node_move", document), {"new_parent": folder.parent_id}, **HTMX)
+    response = reader_client.post(url("node_move", document), {"parent": folder.parent_id}, **HTMX)
     assert response.status_code == 403
     data = {"version": document.version, "content": "x", "panel": "1"}
     assert reader_client.post(url("document_save", document), data, **HTMX).status_code == 403
@@ -189,7 +189,7 @@ def test_the_picker_shows_a_bounded_number_of_folders(user_client, internal):
     for number in range(25):
         NodeFactory(parent=internal["references"], name=f"box {number}")
     html = user_client.get(url("node_move_folders", DocumentFactory(), "?q=box"), **HTMX).content.decode()
-    assert html.count('name="new_parent"') == 20 and "More folders match" in html
+    assert html.count('name="parent"') == 20 and "More folders match" in html
     response = user_client.get(url("node_move_folders", DocumentFactory(), "?q=" + "x" * 256), **HTMX)
     assert response.status_code == 400 and "at most 255 characters" in response.content.decode()
 
@@ -198,7 +198,7 @@ def test_a_move_from_the_panel_moves_and_updates_the_shown_tree(user_client, int
     source, target = NodeFactory(name="src"), NodeFactory(parent=internal["references"], name="dst")
     document = DocumentFactory(parent=source, name="plan.md")
     shown = [source.pk, target.pk, document.pk]
-    response = user_client.post(url("node_move", document), {"new_parent": target.pk, "shown": shown}, **HTMX)
+    response = user_client.post(url("node_move", document), {"parent": target.pk, "shown": shown}, **HTMX)
     assert response.status_code == 200
     html = response.content.decode()
     assert "Moved &#x27;plan.md&#x27; to /references/dst." in html
@@ -216,7 +216,7 @@ def test_a_move_from_the_panel_moves_and_updates_the_shown_tree(user_client, int
 
 def test_a_move_without_htmx_redirects_to_the_node(user_client, internal):
     document = DocumentFactory()
-    response = user_client.post(url("node_move", document), {"new_parent": internal["references"].pk})
+    response = user_client.post(url("node_move", document), {"parent": internal["references"].pk})
     assert response.status_code == 302 and response["Location"] == url("node_detail", document)
 
 
@@ -244,18 +244,18 @@ def test_a_refused_move_says_why_and_changes_nothing(user_client, internal, case
         "missing": "memory_nothing",
         "empty": "",
     }[case]
-    response = user_client.post(url("node_move", folder), {"new_parent": destination}, **HTMX)
+    response = user_client.post(url("node_move", folder), {"parent": destination}, **HTMX)
     assert response.status_code == status
     html = response.content.decode()
     assert message in html and 'class="action action-move" open' in html  # the picker stays open
-    assert html.count('name="new_parent"') == 4  # at the roots, to choose again
+    assert html.count('name="parent"') == 4  # at the roots, to choose again
     assert selectors.node_fresh(node=folder).parent_id == internal["swarmstar"].pk
 
 
 def test_internal_folders_cannot_be_moved_and_offer_no_move(staff_client, internal):
     folder = internal["user"]
     assert "action-move" not in staff_client.get(url("node_detail", folder), **HTMX).content.decode()
-    response = staff_client.post(url("node_move", folder), {"new_parent": internal["references"].pk}, **HTMX)
+    response = staff_client.post(url("node_move", folder), {"parent": internal["references"].pk}, **HTMX)
     assert response.status_code == 403 and "The internal folder &#x27;user&#x27; cannot be moved." in (
         response.content.decode()
     )
@@ -336,7 +336,7 @@ def test_a_move_into_a_folder_showing_its_first_page_refills_that_page(user_clie
     DocumentFactory(parent=target)
     document = DocumentFactory(parent=source)
     shown = " ".join([source.pk, target.pk, document.pk, *(node.pk for node in first)])
-    data = {"new_parent": target.pk, "shown": shown, "paged": target.pk}
+    data = {"parent": target.pk, "shown": shown, "paged": target.pk}
     html = user_client.post(url("node_move", document), data, **HTMX).content.decode()
     assert f"beforeend:#children-{target.pk}" not in html
     refill = re.search(rf'<ul class="tree" id="children-{target.pk}" hx-swap-oob="true">(.*?)</ul>', html, re.S)

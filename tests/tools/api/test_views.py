@@ -59,7 +59,7 @@ def test_a_call_writes_and_reads_back_through_the_api(schema):
     api = client()
     NodeFactory(name="nodes")
 
-    written = call(api, "memory_write", {"folder": "/swarmstar/nodes", "name": "a.md", "content": "# A\n\nPort 8443."})
+    written = call(api, "memory_write", {"parent": "/swarmstar/nodes", "name": "a.md", "content": "# A\n\nPort 8443."})
     read = call(api, "memory_read", {"node": "/swarmstar/nodes/a.md"})
 
     assert written.status_code == 200, written.content
@@ -113,7 +113,7 @@ def test_invalid_arguments_are_a_400_naming_each_one(schema):
 def test_a_reader_token_is_refused_a_tool_that_writes(schema):
     before = tree_state()
 
-    response = call(client(Role.READER), "memory_write", {"folder": "/user", "name": "a.md", "content": "x"})
+    response = call(client(Role.READER), "memory_write", {"parent": "/user", "name": "a.md", "content": "x"})
 
     assert response.status_code == 403
     assert response.json() == {"detail": "Readers can only read; this needs an editor."}
@@ -125,8 +125,8 @@ def test_a_token_writes_only_under_its_folder(schema):
     NodeFactory(name="a")
     api = client(write_under="/swarmstar/a/")
 
-    inside = call(api, "memory_write", {"folder": "/swarmstar/a", "name": "n.md", "content": "x"})
-    outside = call(api, "memory_write", {"folder": "/user", "name": "n.md", "content": "x"})
+    inside = call(api, "memory_write", {"parent": "/swarmstar/a", "name": "n.md", "content": "x"})
+    outside = call(api, "memory_write", {"parent": "/user", "name": "n.md", "content": "x"})
 
     assert inside.status_code == 200 and outside.status_code == 403
     assert outside.json() == {"detail": "This token writes only under /swarmstar/a/."}
@@ -138,7 +138,7 @@ def test_a_token_writes_only_under_its_folder(schema):
     [
         ("memory_read", {"node": "/swarmstar/nowhere"}, 404),
         ("brain_state", {"agent": "nobody"}, 404),
-        ("memory_write", {"folder": "/swarmstar", "name": "plan.md", "content": "x", "version": 7}, 409),
+        ("memory_write", {"parent": "/swarmstar", "name": "plan.md", "content": "x", "version": 7}, 409),
     ],
 )
 def test_a_service_s_refusal_keeps_its_status_and_body(schema, name, arguments, status):
@@ -154,7 +154,7 @@ def test_a_service_s_refusal_keeps_its_status_and_body(schema, name, arguments, 
 def test_a_document_over_the_cap_is_a_413(schema, settings):
     settings.MEMSITE_MAX_CONTENT_BYTES = 1_024
 
-    response = call(client(), "memory_write", {"folder": "/swarmstar", "name": "big.md", "content": "x" * 1_025})
+    response = call(client(), "memory_write", {"parent": "/swarmstar", "name": "big.md", "content": "x" * 1_025})
 
     assert response.status_code == 413
     assert_documented(response, "/api/tools/call/", "post", schema)

@@ -6,6 +6,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from memory import selectors
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 from memsite.llm.models import LLMCall
@@ -134,7 +135,7 @@ def test_another_space_s_nodes_are_not_found_by_id_or_path(call, other_space, lo
         ("memory_retrieve", {"query": "Lisbon", "start": logs.pk}, f"No memory node with id '{logs.pk}'."),
         (
             "memory_write",
-            {"folder": logs.parent_id, "name": "x.md", "content": "x"},
+            {"parent": logs.parent_id, "name": "x.md", "content": "x"},
             f"No memory node with id '{logs.parent_id}'.",
         ),
     ]:
@@ -149,8 +150,8 @@ def test_another_space_s_nodes_are_not_found_by_id_or_path(call, other_space, lo
 
 
 def test_write_creates_a_document_then_updates_it(call, editor, internal):
-    created = call("memory_write", folder="/references", name="ports.md", content="# Ports\n", description="Ports")
-    updated = call("memory_write", folder=internal["references"].pk, name="ports.md", content="# Ports\n\n8443\n")
+    created = call("memory_write", parent="/references", name="ports.md", content="# Ports\n", description="Ports")
+    updated = call("memory_write", parent=internal["references"].pk, name="ports.md", content="# Ports\n\n8443\n")
 
     document = Node.objects.get(pk=created["node"]["id"])
     assert created["created"] and not updated["created"] and updated["node"]["id"] == document.pk
@@ -163,7 +164,7 @@ def test_write_creates_a_document_then_updates_it(call, editor, internal):
 def test_write_replaces_content_and_description_together(call):
     document = DocumentFactory(name="plan.md", description="Old")
 
-    result = call("memory_write", folder="/swarmstar", name="plan.md", content="New text.", description="New")
+    result = call("memory_write", parent="/swarmstar", name="plan.md", content="New text.", description="New")
 
     assert result["node"]["description"] == "New" and result["node"]["version"] == 3
     assert call("memory_read", node=document.pk)["content"] == "New text."
@@ -172,7 +173,7 @@ def test_write_replaces_content_and_description_together(call):
 def test_write_of_a_description_alone_keeps_the_text(call):
     document = DocumentFactory(name="plan.md", content=b"Keep me.")
 
-    result = call("memory_write", folder="/swarmstar", name="plan.md", description="Described")
+    result = call("memory_write", parent="/swarmstar", name="plan.md", description="Described")
 
     assert (result["node"]["description"], result["node"]["version"]) == ("Described", 2)
     assert call("memory_read", node=document.pk)["content"] == "Keep me."
@@ -180,15 +181,15 @@ def test_write_of_a_description_alone_keeps_the_text(call):
 
 def test_write_with_a_stale_version_is_a_409_and_writes_nothing(call):
     DocumentFactory(name="plan.md", content=b"First.")
-    call("memory_write", folder="/swarmstar", name="plan.md", content="Second.", version=1)
+    call("memory_write", parent="/swarmstar", name="plan.md", content="Second.", version=1)
     before = tree_state()
 
     with pytest.raises(Conflict, match="at version 2, not 1"):
-        call("memory_write", folder="/swarmstar", name="plan.md", content="Third.", description="Late", version=1)
+        call("memory_write", parent="/swarmstar", name="plan.md", content="Third.", description="Late", version=1)
     with pytest.raises(Conflict, match="at version 2, not 1"):
-        call("memory_write", folder="/swarmstar", name="plan.md", description="Late", version=1)
+        call("memory_write", parent="/swarmstar", name="plan.md", description="Late", version=1)
     with pytest.raises(Conflict, match="no child named 'gone.md'"):
-        call("memory_write", folder="/swarmstar", name="gone.md", content="x", version=1)
+        call("memory_write", parent="/swarmstar", name="gone.md", content="x", version=1)
 
     assert tree_state() == before
 
@@ -199,15 +200,27 @@ def test_write_refuses_what_is_not_a_document_or_nothing_to_write(call):
     before = tree_state()
 
     with pytest.raises(Conflict, match="'plans' is a folder node, not a document"):
-        call("memory_write", folder="/swarmstar", name="plans", content="x")
+        call("memory_write", parent="/swarmstar", name="plans", content="x")
     with pytest.raises(InvalidInput, match="Nothing to write"):
-        call("memory_write", folder="/swarmstar", name="plan.md")
+        call("memory_write", parent="/swarmstar", name="plan.md")
     with pytest.raises(InvalidInput, match="must not contain '/'"):
-        call("memory_write", folder="/swarmstar", name="plans/plan.md", content="x")
-    with pytest.raises(NotFound):
-        call("memory_write", folder="/swarmstar/nowhere", name="plan.md", content="x")
+        call("memory_write", parent="/swarmstar", name="plans/plan.md", content="x")
+    with pytest.raises(NotFound):  # the top folders are the internal ones, which nobody makes
+        call("memory_write", parent="/nowhere/notes", name="plan.md", content="x")
+    with pytest.raises(NotFound):  # an id names a node that is there; only a path's folders are made
+        call("memory_write", parent="memory_" + "0" * 32, name="plan.md", content="x")
 
     assert tree_state() == before
+
+
+def test_write_makes_the_missing_folders_of_its_path(call):
+    written = call("memory_write", parent="/swarmstar/nodes/me/notes", name="plan.md", content="# Plan\n")
+
+    notes = selectors.node_resolve(space=default_space(), path="/swarmstar/nodes/me/notes")
+    assert written["created"] and written["node"]["parent"] == notes.pk
+    assert [node.type for node in [*selectors.node_ancestors(node=notes), notes]][1:] == ["folder"] * 3
+    again = call("memory_write", parent="/swarmstar/nodes/me/notes", name="plan.md", content="# Plan 2\n")
+    assert not again["created"] and again["node"]["id"] == written["node"]["id"]
 
 
 def test_write_over_the_content_cap_is_a_413(call, settings):
@@ -215,7 +228,7 @@ def test_write_over_the_content_cap_is_a_413(call, settings):
     before = tree_state()
 
     with pytest.raises(TooLarge):
-        call("memory_write", folder="/swarmstar", name="big.md", content="x" * 1_025)
+        call("memory_write", parent="/swarmstar", name="big.md", content="x" * 1_025)
 
     assert tree_state() == before
 
@@ -226,7 +239,7 @@ def test_write_under_holds_a_token_to_its_folder(call):
     DocumentFactory(parent=theirs, name="notes.md", content=b"Theirs.")
     scoped = principal(Role.EDITOR, write_under="/swarmstar/nodes/a/")
 
-    written = call("memory_write", as_=scoped, folder="/swarmstar/nodes/a", name="notes.md", content="Mine.")
+    written = call("memory_write", as_=scoped, parent="/swarmstar/nodes/a", name="notes.md", content="Mine.")
     before = tree_state()
     for folder, name in [
         ("/swarmstar/nodes/b", "notes.md"),
@@ -234,10 +247,24 @@ def test_write_under_holds_a_token_to_its_folder(call):
         ("/swarmstar/nodes", "c.md"),
     ]:
         with pytest.raises(Forbidden, match="This token writes only under /swarmstar/nodes/a/."):
-            call("memory_write", as_=scoped, folder=folder, name=name, content="Overwritten.")
+            call("memory_write", as_=scoped, parent=folder, name=name, content="Overwritten.")
 
     assert written["created"] and written["node"]["parent"] == mine.pk
     assert tree_state() == before
+
+
+def test_a_token_makes_folders_only_under_its_own_and_a_refusal_makes_none(call):
+    scoped = principal(Role.EDITOR, write_under="/swarmstar/nodes/a/")
+    NodeFactory(parent=NodeFactory(name="nodes"), name="a")
+
+    written = call("memory_write", as_=scoped, parent="/swarmstar/nodes/a/runs/1", name="log.md", content="ok")
+    before = tree_state()
+    with pytest.raises(Forbidden, match="This token writes only under /swarmstar/nodes/a/."):
+        call("memory_write", as_=scoped, parent="/swarmstar/nodes/b/runs", name="log.md", content="x")
+    with pytest.raises(Forbidden):
+        call("memory_folder", as_=scoped, path="/swarmstar/other/deep")
+
+    assert written["created"] and tree_state() == before
 
 
 # -- memory_list ---------------------------------------------------------------------------------
@@ -286,3 +313,83 @@ def test_a_cursor_that_is_not_the_folder_s_is_a_400(call, cursor):
         call("memory_list", node="/swarmstar/many", cursor=cursor)
 
     assert "cursor" in refused.value.data
+
+
+# -- memory_folder, memory_update, memory_move, memory_delete ------------------------------------
+
+
+def test_folder_makes_the_folders_missing_and_gives_one_that_is_there(call):
+    made = call("memory_folder", path="/swarmstar/nodes/a")
+    there = call("memory_folder", path="/swarmstar/nodes/a")
+
+    assert made["node"]["id"] == there["node"]["id"] and made["node"]["type"] == "folder"
+    assert made["node"]["path"] == "/swarmstar/nodes/a"
+
+
+def test_folder_refuses_a_path_through_a_document(call):
+    DocumentFactory(name="plan.md")
+    before = tree_state()
+
+    with pytest.raises(InvalidInput, match="'/swarmstar/plan.md' is a document, not a folder"):
+        call("memory_folder", path="/swarmstar/plan.md")
+    with pytest.raises(InvalidInput):
+        call("memory_folder", path="/swarmstar/plan.md/inside")
+
+    assert tree_state() == before
+
+
+def test_update_renames_and_describes_at_the_version_read(call):
+    document = DocumentFactory(name="plan.md")
+
+    renamed = call("memory_update", node="/swarmstar/plan.md", name="goals.md", version=document.version)
+    described = call("memory_update", node=document.pk, description="The swarm's goals")
+
+    assert renamed["node"]["path"] == "/swarmstar/goals.md"
+    assert described["node"]["description"] == "The swarm's goals"
+    before = tree_state()
+    with pytest.raises(Conflict):
+        call("memory_update", node=document.pk, name="late.md", version=document.version)
+    with pytest.raises(InvalidInput, match="Nothing to change"):
+        call("memory_update", node=document.pk)
+    assert tree_state() == before
+
+
+def test_move_puts_a_node_and_its_branch_into_another_folder(call):
+    folder = NodeFactory(name="drafts")
+    DocumentFactory(parent=folder, name="plan.md")
+
+    moved = call("memory_move", node="/swarmstar/drafts", parent="/references")
+
+    assert moved["node"]["path"] == "/references/drafts"
+    assert selectors.node_resolve(space=default_space(), path="/references/drafts/plan.md")
+
+
+def test_a_token_moves_and_deletes_only_under_its_folder(call):
+    mine = NodeFactory(parent=NodeFactory(name="nodes"), name="a")
+    DocumentFactory(parent=mine, name="notes.md")
+    DocumentFactory(name="plan.md")
+    scoped = principal(Role.EDITOR, write_under="/swarmstar/nodes/a/")
+    before = tree_state()
+
+    with pytest.raises(Forbidden):
+        call("memory_move", as_=scoped, node="/swarmstar/nodes/a/notes.md", parent="/references")
+    with pytest.raises(Forbidden):
+        call("memory_delete", as_=scoped, node="/swarmstar/plan.md")
+    assert tree_state() == before
+
+    assert call("memory_delete", as_=scoped, node="/swarmstar/nodes/a/notes.md") == {
+        "deleted": "/swarmstar/nodes/a/notes.md"
+    }
+
+
+def test_delete_takes_the_branch_and_leaves_the_top_folders(call):
+    folder = NodeFactory(name="drafts")
+    DocumentFactory(parent=folder, name="plan.md")
+
+    assert call("memory_delete", node="/swarmstar/drafts") == {"deleted": "/swarmstar/drafts"}
+    with pytest.raises(NotFound):
+        call("memory_read", node="/swarmstar/drafts/plan.md")
+    before = tree_state()
+    with pytest.raises(Forbidden):
+        call("memory_delete", node="/swarmstar")
+    assert tree_state() == before

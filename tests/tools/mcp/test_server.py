@@ -63,7 +63,7 @@ def test_a_read_tool_reads_the_tree(mcp_url, user, notes):
 
 
 def test_a_write_tool_writes_as_the_tokens_user(mcp_url, user):
-    arguments = {"folder": "/references", "name": "ports.md", "content": "# Ports\n\n8443", "description": "Ports"}
+    arguments = {"parent": "/references", "name": "ports.md", "content": "# Ports\n\n8443", "description": "Ports"}
     result = call(mcp_url, token_for(user), "memory_write", arguments)
     assert not result.isError and result.structuredContent["created"] is True
     written = selectors.node_resolve(space=default_space(), path="/references/ports.md")
@@ -72,7 +72,7 @@ def test_a_write_tool_writes_as_the_tokens_user(mcp_url, user):
 
 
 def test_a_reader_is_refused_a_write_tool_and_nothing_is_written(mcp_url, user):
-    arguments = {"folder": "/references", "name": "ports.md", "content": "# Ports"}
+    arguments = {"parent": "/references", "name": "ports.md", "content": "# Ports"}
     result = call(mcp_url, token_for(user, role=Role.READER), "memory_write", arguments)
     assert refusal(result) == {"status": 403, "detail": READ_ONLY}
     assert not selectors.node_children_at(space=default_space(), path="/references").filter(name="ports.md").exists()
