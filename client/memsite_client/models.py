@@ -164,6 +164,11 @@ class Search(Model):
         return self.result.answers if self.result is not None else []
 
     @property
+    def nodes(self) -> list[FoundNode]:
+        """The nodes that answer (output="node"), once the search has ended."""
+        return self.result.nodes if self.result is not None else []
+
+    @property
     def answer(self) -> Answer | None:
         """The answer to the first question, if the search has ended."""
         return self.answers[0] if self.answers else None

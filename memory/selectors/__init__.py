@@ -18,10 +18,10 @@ from memory.selectors.nodes import (
     node_paths,
     node_project_root,
     node_resolve,
-    path_names,
     node_roots,
     node_subtree,
     nodes_by_id,
+    path_names,
     project_files,
 )
 from memory.selectors.passages import passage_text

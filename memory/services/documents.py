@@ -7,8 +7,8 @@ from django.db import transaction
 
 from memory import selectors
 from memory.models import Node
-from memory.types import FOLDER
 from memory.services.nodes import node_content_set, node_create, node_update
+from memory.types import FOLDER
 from memory.validation import validate_name
 from memsite.errors import Conflict, InvalidInput
 from memsite.spaces.principals import Principal

@@ -546,9 +546,7 @@ def node_move(*, node: Node, parent: Node, by: Principal) -> Node:
         raise InvalidInput(f"'{parent.name}' cannot hold more children.") from None
     try:
         with transaction.atomic():
-            Node.objects.filter(pk=node.pk).update(
-                parent=parent, version=F("version") + 1, updated_at=timezone.now()
-            )
+            Node.objects.filter(pk=node.pk).update(parent=parent, version=F("version") + 1, updated_at=timezone.now())
     except IntegrityError:
         raise Conflict(_name_taken_message(node.name, parent)) from None
     moved = (node.pk, node.version, node.version + 1)

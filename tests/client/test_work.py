@@ -36,6 +36,15 @@ def test_ask_answers_with_citations(memsite, fake_time):
     assert search.budgets.max_llm_calls == 10 and search.spent.llm_calls >= 1
 
 
+def test_ask_for_nodes_gives_them_beside_the_answers(memsite, fake_time):
+    node = memsite.write("/references/http-codes.md", NOTES, description="HTTP status codes")
+
+    search = memsite.ask("Which status code means a conflict?", output="node", max_llm_calls=10)
+
+    assert search.status == "done" and search.answers == search.result.answers
+    assert [found.id for found in search.nodes] == [node.id] and search.nodes == search.result.nodes
+
+
 def test_ask_reads_the_search_again_until_it_ends(server, token, fake_time, queued_searches):
     def worker_then_sleep(seconds: float) -> None:
         for search_id in queued_searches:

@@ -67,7 +67,7 @@ def search_outcome(search: Search) -> dict[str, Any]:
     citations (node ids and character ranges), the nodes that answer and what stayed open."""
     question = selectors.search_question_pending(search=search)
     outcome: dict[str, Any] = {
-        "search_id": search.pk,
+        "id": search.pk,  # as the REST API names it
         "status": search.status,
         "ended_because": search.ended_because,
         "result": None if search.is_active else search.result,

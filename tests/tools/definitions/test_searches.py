@@ -30,7 +30,7 @@ def test_a_search_that_ends_while_the_tool_waits_answers_with_its_citations(call
     result = call("memory_search", questions=[QUESTION], output="node", wait_s=10)
 
     search = Search.objects.get()
-    assert (result["search_id"], result["status"], search.created_by) == (search.pk, "done", editor.user)
+    assert (result["id"], result["status"], search.created_by) == (search.pk, "done", editor.user)
     assert inline_worker == [0.2] and "poll" not in result  # ended at the first look after the worker ran
     answer = result["result"]["answers"][0]
     assert answer["question"] == QUESTION and answer["answer"] and answer["citations"]
@@ -45,10 +45,10 @@ def test_a_search_still_running_gives_its_id_to_poll_and_get_answers_it_later(ca
     demo_memory_seed(by=system())
 
     started = call("memory_search", questions=[QUESTION], wait_s=0)
-    polled = call("memory_search_get", search_id=started["search_id"])
+    polled = call("memory_search_get", search_id=started["id"])
 
     assert (started["status"], started["result"]) == ("queued", None)
-    assert started["poll"] == f"Not ended yet: call memory_search_get with search_id {started['search_id']}."
+    assert started["poll"] == f"Not ended yet: call memory_search_get with search_id {started['id']}."
     assert inline_worker == [0.2] and polled["status"] == "done"
     assert polled["result"]["answers"][0]["complete"] and "poll" not in polled
 
@@ -66,7 +66,7 @@ def test_search_takes_its_options(call):
         wait_s=0,
     )
 
-    search = Search.objects.get(pk=result["search_id"])
+    search = Search.objects.get(pk=result["id"])
     assert (search.start_node, search.fallback, search.context) == (folder, "ask_user", "Preparing a release.")
     assert (search.max_llm_calls, search.timeout_s, search.questions) == (
         5,
