@@ -39,7 +39,7 @@ run: export MEMSITE_MCP_PORT := $(MEMSITE_MCP_PORT)
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo --url http://127.0.0.1:$(PORT)/
-	$(PY) manage.py seed_demo_agents
+	$(PY) manage.py seed_demo_agents --url http://127.0.0.1:$(PORT)/
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev
 
 # Style, complexity and types; `make test` runs it first, and so does CI.

@@ -17,6 +17,7 @@ from memory.models import Node, PendingDescription
 from memory.services.descriptions import TASK_NODES, descriptions_write_pending
 from memsite.llm.services import llm_call_record
 from memsite.spaces.models import Space
+from memsite.spaces.principals import principal_rebuilt
 from memsite.spaces.services import space_create
 
 BACKLOGS = (100, 800)  # the spent space's waiting documents; 800 took the review's 39 minutes
@@ -45,8 +46,7 @@ def _spend_the_days_budget(space: Space, user_id: int) -> None:
         repairs=0,
         response_mode="text",
         schema_name="",
-        user_id=user_id,
-        space_id=space.pk,
+        by=principal_rebuilt(space=space, user_id=user_id),
     )
 
 

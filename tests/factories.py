@@ -9,6 +9,7 @@ from memory import selectors, services
 from memsite.spaces import services as space_services
 from memsite.spaces.logic import DEFAULT_SPACE, Role
 from memsite.spaces.models import Space
+from memsite.spaces.principals import Principal, principal_rebuilt, system_principal
 
 
 def default_space() -> Space:
@@ -176,3 +177,16 @@ class GraphFactory(factory.Factory):
         return graph_services.graph_create(**kwargs)
 
     _build = _create
+
+
+def principal_for(user, space: Space | None = None) -> Principal:
+    """`user` acting in `space` (the default space if none) through a session, with their role
+    there now; they must be a member."""
+    principal = principal_rebuilt(space=space or default_space(), user_id=user.pk)
+    assert principal is not None, f"{user} is not a member of the space"
+    return principal
+
+
+def memsite_in(space: Space | None = None) -> Principal:
+    """memsite itself in `space` (the default space if none): its own upkeep's principal."""
+    return system_principal(space or default_space())

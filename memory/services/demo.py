@@ -8,8 +8,8 @@ from django.db import transaction
 from memory import selectors
 from memory.models import Node
 from memory.services.archives import project_import
-from memory.services.nodes import NodeSpec, User, node_bulk_create, node_create
-from memsite.spaces.models import Space
+from memory.services.nodes import NodeSpec, node_bulk_create, node_create
+from memsite.spaces.principals import Principal
 
 DEMO_PROJECT = "todo-api"
 DEMO_PROJECT_FILES = {
@@ -63,8 +63,10 @@ def _demo_project_archive() -> bytes:
 
 
 @transaction.atomic
-def demo_memory_seed(*, space: Space, user: User) -> bool:
-    """Add the demo memory to the space unless it is there already; says whether it added it."""
+def demo_memory_seed(*, by: Principal) -> bool:
+    """Add the demo memory to `by`'s space, written by `by`, unless it is there already; says
+    whether it added it."""
+    space = by.space
     projects = selectors.node_internal_folder(space=space, name="projects")
     if Node.objects.filter(parent=projects, name=DEMO_PROJECT).exists():
         return False
@@ -73,16 +75,18 @@ def demo_memory_seed(*, space: Space, user: User) -> bool:
         type="project_root_folder",
         name=DEMO_PROJECT,
         description="A small Flask HTTP API for todo lists, with its tests.",
-        user=user,
+        user=by.user,
+        actor=by,
     )
-    project_import(project=project, archive=io.BytesIO(_demo_project_archive()), user=user)
+    project_import(project=project, archive=io.BytesIO(_demo_project_archive()), user=by.user, actor=by)
     node_bulk_create(
         parent=selectors.node_internal_folder(space=space, name="references"),
         specs=[
             NodeSpec(name=name, type="document", description=description, content=text.encode())
             for name, description, text in DEMO_REFERENCES
         ],
-        user=user,
+        user=by.user,
+        actor=by,
     )
     name, description, text = DEMO_SWARM_NOTE
     node_create(
@@ -91,6 +95,7 @@ def demo_memory_seed(*, space: Space, user: User) -> bool:
         name=name,
         description=description,
         content=text.encode(),
-        user=user,
+        user=by.user,
+        actor=by,
     )
     return True

@@ -10,7 +10,7 @@ from agents.brains import services as brain_services
 from memory.models import Search, SearchQuestion
 from memory.selectors import node_internal_folder
 from memsite.spaces.services import space_create
-from tests.factories import AgentFactory, NodeFactory, SearchFactory, default_space
+from tests.factories import AgentFactory, NodeFactory, SearchFactory, default_space, memsite_in, principal_for
 from tests.llm.factories import make_call
 
 pytestmark = pytest.mark.django_db
@@ -35,8 +35,8 @@ def busy_space(user, settings, offline_llm):
     SearchFactory(questions=["Where is the plan?"], status=Search.Status.RUNNING)
     SearchFactory(questions=["What did we ship?"], status=Search.Status.DONE)
     waiting_question(space)
-    make_call(space_id=space.pk, user_id=user.pk)
-    make_call(space_id=space.pk, user_id=user.pk)
+    make_call(by=principal_for(user, space))
+    make_call(by=principal_for(user, space))
     settings.MEMSITE_TICK_MIN_INTERVAL_S = 10
     brain_services.ticking_start(agent=AgentFactory(name="ticker"), interval_s=60, user=user)
     return space
@@ -61,7 +61,7 @@ def test_the_home_page_shows_only_the_current_space(user_client, user, busy_spac
     other = space_create(user=user, slug="other", name="Other")
     waiting_question(other, asked="Is this elsewhere?")
     SearchFactory(space=other, questions=["Another space's search"], status=Search.Status.RUNNING)
-    make_call(space_id=other.pk, user_id=user.pk)
+    make_call(by=principal_for(user, other))
     html = user_client.get(reverse("home")).content.decode()
     assert "Is this elsewhere?" not in html and "Another space's search" not in html
     assert 'id="home-llm-calls">2<' in html
@@ -72,7 +72,7 @@ def test_the_home_page_asks_a_bounded_number_of_queries(user_client, user, busy_
         SearchFactory(questions=[f"Search {number}"], status=Search.Status.DONE)
         waiting_question(asked=f"Question {number}")
         brain_services.ticking_start(agent=AgentFactory(), interval_s=60, user=None)
-        make_call(space_id=busy_space.pk)
+        make_call(by=memsite_in(busy_space))
     with django_assert_max_num_queries(13):
         assert user_client.get(reverse("home")).status_code == 200
 

@@ -10,7 +10,7 @@ from memory.services.descriptions import descriptions_sweep, descriptions_write_
 from memsite.llm.models import LLMCall
 from memsite.spaces.models import Space
 from memsite.spaces.services import space_create
-from tests.factories import DocumentFactory
+from tests.factories import DocumentFactory, memsite_in
 from tests.llm.factories import make_call
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +37,7 @@ def lab(user) -> Space:
 def spend_the_days_budget(space: Space) -> None:
     space.llm_daily_calls = 1
     space.save()
-    make_call(space_id=space.pk)
+    make_call(by=memsite_in(space))
 
 
 def passes_until_described(node) -> int:

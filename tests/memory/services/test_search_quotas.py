@@ -10,7 +10,7 @@ from memory import services
 from memory.models import Search, SearchStep
 from memory.services.demo import demo_memory_seed
 from memsite.llm.models import LLMCall
-from tests.factories import UserFactory, default_space, token_for
+from tests.factories import UserFactory, default_space, principal_for, token_for
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
 
@@ -64,7 +64,7 @@ def test_the_dashboard_is_under_the_same_cap(client, user):
 
 def test_a_spent_budget_refuses_new_searches_until_the_day_ends(api, user):
     for _ in range(5):
-        make_call(user_id=user.pk)
+        make_call(by=principal_for(user))
     refused = start(api)
     assert refused.status_code == 429
     body = refused.json()

@@ -11,8 +11,9 @@ from django.utils import timezone
 from agents.brains import services
 from agents.brains.models import Brain, Record, RecordKind, TickRun
 from memsite.llm.models import LLMCall
+from memsite.spaces.principals import token_principal
 from memsite.spaces.services import space_create, token_create
-from tests.factories import AgentFactory, UserFactory, default_space
+from tests.factories import AgentFactory, UserFactory, default_space, memsite_in, principal_for
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -37,7 +38,7 @@ def ticks_queued(monkeypatch) -> list[int]:
 
 def spend_the_day(user) -> None:
     for _ in range(3):
-        make_call(user_id=user.pk)
+        make_call(by=principal_for(user))
 
 
 def api_url(name: str, agent) -> str:
@@ -150,7 +151,7 @@ def test_beat_queues_no_tick_in_a_space_whose_budget_is_spent(user, ticks_queued
     lab.llm_daily_calls = 2
     lab.save()
     for _ in range(2):
-        make_call(space_id=lab.pk)  # the space's day, none of it the user's own
+        make_call(by=memsite_in(lab))  # the space's day, none of it the user's own
 
     with django_capture_on_commit_callbacks(execute=True):
         assert services.ticks_start_due() == 1
@@ -166,7 +167,7 @@ def test_beat_queues_no_tick_through_a_token_whose_budget_is_spent(
     through_token, by_session = AgentFactory(), AgentFactory()
     services.ticking_start(agent=through_token, interval_s=60, user=user, token=token)
     services.ticking_start(agent=by_session, interval_s=60, user=user)
-    make_call(user_id=user.pk, token_id=token.pk)  # the token's day; the user's goes on
+    make_call(by=token_principal(token))  # the token's day; the user's goes on
 
     with django_capture_on_commit_callbacks(execute=True):
         assert services.ticks_start_due() == 1

@@ -7,7 +7,7 @@ from django.urls import reverse
 from agents.graphs import services
 from agents.graphs.models import GraphOp, Turn
 from memsite.llm.models import LLMCall
-from tests.factories import GraphFactory
+from tests.factories import GraphFactory, principal_for
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -79,7 +79,7 @@ def test_graph_operations_past_the_cap_are_429(api, user):
 def test_a_memorize_is_charged_to_its_user_and_stops_asking_once_the_budget_is_spent(user):
     graph = GraphFactory()
     op = services.graph_memorize(graph=graph, messages=steps(3), user=user)
-    make_call(user_id=user.pk)  # one call of the day is spent elsewhere
+    make_call(by=principal_for(user))  # one call of the day is spent elsewhere
     services.graph_work(graph_id=graph.pk)
     op.refresh_from_db()
     calls = LLMCall.objects.filter(user=user, purpose="memorize")
