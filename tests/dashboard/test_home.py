@@ -10,7 +10,7 @@ from agents.brains import services as brain_services
 from memory.models import Search, SearchQuestion
 from memory.selectors import node_internal_folder
 from memsite.spaces.services import space_create
-from tests.factories import AgentFactory, NodeFactory, SearchFactory, default_space, memsite_in, principal_for
+from tests.factories import AgentFactory, NodeFactory, SearchFactory, a_member, default_space, memsite_in, principal_for
 from tests.llm.factories import make_call
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def busy_space(user, settings, offline_llm):
     make_call(by=principal_for(user, space))
     make_call(by=principal_for(user, space))
     settings.MEMSITE_TICK_MIN_INTERVAL_S = 10
-    brain_services.ticking_start(agent=AgentFactory(name="ticker"), interval_s=60, user=user)
+    brain_services.ticking_start(agent=AgentFactory(name="ticker"), interval_s=60, by=principal_for(user))
     return space
 
 
@@ -57,6 +57,13 @@ def test_the_home_page_shows_the_space(user_client, busy_space):
     assert counts.total == sum(tally.count for tally in counts.types)
 
 
+def test_the_home_page_says_whom_each_agent_ticks_for_as_their_work_today_counts_it(user_client, user, busy_space):
+    home = user_client.get(reverse("home")).content.decode()
+    ledger = user_client.get(reverse("llm:ledger")).content.decode()
+    assert f"ticker</a></td>\n            <td>{user.username}</td>" in home
+    assert '<tr><th>agents ticking</th><td class="num">1</td>' in ledger
+
+
 def test_the_home_page_shows_only_the_current_space(user_client, user, busy_space):
     other = space_create(user=user, slug="other", name="Other")
     waiting_question(other, asked="Is this elsewhere?")
@@ -71,7 +78,7 @@ def test_the_home_page_asks_a_bounded_number_of_queries(user_client, user, busy_
     for number in range(15):
         SearchFactory(questions=[f"Search {number}"], status=Search.Status.DONE)
         waiting_question(asked=f"Question {number}")
-        brain_services.ticking_start(agent=AgentFactory(), interval_s=60, user=None)
+        brain_services.ticking_start(agent=AgentFactory(), interval_s=60, by=a_member())
         make_call(by=memsite_in(busy_space))
     with django_assert_max_num_queries(13):
         assert user_client.get(reverse("home")).status_code == 200

@@ -17,7 +17,7 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion
 from memsite.llm.models import LLMCall
 from memsite.llm.services import llm_call_record
-from tests.factories import SearchFactory, StaffFactory, UserFactory, default_space
+from tests.factories import SearchFactory, StaffFactory, UserFactory, default_space, memsite_in
 
 # Every app whose rows a request could change: memsite's own, and the users, memberships and
 # tokens it authenticates with. Proxy models are their concrete model's rows again.
@@ -133,7 +133,9 @@ def build_world() -> World:
         },
     )
     graph_services.graph_memorize(
-        graph=graph, messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}]
+        by=memsite_in(),
+        graph=graph,
+        messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}],
     )
 
     ended_search = SearchFactory(questions=["Where is the plan?"], created_by=user, status=Search.Status.DONE)

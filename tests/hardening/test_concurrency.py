@@ -28,7 +28,7 @@ from agents.graphs.models import GraphEdge, GraphNode, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
-from tests.factories import AgentFactory, UserFactory, default_space, token_for
+from tests.factories import AgentFactory, UserFactory, default_space, memsite_in, token_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sqlite_waits_for_locks")]
 
@@ -469,7 +469,7 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
         return [brain_services.tick_run(agent_id=agent.pk) for _ in range(2)]
 
     def chatter(text: str) -> tuple[int, int]:
-        exchange = brain_services.chat_send(agent=agent, text=text)
+        exchange = brain_services.chat_send(agent=agent, text=text, by=memsite_in())
         return exchange.user_line.seq, exchange.reply_line.seq
 
     def chatter_api(text: str) -> tuple[int, int]:
@@ -590,13 +590,13 @@ def test_memorize_and_recall_on_one_graph_run_one_at_a_time(tree, monkeypatch):
 
     def memorizer(tag: str) -> int:
         messages = step_messages(f"{tag}a") + step_messages(f"{tag}b")
-        op = graph_services.graph_memorize(graph=graph, messages=messages)
+        op = graph_services.graph_memorize(by=memsite_in(), graph=graph, messages=messages)
         sent[op.pk] = messages
         graph_services.graph_work(graph_id=graph.pk)
         return op.pk
 
     def recaller() -> int:
-        op = graph_services.graph_recall(graph=graph)
+        op = graph_services.graph_recall(graph=graph, by=memsite_in())
         graph_services.graph_work(graph_id=graph.pk)
         return op.pk
 

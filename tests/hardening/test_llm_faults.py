@@ -25,7 +25,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.replies import storable
-from tests.factories import AgentFactory, default_space
+from tests.factories import AgentFactory, default_space, memsite_in
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.memory.search.tree import build_tree, found, pick
 
@@ -345,7 +345,7 @@ def test_a_chat_the_llm_cannot_answer_keeps_the_users_line(llm, internal, fault)
     llm.script(*fault.replies)
 
     with pytest.raises(ChatFailed) as info:
-        brain_services.chat_send(agent=agent, text="What did you find?")
+        brain_services.chat_send(agent=agent, text="What did you find?", by=memsite_in())
 
     assert_all_consumed(llm)
     assert info.value.data["reason"] == fault.reason.value
@@ -406,7 +406,7 @@ def test_a_memorize_keeps_the_pairs_applied_and_nothing_of_the_failed_one(llm, g
     good = patch(label="the other service")
     llm.script(*([*fault.replies, good] if failing == 1 else [good, *fault.replies]))
 
-    op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2))
+    op = graph_services.graph_memorize(by=memsite_in(), graph=graph, messages=step(1) + step(2))
     graph_services.graph_work(graph_id=graph.pk)
 
     assert_all_consumed(llm)
@@ -437,7 +437,7 @@ def test_a_memorize_keeps_the_pairs_applied_and_nothing_of_the_failed_one(llm, g
 @pytest.mark.parametrize("how", ["asked for", "over the trigger"])
 def test_a_failed_recall_leaves_the_graph_as_it_was(llm, graph, how, fault):
     llm.script(patch())
-    graph_services.graph_memorize(graph=graph, messages=step(1))
+    graph_services.graph_memorize(by=memsite_in(), graph=graph, messages=step(1))
     graph_services.graph_work(graph_id=graph.pk)
     before = graph_rows(graph)
     if how == "over the trigger":  # the next memorize pushes the context past it: recall fires
@@ -445,10 +445,10 @@ def test_a_failed_recall_leaves_the_graph_as_it_was(llm, graph, how, fault):
             trigger_tokens=20, target_tokens=10, protected_head=0, protected_tail=0
         )
         llm.script(Reply.json({"add_nodes": [], "add_edges": []}), *fault.replies)
-        memorized = graph_services.graph_memorize(graph=graph, messages=step(2))
+        memorized = graph_services.graph_memorize(by=memsite_in(), graph=graph, messages=step(2))
     else:
         llm.script(*fault.replies)
-        graph_services.graph_recall(graph=graph)
+        graph_services.graph_recall(graph=graph, by=memsite_in())
     graph_services.graph_work(graph_id=graph.pk)
 
     assert_all_consumed(llm)
@@ -478,8 +478,8 @@ def test_an_operation_that_breaks_is_failed_and_the_graphs_next_ones_still_run(l
 
     monkeypatch.setattr(graphs, "_apply_patch", breaks_once)
     llm.script(patch(label="first"), patch(label="second"))
-    broken = graph_services.graph_memorize(graph=graph, messages=step(1))
-    later = graph_services.graph_memorize(graph=graph, messages=step(2))
+    broken = graph_services.graph_memorize(by=memsite_in(), graph=graph, messages=step(1))
+    later = graph_services.graph_memorize(by=memsite_in(), graph=graph, messages=step(2))
 
     assert graph_services.graph_work(graph_id=graph.pk) == 2
 

@@ -24,7 +24,15 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memsite.llm.models import LLMCall
 from memsite.spaces import services as space_services
-from tests.factories import SearchFactory, SearchStepFactory, StaffFactory, UserFactory, default_space, token_for
+from tests.factories import (
+    SearchFactory,
+    SearchStepFactory,
+    StaffFactory,
+    UserFactory,
+    default_space,
+    memsite_in,
+    token_for,
+)
 from tests.llm.factories import make_call
 
 
@@ -193,6 +201,7 @@ def build_world(words: Words = PLAIN) -> World:
         space=default_space(), task=text("Find the port of the API.")[:2000], agent=agent, model="gpt-4"
     )
     memorized = graph_services.graph_memorize(
+        by=memsite_in(),
         graph=graph,
         messages=[
             {"role": words.short("assistant"), "content": text("I look up the port.")},

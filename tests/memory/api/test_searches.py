@@ -13,7 +13,14 @@ from memory import services
 from memory.models import Node, Search, SearchQuestion
 from memory.services.demo import demo_memory_seed
 from memsite.llm.models import LLMCall
-from tests.factories import NodeFactory, SearchFactory, SearchStepFactory, UserFactory, default_space, token_for
+from tests.factories import (
+    NodeFactory,
+    SearchFactory,
+    SearchStepFactory,
+    UserFactory,
+    memsite_in,
+    token_for,
+)
 from tests.llm.factories import make_call
 from tests.memory.search.tree import build_tree, found, pick
 from tests.openapi import assert_documented
@@ -168,7 +175,7 @@ def test_a_body_that_is_not_json_is_refused(api):
 
 
 def test_wait_answers_200_with_the_result_when_the_search_ends_in_time(api, internal, inline_worker):
-    demo_memory_seed(space=default_space(), user=None)
+    demo_memory_seed(by=memsite_in())
     response = start(
         api, {"questions": ["Which HTTP status code means a conflicting resource?"], "output": "node"}, wait="10"
     )

@@ -5,7 +5,7 @@ from memory import selectors, services
 from memory.models import Node, Search, SearchStep, ToolCall
 from memory.services.demo import demo_memory_seed
 from memsite.spaces.models import Space
-from tests.factories import SearchFactory, default_space
+from tests.factories import SearchFactory, default_space, memsite_in
 from tests.memory.search.conftest import run_search
 
 QUESTION = "Which HTTP status code means a conflicting resource?"
@@ -13,12 +13,12 @@ QUESTION = "Which HTTP status code means a conflicting resource?"
 
 def test_a_search_never_reads_nor_cites_another_spaces_nodes(db, search_settings):
     search_settings.MEMSITE_SEARCH_SHORTCUT_HITS = 3  # the index is asked, and must keep to the space
-    demo_memory_seed(space=default_space(), user=None)
+    demo_memory_seed(by=memsite_in())
     assert "http-status-codes.md" in [node["name"] for node in run_search([QUESTION], output="node").result["nodes"]]
     other = Space.objects.create(slug="other", name="Other")
     ours = set(Node.objects.filter(space=other).values_list("pk", flat=True))
 
-    search = services.search_start(space=other, user=None, questions=[QUESTION], output="node")
+    search = services.search_start(by=memsite_in(other), questions=[QUESTION], output="node")
     services.search_run(search_id=search.pk)
     search.refresh_from_db()
 

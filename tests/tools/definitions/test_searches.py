@@ -8,7 +8,7 @@ from memory.services.demo import demo_memory_seed
 from memsite.errors import NotFound
 from memsite.spaces.logic import Role
 from memsite.spaces.models import Space
-from tests.factories import NodeFactory, SearchFactory, default_space
+from tests.factories import NodeFactory, SearchFactory, memsite_in
 from tests.tools.conftest import principal
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +25,7 @@ def walk_settings(settings):
 
 
 def test_a_search_that_ends_while_the_tool_waits_answers_with_its_citations(call, editor, inline_worker):
-    demo_memory_seed(space=default_space(), user=None)
+    demo_memory_seed(by=memsite_in())
 
     result = call("memory_search", questions=[QUESTION], output="node", wait_s=10)
 
@@ -42,7 +42,7 @@ def test_a_search_that_ends_while_the_tool_waits_answers_with_its_citations(call
 
 
 def test_a_search_still_running_gives_its_id_to_poll_and_get_answers_it_later(call, inline_worker):
-    demo_memory_seed(space=default_space(), user=None)
+    demo_memory_seed(by=memsite_in())
 
     started = call("memory_search", questions=[QUESTION], wait_s=0)
     polled = call("memory_search_get", search_id=started["search_id"])
