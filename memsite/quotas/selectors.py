@@ -1,9 +1,7 @@
-"""What a principal's user has in flight in a space and has spent today, what the whole space has
-spent, and what memsite's own upkeep there has: the counts the quota checks decide on, each one
-indexed query. Work in flight is counted by the app that does it (registered at its ready():
-searches, ticks, ticking agents, graph operations), each counting what its rows say the user
-asked for. Spend is read from the ledger: a user's rows in every space, the space's deleted
-ones included, so that no new space starts a new allowance.
+"""What a principal's user has in flight in a space and has spent today, what the whole space and
+memsite's own upkeep there have spent: the counts the quota checks decide on. Work in flight is
+counted by the apps that do it (registered at their ready()); spend from the ledger, a user's in
+every space, deleted ones included, so that no new space starts a new allowance.
 Explained in docs/memsite.md."""
 
 from collections.abc import Callable

@@ -163,6 +163,7 @@ def build_world() -> World:
         response_mode="offline",
         schema_name="RouteReply",
         served=ended_search,
+        by=memsite_in(),
     )
     return World(
         user=user,

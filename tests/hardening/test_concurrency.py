@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from agents.brains import services as brain_services
 from agents.brains.logic.caps import cap
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
-from agents.brains.services.brains import brain_create, goal_create
+from agents.brains.services.brains import goal_create
 from agents.graphs import selectors as agent_selectors
 from agents.graphs import services as graph_services
 from agents.graphs.logic.snapshot import snapshot_read
@@ -28,7 +28,7 @@ from agents.graphs.models import GraphEdge, GraphNode, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
-from tests.factories import AgentFactory, UserFactory, default_space, memsite_in, token_for
+from tests.factories import AgentFactory, UserFactory, default_space, memsite_in, ticked_by, token_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sqlite_waits_for_locks")]
 
@@ -461,7 +461,7 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
     settings.MEMSITE_BRAIN_CAPS = {"neuron": 12, "synapse": 25, "path": 3, "goal": 100}
     settings.MEMSITE_TICK_DEEP_REFLECT_EVERY = 3
     agent = AgentFactory(name="racer")
-    brain_create(agent=agent)
+    ticked_by(agent)
     chats: list[tuple[int, int]] = []  # the seqs of each exchange's user and reply lines
     goals_made, goals_done = 0, 0
 
@@ -574,10 +574,10 @@ def test_memorize_and_recall_on_one_graph_run_one_at_a_time(tree, monkeypatch):
     runs: list[tuple[float, float, int, int]] = []  # start, end, thread, op
 
     def watched(original: Callable) -> Callable:
-        def run(graph, op, *args):
+        def run(graph, op, *args, **kwargs):
             started = time.monotonic()
             try:
-                return original(graph, op, *args)
+                return original(graph, op, *args, **kwargs)
             finally:
                 runs.append((started, time.monotonic(), threading.get_ident(), op.pk))
 

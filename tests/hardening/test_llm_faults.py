@@ -25,7 +25,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.replies import storable
-from tests.factories import AgentFactory, default_space, memsite_in
+from tests.factories import AgentFactory, default_space, memsite_in, principal_for, ticked_by
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.memory.search.tree import build_tree, found, pick
 
@@ -128,10 +128,10 @@ def test_characters_no_database_stores_never_reach_one(llm, user):
     )
     messages = [{"role": "user", "content": f"Read this file: {bad}"}]
 
-    said = complete(purpose="read", messages=messages, schema=Said, served=user).value
-    text = complete(purpose="chat", messages=messages, served=user).value
+    said = complete(purpose="read", messages=messages, schema=Said, served=user, by=principal_for(user)).value
+    text = complete(purpose="chat", messages=messages, served=user, by=principal_for(user)).value
     with pytest.raises(LLMError) as info:
-        complete(purpose="read", messages=messages, schema=Said, served=user)
+        complete(purpose="read", messages=messages, schema=Said, served=user, by=principal_for(user))
 
     clean = "a\ufffdb\ufffdc"
     assert said == Said(text=clean, notes={clean: [clean]}) and text == clean
@@ -208,8 +208,7 @@ def test_a_search_ends_cleanly_whatever_step_the_llm_fails(llm, internal, settin
     nodes_before = set(Node.objects.values_list("pk", flat=True))
     # The budget ends the walk at the first call after the fault, whatever the walk would do next.
     search = services.search_start(
-        space=default_space(),
-        user=None,
+        by=memsite_in(),
         questions=[QUESTION],
         start_node=tree[case.start] if case.start else None,
         max_llm_calls=len(case.before) + 1,
@@ -294,7 +293,7 @@ def brain_rows(agent) -> dict:
 @pytest.mark.parametrize("case", list(TICK_STEPS.values()), ids=list(TICK_STEPS))
 def test_a_tick_ends_cleanly_whatever_step_the_llm_fails(llm, internal, settings, case, fault):
     agent = AgentFactory(name="scout", model="gpt-4")
-    brain_create(agent=agent)
+    ticked_by(agent)
     with brain_writing(agent=agent) as write:
         write.set(plan=list(case.plan), plan_step=0, self_summary="I scout.")
     if case.deep:
