@@ -317,8 +317,9 @@ def _write_step(
 
 
 def _save_document(search: Search, document: walk.NewDocument, *, by: Principal) -> None:
-    """A tool's document under `references`, made for `by`: memsite's own folder of what
-    searches found, which any search writes to whatever folder its token is limited to."""
+    """A tool's document under `references`, recorded as made by `by`'s user. `references` is
+    where searches keep what they found: a search writes there whatever folder its token is
+    limited to, so the token's folder is not checked."""
     references = selectors.node_internal_folder(space=search.space, name="references")
     node = node_create(
         parent=references,

@@ -13,11 +13,12 @@ class LLMCallAdmin(admin.ModelAdmin):
         "provider",
         "model",
         "status",
+        "acted_as",
         "prompt_tokens",
         "completion_tokens",
         "cost_usd",
     ]
-    list_filter = ["purpose", "provider", "status"]
+    list_filter = ["purpose", "provider", "status", "acted_as"]
     date_hierarchy = "created_at"
 
     def has_add_permission(self, request) -> bool:

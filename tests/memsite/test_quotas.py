@@ -1,7 +1,9 @@
 """Fair background work: the rules (memsite.quotas.logic), the daily LLM budget in the gateway,
 and where the spend is shown (GET /api/usage/, the /llm/ page)."""
 
+import ast
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -9,6 +11,7 @@ from django.urls import reverse
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
+from memsite.quotas import selectors
 from memsite.quotas.checks import llm_budget_require
 from memsite.quotas.logic import QuotaExceeded, Spend, budget_refusal, day_bounds, in_flight_refusal
 from memsite.spaces.models import Space
@@ -18,6 +21,7 @@ from tests.factories import UserFactory, memsite_in, principal_for
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
 
+ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2025, 5, 6, 15, 30, tzinfo=UTC)
 MESSAGES = [{"role": "user", "content": "What is the port?"}]
 
@@ -56,6 +60,26 @@ def test_a_spent_budget_says_the_spend_and_waits_until_the_day_ends():
     assert "resets at 2025-05-07T00:00:00+00:00" in refusal.message
     assert refusal.data["quota"] == "daily_llm_budget" and refusal.data["resets_at"] == "2025-05-07T00:00:00+00:00"
     assert refusal.retry_after_s == 8 * 3600 + 30 * 60 + 1
+
+
+def test_work_in_flight_is_counted_by_the_apps_that_do_it_and_quotas_import_none():
+    counters = {kind: counter.__module__ for kind, counter in selectors._counters.items()}
+    assert counters == {
+        "searches": "memory.selectors.searches",
+        "ticks": "agents.brains.selectors.quotas",
+        "ticking_agents": "agents.brains.selectors.quotas",
+        "graph_ops": "agents.graphs.selectors.graphs",
+    }
+    for path in (ROOT / "memsite" / "quotas").glob("*.py"):
+        imported = [
+            node.module if isinstance(node, ast.ImportFrom) else alias.name
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        ]
+        assert not [name for name in imported if name and name.split(".")[0] in ("agents", "memory")], path
+    with pytest.raises(ValueError, match="No cap on work of kind 'naps'"):
+        selectors.register_in_flight("naps", lambda *, by: 0)
 
 
 # -- the gateway -------------------------------------------------------------------------------

@@ -166,10 +166,8 @@ def tick_run(*, agent_id: int) -> TickRun | None:
     if tick is None:
         logger.info("Tick of agent %s skipped: another tick holds its brain or has just run.", agent_id)
         return None
-    # A tick is a member's work, never memsite's own: a run with no user is one whose user was deleted.
-    run = tick.run
-    by = principal_rebuilt(space=agent.space, user_id=run.user_id, token_id=run.token_id) if run.user_id else None
     try:
+        by = _acting_for(agent.space, (tick.run.user_id, tick.run.token_id))
         if by is None:
             _fail(tick, ASKER_GONE, record=False)
         else:
@@ -184,6 +182,14 @@ def tick_run(*, agent_id: int) -> TickRun | None:
             lease_release(tick.lease)
     tick.run.refresh_from_db()
     return tick.run
+
+
+def _acting_for(space: Space, ids: tuple[int | None, int | None]) -> Principal | None:
+    """Who a tick acts for, by the (user, token) ids its row keeps, as they may act in the space
+    now; None if they can no longer, or if there is no user (deleted, or no one ever set the
+    agent ticking): a tick is a member's work, never memsite's own."""
+    user_id, token_id = ids
+    return principal_rebuilt(space=space, user_id=user_id, token_id=token_id) if user_id is not None else None
 
 
 def _open(agent: Agent) -> _Tick | None:
@@ -520,14 +526,10 @@ class _Room:
         self.skipped: dict[tuple[int | None, int], int] = {}
 
     def principal(self, asker: tuple[int, int | None, int | None]) -> Principal | None:
-        """Who set a brain ticking, by the (space, user, token) ids its row keeps, as they may
-        act in the space now; None if they can no longer, or are gone (a deleted user leaves no
-        id): a tick is a member's work, never memsite's own."""
+        """Who set a brain ticking, by the (space, user, token) ids its row keeps (`_acting_for`)."""
         if asker not in self.askers:
             space_id, user_id, token_id = asker
-            space = self.spaces[space_id]
-            by = principal_rebuilt(space=space, user_id=user_id, token_id=token_id) if user_id is not None else None
-            self.askers[asker] = by
+            self.askers[asker] = _acting_for(self.spaces[space_id], (user_id, token_id))
         return self.askers[asker]
 
     def take(self, by: Principal) -> bool:

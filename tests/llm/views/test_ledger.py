@@ -4,7 +4,7 @@ from django.urls import reverse
 from memsite.spaces.models import Space
 from memsite.spaces.principals import token_principal
 from memsite.spaces.services import token_create
-from tests.factories import default_space, memsite_in
+from tests.factories import UserFactory, default_space, memsite_in, principal_for
 from tests.llm.factories import days_ago, make_call
 
 pytestmark = pytest.mark.django_db
@@ -131,4 +131,7 @@ def test_a_call_says_whose_work_it_was_and_through_which_token(logged_in, user):
     page = logged_in.get(reverse("llm:call", args=[through.pk])).content.decode()
     assert f"{user.username}, through the token &lt;script&gt;" in page and PAYLOAD not in page
     system = logged_in.get(reverse("llm:call", args=[make_call().pk])).content.decode()
-    assert "the space's own work" in system
+    assert "memsite's own upkeep in the space" in system
+    gone = make_call(by=principal_for(UserFactory()))
+    gone.user.delete()  # the row stays, with no user: still a user's work, not memsite's
+    assert "a user since deleted" in logged_in.get(reverse("llm:call", args=[gone.pk])).content.decode()
