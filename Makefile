@@ -42,7 +42,7 @@ run: export MEMSITE_MCP_PORT := $(MEMSITE_MCP_PORT)
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo --url http://127.0.0.1:$(PORT)/
-	$(PY) manage.py seed_demo_agents
+	$(PY) manage.py seed_demo_agents --url http://127.0.0.1:$(PORT)/
 # Ctrl-C is how a developer stops it: honcho's 130 then is no error of make's.
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev || [ $$? -eq 130 ]
 

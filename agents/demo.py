@@ -1,21 +1,19 @@
-"""The demo agent of `make run`, in the default space: a conversation, a brain that ticks on its
-own, and a reasoning graph with a few memorized steps, so that every part of memsite has
-something to show."""
+"""The demo agent of `make run`, in the default space, the demo user's: a conversation, a brain
+with a goal (set ticking by whoever presses Start on its page: its ticks are then theirs,
+within their budget), and a reasoning graph with a few memorized steps, so that every part of
+memsite has something to show."""
 
 from django.db import transaction
 
 from agents.brains.services.brains import goal_create
-from agents.brains.services.ticks import ticking_start
 from agents.context.models import Agent
 from agents.context.selectors.agents import agent_named
 from agents.context.services.agents import agent_create
 from agents.context.services.messages import message_append
 from agents.graphs.services.graphs import graph_create, graph_memorize
-from memsite.spaces.models import Space
-from memsite.spaces.selectors import space_default
+from memsite.spaces.principals import Principal
 
 DEMO_AGENT = "scout"
-TICK_INTERVAL_S = 30
 STEPS = [
     {"role": "assistant", "content": "I list /references to see what the swarm keeps there."},
     {"role": "tool", "content": "/references holds notes on deployments and on the todo API."},
@@ -24,20 +22,20 @@ STEPS = [
 ]
 
 
-def demo_agent_seed() -> Agent | None:
-    """The demo agent, made once; None when it is there already. Its ticking and the graph's
-    memorizing are queued for the worker; with the broker down, ServiceUnavailable and nothing
-    made, so that the next run makes it whole."""
-    space = space_default()
-    if agent_named(space=space, name=DEMO_AGENT) is not None:
-        return None
+def demo_agent_seed(*, by: Principal) -> tuple[Agent, bool]:
+    """The demo agent in `by`'s space, made once for `by` (the demo user), and whether it was
+    made now. The graph's memorizing is queued for the worker, as `by`'s work; with the broker
+    down, ServiceUnavailable and nothing made, so that the next run makes it whole."""
+    agent = agent_named(space=by.space, name=DEMO_AGENT)
+    if agent is not None:
+        return agent, False
     with transaction.atomic():
-        return _demo_agent_create(space)
+        return _demo_agent_create(by), True
 
 
-def _demo_agent_create(space: Space) -> Agent:
+def _demo_agent_create(by: Principal) -> Agent:
     agent = agent_create(
-        space=space,
+        space=by.space,
         name=DEMO_AGENT,
         model="gpt-4o-mini",
         instructions="You are $name, a scout of the swarm. Learn what memory holds about $topic.",
@@ -47,7 +45,6 @@ def _demo_agent_create(space: Space) -> Agent:
     message_append(agent=agent, role="user", content="What do we know about deployments?", pinned=True)
     message_append(agent=agent, role="assistant", content="I will look through /references and report back.")
     goal_create(agent=agent, text="Learn what /references holds about deployments")
-    graph = graph_create(space=space, task="Find out how the swarm deploys", agent=agent)
-    graph_memorize(graph=graph, messages=STEPS)
-    ticking_start(agent=agent, interval_s=TICK_INTERVAL_S)
+    graph = graph_create(space=by.space, task="Find out how the swarm deploys", agent=agent)
+    graph_memorize(graph=graph, messages=STEPS, by=by)
     return agent

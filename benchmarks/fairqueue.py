@@ -46,8 +46,7 @@ def _spend_the_days_budget(space: Space, user_id: int) -> None:
         repairs=0,
         response_mode="text",
         schema_name="",
-        user_id=user_id,
-        space_id=space.pk,
+        by=principal_rebuilt(space=space, user_id=user_id),
     )
 
 

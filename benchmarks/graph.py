@@ -140,6 +140,7 @@ from memsite.llm.config import llm_config
 from memsite.llm.models import LLMCall
 from memsite.llm.purposes import Purpose
 from memsite.llm.tokens import counter_for_model
+from memsite.spaces.principals import system_principal
 
 PATCH_TARGET_MS = 20
 RECALLS_PER_100_TARGET = 5  # at most one recall per 20 steps
@@ -551,7 +552,7 @@ def run_steps(graph, steps: Sequence[Step], patches: Timed, graph_budget: list[i
     for number, step in enumerate(steps, 1):
         patched = len(patches.millis)
         started = time.perf_counter()
-        services.graph_memorize(graph=graph, messages=step.messages)
+        services.graph_memorize(graph=graph, messages=step.messages, by=system_principal(graph.space))
         services.graph_work(graph_id=graph.pk)
         step_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()

@@ -135,6 +135,10 @@ def scratch_database(database_url: str | None, *, keep: bool) -> Iterator[Scratc
         "DJANGO_SECURE_SSL_REDIRECT": "false",  # plain HTTP on loopback
         "MEMSITE_LOG_LEVEL": "WARNING",
         "DATABASE_URL": "",
+        # The benchmarks' own searches and graphs run as memsite's system principal: a day's
+        # budget for its upkeep must not end a run half-way.
+        "MEMSITE_SYSTEM_LLM_DAILY_CALLS": str(10**9),
+        "MEMSITE_SYSTEM_LLM_DAILY_TOKENS": str(10**12),
     }
     vendor = "sqlite"
     if database_url:

@@ -129,6 +129,8 @@ def time_calls(url: str, rounds: int, warmup: int) -> tuple[list[float], list[fl
 
     from memsite.llm.gateway import complete
     from memsite.llm.providers.openai import response_format_for
+    from memsite.spaces.principals import system_principal
+    from memsite.spaces.selectors import space_default
 
     client = openai.OpenAI(api_key="sk-bench", base_url=url, max_retries=0)
     response_format = response_format_for(RouteChoice)
@@ -153,13 +155,14 @@ def time_calls(url: str, rounds: int, warmup: int) -> tuple[list[float], list[fl
             inside_client.append((time.perf_counter() - started) * 1000)
 
     own_ms: list[float] = []
+    by = system_principal(space_default())  # charged as a call is: its budgets are read too
 
     def gateway() -> None:
         inside_client.clear()
         Completions.create = timed_create
         started = time.perf_counter()
         try:
-            complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+            complete(purpose="route", messages=MESSAGES, schema=RouteChoice, by=by)
         finally:
             Completions.create = original_create
         own_ms.append((time.perf_counter() - started) * 1000 - sum(inside_client))

@@ -360,9 +360,11 @@ def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dic
 
     paths = {node_id: path for path, node_id in built.ids.items()}
     ranked: dict[str, dict[str, list[str]]] = {name: {} for name in FUSIONS}
-    scope = Scope(space_id=space_default().pk)  # the whole tree of the space, as retrieve's
+    space = space_default()
+    scope = Scope(space_id=space.pk)  # the whole tree of the space, as retrieve's
+    by = system_principal(space)
     for question in questions:
-        found = rankings(question.text, scope=scope, limit=settings.MEMSITE_INDEX_CANDIDATES)
+        found = rankings(question.text, scope=scope, limit=settings.MEMSITE_INDEX_CANDIDATES, by=by)
         both = [[pk for pk, _ in found.words.hits], [pk for pk, _ in found.nearest]]
         with mock.patch.object(fusion, "K", TEXTBOOK_K):
             textbook = fusion.fuse(both)
@@ -483,7 +485,7 @@ def run_searches(questions: Sequence[Question], *, output: str, oracle: Oracle |
                 oracle.reset()
             started = time.perf_counter()
             search = services.search_start(
-                space=space, user=None, questions=[question.text], output=output, fallback="none"
+                by=system_principal(space), questions=[question.text], output=output, fallback="none"
             )
             services.search_run(search_id=search.pk)
             wall = (time.perf_counter() - started) * 1000
@@ -623,13 +625,14 @@ def time_parts(texts: Sequence[str]) -> dict[str, Stats]:
     from memory.index.fulltext import Scope
 
     limit, model = settings.MEMSITE_INDEX_CANDIDATES, embedder()
-    scope = Scope(space_id=space_default().pk)  # the whole tree of the space, as retrieve's
+    space = space_default()
+    scope = Scope(space_id=space.pk)  # the whole tree of the space, as retrieve's
     parts = {"full text": time_each(lambda text: fulltext.rank(text, scope=scope, limit=limit), texts, warmup=WARMUP)}
     if model is not None:
         queries: dict[str, np.ndarray] = {}  # each question's vector, kept from its timed embedding
 
         def embed(text: str) -> None:
-            queries[text] = model.embed([text])[0]
+            queries[text] = model.embed([text], by=system_principal(space))[0]
 
         parts["query embedding"] = time_each(embed, texts, warmup=WARMUP)
         ranked = [queries[text] for text in texts]

@@ -123,6 +123,7 @@ from memory import selectors, services
 from memory.models import Node
 from memory.search import prompts
 from memsite.llm.tokens import offline_counter
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 
 WARMUP = 5  # untimed searches (and full-text queries) first: lazy imports, cold caches
@@ -335,7 +336,11 @@ def _one_search(root: Node, target: Target, oracle: Oracle | None):
     space = root.space  # read once, before the clock: the search is in the tree's space
     started = time.perf_counter()
     search = services.search_start(
-        space=space, user=None, questions=[target.question.text], start_node=root, output="node", fallback="none"
+        by=system_principal(space),
+        questions=[target.question.text],
+        start_node=root,
+        output="node",
+        fallback="none",
     )
     services.search_run(search_id=search.pk)
     wall = time.perf_counter() - started

@@ -87,8 +87,8 @@ def ledger_today(*, space: Space) -> LedgerToday:
 
 
 def agents_ticking(*, space: Space) -> QuerySet[Brain]:
-    """The space's brains ticking on a schedule, with their agent, the next due first."""
-    ticking = Brain.objects.filter(ticking=True, agent__space=space).select_related("agent")
-    return ticking.only("agent__name", "tick_interval_s", "next_tick_at", "tick_count").order_by("next_tick_at")[
-        :AGENTS_SHOWN
-    ]
+    """The space's brains ticking on a schedule, the next due first, with their agent and the
+    member who set each ticking (whose work, in "Your work today", its ticks are)."""
+    ticking = Brain.objects.filter(ticking=True, agent__space=space).select_related("agent", "ticking_by")
+    fields = ("agent__name", "ticking_by", "ticking_by__username", "tick_interval_s", "next_tick_at", "tick_count")
+    return ticking.only(*fields).order_by("next_tick_at")[:AGENTS_SHOWN]

@@ -340,8 +340,7 @@ def find(request: HtmxHttpRequest) -> HttpResponse:
         results, status = FindResults(query=request.GET.get("q", ""), error=form_error(form)), 400
     else:
         query = form.cleaned_data["q"]
-        space_id, user_id = _space(request).pk, request.user.pk
-        hits = retrieve(query=query, space_id=space_id, user_id=user_id, k=FIND_RESULTS) if query else []
+        hits = retrieve(query=query, by=principal_of(request), k=FIND_RESULTS) if query else []
         hits = worth_listing(hits)
         results, status = FindResults(query=query, found=tuple(_found(hit, query) for hit in hits)), 200
     if request.htmx:

@@ -197,12 +197,13 @@ def search_start(request: HtmxHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _list_page(request, form, error=form_error(form), status=400)
     data = form.cleaned_data
-    space = principal_of(request).space
+    principal = principal_of(request)
     try:
-        start_node = selectors.node_get(space=space, node_id=data["start_node"]) if data["start_node"] else None
+        start_node = (
+            selectors.node_get(space=principal.space, node_id=data["start_node"]) if data["start_node"] else None
+        )
         search = services.search_start(
-            space=space,
-            user=request.user,
+            by=principal,
             questions=data["questions"],
             context=data["context"],
             start_node=start_node,
@@ -287,12 +288,11 @@ def question_list(request: HtmxHttpRequest) -> HttpResponse:
 def question_answer(request: HtmxHttpRequest, question_id: int) -> HttpResponse:
     form = QuestionAnswerForm(request.POST)
     try:
-        question = selectors.search_question_get(space=principal_of(request).space, question_id=question_id)
+        principal = principal_of(request)
+        question = selectors.search_question_get(space=principal.space, question_id=question_id)
         if not form.is_valid():
             return _questions_page(request, error=form_error(form), status=400)
-        question = services.search_question_answer(
-            question=question, answer=form.cleaned_data["answer"], user=request.user
-        )
+        question = services.search_question_answer(question=question, answer=form.cleaned_data["answer"], by=principal)
     except ServiceError as error:
         return _questions_page(request, error=error.message, status=error.status)
     messages.success(request, f"Answered; search {question.search_id} is complete.")

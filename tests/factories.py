@@ -208,3 +208,24 @@ class GraphFactory(factory.Factory):
         return graph_services.graph_create(**kwargs)
 
     _build = _create
+
+
+def a_member(space: Space | None = None) -> Principal:
+    """A new editor of `space` (the default space if none), acting through a session: who sets
+    an agent ticking when the test does not care who."""
+    user = UserFactory()
+    if space is not None:
+        space_services.membership_set(space=space, user=user, role=Role.EDITOR)
+    return acting(user, space)
+
+
+def ticked_by(agent, by: Principal | None = None) -> Principal:
+    """Records `by` (a new member if none) as who set the agent ticking, its ticking paused, as
+    `ticking_pause` leaves it: the ticks a test runs itself then act as `by`."""
+    from agents.brains.models import Brain
+    from agents.brains.services.brains import brain_create
+
+    by = by or a_member(agent.space)
+    brain_create(agent=agent)
+    Brain.objects.filter(pk=agent.pk).update(ticking_by=by.user, ticking_token=by.token)
+    return by

@@ -44,6 +44,7 @@ def test_the_default_port_stays_8000():
 def test_make_run_hands_its_port_to_honcho_and_the_demo_urls():
     assert re.search(r"^run: export PORT := \$\(PORT\)$", MAKEFILE, re.MULTILINE)
     assert "seed_demo --url http://127.0.0.1:$(PORT)/" in MAKEFILE
+    assert "seed_demo_agents --url http://127.0.0.1:$(PORT)/" in MAKEFILE  # it prints where to start scout
     assert re.search(r"honcho start -f Procfile\.dev ", MAKEFILE)
 
 

@@ -6,8 +6,12 @@ class BrainsConfig(AppConfig):
     verbose_name = "Brains"
 
     def ready(self) -> None:
+        from agents.brains.selectors.quotas import ticking_agents_in_flight, ticks_in_flight
         from memsite.llm.selectors import ServedPage, register_served_page
+        from memsite.quotas.selectors import register_in_flight
 
+        register_in_flight("ticks", ticks_in_flight)
+        register_in_flight("ticking_agents", ticking_agents_in_flight)
         # A brain's page is its agent's id, which is the brain's own.
         register_served_page("brains.tickrun", ServedPage("tick", "agents:brain_detail", via="brain_id"))
         register_served_page("brains.record", ServedPage("chat line", "agents:brain_detail", via="brain_id"))

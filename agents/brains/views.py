@@ -29,6 +29,7 @@ from memsite.limits import wait_slots
 from memsite.llm.selectors import llm_provider_serving
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
+from memsite.spaces.principals import Principal, principal_of
 
 BRAIN = "brains/brain.html"
 CHART_TICKS = 60
@@ -224,7 +225,7 @@ def _controls(
 def brain_tick(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
-        services.tick_request(agent=agent, user=request.user)
+        services.tick_request(agent=agent, by=principal_of(request))
     except ServiceError as error:
         return _controls(request, agent, error=error.message, status=error.status)
     brain, _ = selectors.brain_or_empty(agent=agent)
@@ -240,7 +241,9 @@ def brain_ticking_start(request: HtmxHttpRequest, agent_id: int) -> HttpResponse
     if not form.is_valid():
         return _controls(request, agent, form=form, error=form_error(form), status=400)
     try:
-        brain = services.ticking_start(agent=agent, interval_s=form.cleaned_data["interval_s"], user=request.user)
+        brain = services.ticking_start(
+            agent=agent, interval_s=form.cleaned_data["interval_s"], by=principal_of(request)
+        )
     except ServiceError as error:
         return _controls(request, agent, form=form, error=error.message, status=error.status)
     return _controls(request, agent, form=form, message=f"Ticking every {brain.tick_interval_s} s.")
@@ -306,13 +309,13 @@ def brain_goal_complete(request: HtmxHttpRequest, agent_id: int, goal_id: int) -
 # -- chat --------------------------------------------------------------------------------------
 
 
-def _chat_send(agent: Agent, text: str, user: Any) -> tuple[list[Record], bool, ServiceError | None]:
+def _chat_send(agent: Agent, text: str, by: Principal) -> tuple[list[Record], bool, ServiceError | None]:
     """The lines to append, whether "goal: ..." added a goal, and the refusal if there was one.
     The reply is an LLM call made while the request waits: it takes one of the process's slots
     for waiting, or is refused as Busy. When the LLM fails the user's line is kept, and shown."""
     try:
         with wait_slots().hold_or_busy():
-            exchange = services.chat_send(agent=agent, text=text, user=user)
+            exchange = services.chat_send(agent=agent, text=text, by=by)
     except ServiceError as error:
         kept = error.data.get("user_line")
         line = selectors.brain_record(agent=agent, kind=RecordKind.CHAT, seq=kept) if isinstance(kept, int) else None
@@ -333,7 +336,7 @@ def brain_chat(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     if not form.is_valid():
         refusal = InvalidInput(form_error(form))
     else:
-        lines, goal_added, refusal = _chat_send(agent, form.cleaned_data["text"], request.user)
+        lines, goal_added, refusal = _chat_send(agent, form.cleaned_data["text"], principal_of(request))
     status, error = (refusal.status, refusal.message) if refusal else (200, "")
     if not request.htmx:
         if not error:

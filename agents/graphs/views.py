@@ -331,7 +331,7 @@ def _actions(
 def graph_recall(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
     graph = graph_or_404(request, graph_id)
     try:
-        op = services.graph_recall(graph=graph, user=request.user)
+        op = services.graph_recall(graph=graph, by=principal_of(request))
     except ServiceError as error:
         return _actions(request, graph, error=error.message, status=error.status)
     return _actions(request, graph, message=f"Recall queued (operation {op.pk}).")
@@ -345,7 +345,7 @@ def graph_memorize(request: HtmxHttpRequest, graph_id: int) -> HttpResponse:
     if not form.is_valid():
         return _actions(request, graph, form=form, error=form_error(form), status=400)
     try:
-        op = services.graph_memorize(graph=graph, messages=form.cleaned_data["messages"], user=request.user)
+        op = services.graph_memorize(graph=graph, messages=form.cleaned_data["messages"], by=principal_of(request))
     except ServiceError as error:
         return _actions(request, graph, form=form, error=error.message, status=error.status)
     turn_ids = op.detail.get("turn_ids", [])

@@ -13,7 +13,6 @@ from memory.api.serializers import node_id_field, type_field
 from memory.index.retrieve import retrieve
 from memory.types import get_type
 from memsite.errors import InvalidInput
-from memsite.quotas.checks import token_id_of
 from memsite.schema import refusals
 from memsite.serializers import (
     BoundedListField,
@@ -107,9 +106,7 @@ class RetrieveApi(APIView):
         start = selectors.node_get(space=space, node_id=data["start"]) if data["start"] is not None else None
         hits = retrieve(
             query=data["query"],
-            space_id=space.pk,
-            user_id=request.user.pk,
-            token_id=token_id_of(principal.token),
+            by=principal,
             start=start,
             k=data["k"],
             types=data["types"],

@@ -390,9 +390,7 @@ class SearchStartApi(APIView):
         principal = principal_of(request)
         space = principal.space
         search = services.search_start(
-            space=space,
-            user=request.user,
-            token=principal.token,
+            by=principal,
             questions=data["questions"],
             context=data["context"],
             start_node=selectors.node_get(space=space, node_id=start_node) if start_node is not None else None,
@@ -523,6 +521,6 @@ class QuestionAnswerApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         question = services.search_question_answer(
-            question=question, answer=serializer.validated_data["answer"], user=request.user, actor=principal
+            question=question, answer=serializer.validated_data["answer"], by=principal
         )
         return Response(self.OutputSerializer(question).data)

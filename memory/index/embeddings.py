@@ -10,6 +10,7 @@ import numpy as np
 from django.conf import settings
 
 from memsite.llm.minilm import LocalEmbedder
+from memsite.spaces.principals import Principal
 
 DIMENSIONS = 384  # the index stores float32 x 384 a passage
 
@@ -18,16 +19,9 @@ class Embedder(Protocol):
     @property
     def name(self) -> str: ...
 
-    def embed(
-        self,
-        texts: Sequence[str],
-        *,
-        user_id: int | None = None,
-        space_id: int | None = None,
-        token_id: int | None = None,
-    ) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, by: Principal) -> np.ndarray:
         """float32 (len(texts), DIMENSIONS), rows L2-normalised, in the order of `texts`; a
-        server's call charged to `user_id` (through `token_id`) in `space_id`."""
+        server's call charged to `by`."""
 
 
 def normalized(vectors: np.ndarray) -> np.ndarray:
@@ -44,27 +38,13 @@ class ServerEmbedder:
     def name(self) -> str:
         return f"server:{self.model}"
 
-    def embed(
-        self,
-        texts: Sequence[str],
-        *,
-        user_id: int | None = None,
-        space_id: int | None = None,
-        token_id: int | None = None,
-    ) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, by: Principal) -> np.ndarray:
         """One gateway call for all of `texts`; LLMError when it fails (its ledger row on it)."""
         from memsite.llm.embeddings import embed
 
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        result = embed(
-            texts=list(texts),
-            user_id=user_id,
-            space_id=space_id,
-            token_id=token_id,
-            dimensions=DIMENSIONS,
-            model=self.model,
-        )
+        result = embed(texts=list(texts), by=by, dimensions=DIMENSIONS, model=self.model)
         return normalized(np.asarray(result.vectors, dtype=np.float32))
 
 

@@ -15,6 +15,7 @@ from memory.index import fulltext, naming, vectors
 from memory.index.fulltext import Scope, query_words, scope_sql
 from memory.index.fusion import distinct_first, fuse
 from memory.models import Node, Passage
+from memsite.spaces.principals import Principal
 
 logger = logging.getLogger(__name__)
 SNIPPET_CHARS = 300
@@ -46,13 +47,10 @@ query_cache: dict[tuple[str, str], np.ndarray] = {}
 QUERIES_KEPT = 512
 
 
-def query_vectors(
-    queries: Sequence[str], *, space_id: int | None, user_id: int | None = None, token_id: int | None = None
-) -> list[np.ndarray] | None:
-    """The queries' embeddings, those not cached computed in one batch, charged to the space,
-    the user who asked and the token they asked through (a server's call counts against their
-    budgets); None when embeddings are off or fail, a spent budget included (full text alone
-    ranks then)."""
+def query_vectors(queries: Sequence[str], *, by: Principal) -> list[np.ndarray] | None:
+    """The queries' embeddings, those not cached computed in one batch, charged to `by` (a
+    server's call counts against its budgets); None when embeddings are off or fail, a spent
+    budget included (full text alone ranks then)."""
     from memory.index.embeddings import embedder
 
     model = embedder()
@@ -62,7 +60,7 @@ def query_vectors(
     missing = [text for text in dict.fromkeys(queries) if text not in known]
     if missing:
         try:
-            embedded = model.embed(missing, user_id=user_id, space_id=space_id, token_id=token_id)
+            embedded = model.embed(missing, by=by)
             known.update(zip(missing, embedded, strict=True))
         except Exception as exc:  # a server that is down, or a spent budget, must not take retrieval with it
             logger.warning("The query was not embedded, so only full text ranks it: %s", exc)
@@ -105,18 +103,15 @@ class Rankings:
         return fuse(ranked, weights=[self.words.share, 1.0, NAMED_WEIGHT])
 
 
-def rankings(
-    query: str, *, scope: Scope, limit: int, user_id: int | None = None, token_id: int | None = None
-) -> Rankings:
+def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings:
     """Full text, nearest vectors and what the query names, each `limit` long at most. The query
-    and the rest of it once its names are out are embedded together, for `user_id` (None: the
-    system) through `token_id` in the scope's space."""
+    and the rest of it once its names are out are embedded together, for `by`."""
     said = naming.names(query)
     nodes = named_nodes(query_words(query), scope=scope)
     named = list(dict.fromkeys([*said, *nodes]))
     words = fulltext.rank(query, scope=scope, limit=limit)
     texts = [query, naming.without(query, named)] if named else [query]
-    embedded = query_vectors(texts, space_id=scope.space_id, user_id=user_id, token_id=token_id)
+    embedded = query_vectors(texts, by=by)
     if embedded is None:
         return Rankings(words, [], [])
     matrix = vectors.current()
@@ -184,19 +179,16 @@ def named_ranking(
 def retrieve(
     *,
     query: str,
-    space_id: int,
-    user_id: int | None = None,
-    token_id: int | None = None,
+    by: Principal,
     start: Node | None = None,
     k: int = 10,
     types: Sequence[str] = (),
 ) -> list[Hit]:
-    """The `k` best passages for `query` in the space, in `start`'s subtree (the space's whole
-    tree when None). `user_id` is who asked, through `token_id`: the query's embedding is
-    charged to them."""
-    scope = Scope(space_id=space_id, path=start.path if start is not None else None, types=tuple(types))
+    """The `k` best passages for `query` in `by`'s space, in `start`'s subtree (the space's
+    whole tree when None). The query's embedding is charged to `by`."""
+    scope = Scope(space_id=by.space.pk, path=start.path if start is not None else None, types=tuple(types))
     limit = max(k, settings.MEMSITE_INDEX_CANDIDATES)
-    return _hits(rankings(query, scope=scope, limit=limit, user_id=user_id, token_id=token_id), query, k)
+    return _hits(rankings(query, scope=scope, limit=limit, by=by), query, k)
 
 
 def _hits(ranked: Rankings, query: str, k: int) -> list[Hit]:

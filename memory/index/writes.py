@@ -17,6 +17,8 @@ from memory.rows import insert_rows
 from memory.types import ContentKind, get_type
 from memsite.llm.errors import LLMError, Reason
 from memsite.queue import in_turn, publish_on_commit, run_alone, sweep
+from memsite.spaces.models import Space
+from memsite.spaces.principals import system_principal
 
 NODES_PER_QUERY = 200
 IDS_PER_QUERY = 500
@@ -242,10 +244,10 @@ def index_embed_sweep() -> None:
 def embed_pending(*, batch: int = 64, limit: int | None = None) -> int:
     """Embed passages that have no vector yet, at most `limit` (all when None), in rounds that
     take up to `batch` of every waiting space's oldest in turn, each space's in a call of its
-    own, charged to it: a space with a large backlog holds up no other space's passages. Each
-    batch is computed outside any transaction and saved in a short one; a passage deleted
-    meanwhile is skipped, and those of a space whose LLM budget is spent wait for a later pass.
-    Returns how many were embedded."""
+    own, as memsite's own work there (charged to the space's system budget): a space with a
+    large backlog holds up no other space's passages. Each batch is computed outside any
+    transaction and saved in a short one; a passage deleted meanwhile is skipped, and those of
+    a space whose LLM budget is spent wait for a later pass. Returns how many were embedded."""
     from memory.index.embeddings import embedder
 
     model = embedder()
@@ -260,9 +262,11 @@ def embed_pending(*, batch: int = 64, limit: int | None = None) -> int:
         pending = list(turns.values_list("id", "text", "node__space_id")[:size])
         if not pending:
             break
-        for space_id, rows in _by_space(pending).items():
+        waiting_spaces = _by_space(pending)
+        spaces = Space.objects.in_bulk(waiting_spaces)
+        for space_id, rows in waiting_spaces.items():
             try:
-                vectors = model.embed([text for _, text in rows], space_id=space_id)
+                vectors = model.embed([text for _, text in rows], by=system_principal(spaces[space_id]))
             except LLMError as exc:
                 if exc.reason is not Reason.BUDGET_SPENT:
                     raise

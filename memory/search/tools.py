@@ -16,6 +16,7 @@ from memory import selectors
 from memory.index.retrieve import best_by_node, retrieve
 from memory.models import Node
 from memsite.llm.providers.offline import Reading, terms
+from memsite.spaces.principals import Principal
 
 MAX_RESULTS = 20
 MAX_GREP_FILES = 500
@@ -32,14 +33,11 @@ class ToolOutput(BaseModel):
 
 @dataclass(frozen=True)
 class ToolInput(Generic[Arguments]):
-    space_id: int  # the search's
+    by: Principal  # who the search is for, in its space: charged for the query's embedding
     node: Node | None  # where the search is: the folder whose tools these are
     arguments: Arguments
     questions: list[str]
     answers: list[tuple[str, str]]  # (question, answer so far)
-    # Who the search is for and the token they asked through, charged for the query's embedding.
-    user_id: int | None = None
-    token_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -93,14 +91,7 @@ def full_text_search(tool_input: ToolInput[QueryArguments]) -> ToolOutput:
     if not terms(query):
         return ToolOutput(text="No words to search for.", found=False)
     here = getattr(tool_input.node, "pk", None)
-    hits = retrieve(
-        query=query,
-        space_id=tool_input.space_id,
-        user_id=tool_input.user_id,
-        token_id=tool_input.token_id,
-        start=tool_input.node,
-        k=MAX_RESULTS * 3,
-    )
+    hits = retrieve(query=query, by=tool_input.by, start=tool_input.node, k=MAX_RESULTS * 3)
     found = (hit for hit in hits if hit.node_id != here)
     hits = [node_hits[0] for node_hits in best_by_node(found, limit=MAX_RESULTS).values()]
     if not hits:

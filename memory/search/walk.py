@@ -23,6 +23,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
+from memsite.spaces.principals import Principal
 
 Kind = SearchStep.Kind
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -85,7 +86,9 @@ class _OverBudget(Exception):
         self.budget, self.detail = budget, detail
 
 
-def advance(search: Search) -> Outcome:
+def advance(search: Search, *, by: Principal) -> Outcome:
+    """The search's next step, made for `by` (who asked for the search): its LLM calls and
+    retrievals are charged to them."""
     state = WalkState.model_validate(search.state)
     if search.cancel_requested:
         return Outcome(Kind.FINISH, state, "Cancelled.", end="cancelled", status=Search.Status.CANCELLED)
@@ -97,7 +100,7 @@ def advance(search: Search) -> Outcome:
         )
     try:
         _check_time(search)
-        return _step(search, state)
+        return _step(search, state, by=by)
     except _OverBudget as exc:
         said = f"The {exc.budget} budget ran out." + (f" {exc.detail}" if exc.detail else "")
         return Outcome(Kind.FINISH, state, said, end=f"budget:{exc.budget}")
@@ -112,22 +115,22 @@ def advance(search: Search) -> Outcome:
         )
 
 
-def _step(search: Search, state: WalkState) -> Outcome:
+def _step(search: Search, state: WalkState, *, by: Principal) -> Outcome:
     if _here(search, state) in state.tool_results:
-        outcome = _tool_results(search, state)
+        outcome = _tool_results(search, state, by=by)
         if outcome is not None:
             return outcome
     if state.tool is not None:
-        return _call_tool(search, state, state.tool)
+        return _call_tool(search, state, state.tool, by=by)
     where = _current_node(search, state)
     if where is False:  # the node the walk was on was deleted
         gone = state.trail.pop()
         return Outcome(Kind.BACKTRACK, state, f"Node {gone} no longer exists; back to its parent.")
     if where is None or where.is_folder:
-        return _at_folder(search, state, where)
+        return _at_folder(search, state, where, by=by)
     if where.pk in state.visited:  # a start node with content, read
         return _exhausted(search, state)
-    return _at_content(search, state, where)
+    return _at_content(search, state, where, by=by)
 
 
 def _here(search: Search, state: WalkState) -> str:
@@ -151,7 +154,9 @@ def _check_time(search: Search) -> None:
         raise _OverBudget("timeout_s")
 
 
-def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema: type[Reply]) -> tuple[Reply, LLMCall]:
+def _ask(
+    search: Search, *, by: Principal, purpose: str, messages: list[dict[str, str]], schema: type[Reply]
+) -> tuple[Reply, LLMCall]:
     """One LLM call, after checking that the budgets allow it."""
     if search.llm_calls >= search.max_llm_calls:
         raise _OverBudget("max_llm_calls")
@@ -163,9 +168,7 @@ def _ask(search: Search, *, purpose: str, messages: list[dict[str, str]], schema
             messages=messages,
             schema=schema,
             served=search,
-            user_id=search.created_by_id,
-            space_id=search.space_id,
-            token_id=search.token_id,
+            by=by,
         )
     except LLMError as exc:
         if exc.reason is Reason.INVALID_REPLY:
@@ -197,9 +200,9 @@ def _notes(state: WalkState) -> list[str]:
 # At a folder ---------------------------------------------------------------------------------
 
 
-def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome:
+def _at_folder(search: Search, state: WalkState, folder: Node | None, *, by: Principal) -> Outcome:
     if not state.trail and not state.shortcut_done:
-        outcome = _shortcut(search, state, folder)
+        outcome = _shortcut(search, state, folder, by=by)
         if outcome is not None:
             return outcome
     key = folder.pk if folder is not None else ""
@@ -207,10 +210,12 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None) -> Outcome
     children = selectors.node_children(node=folder) if folder is not None else selectors.node_roots(space=search.space)
     rows = [row for row in children.values_list("id", "name", "description", "path") if row[0] not in marked]
     if rows:
-        candidates, detail = _by_passages(search, state, folder, rows)
-        return _route(search, state, key=key, candidates=candidates, where=_name(folder), node=folder, detail=detail)
+        candidates, detail = _by_passages(search, state, folder, rows, by=by)
+        return _route(
+            search, state, key=key, candidates=candidates, where=_name(folder), node=folder, detail=detail, by=by
+        )
     if settings.MEMSITE_SEARCH_TOOLS and key not in state.tools_tried and _tools(state, folder):
-        return _choose_tool(search, state, folder, key)
+        return _choose_tool(search, state, folder, key, by=by)
     if folder is not None:
         state.mark_visited(folder.pk)
         state.passed.pop(key, None)
@@ -228,15 +233,8 @@ SHORTCUT_KEY = "hits"
 MAX_CANDIDATES_SHOWN = 20  # in a step's trace
 
 
-def _hits(search: Search, state: WalkState, start: Node | None, k: int) -> list[Hit]:
-    return retrieve(
-        query=" ".join(state.remaining),
-        space_id=search.space_id,
-        user_id=search.created_by_id,
-        token_id=search.token_id,
-        start=start,
-        k=k,
-    )
+def _hits(state: WalkState, start: Node | None, k: int, *, by: Principal) -> list[Hit]:
+    return retrieve(query=" ".join(state.remaining), by=by, start=start, k=k)
 
 
 def _label(name: str, description: str, hit: Hit | None) -> str:
@@ -257,12 +255,12 @@ def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str,
     ]
 
 
-def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome | None:
+def _shortcut(search: Search, state: WalkState, start: Node | None, *, by: Principal) -> Outcome | None:
     """Before routing from the start, the router may go straight to one of the nodes holding
     the best passages for the questions, once. None when there are none. It runs at the start of
     a walk, when nothing is marked yet."""
     wanted = settings.MEMSITE_SEARCH_SHORTCUT_HITS
-    hits = _hits(search, state, start, settings.MEMSITE_INDEX_CANDIDATES) if wanted else []
+    hits = _hits(state, start, settings.MEMSITE_INDEX_CANDIDATES, by=by) if wanted else []
     best = {node_id: node_hits[0] for node_id, node_hits in best_by_node(hits, limit=wanted, kind="content").items()}
     state.shortcut_done = True  # offered once: the walk then ranks the tree by the same passages
     if not best:
@@ -277,18 +275,19 @@ def _shortcut(search: Search, state: WalkState, start: Node | None) -> Outcome |
         where=where,
         node=start,
         detail={"candidates": _seen(options, best)},
+        by=by,
     )
 
 
 def _by_passages(
-    search: Search, state: WalkState, folder: Node | None, rows: list[tuple[str, str, str, str]]
+    search: Search, state: WalkState, folder: Node | None, rows: list[tuple[str, str, str, str]], *, by: Principal
 ) -> tuple[list[prompts.Option], dict[str, Any]]:
     """A folder's unmarked children, those holding the best passages under them first (with
     the passage beside the description), the rest by lexical overlap with the questions."""
     prefix = len(folder.path) + Node.steplen if folder is not None else Node.steplen
     child_of = {path: node_id for node_id, _, _, path in rows}
     best: dict[str, Hit] = {}
-    for hit in _hits(search, state, folder, settings.MEMSITE_INDEX_CANDIDATES):
+    for hit in _hits(state, folder, settings.MEMSITE_INDEX_CANDIDATES, by=by):
         child = child_of.get(hit.tree_path[:prefix])
         if child is not None:
             best.setdefault(child, hit)
@@ -310,6 +309,7 @@ def _route(
     where: str,
     node: Node | None,
     detail: dict[str, Any] | None = None,
+    by: Principal,
 ) -> Outcome:
     """Show the router the first batch of `candidates` (the unmarked options at `key`, best
     first: a folder, the best passages' nodes, or a tool's results) and follow its choice."""
@@ -320,7 +320,7 @@ def _route(
     )
     detail = {**(detail or {}), "shown": [option.key for option in shown], "options": len(candidates)}
     try:
-        reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.route_reply(len(shown)))
+        reply, call = _ask(search, by=by, purpose="route", messages=messages, schema=prompts.route_reply(len(shown)))
     except _Rejected as exc:
         state.passed.setdefault(key, []).extend(option.key for option in shown)
         return Outcome(
@@ -358,7 +358,7 @@ def _route(
 # At a node with content ----------------------------------------------------------------------
 
 
-def _chunks(search: Search, node: Node) -> list[str]:
+def _chunks(search: Search, node: Node, *, by: Principal) -> list[str]:
     """The node rendered by its type's handler, cut into chunks of the reading budget; for a
     node longer than one chunk, its best passages for the search's questions come first,
     wherever they are in it (the chunks cover only its first MEMSITE_SEARCH_MAX_CHUNKS)."""
@@ -377,14 +377,14 @@ def _chunks(search: Search, node: Node) -> list[str]:
     tokens = encoding.encode(text, disallowed_special=())
     chunks = [encoding.decode(tokens[start : start + size]) for start in range(0, max(len(tokens), 1), size)]
     best = (
-        _best_passages(search, node)
+        _best_passages(search, node, by=by)
         if len(chunks) > 1 or len(tokens) >= size * settings.MEMSITE_SEARCH_MAX_CHUNKS
         else ""
     )
     return [best, *chunks] if best else chunks
 
 
-def _best_passages(search: Search, node: Node) -> str:
+def _best_passages(search: Search, node: Node, *, by: Principal) -> str:
     """The node's passages that best match the questions, taken best first until one reading
     budget is full (a passage is a line: many fit), then put in the text's order, each headed
     by where it is."""
@@ -392,9 +392,7 @@ def _best_passages(search: Search, node: Node) -> str:
         hit
         for hit in retrieve(
             query=" ".join(search.questions),
-            space_id=node.space_id,
-            user_id=search.created_by_id,
-            token_id=search.token_id,
+            by=by,
             start=node,
             k=settings.MEMSITE_INDEX_CANDIDATES,
         )
@@ -410,15 +408,15 @@ def _best_passages(search: Search, node: Node) -> str:
     return "\n\n".join(piece for _, piece in sorted(kept))
 
 
-def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
+def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) -> Outcome:
     # The best passages for all the search's questions, not for those still open: `state.chunk`
     # indexes these chunks, which must stay the same from one step to the next.
-    chunks = _chunks(search, node)
+    chunks = _chunks(search, node, by=by)
     part = min(state.chunk, len(chunks) - 1)
     node_line = f"[{node.pk}] {prompts.option_label(node.name, node.description)}"
     if len(chunks) > 1:
         node_line += f" (part {part + 1} of {len(chunks)})"
-    outcome = _read(search, state, node_line=node_line, text=chunks[part], node=node)
+    outcome = _read(search, state, node_line=node_line, text=chunks[part], node=node, by=by)
     if outcome.spawn is not None:
         pass  # stay: this chunk is read again with the sub-search's answer, where it arose
     elif state.remaining and part + 1 < len(chunks):
@@ -431,14 +429,14 @@ def _at_content(search: Search, state: WalkState, node: Node) -> Outcome:
     return outcome
 
 
-def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: Node | None) -> Outcome:
+def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: Node | None, by: Principal) -> Outcome:
     open_entries = [entry for entry in state.answers if not entry.complete]
     questions = [entry.question for entry in open_entries]
     messages = prompts.read_messages(
         questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text
     )
     try:
-        reply, call = _ask(search, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
+        reply, call = _ask(search, by=by, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
     except _Rejected as exc:
         return Outcome(
             Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True}
@@ -495,7 +493,7 @@ def _tools(state: WalkState, folder: Node | None) -> tuple[Tool[Any], ...]:
     return tuple(tool for tool in tools_for(folder) if has_answers or not tool.interactive)
 
 
-def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str) -> Outcome:
+def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str, *, by: Principal) -> Outcome:
     state.tools_tried.append(key)
     tools = _tools(state, folder)
     options = [prompts.Option(tool.id, f"{tool.id}: ({tool.group}) {tool.description}") for tool in tools]
@@ -507,7 +505,7 @@ def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str
         options=options,
     )
     try:
-        reply, call = _ask(search, purpose="route", messages=messages, schema=prompts.tool_reply(len(options)))
+        reply, call = _ask(search, by=by, purpose="route", messages=messages, schema=prompts.tool_reply(len(options)))
     except _Rejected as exc:
         return Outcome(Kind.TOOLS, state, f"Reply rejected, no tool used: {exc.message}", node=folder, call=exc.call)
     if reply.choice is None:
@@ -517,7 +515,7 @@ def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str
     return Outcome(Kind.TOOLS, state, f"Chose the tool {tool.id}.", node=folder, call=call, detail={"tool": tool.id})
 
 
-def _call_tool(search: Search, state: WalkState, tool_id: str) -> Outcome:
+def _call_tool(search: Search, state: WalkState, tool_id: str, *, by: Principal) -> Outcome:
     tool = tool_by_id(tool_id)
     folder = _current_node(search, state) or None
     state.tool = None
@@ -530,15 +528,13 @@ def _call_tool(search: Search, state: WalkState, tool_id: str) -> Outcome:
             {"role": "user", "content": f"Query: {' | '.join(state.remaining)}\nTool: {tool.id}: {tool.description}"},
         ]
         try:
-            arguments, call = _ask(search, purpose="decide", messages=messages, schema=tool.arguments)
+            arguments, call = _ask(search, by=by, purpose="decide", messages=messages, schema=tool.arguments)
         except _Rejected as exc:
             return Outcome(
                 Kind.TOOL, state, f"No usable arguments for {tool.id}: {exc.message}", node=folder, call=exc.call
             )
     tool_input = ToolInput(
-        space_id=search.space_id,
-        user_id=search.created_by_id,
-        token_id=search.token_id,
+        by=by,
         node=folder,
         arguments=arguments,
         questions=state.remaining,
@@ -571,7 +567,7 @@ def _call_tool(search: Search, state: WalkState, tool_id: str) -> Outcome:
         )
         said = f"Called {tool.id}." if output.found else f"Called {tool.id}: {output.text}"
         return Outcome(Kind.TOOL, state, said, node=folder, call=call, detail=detail, tool_call=tool_call)
-    return _describe_and_create(search, state, tool, output.text, key, detail, folder)
+    return _describe_and_create(search, state, tool, output.text, key, detail, folder, by=by)
 
 
 def _answers_key(state: WalkState) -> BaseModel:
@@ -592,10 +588,12 @@ def _describe_and_create(
     key: str,
     detail: dict[str, Any],
     folder: Node | None,
+    *,
+    by: Principal,
 ) -> Outcome:
     messages = prompts.describe_messages(content)
     try:
-        described, call = _ask(search, purpose="describe", messages=messages, schema=prompts.NodeDescription)
+        described, call = _ask(search, by=by, purpose="describe", messages=messages, schema=prompts.NodeDescription)
     except _Rejected as exc:
         return Outcome(
             Kind.TOOL, state, f"{tool.id}: no usable name for the new node: {exc.message}", node=folder, call=exc.call
@@ -612,7 +610,7 @@ def _describe_and_create(
     )
 
 
-def _tool_results(search: Search, state: WalkState) -> Outcome | None:
+def _tool_results(search: Search, state: WalkState, *, by: Principal) -> Outcome | None:
     """What an exploratory tool returned, where it was called: nodes it found are offered to the
     router like a folder's children; text is read once. None when there is nothing left."""
     here = _here(search, state)
@@ -634,12 +632,17 @@ def _tool_results(search: Search, state: WalkState) -> Outcome | None:
         ]
         if candidates:
             where = f"the results of {tool_call.tool} {tool_call.arguments}"
-            return _route(search, state, key=key, candidates=candidates, where=where, node=None)
+            return _route(search, state, key=key, candidates=candidates, where=where, node=None, by=by)
     del state.tool_results[here]
     if tool_call is None or tool_call.nodes:
         return None
     return _read(
-        search, state, node_line=f"Result of {tool_call.tool} {tool_call.arguments}", text=tool_call.result, node=None
+        search,
+        state,
+        node_line=f"Result of {tool_call.tool} {tool_call.arguments}",
+        text=tool_call.result,
+        node=None,
+        by=by,
     )
 
 

@@ -5,14 +5,15 @@ from django.db.models import QuerySet
 from memory.models import Node, Search, SearchQuestion, SearchStep
 from memsite.errors import NotFound
 from memsite.spaces.models import Space
+from memsite.spaces.principals import Principal
 
 
-def searches_in_flight(user_id: int, space_id: int) -> int:
-    """The user's top-level searches queued or running in the space (their sub-searches are
-    part of them): what a member's search cap counts."""
+def searches_in_flight(*, by: Principal) -> int:
+    """The top-level searches `by`'s user asked for, queued or running in its space (their
+    sub-searches are part of them): what a member's search cap counts."""
     return Search.objects.filter(
-        created_by_id=user_id,
-        space_id=space_id,
+        created_by_id=by.user_id,
+        space=by.space,
         parent__isnull=True,
         status__in=(Search.Status.QUEUED, Search.Status.RUNNING),
     ).count()

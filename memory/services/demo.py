@@ -64,8 +64,8 @@ def _demo_project_archive() -> bytes:
 
 @transaction.atomic
 def demo_memory_seed(*, by: Principal) -> bool:
-    """Add the demo memory to `by`'s space unless it is there already; says whether it added
-    it. memsite's own data: its callers pass the space's system principal."""
+    """Add the demo memory to `by`'s space, written by `by`, unless it is there already; says
+    whether it added it."""
     space = by.space
     projects = selectors.node_internal_folder(space=space, name="projects")
     if Node.objects.filter(parent=projects, name=DEMO_PROJECT).exists():

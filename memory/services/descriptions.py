@@ -1,4 +1,5 @@
-"""Descriptions memsite writes (seed 000: the description is what an LLM routes by).
+"""Descriptions memsite writes (seed 000: the description is what an LLM routes by), as its own
+upkeep in each space: charged to the space's system budget, not to whoever made the node.
 Explained in docs/memory.md."""
 
 import logging
@@ -20,6 +21,7 @@ from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.queue import in_turn, publish_on_commit, run_alone, sweep
 from memsite.quotas.selectors import spends_today
+from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_get
 
 logger = logging.getLogger(__name__)
@@ -57,7 +59,7 @@ def descriptions_queue(node_ids: Collection[str]) -> int:
 
 def descriptions_sweep() -> None:
     """Beat's way back for nodes whose task was lost, and for those set aside while their
-    payer's budget was spent, once it has room again."""
+    space's budget was spent, once it has room again."""
     from memory.tasks import descriptions_write
 
     _budgets_back()
@@ -66,18 +68,17 @@ def descriptions_sweep() -> None:
 
 def _budgets_back() -> None:
     """Put the nodes set aside for a spent budget back in the queue, in their old places, once
-    their payer's budgets have room: the day ended, or the owner raised one."""
+    their space's budgets have room: the day ended, or the owner raised one."""
     set_aside = PendingDescription.objects.filter(waiting_for_budget=True)
-    payers = set_aside.values_list("node__created_by_id", "node__space_id").distinct()
-    for creator_id, space_id in payers:
+    for space_id in set_aside.values_list("node__space_id", flat=True).distinct():
         space = space_get(space_id=space_id)
-        if space is not None and not any(spend.spent for spend in spends_today(user_id=creator_id, space=space)):
-            _payers_nodes(set_aside, creator_id, space_id).update(waiting_for_budget=False)
+        if space is not None and not any(spend.spent for spend in spends_today(by=system_principal(space))):
+            _spaces_nodes(set_aside, space_id).update(waiting_for_budget=False)
 
 
-def _payers_nodes(pending: QuerySet, creator_id: int | None, space_id: int) -> QuerySet:
-    """The nodes whose description is charged to `creator_id` in `space_id`."""
-    return pending.filter(node__created_by_id=creator_id, node__space_id=space_id)
+def _spaces_nodes(pending: QuerySet, space_id: int) -> QuerySet:
+    """The nodes of the space, whose descriptions its system budget pays for."""
+    return pending.filter(node__space_id=space_id)
 
 
 def descriptions_write_pending(*, limit: int = TASK_NODES) -> int:
@@ -103,7 +104,6 @@ class _Seen:
     """What a describe read of a node, outside any transaction."""
 
     name: str
-    creator_id: int | None
     space_id: int
     sha256: str | None  # of the content read; None for no content row
     text: str | None  # None when there is nothing to describe
@@ -112,18 +112,18 @@ class _Seen:
 def node_describe(*, node_id: str) -> bool:
     """Describe one queued node (the LLM call runs outside any transaction, holding no lock).
     Returns whether it left the queue: described, found to have nothing to describe, or set
-    aside with its payer's other nodes until their budget has room."""
+    aside with its space's other nodes until the space's budget has room."""
     seen = _read(node_id)
     if seen is None:
         return True  # deleted, its queue row with it
     if seen.text is None:
         return _settle(node_id, seen.sha256, None)
+    space = space_get(space_id=seen.space_id)
+    if space is None:
+        return True  # deleted, its nodes and their queue rows with it
     try:
         completion = complete(
-            purpose=Purpose.DESCRIBE,
-            messages=describe_messages(seen.name, seen.text),
-            user_id=seen.creator_id,
-            space_id=seen.space_id,
+            purpose=Purpose.DESCRIBE, messages=describe_messages(seen.name, seen.text), by=system_principal(space)
         )
     except LLMError as exc:
         return _failed(node_id, seen, exc)
@@ -151,18 +151,18 @@ def one_line(reply: str) -> str:
 def _read(node_id: str) -> _Seen | None:
     node = (
         Node.objects.filter(pk=node_id)
-        .values_list("name", "type", "description", "description_auto", "created_by_id", "space_id")
+        .values_list("name", "type", "description", "description_auto", "space_id")
         .first()
     )
     if node is None:
         return None  # deleted: its queue row went with it
-    name, type_name, description, auto, creator_id, space_id = node
+    name, type_name, description, auto, space_id = node
     piece = node_content_slice(node_id=node_id, start=0, length=CONTENT_BYTES)
     sha256 = piece.sha256 if piece is not None else None
     own = bool(description) and not auto
     if type_name not in DESCRIBED_TYPES or own or piece is None:
-        return _Seen(name, creator_id, space_id, sha256, None)
-    return _Seen(name, creator_id, space_id, sha256, _text_of(bytes(piece.data)))
+        return _Seen(name, space_id, sha256, None)
+    return _Seen(name, space_id, sha256, _text_of(bytes(piece.data)))
 
 
 def _text_of(data: bytes) -> str | None:
@@ -193,12 +193,12 @@ def _settle(node_id: str, sha256: str | None, description: str | None) -> bool:
 
 
 def _failed(node_id: str, seen: _Seen, error: LLMError) -> bool:
-    """A spent budget sets the node aside, with every node its payer's budget pays for (their
-    calls would be refused too), until beat's sweep finds room in it; another failure counts,
+    """A spent budget sets the node aside, with every node of its space (their calls would be
+    refused too), until beat's sweep finds room in it; another failure counts,
     and the node is given up on after MAX_ATTEMPTS. Returns whether the node left the queue."""
     pending = PendingDescription.objects.filter(node_id=node_id)
     if error.reason is Reason.BUDGET_SPENT:
-        _payers_nodes(PendingDescription.objects.all(), seen.creator_id, seen.space_id).update(waiting_for_budget=True)
+        _spaces_nodes(PendingDescription.objects.all(), seen.space_id).update(waiting_for_budget=True)
         return True
     attempts = (pending.values_list("attempts", flat=True).first() or 0) + 1
     if attempts >= MAX_ATTEMPTS:

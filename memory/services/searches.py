@@ -5,6 +5,7 @@ in one transaction guarded by the search's step count, so two workers that both 
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,9 +25,8 @@ from memory.services.nodes import node_create
 from memory.validation import validate_name
 from memsite.errors import Conflict, InvalidInput, NotFound
 from memsite.queue import broker_checked, enqueue
-from memsite.quotas.checks import acting_user_id, search_quota_require
-from memsite.spaces.models import ApiToken, Space
-from memsite.spaces.principals import Principal, principal_rebuilt, system_principal
+from memsite.quotas.checks import search_quota_require
+from memsite.spaces.principals import Principal, principal_rebuilt
 
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 1_000
@@ -36,6 +36,8 @@ MAX_ANSWER_CHARS = 20_000
 BUDGET_CAPS = {"max_llm_calls": 1_000, "max_tokens": 5_000_000, "timeout_s": 3_600}
 logger = logging.getLogger(__name__)
 TERMINAL = (Search.Status.DONE, Search.Status.FAILED, Search.Status.CANCELLED)
+# Why a search ends when whoever asked for it is gone: it is never run as anyone else.
+ASKER_GONE = "error: the user or token that asked for it can no longer act in this space"
 
 
 def _questions(questions: object) -> list[str]:
@@ -69,8 +71,7 @@ def _initial_state(questions: Sequence[str], start_node: Node | None = None) -> 
 
 def search_start(
     *,
-    space: Space,
-    user,
+    by: Principal,
     questions: list[str],
     context: str = "",
     start_node: Node | None = None,
@@ -79,13 +80,12 @@ def search_start(
     max_llm_calls: int | None = None,
     max_tokens: int | None = None,
     timeout_s: int | None = None,
-    token: ApiToken | None = None,
 ) -> Search:
-    """Validate and queue a search of the space's memory, for `user` through `token` if a token
-    asked; a worker runs it once this transaction commits. A start node of another space is as
-    missing as none. The user's searches in flight are capped and the LLM budgets it counts
-    against must not be spent (QuotaExceeded, 429)."""
-    if start_node is not None and start_node.space_id != space.pk:
+    """Validate and queue a search of `by`'s space's memory, for `by`; a worker runs it, as
+    `by`, once this transaction commits. A start node of another space is as missing as none.
+    The user's searches in flight are capped and the LLM budgets it counts against must not be
+    spent (QuotaExceeded, 429)."""
+    if start_node is not None and start_node.space_id != by.space.pk:
         raise NotFound(f"No memory node with id '{start_node.pk}'.")
     questions = _questions(questions)
     if not isinstance(context, str) or len(context) > MAX_CONTEXT_CHARS:
@@ -94,13 +94,12 @@ def search_start(
         raise InvalidInput(f"output must be one of {', '.join(Search.Output.values)}.")
     if fallback not in Search.Fallback.values:
         raise InvalidInput(f"fallback must be one of {', '.join(Search.Fallback.values)}.")
-    user_id = acting_user_id(user)
     with transaction.atomic():
-        search_quota_require(user_id=user_id, space=space, token=token)
+        search_quota_require(by=by)
         search = Search.objects.create(
-            space=space,
-            created_by_id=user_id,
-            token=token,
+            space=by.space,
+            created_by=by.user,
+            token=by.token,
             questions=questions,
             context=context.strip(),
             start_node=start_node,
@@ -137,11 +136,9 @@ def search_cancel(*, search: Search, user) -> Search:
     return search
 
 
-def search_question_answer(
-    *, question: SearchQuestion, answer: str, user, actor: Principal | None = None
-) -> SearchQuestion:
-    """The user's answer completes the waiting search and is kept as a document in `user`: a
-    write of the `actor`'s, so a token limited to a folder elsewhere is refused (403)."""
+def search_question_answer(*, question: SearchQuestion, answer: str, by: Principal) -> SearchQuestion:
+    """The answer completes the waiting search and is kept as a document in `user`: a write of
+    `by`'s, so a token limited to a folder elsewhere is refused (403)."""
     if not isinstance(answer, str) or not answer.strip():
         raise InvalidInput("The answer must not be empty.")
     if len(answer) > MAX_ANSWER_CHARS:
@@ -154,18 +151,17 @@ def search_question_answer(
             raise Conflict(f"Question {question.pk} is {question.status}, not pending.")
         content = "\n\n".join(f"## {asked}\n\n{answer}" for asked in question.questions)
         user_folder = selectors.node_internal_folder(space=search.space, name="user")
-        by = actor or principal_rebuilt(space=search.space, user_id=getattr(user, "pk", None))
         document = node_create(
             parent=user_folder,
             type="document",
             name=_free_name(user_folder, f"Answer to search {search.pk}"),
             description=f"The user's answer to: {' | '.join(question.questions)}"[:1000],
             content=content.encode(),
-            by=by or system_principal(search.space),
+            by=by,
         )
         question.status = SearchQuestion.Status.ANSWERED
         question.answer = answer
-        question.answered_by = user
+        question.answered_by = by.user
         question.answered_at = timezone.now()
         question.document = document
         question.save()
@@ -209,12 +205,19 @@ def search_advance(*, search_id: int) -> bool:
                 Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.CANCELLED, because="cancelled"
             )
         return False
+    by = principal_rebuilt(space=root.space, user_id=root.created_by_id, token_id=root.token_id)
+    if by is None:
+        with transaction.atomic():
+            _end_family(
+                Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.FAILED, because=ASKER_GONE
+            )
+        return False
     target = root
     while target.state.get("child"):
         target = Search.objects.get(pk=target.state["child"])
     try:
-        outcome = walk.advance(target)
-        recorded = _record(target, outcome, root_id=root.pk)
+        outcome = walk.advance(target, by=by)
+        recorded = _record(target, outcome, root_id=root.pk, by=by)
     except Exception as exc:  # a bug must end the search, not leave it "running" for the sweep
         logger.exception("Search %s failed at step %s.", target.pk, target.steps_taken + 1)
         with transaction.atomic():
@@ -243,7 +246,7 @@ STEP_FIELDS = [
 
 
 @transaction.atomic
-def _record(search: Search, outcome: walk.Outcome, *, root_id: int) -> Search | None:
+def _record(search: Search, outcome: walk.Outcome, *, root_id: int, by: Principal) -> Search | None:
     """Write the step; the search as written, or None if it was not (see the module's doc).
     Locks the top-level search first, as every write to a family of searches does."""
     root = Search.objects.select_for_update().get(pk=root_id)
@@ -273,7 +276,7 @@ def _record(search: Search, outcome: walk.Outcome, *, root_id: int) -> Search | 
         if made.found:
             state.tool_results[made.folder] = saved.pk
     if outcome.document is not None:
-        _save_document(current, outcome.document)
+        _save_document(current, outcome.document, by=by)
     _write_step(current, outcome.kind, outcome.summary, node=outcome.node, detail=outcome.detail, call=call)
     if outcome.spawn:
         child = _spawn(current, outcome.spawn, state)
@@ -313,7 +316,10 @@ def _write_step(
     )
 
 
-def _save_document(search: Search, document: walk.NewDocument) -> None:
+def _save_document(search: Search, document: walk.NewDocument, *, by: Principal) -> None:
+    """A tool's document under `references`, recorded as made by `by`'s user. `references` is
+    where searches keep what they found: a search writes there whatever folder its token is
+    limited to, so the token's folder is not checked."""
     references = selectors.node_internal_folder(space=search.space, name="references")
     node = node_create(
         parent=references,
@@ -321,7 +327,7 @@ def _save_document(search: Search, document: walk.NewDocument) -> None:
         name=_free_name(references, document.name),
         description=document.description,
         content=document.content.encode(),
-        by=principal_rebuilt(space=search.space, user_id=search.created_by_id) or system_principal(search.space),
+        by=replace(by, write_under=""),
     )
     ToolCall.objects.create(
         key=document.tool_key,
@@ -402,19 +408,16 @@ def _read_nodes(search: Search, state: WalkState) -> list[dict]:
 
 
 def _index_nodes(search: Search, state: WalkState) -> list[dict]:
-    """The nodes holding the index's best passages for the search's questions, in its scope."""
+    """The nodes holding the index's best passages for the search's questions, in its scope,
+    retrieved for whoever asked for the search (none if they are gone)."""
     start = Node.objects.filter(pk=state.start, space_id=search.space_id).first() if state.start else None
     if state.start and start is None:  # the start node was deleted: no scope to search in
         return []
+    by = principal_rebuilt(space=search.space, user_id=search.created_by_id, token_id=search.token_id)
+    if by is None:
+        return []
     query = " ".join(search.questions)
-    found = retrieve(
-        query=query,
-        space_id=search.space_id,
-        user_id=search.created_by_id,
-        token_id=search.token_id,
-        start=start,
-        k=settings.MEMSITE_INDEX_CANDIDATES,
-    )
+    found = retrieve(query=query, by=by, start=start, k=settings.MEMSITE_INDEX_CANDIDATES)
     best = best_by_node(found, limit=INDEX_NODES, kind=Passage.Kind.CONTENT)
     return [
         _node_entry(

@@ -17,9 +17,10 @@ class LLMCallAdmin(ReadOnlyAdmin):
         "provider",
         "model",
         "status",
+        "acted_as",
         "prompt_tokens",
         "completion_tokens",
         "cost_usd",
     ]
-    list_filter = ["purpose", "provider", "status"]
+    list_filter = ["purpose", "provider", "status", "acted_as"]
     date_hierarchy = "created_at"

@@ -15,6 +15,7 @@ from memsite.llm.providers.base import CallTrace, LLMRequest
 from memsite.llm.providers.openai import OpenAIProvider
 from memsite.llm.purposes import Purpose
 from memsite.llm.replies import storable
+from memsite.spaces.principals import Principal
 
 
 @dataclass(frozen=True)
@@ -27,16 +28,13 @@ class Embedding:
 def embed(
     *,
     texts: Sequence[str],
-    user_id: int | None = None,
-    space_id: int | None = None,
-    token_id: int | None = None,
+    by: Principal,
     dimensions: int | None = None,
     model: str | None = None,
     config: LLMConfig | None = None,
 ) -> Embedding:
     """Embed `texts` in one request (`dimensions`, when given, is asked for and required of the
-    reply) and record the call, charged to `user_id` (through `token_id`) in `space_id` when
-    given. Raises LLMError (recorded first) or InvalidInput (nothing sent)."""
+    reply) and record the call, charged to `by`. Raises LLMError (recorded first) or InvalidInput (nothing sent)."""
     if not texts or not all(isinstance(text, str) for text in texts):
         raise InvalidInput("An embedding call needs one or more texts.")
     texts = [storable(text) for text in texts]
@@ -57,8 +55,6 @@ def embed(
         trace,
         lambda: provider.embed(request, trace, texts, dimensions),
         provider=provider.name,
-        user_id=user_id,
-        space_id=space_id,
-        token_id=token_id,
+        by=by,
     )
     return Embedding(vectors=vectors, usage=usage, call=call)

@@ -4,7 +4,7 @@ Explained in docs/llm.md."""
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar, overload
 
 from django.db import models
@@ -20,6 +20,7 @@ from memsite.llm.replies import storable
 from memsite.llm.services import llm_call_record
 from memsite.llm.services.calls import served_key
 from memsite.quotas.selectors import spends_today
+from memsite.spaces.principals import Principal
 from memsite.spaces.selectors import space_get, token_get
 
 logger = logging.getLogger(__name__)
@@ -73,17 +74,17 @@ def _normalized(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return normalized
 
 
-def _budget_require(user_id: int | None, space_id: int | None, token_id: int | None) -> None:
-    """LLMError(BUDGET_SPENT) once the member's LLM budget in the space for today is spent, the
-    whole space's, or the asking token's. Checked before each call: calls running at once may
-    each pass it, so a day may end a few calls over. Work outside any space has no budget."""
-    space = space_get(space_id=space_id) if space_id is not None else None
-    if space is None:
-        return
-    token = token_get(token_id=token_id) if token_id is not None else None
-    for spend in spends_today(user_id=user_id, space=space, token=token):
+def _budget_require(by: Principal) -> None:
+    """LLMError(BUDGET_SPENT) once a budget the call counts against is spent today (the user's,
+    their own in the space, the whole space's, the asking token's; memsite's own in the space for
+    its upkeep). Checked before each call, with the space and token as they are now (an owner
+    may have changed a budget since slow work began): calls running at once may each pass it, so
+    a day may end a few calls over."""
+    space = space_get(space_id=by.space.pk) or by.space  # or deleted meanwhile, its work with it
+    token = token_get(token_id=by.token_id) if by.token_id is not None else None
+    for spend in spends_today(by=replace(by, space=space, token=token)):
         if spend.spent:
-            raise LLMError(Reason.BUDGET_SPENT, f"{spend.named} daily LLM budget is spent: {spend.describe()}.")
+            raise LLMError(Reason.BUDGET_SPENT, f"{spend.named} is spent: {spend.describe()}.")
 
 
 @overload
@@ -92,10 +93,8 @@ def complete(
     purpose: str,
     messages: Sequence[Mapping[str, Any]],
     schema: type[T],
+    by: Principal,
     served: models.Model | None = ...,
-    user_id: int | None = ...,
-    space_id: int | None = ...,
-    token_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -107,10 +106,8 @@ def complete(
     purpose: str,
     messages: Sequence[Mapping[str, Any]],
     schema: None = ...,
+    by: Principal,
     served: models.Model | None = ...,
-    user_id: int | None = ...,
-    space_id: int | None = ...,
-    token_id: int | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
     temperature: float | None = ...,
@@ -121,17 +118,15 @@ def complete(
     purpose: str,
     messages: Sequence[Mapping[str, Any]],
     schema: type[BaseModel] | None = None,
+    by: Principal,
     served: models.Model | None = None,
-    user_id: int | None = None,
-    space_id: int | None = None,
-    token_id: int | None = None,
     model: str | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
     config: LLMConfig | None = None,
 ) -> Completion[Any]:
-    """Run one LLM call for `purpose` and record it, as the work of `user_id` (through
-    `token_id`, if a token asked for it) in `space_id`.
+    """Run one LLM call for `purpose` and record it as the work of `by`: a user (through a
+    token, if one asked for it) or memsite itself, in its space, whose budgets it counts against.
     Raises LLMError (the call is recorded first) or, for a malformed request, InvalidInput
     (nothing is sent or recorded)."""
     purpose = str(purpose)
@@ -162,9 +157,7 @@ def complete(
         lambda: get_provider(config.provider).complete(request, trace),
         provider=config.provider,
         served=served,
-        user_id=user_id,
-        space_id=space_id,
-        token_id=token_id,
+        by=by,
     )
     return Completion(value=value, text=trace.reply, usage=usage, call=call)
 
@@ -175,15 +168,13 @@ def recorded_call(
     send: Callable[[], R],
     *,
     provider: str,
-    user_id: int | None,
-    space_id: int | None,
-    token_id: int | None = None,
+    by: Principal,
     served: models.Model | None = None,
 ) -> tuple[R, Usage, LLMCall]:
-    """Run `send` (it fills `trace` as it goes) as one ledger row, charged to `user_id` and
-    `space_id` when given: a spent budget raises LLMError(BUDGET_SPENT) with nothing sent or recorded. Returns
-    the result, its usage and the row; a failure raises LLMError with the row on `exc.call`."""
-    _budget_require(user_id, space_id, token_id)
+    """Run `send` (it fills `trace` as it goes) as one ledger row, charged to `by`: a spent
+    budget raises LLMError(BUDGET_SPENT) with nothing sent or recorded. Returns the result, its
+    usage and the row; a failure raises LLMError with the row on `exc.call`."""
+    _budget_require(by)
     started = time.monotonic()
     error: LLMError | None = None
     try:
@@ -203,9 +194,7 @@ def recorded_call(
         provider=provider,
         latency_ms=latency_ms,
         served=served,
-        user_id=user_id,
-        space_id=space_id,
-        token_id=token_id,
+        by=by,
     )
     if error is not None:
         error.call = call
@@ -227,9 +216,7 @@ def _ledger_row(
     provider: str,
     latency_ms: int,
     served: models.Model | None,
-    user_id: int | None,
-    space_id: int | None,
-    token_id: int | None,
+    by: Principal,
 ) -> LLMCall:
     cost = request.config.model_info(request.model).cost(
         prompt_tokens=trace.prompt_tokens, completion_tokens=trace.completion_tokens
@@ -254,7 +241,5 @@ def _ledger_row(
         error_reason=error.reason.value if error else "",
         error=error.message if error else "",
         served=served,
-        user_id=user_id,
-        space_id=space_id,
-        token_id=token_id,
+        by=by,
     )

@@ -9,11 +9,15 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from safetensors.numpy import load_file
 from threadpoolctl import threadpool_limits
 from tokenizers import Tokenizer
+
+if TYPE_CHECKING:  # the model loads with no Django set up (the benchmarks' own processes)
+    from memsite.spaces.principals import Principal
 
 NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -109,6 +113,8 @@ def _layer(weights: dict[str, np.ndarray], index: int, size: int) -> Layer:
 
 
 class MiniLM:
+    name = f"local:{NAME}"  # apart from a server's model of the same name
+
     def __init__(self, directory: Path):
         config = json.loads((directory / "config.json").read_text())
         sentence_config = json.loads((directory / "sentence_bert_config.json").read_text())
@@ -255,15 +261,8 @@ def model() -> MiniLM:
 class LocalEmbedder:
     """The model as an embedder (memory.index.embeddings), named apart from a server's."""
 
-    name = f"local:{NAME}"
+    name = MiniLM.name
 
-    def embed(
-        self,
-        texts: Sequence[str],
-        *,
-        user_id: int | None = None,
-        space_id: int | None = None,
-        token_id: int | None = None,
-    ) -> np.ndarray:
-        # Runs on our own CPU: no LLM budget to charge, so no user, space or token is needed.
+    def embed(self, texts: Sequence[str], *, by: "Principal") -> np.ndarray:
+        # Runs on our own CPU: no LLM budget to charge, so `by` is not needed.
         return model().embed(texts)

@@ -11,6 +11,13 @@ class LLMCall(models.Model):
         OK = "ok", "ok"
         ERROR = "error", "error"
 
+    class ActedAs(models.TextChoices):
+        """Whose work the call was: a user's (through a session or a token), or memsite's own
+        upkeep in the space (descriptions, summaries, embeddings), charged to its system budget."""
+
+        USER = "user", "user"
+        SYSTEM = "system", "system"
+
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Purposes are validated by the gateway rather than by choices, so adding one needs no
     # migration.
@@ -42,8 +49,10 @@ class LLMCall(models.Model):
     served_type = models.ForeignKey(ContentType, null=True, blank=True, on_delete=models.SET_NULL)
     served_id = models.PositiveBigIntegerField(null=True, blank=True)
     served = GenericForeignKey("served_type", "served_id")
-    # Whose work the call served: their daily budget counts it (memsite.quotas). Empty for the
-    # system's own work (demo data, summaries), which no user's budget bounds.
+    # Who the call served: a user, or memsite itself (the space's system budget counts it).
+    acted_as = models.CharField(max_length=8, choices=ActedAs.choices, default=ActedAs.USER)
+    # Whose work the call served: their daily budget counts it (memsite.quotas), in every space.
+    # Empty for memsite's own work, and once the user is deleted.
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
@@ -76,6 +85,12 @@ class LLMCall(models.Model):
                 condition=models.Q(served_type__isnull=True, served_id__isnull=True)
                 | models.Q(served_type__isnull=False, served_id__isnull=False),
                 name="llm_call_served_pair",
+            ),
+            models.CheckConstraint(condition=models.Q(acted_as__in=["user", "system"]), name="llm_call_acted_as_valid"),
+            # memsite's own work is no user's and asked for through no token.
+            models.CheckConstraint(
+                condition=models.Q(acted_as="user") | models.Q(user__isnull=True, token__isnull=True),
+                name="llm_call_system_has_no_user",
             ),
         ]
 

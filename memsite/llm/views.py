@@ -17,7 +17,8 @@ PAGE_SIZE = 50
 @require_GET
 @login_required
 def ledger(request: AuthenticatedHttpRequest) -> HttpResponse:
-    space = principal_of(request).space
+    principal = principal_of(request)
+    space = principal.space
     form = LedgerFilterForm(request.GET or None, models=selectors.llm_call_models(space=space))
     calls = selectors.llm_call_list(space=space, filters=form.filters())
     page = Paginator(calls, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -35,8 +36,8 @@ def ledger(request: AuthenticatedHttpRequest) -> HttpResponse:
     }
     if getattr(request, "htmx", False):
         return render(request, "llm/ledger.html#results", context)
-    # The spend charged to the user who reads, against the daily budget (memsite.quotas).
-    context["usage"] = user_usage(user_id=request.user.pk, space=space)
+    # The spend charged to the user who reads, against the daily budgets (memsite.quotas).
+    context["usage"] = user_usage(by=principal)
     return render(request, "llm/ledger.html", context)
 
 

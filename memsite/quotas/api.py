@@ -18,7 +18,9 @@ QUOTA_REFUSED = inline_serializer(
         "quota": serializers.CharField(
             required=False,
             help_text="The cap reached (its setting, e.g. MEMSITE_QUOTA_SEARCHES), or the budget spent: "
-            "daily_llm_budget (the member's), space_daily_llm_budget or token_daily_llm_budget.",
+            "daily_llm_budget (the user's, in all their spaces), member_daily_llm_budget (the one the space's "
+            "owner set for each member), space_daily_llm_budget, token_daily_llm_budget or "
+            "system_daily_llm_budget (memsite's own upkeep in the space).",
         ),
         "cap": serializers.IntegerField(required=False),
         "in_flight": serializers.IntegerField(required=False, help_text="The user's work of that kind now."),
@@ -46,13 +48,9 @@ def quota_refusals(*, also: str = "") -> dict[int, OpenApiResponse]:
 
 class LLMSpendSerializer(serializers.Serializer):
     calls = serializers.IntegerField(help_text="LLM calls charged since the day began.")
-    calls_limit = serializers.IntegerField(
-        allow_null=True, help_text="The space's setting, else MEMSITE_LLM_DAILY_CALLS; null: not bounded."
-    )
+    calls_limit = serializers.IntegerField(allow_null=True, help_text="Null: not bounded.")
     tokens = serializers.IntegerField(help_text="Prompt and completion tokens of those calls.")
-    tokens_limit = serializers.IntegerField(
-        allow_null=True, help_text="The space's setting, else MEMSITE_LLM_DAILY_TOKENS; null: not bounded."
-    )
+    tokens_limit = serializers.IntegerField(allow_null=True, help_text="Null: not bounded.")
     spent = serializers.BooleanField(help_text="Whether new LLM work is refused until resets_at.")
     resets_at = serializers.DateTimeField()
 
@@ -63,7 +61,16 @@ class InFlightSerializer(serializers.Serializer):
 
 
 class UsageSerializer(serializers.Serializer):
-    llm_today = LLMSpendSerializer(source="spend", help_text="The caller's spend in the space.")
+    llm_today = LLMSpendSerializer(
+        source="spend",
+        help_text="The caller's user's spend in all their spaces, against the site's daily budget for a user "
+        "(MEMSITE_LLM_DAILY_CALLS, MEMSITE_LLM_DAILY_TOKENS).",
+    )
+    member_llm_today = LLMSpendSerializer(
+        source="member_spend",
+        help_text="The caller's user's spend in this space, against the budget its owner set for each member "
+        "(member_llm_daily_calls, member_llm_daily_tokens; null limits when none is set).",
+    )
     space_llm_today = LLMSpendSerializer(
         source="space_spend", help_text="The whole space's, against its own budget if its owner set one."
     )
@@ -90,6 +97,5 @@ class UsageApi(APIView):
         responses={200: UsageSerializer},
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        principal = principal_of(request)
-        usage = user_usage(user_id=request.user.pk, space=principal.space, token=principal.token)
+        usage = user_usage(by=principal_of(request))
         return Response(self.OutputSerializer(usage).data)

@@ -4,25 +4,15 @@ one after the other (on SQLite every write transaction is serialized anyway), an
 `QuotaExceeded` (429) past a cap or once a daily LLM budget is spent, which rolls it back.
 Explained in docs/memsite.md."""
 
-from collections.abc import Callable
-from functools import partial
-
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.utils import timezone
 
 from memsite.quotas import selectors
 from memsite.quotas.logic import QuotaExceeded, budget_refusal, in_flight_refusal
 from memsite.spaces.logic import MEMBER_LIMITS
-from memsite.spaces.models import ApiToken, Space
-
-
-def acting_user_id(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
-    """The id of the user work is for; None for no user or an anonymous one."""
-    if user is None or not getattr(user, "is_authenticated", False):
-        return None
-    return user.pk
+from memsite.spaces.models import ApiToken
+from memsite.spaces.principals import Principal
 
 
 def token_id_of(token: ApiToken | None) -> int | None:
@@ -41,46 +31,40 @@ def _raise(refusal: QuotaExceeded | None) -> None:
         raise refusal
 
 
-def llm_budget_require(*, user_id: int | None, space: Space, token: ApiToken | None = None) -> None:
-    """QuotaExceeded once the member's LLM budget in the space for today is spent, the whole
-    space's, or the asking token's."""
+def llm_budget_require(*, by: Principal) -> None:
+    """QuotaExceeded once a daily LLM budget `by`'s work counts against is spent (see
+    `selectors.spends_today`)."""
     now = timezone.now()
-    for spend in selectors.spends_today(user_id=user_id, space=space, token=token, now=now):
+    for spend in selectors.spends_today(by=by, now=now):
         _raise(budget_refusal(spend, now=now))
 
 
-def _work_require(
-    user_id: int, space: Space, token: ApiToken | None, *, what: str, cap_field: str, in_flight: Callable[[], int]
-) -> None:
-    """Room for one more piece of work under the member's cap `cap_field` names, and budget to run it."""
-    _locked(user_id)
-    chosen = getattr(space, cap_field)
-    setting = MEMBER_LIMITS[cap_field] if chosen is None else f"the space's {cap_field}"
-    cap = selectors.member_cap(space, cap_field)
-    _raise(in_flight_refusal(what=what, in_flight=in_flight(), cap=cap, setting=setting))
-    llm_budget_require(user_id=user_id, space=space, token=token)
+def _work_require(by: Principal, kind: str, *, what: str, **options: object) -> None:
+    """Room for one more piece of work of `kind` under the member's cap on it, and budget to run
+    it. memsite's own work has no member's cap; its budget still bounds it."""
+    if by.user_id is not None:
+        _locked(by.user_id)
+        cap_field = selectors.CAPS[kind]
+        chosen = getattr(by.space, cap_field)
+        setting = MEMBER_LIMITS[cap_field] if chosen is None else f"the space's {cap_field}"
+        cap = selectors.member_cap(by.space, cap_field)
+        count = selectors.in_flight(kind, by=by, **options)
+        _raise(in_flight_refusal(what=what, in_flight=count, cap=cap, setting=setting))
+    llm_budget_require(by=by)
 
 
-def search_quota_require(*, user_id: int | None, space: Space, token: ApiToken | None = None) -> None:
-    if user_id is not None:
-        count = partial(selectors.searches_in_flight, user_id=user_id, space_id=space.pk)
-        _work_require(user_id, space, token, what="searches", cap_field="quota_searches", in_flight=count)
+def search_quota_require(*, by: Principal) -> None:
+    _work_require(by, "searches", what="searches")
 
 
-def tick_quota_require(*, user_id: int | None, space: Space, token: ApiToken | None = None) -> None:
-    if user_id is not None:
-        count = partial(selectors.ticks_in_flight, user_id=user_id, space_id=space.pk)
-        _work_require(user_id, space, token, what="ticks", cap_field="quota_ticks", in_flight=count)
+def tick_quota_require(*, by: Principal) -> None:
+    _work_require(by, "ticks", what="ticks")
 
 
-def ticking_quota_require(*, user_id: int | None, space: Space, agent_id: int, token: ApiToken | None = None) -> None:
+def ticking_quota_require(*, by: Principal, agent_id: int) -> None:
     """The agent itself, if it ticks for the user already, is not one more."""
-    if user_id is not None:
-        count = partial(selectors.ticking_agents, user_id=user_id, space_id=space.pk, excluding=agent_id)
-        _work_require(user_id, space, token, what="agents ticking", cap_field="quota_ticking_agents", in_flight=count)
+    _work_require(by, "ticking_agents", what="agents ticking", excluding=agent_id)
 
 
-def graph_op_quota_require(*, user_id: int | None, space: Space, token: ApiToken | None = None) -> None:
-    if user_id is not None:
-        count = partial(selectors.graph_ops_in_flight, user_id=user_id, space_id=space.pk)
-        _work_require(user_id, space, token, what="graph operations", cap_field="quota_graph_ops", in_flight=count)
+def graph_op_quota_require(*, by: Principal) -> None:
+    _work_require(by, "graph_ops", what="graph operations")

@@ -28,26 +28,41 @@ class QuotaExceeded(ServiceError):
 class Budget(StrEnum):
     """Whose daily LLM budget a spend counts against; the value names it in a refusal's data."""
 
-    MEMBER = "daily_llm_budget"
+    USER = "daily_llm_budget"  # the site's, for a user's work in every space
+    MEMBER = "member_daily_llm_budget"  # the one an owner set for each member of the space
     SPACE = "space_daily_llm_budget"
     TOKEN = "token_daily_llm_budget"
+    SYSTEM = "system_daily_llm_budget"  # memsite's own upkeep in the space
 
 
-_WHOSE = {Budget.MEMBER: "Your", Budget.SPACE: "The space's", Budget.TOKEN: "This token's"}
-_NAMED = {Budget.MEMBER: "The", Budget.SPACE: "The space's", Budget.TOKEN: "The token's"}
+# What a refusal calls the budget (to whoever asked), and what a record of the system calls it.
+_WHOSE = {
+    Budget.USER: "Your daily LLM budget",
+    Budget.MEMBER: "Your daily LLM budget in this space",
+    Budget.SPACE: "The space's daily LLM budget",
+    Budget.TOKEN: "This token's daily LLM budget",
+    Budget.SYSTEM: "memsite's own daily LLM budget in this space",
+}
+_NAMED = {
+    **_WHOSE,
+    Budget.USER: "The daily LLM budget",
+    Budget.MEMBER: "The member's daily LLM budget in the space",
+    Budget.TOKEN: "The token's daily LLM budget",
+}
 
 
 @dataclass(frozen=True)
 class Spend:
-    """LLM spend today against a daily budget (`budget` says whose): a member's in a space, the
-    whole space's, or one token's. Each may bound calls, tokens or both (None: not bounded)."""
+    """LLM spend today against a daily budget (`budget` says whose): a user's in every space, a
+    member's in one, the whole space's, one token's, or memsite's own in a space. Each may bound
+    calls, tokens or both (None: not bounded)."""
 
     calls: int
     tokens: int
     calls_limit: int | None
     tokens_limit: int | None
     resets_at: datetime
-    budget: Budget = Budget.MEMBER
+    budget: Budget = Budget.USER
 
     @property
     def spent(self) -> bool:
@@ -55,6 +70,7 @@ class Spend:
 
     @property
     def whose(self) -> str:
+        """The budget, as a refusal names it to whoever asked: "Your daily LLM budget"."""
         return _WHOSE[self.budget]
 
     @property
@@ -106,7 +122,7 @@ def budget_refusal(spend: Spend, *, now: datetime) -> QuotaExceeded | None:
     if not spend.spent:
         return None
     return QuotaExceeded(
-        f"{spend.whose} daily LLM budget is spent: {spend.describe()}.",
+        f"{spend.whose} is spent: {spend.describe()}.",
         data={"quota": spend.budget.value, **spend.as_data()},
         retry_after_s=int((spend.resets_at - now).total_seconds()) + 1,
     )

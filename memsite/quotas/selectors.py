@@ -1,12 +1,12 @@
-"""What a member has in flight in a space and has spent there today, and what the whole space
-has spent: the counts the quota checks decide on, each one indexed query. Work is a user's
-when they asked for it: a search's `created_by`, a brain's `ticking_by` and `tick_queued_by`,
-a tick run's `user`, a graph operation's `created_by`, a ledger row's `user`.
+"""What a principal's user has in flight in a space and has spent today, what the whole space and
+memsite's own upkeep there have spent: the counts the quota checks decide on. Work in flight is
+counted by the apps that do it (registered at their ready()); spend from the ledger, a user's in
+every space, deleted ones included, so that no new space starts a new allowance.
 Explained in docs/memsite.md."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.db.models import Count, QuerySet, Sum
@@ -16,55 +16,32 @@ from django.utils import timezone
 from memsite.quotas.logic import Budget, Spend, day_bounds
 from memsite.spaces.logic import MEMBER_LIMITS, effective_limit
 from memsite.spaces.models import ApiToken, Space
+from memsite.spaces.principals import Principal
 from memsite.spaces.selectors import token_family_ids, token_makers
 
-_counters: dict[str, Callable[[int, int], int]] = {}
+# Each kind of work in flight, with the Space field of the member cap on it (MEMBER_LIMITS names
+# the site's setting behind each).
+CAPS = {
+    "searches": "quota_searches",
+    "ticks": "quota_ticks",
+    "ticking_agents": "quota_ticking_agents",
+    "graph_ops": "quota_graph_ops",
+}
+_counters: dict[str, Callable[..., int]] = {}
 
 
-def register_in_flight(kind: str, counter: Callable[[int, int], int]) -> None:
-    """`counter(user_id, space_id)` counts the user's work of `kind` in flight in the space (an
-    app's, at its ready())."""
+def register_in_flight(kind: str, counter: Callable[..., int]) -> None:
+    """`counter(by=principal, **options)` counts the work of `kind` (one of CAPS) the principal's
+    user has in flight in its space: an app's, at its ready()."""
+    if kind not in CAPS:
+        raise ValueError(f"No cap on work of kind {kind!r}; the kinds are {', '.join(CAPS)}.")
     _counters[kind] = counter
 
 
-def searches_in_flight(*, user_id: int, space_id: int) -> int:
-    return _counters["searches"](user_id, space_id)
-
-
-def tick_queue_cutoff(now: datetime) -> datetime:
-    """A tick queued before this has lost its message (a worker takes one within a lease's
-    time, or the broker went away after the check): it is no longer counted, or waited for."""
-    return now - timedelta(seconds=settings.MEMSITE_TICK_LEASE_S)
-
-
-def ticks_in_flight(*, user_id: int, space_id: int, now: datetime | None = None) -> int:
-    """Ticks queued for the user and not yet begun in the space, and the user's ticks running there."""
-    from agents.brains.models import Brain, TickRun
-
-    now = now or timezone.now()
-    queued = Brain.objects.filter(
-        tick_queued_by_id=user_id, agent__space_id=space_id, tick_queued_at__gt=tick_queue_cutoff(now)
-    ).count()
-    running = TickRun.objects.filter(
-        user_id=user_id, brain__agent__space_id=space_id, status=TickRun.Status.RUNNING, brain__lease_until__gt=now
-    ).count()
-    return queued + running
-
-
-def ticking_agents(*, user_id: int, space_id: int, excluding: int | None = None) -> int:
-    """Agents of the space the user set ticking on a schedule (but `excluding`, whose interval changes)."""
-    from agents.brains.models import Brain
-
-    ticking = Brain.objects.filter(ticking=True, ticking_by_id=user_id, agent__space_id=space_id)
-    return ticking.exclude(pk=excluding).count()
-
-
-def graph_ops_in_flight(*, user_id: int, space_id: int) -> int:
-    """Memorize and recall operations the user asked for in the space, queued (a running one
-    stays queued until it ends)."""
-    from agents.graphs.models import GraphOp
-
-    return GraphOp.objects.filter(created_by_id=user_id, graph__space_id=space_id, status=GraphOp.Status.QUEUED).count()
+def in_flight(kind: str, *, by: Principal, **options: object) -> int:
+    """The user's work of `kind` in flight in `by`'s space; `options` go to its app's counter
+    (the ticking agents' `excluding`)."""
+    return _counters[kind](by=by, **options)
 
 
 def _spend(
@@ -90,15 +67,29 @@ def _spend(
     )
 
 
-def llm_spend_today(*, user_id: int, space: Space, now: datetime | None = None) -> Spend:
-    """A member's ledger rows in the space since the start of today, against their daily
-    budget there (the owner's, else the site's)."""
+def user_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
+    """The user's ledger rows since the start of today in every space (those of deleted spaces
+    too), against the site's daily budget for a user."""
     from memsite.llm.models import LLMCall
 
     return _spend(
-        LLMCall.objects.filter(user_id=user_id, space=space),
-        calls_limit=effective_limit(space.member_llm_daily_calls, settings.MEMSITE_LLM_DAILY_CALLS),
-        tokens_limit=effective_limit(space.member_llm_daily_tokens, settings.MEMSITE_LLM_DAILY_TOKENS),
+        LLMCall.objects.filter(user=by.user),
+        calls_limit=settings.MEMSITE_LLM_DAILY_CALLS,
+        tokens_limit=settings.MEMSITE_LLM_DAILY_TOKENS,
+        now=now,
+        budget=Budget.USER,
+    )
+
+
+def member_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
+    """The user's ledger rows today in `by`'s space, against the budget the space's owner set
+    for each member (None bounds nothing: the site's budget for the user still does)."""
+    from memsite.llm.models import LLMCall
+
+    return _spend(
+        LLMCall.objects.filter(user=by.user, space=by.space),
+        calls_limit=by.space.member_llm_daily_calls,
+        tokens_limit=by.space.member_llm_daily_tokens,
         now=now,
         budget=Budget.MEMBER,
     )
@@ -115,6 +106,20 @@ def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
         tokens_limit=space.llm_daily_tokens,
         now=now,
         budget=Budget.SPACE,
+    )
+
+
+def system_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
+    """memsite's own rows in the space today (its upkeep: descriptions, summaries, embeddings),
+    against the site's daily budget for that upkeep in a space."""
+    from memsite.llm.models import LLMCall
+
+    return _spend(
+        LLMCall.objects.filter(space=space, acted_as=LLMCall.ActedAs.SYSTEM),
+        calls_limit=settings.MEMSITE_SYSTEM_LLM_DAILY_CALLS,
+        tokens_limit=settings.MEMSITE_SYSTEM_LLM_DAILY_TOKENS,
+        now=now,
+        budget=Budget.SYSTEM,
     )
 
 
@@ -136,17 +141,23 @@ def _bounded(token: ApiToken | None) -> bool:
     return token is not None and (token.llm_daily_calls is not None or token.llm_daily_tokens is not None)
 
 
-def spends_today(
-    *, user_id: int | None, space: Space, token: ApiToken | None = None, now: datetime | None = None
-) -> list[Spend]:
-    """The budgets new LLM work in the space counts against: the member's, for a user's work,
-    the whole space's, and those of the asking token and of the tokens that minted it, each
-    that has one of its own."""
+def _member_bounded(space: Space) -> bool:
+    return space.member_llm_daily_calls is not None or space.member_llm_daily_tokens is not None
+
+
+def spends_today(*, by: Principal, now: datetime | None = None) -> list[Spend]:
+    """The budgets new LLM work of `by` counts against: for a user's, the user's in every space,
+    their own in the space when its owner set one, the whole space's, and those of the asking
+    token and of the tokens that minted it, each that has one of its own; for memsite's own
+    upkeep, its budget in the space and the whole space's."""
     now = now or timezone.now()
-    member = [llm_spend_today(user_id=user_id, space=space, now=now)] if user_id is not None else []
-    tokens = [token, *token_makers(token=token)] if token is not None else []
-    own = [token_spend_today(token=bounded, now=now) for bounded in tokens if _bounded(bounded)]
-    return [*member, space_spend_today(space=space, now=now), *own]
+    space = space_spend_today(space=by.space, now=now)
+    if by.is_system:
+        return [system_spend_today(space=by.space, now=now), space]
+    member = [member_spend_today(by=by, now=now)] if _member_bounded(by.space) else []
+    tokens = [by.token, *token_makers(token=by.token)] if by.token is not None else []
+    own = [token_spend_today(token=token, now=now) for token in tokens if _bounded(token)]
+    return [user_spend_today(by=by, now=now), *member, space, *own]
 
 
 @dataclass(frozen=True)
@@ -157,11 +168,12 @@ class InFlight:
 
 @dataclass(frozen=True)
 class UserUsage:
-    """What GET /api/usage/ and the ledger page show a member: today's spend in the space and
-    the work in flight there, each against its cap, and the whole space's spend against its own
-    budget, if it has one."""
+    """What GET /api/usage/ and the ledger page show a member: today's spend in every space and
+    in this one, the work in flight here, each against its cap, and the whole space's spend
+    against its own budget, if it has one."""
 
     spend: Spend
+    member_spend: Spend
     space_spend: Spend
     token_spend: Spend | None
     searches: InFlight
@@ -175,15 +187,14 @@ def member_cap(space: Space, field: str) -> int:
     return effective_limit(getattr(space, field), getattr(settings, MEMBER_LIMITS[field]))
 
 
-def user_usage(*, user_id: int, space: Space, token: ApiToken | None = None) -> UserUsage:
+def user_usage(*, by: Principal) -> UserUsage:
+    """The usage of `by`'s user (and token, if it is one) in its space."""
     now = timezone.now()
-    ids = {"user_id": user_id, "space_id": space.pk}
+    counts = {kind: InFlight(in_flight(kind, by=by), member_cap(by.space, field)) for kind, field in CAPS.items()}
     return UserUsage(
-        spend=llm_spend_today(user_id=user_id, space=space, now=now),
-        space_spend=space_spend_today(space=space, now=now),
-        token_spend=token_spend_today(token=token, now=now) if token is not None else None,
-        searches=InFlight(searches_in_flight(**ids), member_cap(space, "quota_searches")),
-        ticks=InFlight(ticks_in_flight(**ids, now=now), member_cap(space, "quota_ticks")),
-        ticking_agents=InFlight(ticking_agents(**ids), member_cap(space, "quota_ticking_agents")),
-        graph_ops=InFlight(graph_ops_in_flight(**ids), member_cap(space, "quota_graph_ops")),
+        spend=user_spend_today(by=by, now=now),
+        member_spend=member_spend_today(by=by, now=now),
+        space_spend=space_spend_today(space=by.space, now=now),
+        token_spend=token_spend_today(token=by.token, now=now) if by.token is not None else None,
+        **counts,
     )

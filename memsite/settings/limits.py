@@ -42,9 +42,14 @@ MEMSITE_QUOTA_SEARCHES = env_int("MEMSITE_QUOTA_SEARCHES", 8, minimum=1)
 MEMSITE_QUOTA_TICKS = env_int("MEMSITE_QUOTA_TICKS", 4, minimum=1)
 MEMSITE_QUOTA_TICKING_AGENTS = env_int("MEMSITE_QUOTA_TICKING_AGENTS", 10, minimum=1)
 MEMSITE_QUOTA_GRAPH_OPS = env_int("MEMSITE_QUOTA_GRAPH_OPS", 4, minimum=1)
-# LLM calls and tokens one user's work may spend in a day (UTC), counted from the ledger.
+# LLM calls and tokens one user's work may spend in a day (UTC), in all their spaces together,
+# counted from the ledger.
 MEMSITE_LLM_DAILY_CALLS = env_int("MEMSITE_LLM_DAILY_CALLS", 2_000, minimum=1)
 MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000, minimum=1)
+# LLM calls and tokens memsite's own upkeep in one space (descriptions, summaries, embeddings)
+# may spend in a day (UTC); past it, that upkeep waits for the next day.
+MEMSITE_SYSTEM_LLM_DAILY_CALLS = env_int("MEMSITE_SYSTEM_LLM_DAILY_CALLS", 2_000, minimum=1)
+MEMSITE_SYSTEM_LLM_DAILY_TOKENS = env_int("MEMSITE_SYSTEM_LLM_DAILY_TOKENS", 2_000_000, minimum=1)
 # Spaces one user may have made that still exist; past it, creating another is a 409.
 MEMSITE_SPACES_PER_USER = env_int("MEMSITE_SPACES_PER_USER", 20, minimum=1)
 

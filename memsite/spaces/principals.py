@@ -4,6 +4,7 @@ runs later, and passed as `by=` to every service, check and LLM call; the one pl
 role is checked."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.http import HttpRequest
 
@@ -26,7 +27,7 @@ CACHED = "memsite_principal"  # the attribute of the request that keeps its prin
 
 @dataclass(frozen=True)
 class Principal:
-    user: object  # None for memsite itself (its own upkeep: descriptions, summaries, demo data)
+    user: Any  # a user row; None for memsite itself (its own upkeep: descriptions, summaries, demo data)
     space: Space
     role: Role
     write_under: str  # the token's; blank for anywhere (and for sessions)

@@ -23,7 +23,7 @@ from memsite.errors import NotFound
 from memsite.spaces.logic import Role
 from memsite.spaces.models import Space
 from memsite.spaces.services import membership_set, token_create
-from tests.factories import AgentFactory, GraphFactory, default_space
+from tests.factories import AgentFactory, GraphFactory, a_member, default_space
 from tests.security.test_authorization import fingerprint, rolled_back
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +67,7 @@ def ours(offline_llm) -> dict:
     context_services.message_append(agent=agent, role="user", content="Where are the notes?")
     checkpoint = context_services.checkpoint_create(agent=agent)
     goal = goal_create(agent=agent, text="Find the notes")
-    brain_services.ticking_start(agent=agent, interval_s=60)
+    brain_services.ticking_start(agent=agent, interval_s=60, by=a_member())
     graph = GraphFactory(agent=agent, task="Find the notes")
     return {"agent": agent, "checkpoint": checkpoint, "goal": goal, "graph": graph}
 
@@ -228,7 +228,7 @@ def test_beat_queues_the_due_brains_of_every_space(ours, other, monkeypatch, dja
     queued: list[int] = []
     monkeypatch.setattr("agents.brains.tasks.tick_run.delay", lambda agent_id: queued.append(agent_id))
     theirs = AgentFactory(space=other, name="scout", model="gpt-4")
-    brain_services.ticking_start(agent=theirs, interval_s=60)
+    brain_services.ticking_start(agent=theirs, interval_s=60, by=a_member(other))
 
     with django_capture_on_commit_callbacks(execute=True):
         assert brain_services.ticks_start_due() == 2

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from agents.graphs import services
 from agents.graphs.models import GraphNode, GraphOp, Turn
 from tests.browser.test_dashboard import log_in
-from tests.factories import AgentFactory, UserFactory, default_space
+from tests.factories import AgentFactory, UserFactory, default_space, system
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -82,6 +82,7 @@ def test_read_a_graph_and_memorize_a_step(page, live_server, screenshot, queued)
     agent = AgentFactory(name="scout", model="gpt-4")
     graph = services.graph_create(space=default_space(), task="Research NestJS best practices", agent=agent)
     services.graph_memorize(
+        by=system(),
         graph=graph,
         messages=[
             {"role": "user", "content": "Research NestJS best practices"},

@@ -10,7 +10,7 @@ from agents.brains import services as brain_services
 from memory.models import Search, SearchQuestion
 from memory.selectors import node_internal_folder
 from memsite.spaces.services import space_create
-from tests.factories import AgentFactory, NodeFactory, SearchFactory, default_space
+from tests.factories import AgentFactory, NodeFactory, SearchFactory, a_member, acting, default_space, system
 from tests.llm.factories import make_call
 
 pytestmark = pytest.mark.django_db
@@ -35,10 +35,10 @@ def busy_space(user, settings, offline_llm):
     SearchFactory(questions=["Where is the plan?"], status=Search.Status.RUNNING)
     SearchFactory(questions=["What did we ship?"], status=Search.Status.DONE)
     waiting_question(space)
-    make_call(space_id=space.pk, user_id=user.pk)
-    make_call(space_id=space.pk, user_id=user.pk)
+    make_call(by=acting(user, space))
+    make_call(by=acting(user, space))
     settings.MEMSITE_TICK_MIN_INTERVAL_S = 10
-    brain_services.ticking_start(agent=AgentFactory(name="ticker"), interval_s=60, user=user)
+    brain_services.ticking_start(agent=AgentFactory(name="ticker"), interval_s=60, by=acting(user))
     return space
 
 
@@ -57,11 +57,18 @@ def test_the_home_page_shows_the_space(user_client, busy_space):
     assert counts.total == sum(tally.count for tally in counts.types)
 
 
+def test_the_home_page_says_whom_each_agent_ticks_for_as_their_work_today_counts_it(user_client, user, busy_space):
+    home = user_client.get(reverse("home")).content.decode()
+    ledger = user_client.get(reverse("llm:ledger")).content.decode()
+    assert f"ticker</a></td>\n            <td>{user.username}</td>" in home
+    assert '<tr><th>agents ticking</th><td class="num">1</td>' in ledger
+
+
 def test_the_home_page_shows_only_the_current_space(user_client, user, busy_space):
     other = space_create(user=user, slug="other", name="Other")
     waiting_question(other, asked="Is this elsewhere?")
     SearchFactory(space=other, questions=["Another space's search"], status=Search.Status.RUNNING)
-    make_call(space_id=other.pk, user_id=user.pk)
+    make_call(by=acting(user, other))
     html = user_client.get(reverse("home")).content.decode()
     assert "Is this elsewhere?" not in html and "Another space's search" not in html
     assert 'id="home-llm-calls">2<' in html
@@ -71,8 +78,8 @@ def test_the_home_page_asks_a_bounded_number_of_queries(user_client, user, busy_
     for number in range(15):
         SearchFactory(questions=[f"Search {number}"], status=Search.Status.DONE)
         waiting_question(asked=f"Question {number}")
-        brain_services.ticking_start(agent=AgentFactory(), interval_s=60, user=None)
-        make_call(space_id=busy_space.pk)
+        brain_services.ticking_start(agent=AgentFactory(), interval_s=60, by=a_member())
+        make_call(by=system(busy_space))
     with django_assert_max_num_queries(13):
         assert user_client.get(reverse("home")).status_code == 200
 

@@ -146,7 +146,9 @@ def build_world() -> World:
         },
     )
     graph_services.graph_memorize(
-        graph=graph, messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}]
+        by=system(),
+        graph=graph,
+        messages=[{"role": "assistant", "content": "cat config"}, {"role": "tool", "content": "port=8443"}],
     )
 
     ended_search = SearchFactory(questions=["Where is the plan?"], created_by=user, status=Search.Status.DONE)
@@ -174,6 +176,7 @@ def build_world() -> World:
         response_mode="offline",
         schema_name="RouteReply",
         served=ended_search,
+        by=system(),
     )
     return World(
         user=user,

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from agents.brains import services as brain_services
 from agents.brains.logic.caps import cap
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
-from agents.brains.services.brains import brain_create, goal_create
+from agents.brains.services.brains import goal_create
 from agents.graphs import selectors as agent_selectors
 from agents.graphs import services as graph_services
 from agents.graphs.logic.snapshot import snapshot_read
@@ -28,7 +28,7 @@ from agents.graphs.models import GraphEdge, GraphNode, GraphOp, Turn
 from memory import selectors, services
 from memory.models import Node, NodeContent
 from memsite.errors import Conflict, InvalidInput
-from tests.factories import AgentFactory, UserFactory, default_space, system, token_for
+from tests.factories import AgentFactory, UserFactory, default_space, system, ticked_by, token_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sqlite_waits_for_locks")]
 
@@ -467,7 +467,7 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
     settings.MEMSITE_BRAIN_CAPS = {"neuron": 12, "synapse": 25, "path": 3, "goal": 100}
     settings.MEMSITE_TICK_DEEP_REFLECT_EVERY = 3
     agent = AgentFactory(name="racer")
-    brain_create(agent=agent)
+    ticked_by(agent)
     chats: list[tuple[int, int]] = []  # the seqs of each exchange's user and reply lines
     goals_made, goals_done = 0, 0
 
@@ -475,7 +475,7 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
         return [brain_services.tick_run(agent_id=agent.pk) for _ in range(2)]
 
     def chatter(text: str) -> tuple[int, int]:
-        exchange = brain_services.chat_send(agent=agent, text=text)
+        exchange = brain_services.chat_send(agent=agent, text=text, by=system())
         return exchange.user_line.seq, exchange.reply_line.seq
 
     def chatter_api(text: str) -> tuple[int, int]:
@@ -580,10 +580,10 @@ def test_memorize_and_recall_on_one_graph_run_one_at_a_time(tree, monkeypatch):
     runs: list[tuple[float, float, int, int]] = []  # start, end, thread, op
 
     def watched(original: Callable) -> Callable:
-        def run(graph, op, *args):
+        def run(graph, op, *args, **kwargs):
             started = time.monotonic()
             try:
-                return original(graph, op, *args)
+                return original(graph, op, *args, **kwargs)
             finally:
                 runs.append((started, time.monotonic(), threading.get_ident(), op.pk))
 
@@ -596,13 +596,13 @@ def test_memorize_and_recall_on_one_graph_run_one_at_a_time(tree, monkeypatch):
 
     def memorizer(tag: str) -> int:
         messages = step_messages(f"{tag}a") + step_messages(f"{tag}b")
-        op = graph_services.graph_memorize(graph=graph, messages=messages)
+        op = graph_services.graph_memorize(by=system(), graph=graph, messages=messages)
         sent[op.pk] = messages
         graph_services.graph_work(graph_id=graph.pk)
         return op.pk
 
     def recaller() -> int:
-        op = graph_services.graph_recall(graph=graph)
+        op = graph_services.graph_recall(graph=graph, by=system())
         graph_services.graph_work(graph_id=graph.pk)
         return op.pk
 

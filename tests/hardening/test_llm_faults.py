@@ -25,7 +25,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.replies import storable
-from tests.factories import AgentFactory, default_space
+from tests.factories import AgentFactory, acting, default_space, system, ticked_by
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.memory.search.tree import build_tree, found, pick
 
@@ -128,10 +128,10 @@ def test_characters_no_database_stores_never_reach_one(llm, user):
     )
     messages = [{"role": "user", "content": f"Read this file: {bad}"}]
 
-    said = complete(purpose="read", messages=messages, schema=Said, served=user).value
-    text = complete(purpose="chat", messages=messages, served=user).value
+    said = complete(purpose="read", messages=messages, schema=Said, served=user, by=acting(user)).value
+    text = complete(purpose="chat", messages=messages, served=user, by=acting(user)).value
     with pytest.raises(LLMError) as info:
-        complete(purpose="read", messages=messages, schema=Said, served=user)
+        complete(purpose="read", messages=messages, schema=Said, served=user, by=acting(user))
 
     clean = "a\ufffdb\ufffdc"
     assert said == Said(text=clean, notes={clean: [clean]}) and text == clean
@@ -208,8 +208,7 @@ def test_a_search_ends_cleanly_whatever_step_the_llm_fails(llm, internal, settin
     nodes_before = set(Node.objects.values_list("pk", flat=True))
     # The budget ends the walk at the first call after the fault, whatever the walk would do next.
     search = services.search_start(
-        space=default_space(),
-        user=None,
+        by=system(),
         questions=[QUESTION],
         start_node=tree[case.start] if case.start else None,
         max_llm_calls=len(case.before) + 1,
@@ -294,7 +293,7 @@ def brain_rows(agent) -> dict:
 @pytest.mark.parametrize("case", list(TICK_STEPS.values()), ids=list(TICK_STEPS))
 def test_a_tick_ends_cleanly_whatever_step_the_llm_fails(llm, internal, settings, case, fault):
     agent = AgentFactory(name="scout", model="gpt-4")
-    brain_create(agent=agent)
+    ticked_by(agent)
     with brain_writing(agent=agent) as write:
         write.set(plan=list(case.plan), plan_step=0, self_summary="I scout.")
     if case.deep:
@@ -345,7 +344,7 @@ def test_a_chat_the_llm_cannot_answer_keeps_the_users_line(llm, internal, fault)
     llm.script(*fault.replies)
 
     with pytest.raises(ChatFailed) as info:
-        brain_services.chat_send(agent=agent, text="What did you find?")
+        brain_services.chat_send(agent=agent, text="What did you find?", by=system())
 
     assert_all_consumed(llm)
     assert info.value.data["reason"] == fault.reason.value
@@ -406,7 +405,7 @@ def test_a_memorize_keeps_the_pairs_applied_and_nothing_of_the_failed_one(llm, g
     good = patch(label="the other service")
     llm.script(*([*fault.replies, good] if failing == 1 else [good, *fault.replies]))
 
-    op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2))
+    op = graph_services.graph_memorize(by=system(), graph=graph, messages=step(1) + step(2))
     graph_services.graph_work(graph_id=graph.pk)
 
     assert_all_consumed(llm)
@@ -437,7 +436,7 @@ def test_a_memorize_keeps_the_pairs_applied_and_nothing_of_the_failed_one(llm, g
 @pytest.mark.parametrize("how", ["asked for", "over the trigger"])
 def test_a_failed_recall_leaves_the_graph_as_it_was(llm, graph, how, fault):
     llm.script(patch())
-    graph_services.graph_memorize(graph=graph, messages=step(1))
+    graph_services.graph_memorize(by=system(), graph=graph, messages=step(1))
     graph_services.graph_work(graph_id=graph.pk)
     before = graph_rows(graph)
     if how == "over the trigger":  # the next memorize pushes the context past it: recall fires
@@ -445,10 +444,10 @@ def test_a_failed_recall_leaves_the_graph_as_it_was(llm, graph, how, fault):
             trigger_tokens=20, target_tokens=10, protected_head=0, protected_tail=0
         )
         llm.script(Reply.json({"add_nodes": [], "add_edges": []}), *fault.replies)
-        memorized = graph_services.graph_memorize(graph=graph, messages=step(2))
+        memorized = graph_services.graph_memorize(by=system(), graph=graph, messages=step(2))
     else:
         llm.script(*fault.replies)
-        graph_services.graph_recall(graph=graph)
+        graph_services.graph_recall(graph=graph, by=system())
     graph_services.graph_work(graph_id=graph.pk)
 
     assert_all_consumed(llm)
@@ -478,8 +477,8 @@ def test_an_operation_that_breaks_is_failed_and_the_graphs_next_ones_still_run(l
 
     monkeypatch.setattr(graphs, "_apply_patch", breaks_once)
     llm.script(patch(label="first"), patch(label="second"))
-    broken = graph_services.graph_memorize(graph=graph, messages=step(1))
-    later = graph_services.graph_memorize(graph=graph, messages=step(2))
+    broken = graph_services.graph_memorize(by=system(), graph=graph, messages=step(1))
+    later = graph_services.graph_memorize(by=system(), graph=graph, messages=step(2))
 
     assert graph_services.graph_work(graph_id=graph.pk) == 2
 

@@ -37,7 +37,7 @@ from memsite.celery import app as celery_app
 from memsite.middleware import DATABASE_UNAVAILABLE
 from memsite.queue import QUEUE_UNAVAILABLE
 from tests.agents.support import say
-from tests.factories import AgentFactory, SearchFactory, UserFactory, default_space, token_for
+from tests.factories import AgentFactory, SearchFactory, UserFactory, default_space, system, token_for
 from tests.hardening.bad_input_world import database_dump
 from tests.hardening.proxy import TcpProxy, free_port
 
@@ -270,7 +270,7 @@ def test_work_is_published_once_its_transaction_commits(db, monkeypatch, django_
     published = []
     monkeypatch.setattr("memory.tasks.search_run.delay", lambda **kwargs: published.append(kwargs))
     with django_capture_on_commit_callbacks() as callbacks:
-        search = memory_services.search_start(space=default_space(), user=None, questions=["Which port?"])
+        search = memory_services.search_start(by=system(), questions=["Which port?"])
     assert published == [] and len(callbacks) == 1
     callbacks[0]()
     assert published == [{"search_id": search.pk}]

@@ -46,7 +46,7 @@ from memory.models import Search, SearchStep
 from memory.tasks import search_run
 from memsite.celery import app
 from memsite.llm.models import LLMCall
-from tests.factories import AgentFactory, default_space
+from tests.factories import AgentFactory, a_member, default_space, system
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.memory.search.tree import build_tree, found, pick
 
@@ -222,7 +222,7 @@ def test_a_search_whose_worker_is_killed_resumes_from_its_last_step(tree, worker
         found("A quarter of the RAM."),
     )
     first = workers()
-    search = services.search_start(space=default_space(), user=None, questions=["How large should shared_buffers be?"])
+    search = services.search_start(by=system(), questions=["How large should shared_buffers be?"])
     kill_when(first, fake_openai, 2, lambda: SearchStep.objects.filter(search=search).exists())
     search.refresh_from_db()
     assert (search.status, search.steps_taken) == (Search.Status.RUNNING, 1), "killed half-way"
@@ -257,7 +257,7 @@ def test_a_tick_whose_worker_is_killed_is_failed_and_the_brain_ticks_again(tree,
     brain_create(agent=agent)
     fake_openai.script(Reply.slow(SLOW_S))  # the decision the killed worker waits for
     first = workers()
-    brain_services.tick_request(agent=agent)
+    brain_services.tick_request(agent=agent, by=a_member())
     kill_when(first, fake_openai, 1, lambda: TickRun.objects.filter(brain_id=agent.pk).exists())
     dead = TickRun.objects.get(brain_id=agent.pk)
     assert dead.status == TickRun.Status.RUNNING and [step["name"] for step in dead.steps] == ["read"]
@@ -274,7 +274,7 @@ def test_a_tick_whose_worker_is_killed_is_failed_and_the_brain_ticks_again(tree,
 
     # The brain is free again: the next tick runs whole.
     fake_openai.script(decide("list_dir", path="/user"), REFLECT, Reply.json({"steps": ["idle"]}))
-    brain_services.tick_request(agent=agent)
+    brain_services.tick_request(agent=agent, by=a_member())
     wait_for(
         lambda: (
             TickRun.objects.filter(brain_id=agent.pk, status=TickRun.Status.DONE).exists()
@@ -326,7 +326,7 @@ def test_a_memorize_whose_worker_is_killed_goes_on_without_applying_a_pair_twice
     )
     fake_openai.script(patch("one"), Reply.slow(SLOW_S), patch("two"), patch("three"))
     first = workers()
-    op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
+    op = graph_services.graph_memorize(by=system(), graph=graph, messages=step(1) + step(2) + step(3))
     # Killed waiting for the second pair's patch, the first pair's applied.
     kill_when(first, fake_openai, 2, lambda: GraphNode.objects.filter(graph=graph).count() == 3)
 
@@ -377,7 +377,7 @@ def test_a_recall_whose_worker_is_killed_is_applied_once(shared_db, workers, fak
     graph_services.graph_snapshot_import(graph=graph, document=SNAPSHOT)
     fake_openai.script(Reply.slow(SLOW_S), FOLD)
     first = workers()
-    recall = graph_services.graph_recall(graph=graph)
+    recall = graph_services.graph_recall(graph=graph, by=system())
     kill_when(first, fake_openai, 1, lambda: True)
     recall.refresh_from_db()
     assert recall.status == GraphOp.Status.QUEUED
@@ -407,7 +407,7 @@ def test_a_memorize_stopped_half_way_goes_on_from_the_pairs_it_recorded(db, monk
     graph = graph_services.graph_create(
         space=default_space(), task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
     )
-    op = graph_services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3))
+    op = graph_services.graph_memorize(by=system(), graph=graph, messages=step(1) + step(2) + step(3))
     replies = iter([patch("one"), None, patch("two"), patch("three")])
 
     def llm(**kwargs):
@@ -449,7 +449,7 @@ def test_the_sweeps_take_up_what_dead_workers_left(db, monkeypatch, settings, dj
             space=default_space(), task=name, model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
         )
         with django_capture_on_commit_callbacks():
-            op = graph_services.graph_recall(graph=graph)
+            op = graph_services.graph_recall(graph=graph, by=system())
         created = now - timedelta(seconds=age)
         GraphOp.objects.filter(pk=op.pk).update(created_at=created, sent_at=created if sent else None)
         Graph.objects.filter(pk=graph.pk).update(lease_until=lease)
@@ -481,7 +481,7 @@ def test_a_worker_that_lost_the_graph_to_another_writes_nothing_more(db, monkeyp
     graph = graph_services.graph_create(
         space=default_space(), task="Find the ports", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
     )
-    op = graph_services.graph_memorize(graph=graph, messages=step(1))
+    op = graph_services.graph_memorize(by=system(), graph=graph, messages=step(1))
     others = timezone.now() + timedelta(seconds=300)
 
     def slow_llm(**kwargs):

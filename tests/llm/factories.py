@@ -5,12 +5,13 @@ from django.utils import timezone
 
 from memsite.llm.models import LLMCall
 from memsite.llm.services import llm_call_record
-from memsite.spaces.selectors import space_default
+from memsite.spaces.principals import Principal
+from tests.factories import system
 
 
-def make_call(*, created_at: datetime.datetime | None = None, **overrides) -> LLMCall:
-    """A ledger row written through the service, as the gateway writes it; in the default space
-    unless `space_id` says otherwise."""
+def make_call(*, created_at: datetime.datetime | None = None, by: Principal | None = None, **overrides) -> LLMCall:
+    """A ledger row written through the service, as the gateway writes it, for `by`: memsite
+    itself in the default space unless it says otherwise."""
     values = {
         "purpose": "route",
         "provider": "openai",
@@ -28,9 +29,8 @@ def make_call(*, created_at: datetime.datetime | None = None, **overrides) -> LL
         "repairs": 0,
         "response_mode": "json_schema",
         "schema_name": "RouteChoice",
-        "space_id": space_default().pk,
     } | overrides
-    call = llm_call_record(**values)
+    call = llm_call_record(by=by or system(), **values)
     if created_at is not None:
         LLMCall.objects.filter(pk=call.pk).update(created_at=created_at)
         call.refresh_from_db()

@@ -12,24 +12,25 @@ from memsite.llm.embeddings import embed
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
 from memsite.llm.providers import openai as openai_provider
+from tests.factories import system
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.django_db
-def test_a_call_without_a_user_is_a_row_of_no_user(settings, openai_llm):
+def test_a_call_of_memsite_itself_is_a_system_row_of_no_user(settings, openai_llm):
     # Chat calls run offline; embeddings still go to the server.
     settings.MEMSITE_LLM_PROVIDER = "offline"
     settings.MEMSITE_EMBEDDING_MODEL = "embedder-small"
 
-    result = embed(texts=["a greyhound", "the weather"], dimensions=8)
+    result = embed(by=system(), texts=["a greyhound", "the weather"], dimensions=8)
 
     assert [len(vector) for vector in result.vectors] == [8, 8]
     usage = result.usage  # a token a word here
     assert (usage.prompt_tokens, usage.completion_tokens, usage.reported) == (4, 0, True)
     assert not usage.approximate
     [call] = LLMCall.objects.all()
-    assert call == result.call and call.user_id is None
+    assert call == result.call and call.user_id is None and call.acted_as == LLMCall.ActedAs.SYSTEM
     assert (call.purpose, call.provider, call.model, call.status) == (
         "embed",
         "openai",
@@ -48,7 +49,7 @@ def test_a_call_without_a_user_is_a_row_of_no_user(settings, openai_llm):
 @pytest.mark.django_db
 def test_no_server_is_a_configuration_error_row(settings):
     with pytest.raises(LLMError) as raised:
-        embed(texts=["a passage"])
+        embed(by=system(), texts=["a passage"])
 
     assert raised.value.reason == Reason.CONFIGURATION
     call = raised.value.call
@@ -68,7 +69,7 @@ def test_a_bug_below_is_an_internal_error_row(openai_llm, monkeypatch):
     monkeypatch.setattr(openai_provider, "client_for", broken)
 
     with pytest.raises(LLMError) as raised:
-        embed(texts=["a passage"])
+        embed(by=system(), texts=["a passage"])
 
     error = raised.value
     assert error.reason == Reason.INTERNAL

@@ -8,6 +8,7 @@ from memory.search import prompts
 from memsite.llm.gateway import complete
 from memsite.llm.providers import offline
 from memsite.llm.providers.offline import read_messages, root, unit
+from tests.factories import system
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +22,7 @@ def read(text: str, *questions: str):
     messages = prompts.read_messages(
         questions=list(questions), context="", notes=[], node_line="[memory_x] notes.md", text=text
     )
-    return complete(purpose="read", messages=messages, schema=prompts.read_reply(len(questions))).value
+    return complete(by=system(), purpose="read", messages=messages, schema=prompts.read_reply(len(questions))).value
 
 
 def ranked(question: str, text: str) -> list[str]:
@@ -98,7 +99,7 @@ def test_each_question_is_answered_from_its_own_sentences():
 def route(questions: list[str], labels: list[str]):
     options = [prompts.Option(f"memory_{number}", label) for number, label in enumerate(labels)]
     messages = prompts.route_messages(questions=questions, context="", notes=[], where="/", options=options)
-    return complete(purpose="route", messages=messages, schema=prompts.route_reply(len(options))).value
+    return complete(by=system(), purpose="route", messages=messages, schema=prompts.route_reply(len(options))).value
 
 
 def test_the_router_reads_each_options_matched_snippet():
@@ -183,7 +184,7 @@ def describe(text: str) -> str:
         {"role": "user", "content": f"Node: notes.md\nContent:\n{text}"},
         {"role": "user", "content": "Task: describe this node."},
     ]
-    return complete(purpose="describe", messages=messages).value
+    return complete(by=system(), purpose="describe", messages=messages).value
 
 
 def test_the_description_is_key_terms_and_the_most_representative_sentence():

@@ -57,6 +57,7 @@ from tests.factories import (
     SearchStepFactory,
     UserFactory,
     default_space,
+    system,
     token_for,
 )
 
@@ -144,6 +145,7 @@ def world(db):
     graph = GraphFactory()
     graph_services.graph_snapshot_import(graph=graph, document=INDEXED)
     graph_services.graph_memorize(
+        by=system(),
         graph=graph,
         messages=[
             {"role": "assistant", "content": "I look up the deploy service."},

@@ -1,7 +1,9 @@
 """Fair background work: the rules (memsite.quotas.logic), the daily LLM budget in the gateway,
 and where the spend is shown (GET /api/usage/, the /llm/ page)."""
 
+import ast
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -9,14 +11,17 @@ from django.urls import reverse
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
+from memsite.quotas import selectors
+from memsite.quotas.checks import llm_budget_require
 from memsite.quotas.logic import QuotaExceeded, Spend, budget_refusal, day_bounds, in_flight_refusal
 from memsite.spaces.models import Space
 from memsite.spaces.selectors import space_default
-from memsite.spaces.services import space_update
-from tests.factories import UserFactory
+from memsite.spaces.services import space_create, space_delete, space_update
+from tests.factories import UserFactory, acting, system
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
 
+ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2025, 5, 6, 15, 30, tzinfo=UTC)
 MESSAGES = [{"role": "user", "content": "What is the port?"}]
 
@@ -57,6 +62,26 @@ def test_a_spent_budget_says_the_spend_and_waits_until_the_day_ends():
     assert refusal.retry_after_s == 8 * 3600 + 30 * 60 + 1
 
 
+def test_work_in_flight_is_counted_by_the_apps_that_do_it_and_quotas_import_none():
+    counters = {kind: counter.__module__ for kind, counter in selectors._counters.items()}
+    assert counters == {
+        "searches": "memory.selectors.searches",
+        "ticks": "agents.brains.selectors.quotas",
+        "ticking_agents": "agents.brains.selectors.quotas",
+        "graph_ops": "agents.graphs.selectors.graphs",
+    }
+    for path in (ROOT / "memsite" / "quotas").glob("*.py"):
+        imported = [
+            node.module if isinstance(node, ast.ImportFrom) else alias.name
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        ]
+        assert not [name for name in imported if name and name.split(".")[0] in ("agents", "memory")], path
+    with pytest.raises(ValueError, match="No cap on work of kind 'naps'"):
+        selectors.register_in_flight("naps", lambda *, by: 0)
+
+
 # -- the gateway -------------------------------------------------------------------------------
 
 
@@ -69,43 +94,89 @@ def budget(settings, offline_llm):
 
 @pytest.mark.django_db
 def test_calls_are_charged_to_the_user_and_refused_once_the_day_is_spent(budget):
-    user, here = UserFactory(), space_default().pk
-    make_call(user_id=user.pk, created_at=days_ago(1))  # yesterday's do not count
+    user, here = UserFactory(), space_default()
+    make_call(by=acting(user), created_at=days_ago(1))  # yesterday's do not count
     for _ in range(3):
-        call = complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here).call
-        assert (call.user_id, call.space_id) == (user.pk, here)
+        call = complete(purpose="route", messages=MESSAGES, by=acting(user)).call
+        assert (call.user_id, call.space_id, call.acted_as) == (user.pk, here.pk, LLMCall.ActedAs.USER)
     with pytest.raises(LLMError) as refused:
-        complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here)
+        complete(purpose="route", messages=MESSAGES, by=acting(user))
     assert refused.value.reason is Reason.BUDGET_SPENT and refused.value.call is None
     assert refused.value.message.startswith("The daily LLM budget is spent: 3 of 3 LLM calls")
     assert LLMCall.objects.filter(user=user).count() == 4  # nothing recorded for the refused call
-    # Another user's day, the same user's in another space, and the system's own calls are not this one's.
-    assert complete(purpose="route", messages=MESSAGES, user_id=UserFactory().pk, space_id=here).call.user_id
-    elsewhere = Space.objects.create(slug="elsewhere", name="Elsewhere").pk
-    assert complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=elsewhere).call.space_id == elsewhere
-    assert complete(purpose="route", messages=MESSAGES, space_id=here).call.user_id is None
+    # Another user's day and memsite's own calls are not this one's.
+    assert complete(purpose="route", messages=MESSAGES, by=acting(UserFactory())).call.user_id
+    own = complete(purpose="route", messages=MESSAGES, by=system(here)).call
+    assert (own.user_id, own.acted_as) == (None, LLMCall.ActedAs.SYSTEM)
 
 
 @pytest.mark.django_db
-def test_a_space_owner_lowers_a_members_budget_and_bounds_the_whole_spaces(budget):
+def test_a_users_budget_is_one_in_all_their_spaces_however_many_they_make(budget):
+    user = UserFactory()
+    spaces = [space_create(user=user, slug=f"mine-{number}", name=f"Mine {number}") for number in range(3)]
+    for space in spaces:
+        complete(purpose="route", messages=MESSAGES, by=acting(user, space))
+    for space in [*spaces, space_default(), space_create(user=user, slug="one-more", name="One more")]:
+        with pytest.raises(LLMError, match="The daily LLM budget is spent: 3 of 3 LLM calls"):
+            complete(purpose="route", messages=MESSAGES, by=acting(user, space))
+    assert LLMCall.objects.filter(user=user).count() == 3
+
+
+@pytest.mark.django_db
+def test_deleting_a_space_and_making_it_again_starts_no_new_allowance(budget):
+    user = UserFactory()
+    space = space_create(user=user, slug="again", name="Again")
+    for _ in range(3):
+        complete(purpose="route", messages=MESSAGES, by=acting(user, space))
+    space_delete(space=space)
+    assert LLMCall.objects.filter(user=user, space__isnull=True).count() == 3  # kept, with no space
+    remade = space_create(user=user, slug="again", name="Again")
+    with pytest.raises(LLMError, match="The daily LLM budget is spent: 3 of 3 LLM calls"):
+        complete(purpose="route", messages=MESSAGES, by=acting(user, remade))
+    with pytest.raises(QuotaExceeded) as refused:
+        llm_budget_require(by=acting(user, remade))
+    assert refused.value.data["quota"] == "daily_llm_budget" and refused.value.data["calls"] == 3
+
+
+@pytest.mark.django_db
+def test_a_space_owner_lowers_a_members_budget_there_and_bounds_the_whole_spaces(budget):
     user, space = UserFactory(), space_default()
+    elsewhere = space_create(user=user, slug="elsewhere", name="Elsewhere")
     space_update(space=space, member_llm_daily_calls=1)
-    complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=space.pk)
-    with pytest.raises(LLMError, match="The daily LLM budget is spent: 1 of 1 LLM calls"):
-        complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=space.pk)
+    complete(purpose="route", messages=MESSAGES, by=acting(user, space))
+    with pytest.raises(LLMError, match="The member's daily LLM budget in the space is spent: 1 of 1 LLM calls"):
+        complete(purpose="route", messages=MESSAGES, by=acting(user, space))
+    complete(purpose="route", messages=MESSAGES, by=acting(user, elsewhere))  # the site's budget has room
     space_update(space=space, member_llm_daily_calls=None, llm_daily_tokens=1)  # 1 token: spent already
     with pytest.raises(LLMError, match="The space's daily LLM budget is spent: [0-9,]+ of 1 tokens"):
-        complete(purpose="route", messages=MESSAGES, space_id=space.pk)  # the system's work too
-    assert LLMCall.objects.count() == 1
+        complete(purpose="route", messages=MESSAGES, by=system(space))  # memsite's own work too
+    assert LLMCall.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_memsites_own_work_has_a_budget_of_its_own_in_each_space(budget):
+    budget.MEMSITE_SYSTEM_LLM_DAILY_CALLS = 2
+    user, space = UserFactory(), space_default()
+    other = Space.objects.create(slug="other", name="Other")
+    for _ in range(2):
+        complete(purpose="describe", messages=MESSAGES, by=system(space))
+    with pytest.raises(LLMError, match="memsite's own daily LLM budget in this space is spent: 2 of 2 LLM calls"):
+        complete(purpose="describe", messages=MESSAGES, by=system(space))
+    # Another space's upkeep, and the members' own work, are counted apart.
+    complete(purpose="describe", messages=MESSAGES, by=system(other))
+    complete(purpose="route", messages=MESSAGES, by=acting(user, space))
+    with pytest.raises(QuotaExceeded) as refused:
+        llm_budget_require(by=system(space))
+    assert refused.value.data["quota"] == "system_daily_llm_budget"
 
 
 @pytest.mark.django_db
 def test_tokens_spend_the_budget_too(budget):
     budget.MEMSITE_LLM_DAILY_TOKENS = 500
     user = UserFactory()
-    make_call(user_id=user.pk, prompt_tokens=400, completion_tokens=100)
+    make_call(by=acting(user), prompt_tokens=400, completion_tokens=100)
     with pytest.raises(LLMError) as refused:
-        complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=space_default().pk)
+        complete(purpose="route", messages=MESSAGES, by=acting(user))
     assert refused.value.reason is Reason.BUDGET_SPENT and "500 of 500 tokens" in refused.value.message
 
 
@@ -114,18 +185,23 @@ def test_tokens_spend_the_budget_too(budget):
 
 @pytest.mark.django_db
 def test_usage_says_the_spend_today_and_the_work_in_flight(api, user, budget):
-    make_call(user_id=user.pk, prompt_tokens=100, completion_tokens=20)
-    make_call(user_id=user.pk, prompt_tokens=1, completion_tokens=1, created_at=days_ago(1))
-    make_call(user_id=UserFactory().pk)
+    make_call(by=acting(user), prompt_tokens=100, completion_tokens=20)
+    make_call(by=acting(user), prompt_tokens=1, completion_tokens=1, created_at=days_ago(1))
+    make_call(by=acting(UserFactory()))
+    elsewhere = space_create(user=user, slug="elsewhere", name="Elsewhere")
+    make_call(by=acting(user, elsewhere), prompt_tokens=10, completion_tokens=0)  # counted: one budget
     response = api.get(reverse("api-usage"))
     assert response.status_code == 200, response.content
     body = response.json()
     today = body["llm_today"]
-    assert (today["calls"], today["calls_limit"], today["tokens"], today["spent"]) == (1, 3, 120, False)
+    assert (today["calls"], today["calls_limit"], today["tokens"], today["spent"]) == (2, 3, 130, False)
+    here = body["member_llm_today"]  # the user's in this space, which bounds nothing more here
+    assert (here["calls"], here["tokens"], here["calls_limit"], here["tokens_limit"]) == (1, 120, None, None)
     assert datetime.fromisoformat(today["resets_at"]) - datetime.now(UTC) <= timedelta(days=1)
     assert body["searches"] == {"count": 0, "cap": budget.MEMSITE_QUOTA_SEARCHES}
     assert set(body) == {
         "llm_today",
+        "member_llm_today",
         "space_llm_today",
         "token_llm_today",
         "searches",
@@ -142,9 +218,13 @@ def test_usage_says_the_spend_today_and_the_work_in_flight(api, user, budget):
 @pytest.mark.django_db
 def test_the_ledger_page_shows_the_readers_spend_against_the_budget(client, user, budget):
     for _ in range(3):
-        make_call(user_id=user.pk, prompt_tokens=1_000, completion_tokens=234)
+        make_call(by=acting(user), prompt_tokens=1_000, completion_tokens=234)
     client.force_login(user)
     page = client.get(reverse("llm:ledger")).content.decode()
-    assert 'LLM calls today</th><td class="num">3</td><td class="num">3</td>' in page
-    assert 'tokens today</th><td class="num">3702</td><td class="num">1000000</td>' in page
+    assert 'LLM calls today, in all your spaces</th><td class="num">3</td><td class="num">3</td>' in page
+    assert 'tokens today, in all your spaces</th><td class="num">3702</td><td class="num">1000000</td>' in page
     assert "the daily budget is spent" in page
+    assert "in this space" not in page  # the owner set no budget of each member's here
+    space_update(space=space_default(), member_llm_daily_calls=3)
+    page = client.get(reverse("llm:ledger")).content.decode()
+    assert '<td class="num">3 · 3702</td><td class="num">3 · —</td>' in page

@@ -18,8 +18,9 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.spaces.models import ApiToken
+from memsite.spaces.principals import token_principal
 from memsite.spaces.services import token_create
-from tests.factories import AgentFactory, GraphFactory, UserFactory, default_space, system
+from tests.factories import AgentFactory, GraphFactory, UserFactory, acting, default_space
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -83,24 +84,23 @@ def tokens_url(token: ApiToken | None = None) -> str:
 
 def test_the_gateway_refuses_a_tokens_work_once_its_own_budget_is_spent(user):
     token, _ = made(user, llm_daily_calls=2)
-    here = default_space().pk
     for _ in range(2):
-        call = complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here, token_id=token.pk).call
+        call = complete(purpose="route", messages=MESSAGES, by=token_principal(token)).call
         assert call.token_id == token.pk
     with pytest.raises(LLMError) as refused:
-        complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here, token_id=token.pk)
+        complete(purpose="route", messages=MESSAGES, by=token_principal(token))
     assert refused.value.reason is Reason.BUDGET_SPENT
     assert refused.value.message.startswith("The token's daily LLM budget is spent: 2 of 2 LLM calls")
     # The member's other work, and another token of theirs, still run.
     other, _ = made(user)
-    assert complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here, token_id=other.pk).call
-    assert complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=here).call
+    assert complete(purpose="route", messages=MESSAGES, by=token_principal(other)).call
+    assert complete(purpose="route", messages=MESSAGES, by=acting(user)).call
     assert LLMCall.objects.filter(token=token).count() == 2
 
 
 def test_a_token_past_its_budget_starts_no_search_and_says_whose_budget(user):
     token, client = made(user, llm_daily_tokens=500)
-    make_call(user_id=user.pk, token_id=token.pk, prompt_tokens=400, completion_tokens=100)
+    make_call(by=token_principal(token), prompt_tokens=400, completion_tokens=100)
     refused = client.post(reverse("memory-api:search-start"), QUESTIONS, format="json")
     assert refused.status_code == 429, refused.content
     body = refused.json()
@@ -113,10 +113,10 @@ def test_a_token_past_its_budget_starts_no_search_and_says_whose_budget(user):
 
 
 def test_a_search_a_token_started_charges_the_token_down_to_its_sub_searches(user):
-    demo_memory_seed(by=system())
+    demo_memory_seed(by=acting(user))
     token, _ = made(user)
     search = memory_services.search_start(
-        space=default_space(), user=user, token=token, questions=["Which HTTP status code means a conflict?"]
+        by=token_principal(token), questions=["Which HTTP status code means a conflict?"]
     )
     memory_services.search_run(search_id=search.pk)
     calls = LLMCall.objects.filter(served_id=search.pk, served_type__model="search")
@@ -130,10 +130,10 @@ def test_a_graph_operation_and_a_tick_are_charged_to_the_token_that_asked(user, 
     monkeypatch.setattr("agents.brains.tasks.tick_run.delay", lambda agent_id: None)
     token, _ = made(user)
     graph = GraphFactory()
-    op = graph_services.graph_recall(graph=graph, user=user, token=token)
+    op = graph_services.graph_recall(graph=graph, by=token_principal(token))
     assert GraphOp.objects.get(pk=op.pk).token_id == token.pk
     agent = AgentFactory()
-    brain_services.tick_request(agent=agent, user=user, token=token)
+    brain_services.tick_request(agent=agent, by=token_principal(token))
     run = brain_services.tick_run(agent_id=agent.pk)
     assert run.status == TickRun.Status.DONE and (run.user_id, run.token_id) == (user.pk, token.pk)
     calls = LLMCall.objects.filter(served_id=run.pk, served_type__model="tickrun")
@@ -144,7 +144,7 @@ def test_scheduled_ticks_are_charged_to_the_token_that_set_them_going(user, monk
     monkeypatch.setattr("agents.brains.tasks.tick_run.delay", lambda agent_id: None)
     token, _ = made(user)
     agent = AgentFactory()
-    brain_services.ticking_start(agent=agent, interval_s=60, user=user, token=token)
+    brain_services.ticking_start(agent=agent, interval_s=60, by=token_principal(token))
     assert brain_services.ticks_start_due() == 1
     run = brain_services.tick_run(agent_id=agent.pk)
     assert (run.user_id, run.token_id) == (user.pk, token.pk)
@@ -152,7 +152,7 @@ def test_scheduled_ticks_are_charged_to_the_token_that_set_them_going(user, monk
 
 def test_a_chat_through_a_spent_token_is_429(user):
     token, client = made(user, llm_daily_calls=1)
-    make_call(user_id=user.pk, token_id=token.pk)
+    make_call(by=token_principal(token))
     agent = AgentFactory()
     refused = client.post(reverse("agents-api:chat", args=[agent.pk]), {"text": "How are you?"}, format="json")
     assert refused.status_code == 429 and refused.json()["quota"] == "token_daily_llm_budget"
@@ -160,8 +160,8 @@ def test_a_chat_through_a_spent_token_is_429(user):
 
 def test_usage_shows_the_calling_tokens_spend_against_its_budget(user):
     token, client = made(user, llm_daily_calls=10)
-    make_call(user_id=user.pk, token_id=token.pk, prompt_tokens=7, completion_tokens=3)
-    make_call(user_id=user.pk)
+    make_call(by=token_principal(token), prompt_tokens=7, completion_tokens=3)
+    make_call(by=acting(user))
     response = client.get(reverse("api-usage"))
     body = response.json()
     assert (body["token_llm_today"]["calls"], body["token_llm_today"]["calls_limit"]) == (1, 10)

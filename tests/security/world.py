@@ -207,6 +207,7 @@ def build_world(words: Words = PLAIN) -> World:
         space=default_space(), task=text("Find the port of the API.")[:2000], agent=agent, model="gpt-4"
     )
     memorized = graph_services.graph_memorize(
+        by=system(),
         graph=graph,
         messages=[
             {"role": words.short("assistant"), "content": text("I look up the port.")},

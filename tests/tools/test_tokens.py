@@ -25,7 +25,7 @@ def through_token(**options) -> Principal:
 
 def test_a_search_started_through_a_spent_token_is_refused_with_the_tokens_budget():
     node = through_token(llm_daily_calls=1)
-    make_call(user_id=node.user.pk, token_id=node.token.pk)
+    make_call(by=token_principal(node.token))
     with pytest.raises(QuotaExceeded) as refused:
         tool_call(node, "memory_search", {"questions": ["Which port?"], "wait_s": 0})
     assert refused.value.data["quota"] == "token_daily_llm_budget"

@@ -40,7 +40,7 @@ def chat_run(principal: Principal, args: ChatArgs) -> dict[str, Any]:
     agent = agent_of(principal, args.agent)
     # The reply is an LLM call made while the caller waits: it holds a slot for waiting, or is a 429.
     with wait_slots().hold_or_busy():
-        exchange = services.chat_send(agent=agent, user=principal.user, token=principal.token, text=args.text)
+        exchange = services.chat_send(agent=agent, by=principal, text=args.text)
     return BrainChatExchangeSerializer(exchange).data
 
 

@@ -64,12 +64,12 @@ def _op(op: GraphOp) -> dict[str, Any]:
 def memorize_run(principal: Principal, args: MemorizeArgs) -> dict[str, Any]:
     messages = [turn.model_dump() for turn in args.messages]
     graph = graph_of(principal, args.graph)
-    return _op(services.graph_memorize(graph=graph, messages=messages, user=principal.user, token=principal.token))
+    return _op(services.graph_memorize(graph=graph, messages=messages, by=principal))
 
 
 def recall_run(principal: Principal, args: GraphArgs) -> dict[str, Any]:
     graph = graph_of(principal, args.graph)
-    return _op(services.graph_recall(graph=graph, user=principal.user, token=principal.token))
+    return _op(services.graph_recall(graph=graph, by=principal))
 
 
 def context_run(principal: Principal, args: GraphArgs) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from memory.models import Node
 from memory.types import ContentKind, get_type
 from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES
 from memsite.errors import InvalidInput, NotFound
-from memsite.quotas.checks import token_id_of
 from memsite.spaces.principals import Principal
 from tools.definitions.refs import NODE_HELP, ROOT, NodeRef, node_of
 from tools.logic.schemas import ToolArgs
@@ -59,9 +58,7 @@ def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
     start = node_of(principal, args.start) if args.start is not None else None
     hits = retrieve(
         query=args.query,
-        space_id=principal.space.pk,
-        user_id=principal.user_id,
-        token_id=token_id_of(principal.token),
+        by=principal,
         start=start,
         k=args.k,
         types=args.types,

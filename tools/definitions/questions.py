@@ -45,9 +45,7 @@ def pending_run(principal: Principal, args: PendingArgs) -> dict[str, Any]:
 
 def answer_run(principal: Principal, args: AnswerArgs) -> dict[str, Any]:
     question = selectors.search_question_get(space=principal.space, question_id=args.question_id)
-    question = services.search_question_answer(
-        question=question, answer=args.answer, user=principal.user, actor=principal
-    )
+    question = services.search_question_answer(question=question, answer=args.answer, by=principal)
     return SearchQuestionSerializer(question).data
 
 

@@ -82,9 +82,7 @@ def search_outcome(search: Search) -> dict[str, Any]:
 def search_run(principal: Principal, args: SearchArgs) -> dict[str, Any]:
     space = principal.space
     search = services.search_start(
-        space=space,
-        user=principal.user,
-        token=principal.token,
+        by=principal,
         questions=args.questions,
         context=args.context,
         start_node=node_of(principal, args.start) if args.start is not None else None,

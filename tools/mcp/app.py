@@ -134,7 +134,7 @@ class TokenGate:
             refuse_over(announced, limit, "request body")
             size = limit if _chunked(headers) else announced
             budget = self.small if size <= SMALL_BODY_BYTES else self.large
-            slot = caller_slot(f"user:{principal.user.pk}", caller_concurrency())  # type: ignore[attr-defined]
+            slot = caller_slot(f"user:{principal.user.pk}", caller_concurrency())
         except Exception as error:
             await _refusal(refusal_of(error, "An MCP request"))(scope, receive, send)
             return
@@ -209,7 +209,7 @@ def _admit(authorization: bytes) -> Principal:
         raise TokenRefused(NO_TOKEN)
     principal = token_authenticate(key=key)
     # The REST API's clock: both count the one rate.
-    hit = api_rate_hit(f"user:{principal.user.pk}", now=UserRequestThrottle.timer())  # type: ignore[attr-defined]
+    hit = api_rate_hit(f"user:{principal.user.pk}", now=UserRequestThrottle.timer())
     if not hit.allowed:
         raise RateLimited(hit.retry_after_s)
     return principal

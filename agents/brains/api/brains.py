@@ -171,7 +171,7 @@ class TickApi(APIView):
     )
     def post(self, request: Request, agent_id: int) -> Response:
         agent = agent_of(request, agent_id)
-        services.tick_request(agent=agent, user=request.user, token=principal_of(request).token)
+        services.tick_request(agent=agent, by=principal_of(request))
         ticking = _ticking(agent)
         queued = {"queued": True, "after": ticking.tick_count, "ticking": ticking}
         return Response(self.OutputSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
@@ -205,8 +205,7 @@ class TickingStartApi(APIView):
         agent = agent_of(request, agent_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        token = principal_of(request).token
-        services.ticking_start(agent=agent, user=request.user, token=token, **serializer.validated_data)
+        services.ticking_start(agent=agent, by=principal_of(request), **serializer.validated_data)
         return Response(self.OutputSerializer(_ticking(agent)).data)
 
 
@@ -263,9 +262,7 @@ class ChatApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         with wait_slots().hold_or_busy():
-            exchange = services.chat_send(
-                agent=agent, user=request.user, token=principal_of(request).token, **serializer.validated_data
-            )
+            exchange = services.chat_send(agent=agent, by=principal_of(request), **serializer.validated_data)
         return Response(self.OutputSerializer(exchange).data, status=status.HTTP_201_CREATED)
 
 

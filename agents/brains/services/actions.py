@@ -1,7 +1,8 @@
 """The actions a tick may take: list and read the memory tree, start memory searches, write notes
 in the agent's folder of `swarmstar`, fetch allowed web pages, reply in its chat, or idle. Each
-returns an `Outcome` and never writes to the brain; a refusal is an outcome that did not work.
-Explained in docs/brains.md."""
+acts as the tick's principal (whoever set the agent ticking or asked for the tick): its writes
+and searches stay within their folder, caps and budgets. Each returns an `Outcome` and never
+writes to the brain; a refusal is an outcome that did not work. Explained in docs/brains.md."""
 
 import json
 import re
@@ -22,7 +23,7 @@ from memory import services as memory_services
 from memsite.errors import Conflict, NotFound, ServiceError
 from memsite.llm.replies import describe_validation_error
 from memsite.llm.tokens import counter_for_model
-from memsite.spaces.principals import system_principal
+from memsite.spaces.principals import Principal
 
 MAX_KEY_CHARS = max_chars(Explored, "key")
 LIST_LIMIT = 50  # children named in a listing
@@ -71,7 +72,7 @@ class Action:
     name: str
     description: str
     arguments: type[Arguments]
-    run: Callable[[Agent, Any], Outcome]
+    run: Callable[[Agent, Any, Principal], Outcome]
 
     @property
     def signature(self) -> str:
@@ -101,14 +102,14 @@ def arguments_validated(name: str, arguments: object) -> Arguments:
         raise ActionRefused(f"Bad arguments for {name}:\n{describe_validation_error(exc)}") from None
 
 
-def action_run(*, agent: Agent, name: str, arguments: object) -> Outcome:
-    """Run one action. Refusals come back as an outcome that did not work."""
+def action_run(*, agent: Agent, name: str, arguments: object, by: Principal) -> Outcome:
+    """Run one action as `by`. Refusals come back as an outcome that did not work."""
     try:
         validated = arguments_validated(name, arguments)
     except ActionRefused as exc:
         return refused(exc.message)
     try:
-        return ACTIONS[name].run(agent, validated)
+        return ACTIONS[name].run(agent, validated, by)
     except ServiceError as exc:
         return refused(f"{name} failed: {exc.message}", where=_where(validated))
 
@@ -138,7 +139,7 @@ def _perceived(kind: str, key: str, summary: str, *, folder: bool = False) -> tu
 # The actions ------------------------------------------------------------------------------------
 
 
-def list_dir(agent: Agent, arguments: PathArguments) -> Outcome:
+def list_dir(agent: Agent, arguments: PathArguments, by: Principal) -> Outcome:
     path = normal_path(arguments.path)
     if path == "/":
         roots = memory_selectors.node_roots(space=agent.space)
@@ -164,7 +165,7 @@ def list_dir(agent: Agent, arguments: PathArguments) -> Outcome:
     )
 
 
-def read_file(agent: Agent, arguments: PathArguments) -> Outcome:
+def read_file(agent: Agent, arguments: PathArguments, by: Principal) -> Outcome:
     path = normal_path(arguments.path)
     if path == "/":
         return refused("/ is the top of the tree, not a file: list it with list_dir.", where=path)
@@ -198,7 +199,7 @@ def note_folder_name(agent: Agent) -> str:
     return f"agent-{agent.pk}-{slug}" if slug else f"agent-{agent.pk}"
 
 
-def _note_folder(agent: Agent):
+def _note_folder(agent: Agent, by: Principal):
     name = note_folder_name(agent)
     path = f"/{NOTE_FOLDER}/{name}"
     try:
@@ -211,7 +212,7 @@ def _note_folder(agent: Agent):
                 type="folder",
                 name=name,
                 description=f"Notes written by the agent {agent.name}.",
-                by=system_principal(agent.space),
+                by=by,
             )
         except Conflict:  # made meanwhile by another writer
             folder = memory_selectors.node_resolve(space=agent.space, path=path)
@@ -220,25 +221,27 @@ def _note_folder(agent: Agent):
     return folder
 
 
-def _not_own_note(node, path: str) -> str:
+def _not_own_note(node, path: str, by: Principal) -> str:
     """Why the agent may not rewrite this node, or "" when it is a note of its own.
 
-    Nodes record the person who made them, not the agent: agents write without a user. So in the
-    agent's own folder (which no other agent writes to), a document nobody made is the agent's;
-    one a person made there is theirs."""
+    Nodes record the user who made them, not the agent: an agent writes as the member it ticks
+    for (notes written before ticks acted for anyone have no user). So in the agent's own folder
+    (which no other agent writes to), a document made by that member or by nobody is the
+    agent's; one another person made there is theirs."""
     if node.type != "document":
         return f"{path} is a {node.type}, not a note: choose another name."
-    if node.created_by_id is not None:
+    if node.created_by_id not in (None, by.user_id):
         return f"{path} was written by a person, not by you: choose another name."
     return ""
 
 
-def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
+def write_note(agent: Agent, arguments: NoteArguments, by: Principal) -> Outcome:
     """A document in the agent's folder of `swarmstar`, made, or (by the same name) replaced if
-    it is the agent's own and nobody changed it since it was read here."""
+    it is the agent's own and nobody changed it since it was read here; written as `by`, so a
+    token limited to another folder is refused."""
     if "/" in arguments.name:
         return refused(f"A note's name must not contain '/': {arguments.name!r}.")
-    folder = _note_folder(agent)
+    folder = _note_folder(agent, by)
     path = f"/{NOTE_FOLDER}/{folder.name}/{arguments.name}"
     data = arguments.content.encode()
     try:
@@ -252,16 +255,14 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
             name=arguments.name,
             description=f"A note by the agent {agent.name}.",
             content=data,
-            by=system_principal(agent.space),
+            by=by,
         )
         verb = "Wrote"
     else:
-        if problem := _not_own_note(existing, path):
+        if problem := _not_own_note(existing, path, by):
             return refused(problem, where=path)
         # Conflict (refused) if someone wrote the note since it was resolved above.
-        node = memory_services.node_content_set(
-            node=existing, data=data, expected_version=existing.version, by=system_principal(agent.space)
-        )
+        node = memory_services.node_content_set(node=existing, data=data, expected_version=existing.version, by=by)
         verb = "Rewrote"
     return Outcome(
         ok=True,
@@ -272,11 +273,10 @@ def write_note(agent: Agent, arguments: NoteArguments) -> Outcome:
     )
 
 
-def search_memory(agent: Agent, arguments: SearchArguments) -> Outcome:
-    """Start a memory search; its answer is not waited for."""
+def search_memory(agent: Agent, arguments: SearchArguments, by: Principal) -> Outcome:
+    """Start a memory search for `by`, within their cap on searches; its answer is not waited for."""
     search = memory_services.search_start(
-        space=agent.space,
-        user=None,
+        by=by,
         questions=[arguments.query],
         context=f"Asked by the agent {agent.name} during a tick.",
     )
@@ -289,7 +289,7 @@ def search_memory(agent: Agent, arguments: SearchArguments) -> Outcome:
     )
 
 
-def fetch_url(agent: Agent, arguments: UrlArguments) -> Outcome:
+def fetch_url(agent: Agent, arguments: UrlArguments, by: Principal) -> Outcome:
     from memsite import (
         fetch,  # the module is looked up at call time, so tests can replace fetch_url
     )
@@ -315,11 +315,11 @@ def fetch_url(agent: Agent, arguments: UrlArguments) -> Outcome:
     )
 
 
-def reply(agent: Agent, arguments: ReplyArguments) -> Outcome:
+def reply(agent: Agent, arguments: ReplyArguments, by: Principal) -> Outcome:
     return Outcome(ok=True, summary=f"Said: {_clip(arguments.text, 200)}", chat=arguments.text)
 
 
-def idle(agent: Agent, arguments: NoArguments) -> Outcome:
+def idle(agent: Agent, arguments: NoArguments, by: Principal) -> Outcome:
     return Outcome(ok=True, summary="Idled.")
 
 

@@ -22,8 +22,8 @@ from memsite.errors import Conflict, InvalidInput, ServiceError
 from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
-from memsite.quotas.checks import acting_user_id, llm_budget_require, token_id_of
-from memsite.spaces.models import ApiToken
+from memsite.quotas.checks import llm_budget_require
+from memsite.spaces.principals import Principal
 
 GOAL_COMMAND = re.compile(r"^\s*goal\s*:\s*(?P<text>.*?)\s*$", re.IGNORECASE | re.DOTALL)
 CHAT_LINES = 20  # of the history a reply may see, newest first, as the window allows
@@ -71,20 +71,12 @@ def _agent_says(agent: Agent, text: str, **fields: Any) -> Record:
         return _line(write, role="assistant", text=text, at=timezone.now(), **fields)
 
 
-def _remembered(
-    agent: Agent, view: BrainView, text: str, *, user_id: int | None, token: ApiToken | None
-) -> list[MemoryItem]:
+def _remembered(agent: Agent, view: BrainView, text: str, *, by: Principal) -> list[MemoryItem]:
     """What the reply may draw on, best first: the facts relevant to `text`, the passages the
     space's memory retrieves for it (as POST /api/retrieve/ does, charged alike), the newest
     episodes."""
     facts = [view.facts[at] for at in relevant(text, [fact.text for fact in view.facts], limit=CHAT_FACTS)]
-    hits = retrieve(
-        query=text,
-        space_id=agent.space_id,
-        user_id=user_id,
-        token_id=token_id_of(token),
-        k=CHAT_PASSAGES,
-    )
+    hits = retrieve(query=text, by=by, k=CHAT_PASSAGES)
     episodes = view.episodes[-CHAT_EPISODES:][::-1]
     return [
         *(MemoryItem(kind=FACT, ref=str(fact.seq), text=fact.text) for fact in facts),
@@ -96,7 +88,8 @@ def _remembered(
     ]
 
 
-def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | None = None) -> ChatExchange:
+def chat_send(*, agent: Agent, text: str, by: Principal) -> ChatExchange:
+    """`by`'s message to the agent, and its reply, an LLM call charged to `by`."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("A chat message needs text.")
     limit = cap("entry_chars")
@@ -110,9 +103,8 @@ def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | No
             raise InvalidInput("Say the goal after 'goal:'.")
         if len(goal_text) > GOAL_CHARS:
             raise InvalidInput(f"A goal is at most {GOAL_CHARS} characters.")
-    user_id = acting_user_id(user)
     if command is None:
-        llm_budget_require(user_id=user_id, space=agent.space, token=token)
+        llm_budget_require(by=by)
 
     user_line = _user_says(agent, text)
     if command is not None:
@@ -127,7 +119,7 @@ def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | No
     # The brain as that write left it.
     view = brain_view(brain=user_line.brain, chat=CHAT_LINES + 1, facts=FACTS_READ, episodes=CHAT_EPISODES)
     history = [record for record in view.chat if record.pk != user_line.pk]
-    memory = _remembered(agent, view, text, user_id=user_id, token=token)
+    memory = _remembered(agent, view, text, by=by)
     prompt = chat_messages(agent=agent, view=view, history=history, text=text, memory=memory)
     try:
         completion = complete(
@@ -135,9 +127,7 @@ def chat_send(*, agent: Agent, text: str, user: Any = None, token: ApiToken | No
             messages=prompt.messages,
             schema=ChatReply,
             served=user_line,
-            user_id=user_id,
-            space_id=agent.space_id,
-            token_id=token_id_of(token),
+            by=by,
             model=agent.model,
             max_tokens=agent.reserved_output_tokens,
         )

@@ -35,6 +35,7 @@ from agents.brains.logic.tick import (
     undecided,
 )
 from agents.brains.models import Brain, Goal, TickRun
+from agents.brains.selectors.quotas import tick_queue_cutoff, ticks_in_flight
 from agents.brains.selectors.ticks import BrainView, brain_view, brain_view_renewed
 from agents.brains.services.actions import Suggestion, action_run, explore_next
 from agents.brains.services.brains import GOAL_CHARS, BrainWrite, brain_create, brain_writing
@@ -63,9 +64,10 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
-from memsite.quotas.checks import acting_user_id, tick_quota_require, ticking_quota_require, token_id_of
-from memsite.quotas.selectors import member_cap, spends_today, tick_queue_cutoff, ticks_in_flight
-from memsite.spaces.models import ApiToken, Space
+from memsite.quotas.checks import tick_quota_require, ticking_quota_require
+from memsite.quotas.selectors import member_cap, spends_today
+from memsite.spaces.models import Space
+from memsite.spaces.principals import Principal, principal_rebuilt
 
 Reply = TypeVar("Reply", bound=BaseModel)
 
@@ -74,6 +76,13 @@ logger = logging.getLogger(__name__)
 MAX_INTERVAL_S = 7 * 24 * 3_600
 TICKS_PER_BEAT = 500  # brains started by one beat; the rest stay due for the next
 WORKER_STOPPED = "Its worker stopped: the lease ran out."
+# A tick is never run as anyone but whoever asked for it.
+ASKER_GONE = "Whoever asked for this tick (a member, or their token) can no longer act in this space."
+
+
+def _member_require(by: Principal) -> None:
+    if by.is_system:
+        raise InvalidInput("An agent ticks for a member: memsite itself asks for no tick.")
 
 
 @dataclass
@@ -122,15 +131,13 @@ def _writing(tick: _Tick) -> AbstractContextManager[BrainWrite]:
     return leased_writing(tick.lease, tick.run)
 
 
-def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type[Reply]) -> tuple[Reply, int]:
+def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type[Reply], *, by: Principal) -> tuple[Reply, int]:
     completion = complete(
         purpose=purpose,
         messages=messages,
         schema=schema,
         served=tick.run,
-        user_id=tick.run.user_id,
-        space_id=tick.agent.space_id,
-        token_id=tick.run.token_id,
+        by=by,
         model=tick.agent.model,
         max_tokens=tick.agent.reserved_output_tokens,
     )
@@ -148,8 +155,10 @@ def _failure_detail(exc: LLMError | ServiceError) -> dict[str, Any]:
 
 
 def tick_run(*, agent_id: int) -> TickRun | None:
-    """Run one tick of the agent's brain. None when there is nothing to run: no such agent, or
-    another tick holds the brain's lease."""
+    """Run one tick of the agent's brain, as whoever asked for it (who queued it, else who set
+    the agent ticking): its LLM calls, writes and searches are theirs, within their folder, caps
+    and budgets; it fails if they can no longer act in the space. None when there is nothing to
+    run: no such agent, or another tick holds the brain's lease."""
     agent = Agent.objects.filter(pk=agent_id).first()
     if agent is None:
         return None
@@ -158,7 +167,11 @@ def tick_run(*, agent_id: int) -> TickRun | None:
         logger.info("Tick of agent %s skipped: another tick holds its brain or has just run.", agent_id)
         return None
     try:
-        _loop(tick)
+        by = _acting_for(agent.space, (tick.run.user_id, tick.run.token_id))
+        if by is None:
+            _fail(tick, ASKER_GONE, record=False)
+        else:
+            _loop(tick, by=by)
     except LeaseLost:
         logger.warning("Tick of agent %s stopped: another tick took its brain over.", agent_id)
     except Exception as exc:
@@ -169,6 +182,14 @@ def tick_run(*, agent_id: int) -> TickRun | None:
             lease_release(tick.lease)
     tick.run.refresh_from_db()
     return tick.run
+
+
+def _acting_for(space: Space, ids: tuple[int | None, int | None]) -> Principal | None:
+    """Who a tick acts for, by the (user, token) ids its row keeps, as they may act in the space
+    now; None if they can no longer, or if there is no user (deleted, or no one ever set the
+    agent ticking): a tick is a member's work, never memsite's own."""
+    user_id, token_id = ids
+    return principal_rebuilt(space=space, user_id=user_id, token_id=token_id) if user_id is not None else None
 
 
 def _open(agent: Agent) -> _Tick | None:
@@ -225,29 +246,29 @@ def _queue_mark_clear(brain: Brain) -> None:
         )
 
 
-def _loop(tick: _Tick) -> None:
-    acted = _decide_and_act(tick)
+def _loop(tick: _Tick, *, by: Principal) -> None:
+    acted = _decide_and_act(tick, by=by)
     if acted is None:
         return
     decided, outcome = acted
-    reflected = _reflect(tick, decided, outcome)
+    reflected = _reflect(tick, decided, outcome, by=by)
     brain = _record(tick, decided, outcome, reflected)  # it saves the reflection's step too
     every = settings.MEMSITE_TICK_DEEP_REFLECT_EVERY
     then = finish(number=tick.run.number, deep_reflect_every=every, brain=_state_of(brain), outcome=outcome)
     if then.deep_reflect:
-        brain = _deep_reflect(tick, brain)  # it leaves the plan as it was
+        brain = _deep_reflect(tick, brain, by=by)  # it leaves the plan as it was
     if then.replan_because is not None:
-        _replan(tick, brain, because=then.replan_because)
+        _replan(tick, brain, because=then.replan_because, by=by)
     _finish(tick, status=then.status, outcome=then.outcome, error=then.error)
 
 
-def _decide_and_act(tick: _Tick) -> tuple[Decided | None, Outcome] | None:
+def _decide_and_act(tick: _Tick, *, by: Principal) -> tuple[Decided | None, Outcome] | None:
     """The decision and what the action came to; no decision when the reply never validated
     (the outcome says so). None when the tick failed: the call failed or the prompt did not fit."""
     started = time.monotonic()
     try:
         messages = decide_messages(agent=tick.agent, view=tick.view, suggestions=tick.suggestions)
-        decision, call = _ask(tick, Purpose.DECIDE, messages, Decision)
+        decision, call = _ask(tick, Purpose.DECIDE, messages, Decision, by=by)
     except ServiceError as exc:  # the prompt does not fit the agent's window
         _step_noted(tick, "decide", started, error=exc.message)
         _fail(tick, f"decide: {exc.message}")
@@ -264,12 +285,12 @@ def _decide_and_act(tick: _Tick) -> tuple[Decided | None, Outcome] | None:
     _step_saved(tick, "decide", started, fields=chosen, **chosen, reason=decided.reason, call=call)
 
     started = time.monotonic()
-    outcome = action_run(agent=tick.agent, name=decided.action, arguments=decided.arguments)
+    outcome = action_run(agent=tick.agent, name=decided.action, arguments=decided.arguments, by=by)
     _step_saved(tick, "act", started, ok=outcome.ok, summary=outcome.summary, **outcome.detail)
     return decided, outcome
 
 
-def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome) -> Reflected | None:
+def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome, *, by: Principal) -> Reflected | None:
     """The reflection on what the tick did; None when its call failed (its step says why)."""
     started = time.monotonic()
     messages = reflect_messages(
@@ -283,7 +304,7 @@ def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome) -> Reflecte
         view=tick.view,
     )
     try:
-        reflection, call = _ask(tick, Purpose.REFLECT, messages, Reflection)
+        reflection, call = _ask(tick, Purpose.REFLECT, messages, Reflection, by=by)
     except (LLMError, ServiceError) as exc:
         _step_noted(tick, "reflect", started, **_failure_detail(exc))
         return None
@@ -314,7 +335,7 @@ def _record(tick: _Tick, decided: Decided | None, outcome: Outcome, reflected: R
     return write.brain
 
 
-def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
+def _deep_reflect(tick: _Tick, brain: Brain, *, by: Principal) -> Brain:
     """A new self-summary, and new goals, facts and self-instructions, from `brain` as the
     record step left it. The brain as the deep reflection leaves it (with the plan as it was)."""
     started = time.monotonic()
@@ -323,7 +344,7 @@ def _deep_reflect(tick: _Tick, brain: Brain) -> Brain:
     )
     try:
         messages = deep_reflect_messages(agent=tick.agent, view=view)
-        reply, call = _ask(tick, Purpose.DEEP_REFLECT, messages, DeepReflection)
+        reply, call = _ask(tick, Purpose.DEEP_REFLECT, messages, DeepReflection, by=by)
     except (LLMError, ServiceError) as exc:
         _step_saved(tick, "deep_reflect", started, **_failure_detail(exc))  # a new plan's LLM call may follow
         return brain
@@ -361,14 +382,14 @@ def _goals_added(write: BrainWrite, goals: list[tuple[int, str]], now: datetime)
     return added, None
 
 
-def _replan(tick: _Tick, brain: Brain, *, because: str) -> None:
+def _replan(tick: _Tick, brain: Brain, *, because: str, by: Principal) -> None:
     """A new plan, from `brain` as the tick's last write left it."""
     started = time.monotonic()
     view = brain_view_renewed(view=tick.view, brain=brain)
     exploration = explore_next(brain=brain)
     try:
         messages = plan_messages(agent=tick.agent, view=view, suggestions=exploration.suggestions)
-        reply, call = _ask(tick, Purpose.DECIDE, messages, Plan)
+        reply, call = _ask(tick, Purpose.DECIDE, messages, Plan, by=by)
     except (LLMError, ServiceError) as exc:
         _step_noted(tick, "replan", started, because=because, **_failure_detail(exc))  # the run's end saves it
         return
@@ -421,17 +442,17 @@ def _interval_check(interval_s: object) -> int:
     return interval_s
 
 
-def ticking_start(*, agent: Agent, interval_s: int, user: Any = None, token: ApiToken | None = None) -> Brain:
-    """Tick the agent every `interval_s` seconds for `user` (through `token`, if one asked),
-    starting now (or, if it ticks already, at the new interval from its next tick at the
-    latest). The agents ticking for one user are capped and the LLM budgets the ticks count
-    against must not be spent (QuotaExceeded, 429)."""
+def ticking_start(*, agent: Agent, interval_s: int, by: Principal) -> Brain:
+    """Tick the agent every `interval_s` seconds for `by` (a member, through a token if one
+    asked), starting now (or, if it ticks already, at the new interval from its next tick at the
+    latest): each tick acts as `by`. The agents ticking for one user are capped and the LLM
+    budgets the ticks count against must not be spent (QuotaExceeded, 429)."""
     interval_s = _interval_check(interval_s)
+    _member_require(by)
     broker_require()  # beat queues the ticks: with the broker down none would run
-    user_id = acting_user_id(user)
     now = timezone.now()
     with transaction.atomic():
-        ticking_quota_require(user_id=user_id, space=agent.space, agent_id=agent.pk, token=token)
+        ticking_quota_require(by=by, agent_id=agent.pk)
         with brain_writing(agent=agent) as write:
             brain = write.brain
             if brain.ticking and brain.next_tick_at is not None:
@@ -442,8 +463,8 @@ def ticking_start(*, agent: Agent, interval_s: int, user: Any = None, token: Api
                 ticking=True,
                 tick_interval_s=interval_s,
                 next_tick_at=next_at,
-                ticking_by_id=user_id,
-                ticking_token=token,
+                ticking_by=by.user,
+                ticking_token=by.token,
             )
     return brain
 
@@ -455,26 +476,25 @@ def ticking_pause(*, agent: Agent) -> Brain:
     return write.brain
 
 
-def _queue_mark(agent_id: int, user_id: int | None, token_id: int | None, now: datetime) -> bool:
-    """Mark a tick of the brain queued for `user_id` (through `token_id`); False when one is
-    queued already and not yet begun (it will tick the brain: this one would add nothing)."""
+def _queue_mark(agent_id: int, now: datetime, *, by: Principal) -> bool:
+    """Mark a tick of the brain queued for `by`; False when one is queued already and not yet
+    begun (it will tick the brain: this one would add nothing)."""
     free = Q(tick_queued_at__isnull=True) | Q(tick_queued_at__lte=tick_queue_cutoff(now))
     marked = Brain.objects.filter(free, pk=agent_id).update(
-        tick_queued_at=now, tick_queued_by_id=user_id, tick_queued_token_id=token_id
+        tick_queued_at=now, tick_queued_by_id=by.user_id, tick_queued_token_id=by.token_id
     )
     return bool(marked)
 
 
-def tick_request(*, agent: Agent, user: Any = None, token: ApiToken | None = None) -> None:
-    """Run one tick now for `user` (through `token`, if one asked), whether or not the agent
-    ticks (queued once the transaction commits; refused with nothing made when the broker does
-    not answer, or past the user's quota). A tick of the agent already queued and not yet begun
-    stands for this one."""
-    user_id = acting_user_id(user)
+def tick_request(*, agent: Agent, by: Principal) -> None:
+    """Run one tick now for `by`, whether or not the agent ticks (queued once the transaction
+    commits; refused with nothing made when the broker does not answer, or past the user's
+    quota). A tick of the agent already queued and not yet begun stands for this one."""
+    _member_require(by)
     with transaction.atomic():
         brain_create(agent=agent)
-        tick_quota_require(user_id=user_id, space=agent.space, token=token)
-        if _queue_mark(agent.pk, user_id, token_id_of(token), timezone.now()):
+        tick_quota_require(by=by)
+        if _queue_mark(agent.pk, timezone.now(), by=by):
             _enqueue(agent.pk)
 
 
@@ -491,68 +511,72 @@ def ticks_sweep_stale() -> int:
 
 
 class _Room:
-    """How many more ticks each user may have queued in each space, during one beat: counted at
-    a user's first due brain there, then kept, so a beat costs a few queries per user, space and
-    token rather than per brain. None has room while a budget its tick would count against is
-    spent (`spends_today`: the member's, the whole space's, the token's it ticks through); the
-    system's ticks (no user) are not capped otherwise."""
+    """How many more ticks each member may have queued in each space, during one beat: counted
+    at a member's first due brain there, then kept, so a beat costs a few queries per user,
+    space and token rather than per brain. None has room while a budget its tick would count
+    against is spent (`spends_today`: the user's, theirs in the space, the whole space's, the
+    token's it ticks through). Each asker is rebuilt once (`principal`)."""
 
-    def __init__(self, now: datetime, spaces: dict[int, Space], tokens: dict[int, ApiToken]):
+    def __init__(self, now: datetime, spaces: dict[int, Space]):
         self.now = now
         self.spaces = spaces
-        self.tokens = tokens
+        self.askers: dict[tuple[int, int | None, int | None], Principal | None] = {}
         self.left: dict[tuple[int | None, int], float] = {}
         self.spent: dict[tuple[int | None, int, int | None], bool] = {}
         self.skipped: dict[tuple[int | None, int], int] = {}
 
-    def take(self, user_id: int | None, space_id: int, token_id: int | None) -> bool:
-        key = (user_id, space_id)
-        if not self._spent(user_id, space_id, token_id):
+    def principal(self, asker: tuple[int, int | None, int | None]) -> Principal | None:
+        """Who set a brain ticking, by the (space, user, token) ids its row keeps (`_acting_for`)."""
+        if asker not in self.askers:
+            space_id, user_id, token_id = asker
+            self.askers[asker] = _acting_for(self.spaces[space_id], (user_id, token_id))
+        return self.askers[asker]
+
+    def take(self, by: Principal) -> bool:
+        key = (by.user_id, by.space.pk)
+        if not self._spent(by):
             if key not in self.left:
-                self.left[key] = self._cap_room(user_id, space_id)
+                self.left[key] = self._cap_room(by)
             if self.left[key] > 0:
                 self.left[key] -= 1
                 return True
         self.skipped[key] = self.skipped.get(key, 0) + 1
         return False
 
-    def _spent(self, user_id: int | None, space_id: int, token_id: int | None) -> bool:
-        key = (user_id, space_id, token_id)
+    def _spent(self, by: Principal) -> bool:
+        key = (by.user_id, by.space.pk, by.token_id)
         if key not in self.spent:
-            token = self.tokens.get(token_id) if token_id is not None else None
-            spends = spends_today(user_id=user_id, space=self.spaces[space_id], token=token, now=self.now)
-            self.spent[key] = any(spend.spent for spend in spends)
+            self.spent[key] = any(spend.spent for spend in spends_today(by=by, now=self.now))
         return self.spent[key]
 
-    def _cap_room(self, user_id: int | None, space_id: int) -> float:
-        if user_id is None:
+    def _cap_room(self, by: Principal) -> float:
+        if by.is_system:
             return math.inf
-        in_flight = ticks_in_flight(user_id=user_id, space_id=space_id, now=self.now)
-        return member_cap(self.spaces[space_id], "quota_ticks") - in_flight
+        return member_cap(by.space, "quota_ticks") - ticks_in_flight(by=by, now=self.now)
 
-    def give_back(self, user_id: int | None, space_id: int) -> None:
-        self.left[(user_id, space_id)] += 1
+    def give_back(self, by: Principal) -> None:
+        self.left[(by.user_id, by.space.pk)] += 1
 
 
-def _start_due(
-    agent_id: int,
-    next_at: datetime | None,
-    interval_s: int,
-    user_id: int | None,
-    token_id: int | None,
-    space_id: int,
-    room: _Room,
-) -> bool:
-    """Move the brain's next tick on and queue this one, if no other beat moved it first, its
-    user has room in its space, and it has no tick queued already. Whether it queued one."""
+def _start_due(agent_id: int, next_at: datetime | None, interval_s: int, by: Principal | None, room: _Room) -> bool:
+    """Move the brain's next tick on and queue this one, if no other beat moved it first, `by`
+    (who set it ticking) has room in its space, and it has no tick queued already. A brain set
+    ticking by someone who can no longer act in the space stops ticking instead: it would tick
+    as nobody. Whether it queued one."""
     with transaction.atomic():
+        if by is None:
+            Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
+                ticking=False, next_tick_at=None
+            )
+            logger.warning("Agent %s stopped ticking: %s", agent_id, ASKER_GONE)
+            return False
         moved = Brain.objects.filter(pk=agent_id, ticking=True, next_tick_at=next_at).update(
             next_tick_at=room.now + timedelta(seconds=interval_s)
         )
-        if not moved or not room.take(user_id, space_id, token_id):
+        if not moved or not room.take(by):
             return False
-        if not _queue_mark(agent_id, user_id, token_id, room.now):
-            room.give_back(user_id, space_id)
+        if not _queue_mark(agent_id, room.now, by=by):
+            room.give_back(by)
             return False
         _enqueue(agent_id)
     return True
@@ -560,7 +584,7 @@ def _start_due(
 
 def ticks_start_due() -> int:
     """Queue a tick for each ticking brain whose tick is due, and move its next tick on by its
-    interval. Run by beat; two beats at once queue each tick once. A brain whose user has no
+    interval. Run by beat; two beats at once queue each tick once. A brain whose member has no
     room for another tick (MEMSITE_QUOTA_TICKS, or a spent LLM budget: theirs, the whole
     space's or its token's), or that has a tick queued already, skips this tick. Returns how
     many it queued."""
@@ -574,10 +598,12 @@ def ticks_start_due() -> int:
     )
     if not due:
         return 0
-    tokens = ApiToken.objects.in_bulk({row[4] for row in due if row[4] is not None})
-    room = _Room(now, Space.objects.in_bulk({row[-1] for row in due}), tokens)
+    room = _Room(now, Space.objects.in_bulk({row[-1] for row in due}))
     with broker_checked():
-        started = sum(_start_due(*row, room=room) for row in due)
+        started = sum(
+            _start_due(pk, next_at, interval_s, room.principal((space_id, user_id, token_id)), room)
+            for pk, next_at, interval_s, user_id, token_id, space_id in due
+        )
     if room.skipped:
         logger.info("Due ticks skipped, by user and space: their quota or LLM budget is reached: %s.", room.skipped)
     return started

@@ -22,6 +22,7 @@ from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
 from memsite.llm.tokens import TokenCounter, counter_for_model
 from memsite.queue import enqueue
+from memsite.spaces.principals import system_principal
 
 SYSTEM_PROMPT = (
     "You summarize the earlier part of an agent's conversation so that the agent can go on "
@@ -202,9 +203,12 @@ def _end(summary: Summary, **fields) -> Summary | None:
 
 
 def summary_write(*, summary_id: int) -> Summary | None:
-    """Write a pending summary through the gateway; the row ends done or failed. Nothing to do
-    when it is no longer pending (written by another worker, or deleted by a restore)."""
-    summary = Summary.objects.select_related("agent").filter(pk=summary_id, status=Summary.Status.PENDING).first()
+    """Write a pending summary through the gateway, as memsite's own upkeep in the agent's space
+    (charged to its system budget); the row ends done or failed. Nothing to do when it is no
+    longer pending (written by another worker, or deleted by a restore)."""
+    summary = (
+        Summary.objects.select_related("agent__space").filter(pk=summary_id, status=Summary.Status.PENDING).first()
+    )
     if summary is None:
         return None
     agent = summary.agent
@@ -213,6 +217,7 @@ def summary_write(*, summary_id: int) -> Summary | None:
     written = _start(summary, end)
     messages = selectors.message_history(agent=agent, start_position=written.through + 1, through=summary.through)
     chunks = _chunks(messages)
+    by = system_principal(agent.space)
     for number, chunk in enumerate(chunks, 1):
         try:
             reply = complete(
@@ -220,7 +225,7 @@ def summary_write(*, summary_id: int) -> Summary | None:
                 messages=_prompt(counter, written, chunk),
                 schema=SummaryReply,
                 served=summary,
-                space_id=agent.space_id,
+                by=by,
                 max_tokens=settings.MEMSITE_SUMMARY_MAX_TOKENS,
             )
         except LLMError as error:

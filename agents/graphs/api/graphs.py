@@ -208,9 +208,7 @@ class GraphMemorizeApi(APIView):
         graph = graph_of(request, graph_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        op = services.graph_memorize(
-            graph=graph, user=request.user, token=principal_of(request).token, **serializer.validated_data
-        )
+        op = services.graph_memorize(graph=graph, by=principal_of(request), **serializer.validated_data)
         return Response(self.OutputSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -227,7 +225,7 @@ class GraphRecallApi(APIView):
     )
     def post(self, request: Request, graph_id: int) -> Response:
         graph = graph_of(request, graph_id)
-        op = services.graph_recall(graph=graph, user=request.user, token=principal_of(request).token)
+        op = services.graph_recall(graph=graph, by=principal_of(request))
         return Response(self.OutputSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -11,6 +11,7 @@ from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, NodeKind,
 from memsite.errors import NotFound
 from memsite.llm.tokens import counter_for_model
 from memsite.spaces.models import Space
+from memsite.spaces.principals import Principal
 
 NODE_COLUMNS = ("node_id", "kind", "thought", "related_turn_ids", "state", "folded_into")
 
@@ -173,3 +174,9 @@ def graph_path_to_root(*, graph: Graph, node_id: int) -> list[int]:
             break
         path.append(min(parents))
     return path
+
+
+def graph_ops_in_flight(*, by: Principal) -> int:
+    """Memorize and recall operations `by`'s user asked for in its space, queued (a running one
+    stays queued until it ends): what the member cap on graph operations counts."""
+    return GraphOp.objects.filter(created_by_id=by.user_id, graph__space=by.space, status=GraphOp.Status.QUEUED).count()

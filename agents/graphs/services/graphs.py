@@ -41,12 +41,15 @@ from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.llm.tokens import counter_for_model
 from memsite.names import has_invisible_characters
 from memsite.queue import broker_checked, enqueue
-from memsite.quotas.checks import acting_user_id, graph_op_quota_require
-from memsite.spaces.models import ApiToken, Space
+from memsite.quotas.checks import graph_op_quota_require
+from memsite.spaces.models import Space
+from memsite.spaces.principals import Principal, principal_rebuilt
 from memsite.storable import unstorable
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+# An operation is never run as anyone but whoever asked for it.
+ASKER_GONE = "Whoever asked for this operation (a member, or their token) can no longer act in this space."
 
 MAX_TASK_CHARS = 8_000
 MAX_MESSAGES = 200  # one memorize call
@@ -152,11 +155,9 @@ def _steps_check(roles: list[str]) -> None:
         )
 
 
-def graph_memorize(
-    *, graph: Graph, messages: Sequence[Mapping[str, Any]], user: Any = None, token: ApiToken | None = None
-) -> GraphOp:
-    """Store the turns (ids that never shift) and queue their memorizing for `user` (through
-    `token`, if one asked), within the user's quota (QuotaExceeded, 429)."""
+def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], by: Principal) -> GraphOp:
+    """Store the turns (ids that never shift) and queue their memorizing for `by`, within the
+    user's quota (QuotaExceeded, 429): the worker runs it as `by`."""
     if (
         isinstance(messages, (str, bytes))
         or not isinstance(messages, Sequence)
@@ -180,9 +181,8 @@ def graph_memorize(
         cleaned.append((role, content))
     _steps_check([role for role, _ in cleaned])
     counter = counter_for_model(graph.model)
-    user_id = acting_user_id(user)
     with transaction.atomic():
-        graph_op_quota_require(user_id=user_id, space=graph.space, token=token)
+        graph_op_quota_require(by=by)
         graph = Graph.objects.select_for_update().get(pk=graph.pk)
         first = graph.next_turn_id
         Turn.objects.bulk_create(
@@ -201,21 +201,20 @@ def graph_memorize(
             graph=graph,
             kind=GraphOp.Kind.MEMORIZE,
             detail={"turn_ids": list(range(first, graph.next_turn_id))},
-            created_by_id=user_id,
-            token=token,
+            created_by=by.user,
+            token=by.token,
         )
         _enqueue(graph)
     return op
 
 
-def graph_recall(*, graph: Graph, user: Any = None, token: ApiToken | None = None) -> GraphOp:
-    """Queue a recall for `user` (through `token`, if one asked), whatever the context's size,
-    within the user's quota (QuotaExceeded, 429)."""
-    user_id = acting_user_id(user)
+def graph_recall(*, graph: Graph, by: Principal) -> GraphOp:
+    """Queue a recall for `by`, whatever the context's size, within the user's quota
+    (QuotaExceeded, 429): the worker runs it as `by`."""
     with transaction.atomic():
-        graph_op_quota_require(user_id=user_id, space=graph.space, token=token)
+        graph_op_quota_require(by=by)
         op = GraphOp.objects.create(
-            graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for", created_by_id=user_id, token=token
+            graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for", created_by=by.user, token=by.token
         )
         _enqueue(graph)
     return op
@@ -265,10 +264,7 @@ def graph_work(*, graph_id: int) -> int:
                 graph = Graph.objects.get(pk=graph_id)
                 graph.lease_until = lease
                 try:
-                    if op.kind == GraphOp.Kind.MEMORIZE:
-                        _memorize(graph, op)
-                    else:
-                        _recall(graph, op)
+                    _run(graph, op)
                 except LeaseLost:
                     raise
                 except Exception as exc:  # a bug must end the op, not block the graph's queue
@@ -284,6 +280,17 @@ def graph_work(*, graph_id: int) -> int:
             # the outer loop.
             Graph.objects.filter(pk=graph_id, lease_until=graph.lease_until).update(lease_until=None)
     return done
+
+
+def _run(graph: Graph, op: GraphOp) -> None:
+    """One queued operation, as whoever asked for it; failed if they can no longer act in the space."""
+    by = principal_rebuilt(space=graph.space, user_id=op.created_by_id, token_id=op.token_id)
+    if by is None:
+        _fail(graph, op, ASKER_GONE)
+    elif op.kind == GraphOp.Kind.MEMORIZE:
+        _memorize(graph, op, by=by)
+    else:
+        _recall(graph, op, by=by)
 
 
 def _fail(graph: Graph, op: GraphOp, error: str) -> None:
@@ -418,7 +425,7 @@ def _anchor(view: GraphView) -> int:
     return min(active_tasks) if active_tasks else max(view.active, default=min(view.task_ids))
 
 
-def _memorize(graph: Graph, op: GraphOp) -> None:
+def _memorize(graph: Graph, op: GraphOp, *, by: Principal) -> None:
     turn_ids = op.detail.get("turn_ids", [])
     turns = list(Turn.objects.filter(graph=graph, turn_id__in=turn_ids).order_by("turn_id"))
     # Pairs already recorded (a worker stopped half-way through this op) are not asked again.
@@ -446,9 +453,7 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
                 messages=messages,
                 schema=schema,
                 served=op,
-                user_id=op.created_by_id,
-                space_id=graph.space_id,
-                token_id=op.token_id,
+                by=by,
             ).value
             entry["patch"] = patch.model_dump()
             entry["node_ids"] = _apply_patch(graph, patch, entry["turn_ids"], op=op, done=results)
@@ -468,13 +473,13 @@ def _memorize(graph: Graph, op: GraphOp) -> None:
             tokens_after=after.tokens,
             ended_at=timezone.now(),
         )
-    _recall_while_over(graph, after, asked=op)
+    _recall_while_over(graph, after, asked=op, by=by)
 
 
-def _recall_while_over(graph: Graph, context: GraphContext, *, asked: GraphOp) -> None:
+def _recall_while_over(graph: Graph, context: GraphContext, *, asked: GraphOp, by: Principal) -> None:
     """Past the trigger, recall until under the target or out of attempts: so it fires once
-    when the context grows too large, not at every step after. The recalls are the work of who
-    `asked` for the memorize."""
+    when the context grows too large, not at every step after. The recalls are the work of `by`,
+    who `asked` for the memorize."""
     if context.tokens <= graph.trigger_tokens:
         return
     for _ in range(graph.max_recalls):
@@ -486,7 +491,7 @@ def _recall_while_over(graph: Graph, context: GraphContext, *, asked: GraphOp) -
             token_id=asked.token_id,
         )
         before = context.tokens
-        context = _recall(graph, op, context)
+        context = _recall(graph, op, context, by=by)
         if context.tokens <= graph.target_tokens or context.tokens >= before:
             return  # under the target, or a recall that could not shrink it: another would not either
 
@@ -554,7 +559,7 @@ def _apply_recall(graph: Graph, op: FlushAndFoldOp, *, record: GraphOp, tokens_b
     return applied
 
 
-def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None) -> GraphContext:
+def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None, *, by: Principal) -> GraphContext:
     context = context or selectors.graph_context(graph=graph)
     view = _view(graph)
     schema = schema_for(FlushAndFoldOp, view, foldable=_foldable(graph))
@@ -570,9 +575,7 @@ def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None) -> G
             messages=messages,
             schema=schema,
             served=op,
-            user_id=op.created_by_id,
-            space_id=graph.space_id,
-            token_id=op.token_id,
+            by=by,
         ).value
         _apply_recall(graph, reply, record=op, tokens_before=context.tokens)
     except (LLMError, InvalidInput) as error:

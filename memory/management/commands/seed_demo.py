@@ -4,15 +4,11 @@ from django.core.management.base import BaseCommand
 from memory.models import Search
 from memory.services import search_start
 from memory.services.demo import DEMO_SEARCH_QUESTIONS, demo_memory_seed
-from memsite.demo import demo_require_debug
+from memsite.demo import DEMO_PASSWORD, DEMO_USERNAME, demo_principal, demo_require_debug
 from memsite.errors import ServiceUnavailable
 from memsite.spaces.logic import Role
-from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set
-
-DEMO_USERNAME = "demo"
-DEMO_PASSWORD = "demo-password"
 
 
 class Command(BaseCommand):
@@ -32,11 +28,12 @@ class Command(BaseCommand):
             user.save(update_fields=["password"])
         space = space_default()
         membership_set(space=space, user=user, role=Role.OWNER)
-        added = demo_memory_seed(by=system_principal(space))
+        by = demo_principal(space=space)
+        added = demo_memory_seed(by=by)
         self.stdout.write("Demo memory added." if added else "Demo memory is already there.")
         if not Search.objects.exists():
             try:
-                search = search_start(space=space, user=user, questions=DEMO_SEARCH_QUESTIONS, output="answer")
+                search = search_start(by=by, questions=DEMO_SEARCH_QUESTIONS, output="answer")
             except ServiceUnavailable as error:
                 self.stdout.write(f"Demo search not queued: {error.message}")
             else:

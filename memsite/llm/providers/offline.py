@@ -265,9 +265,9 @@ def _embedder() -> Any:
     server's embeddings would make an offline call reach the network."""
     if settings.MEMSITE_EMBEDDINGS != "local":
         return None
-    from memsite.llm.minilm import LocalEmbedder  # numpy and the weights, loaded once used
+    from memsite.llm import minilm  # numpy and the weights, loaded once used
 
-    return LocalEmbedder()
+    return minilm.model()
 
 
 _embedded: dict[tuple[str, str], Any] = {}

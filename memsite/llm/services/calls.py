@@ -11,6 +11,7 @@ from django.db.models.sql import InsertQuery
 
 from memsite.errors import InvalidInput
 from memsite.llm.models import LLMCall
+from memsite.spaces.principals import Principal
 
 MAX_TEXT = 1_000_000  # characters kept of a reply or an error; the ledger is not an archive
 
@@ -74,11 +75,10 @@ def llm_call_record(
     schema_name: str,
     error_reason: str = "",
     error: str = "",
+    by: Principal,
     served: models.Model | None = None,
-    user_id: int | None = None,
-    space_id: int | None = None,
-    token_id: int | None = None,
 ) -> LLMCall:
+    """The ledger's row of a call made for `by`: its user (or memsite itself), space and token."""
     served_type, served_id = served_key(served)
     call = LLMCall(
         purpose=purpose,
@@ -101,9 +101,10 @@ def llm_call_record(
         reply=reply[:MAX_TEXT],
         served_type=served_type,
         served_id=served_id,
-        user_id=user_id,
-        space_id=space_id,
-        token_id=token_id,
+        acted_as=LLMCall.ActedAs.SYSTEM if by.is_system else LLMCall.ActedAs.USER,
+        user_id=by.user_id,
+        space_id=by.space.pk,
+        token_id=by.token_id,
     )
     _insert(call)
     return call

@@ -8,6 +8,7 @@ from memsite.llm import selectors
 from memsite.llm.selectors import LedgerFilter
 from memsite.spaces.models import Space
 from memsite.spaces.selectors import space_default
+from tests.factories import system
 from tests.llm.factories import days_ago, make_call
 
 pytestmark = pytest.mark.django_db
@@ -82,7 +83,7 @@ def test_missing_call_is_not_found():
 def test_the_ledger_is_the_spaces_own():
     mine = make_call()
     other = Space.objects.create(slug="other", name="Other")
-    theirs = make_call(space_id=other.pk, model="their-model")
+    theirs = make_call(by=system(other), model="their-model")
     assert list(selectors.llm_call_list(space=space_default())) == [mine]
     assert selectors.llm_call_models(space=space_default()) == [mine.model]
     with pytest.raises(NotFound):

@@ -12,6 +12,7 @@ from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.purposes import COMPLETION_PURPOSES, Purpose
+from tests.factories import system
 
 pytestmark = pytest.mark.django_db
 
@@ -140,8 +141,8 @@ def test_every_purpose_has_a_schema_case():
 def test_schema_valid_and_deterministic_for_every_purpose(purpose):
     schema, messages = SCHEMAS[purpose]
 
-    first = complete(purpose=purpose, messages=messages, schema=schema)
-    second = complete(purpose=purpose, messages=messages, schema=schema)
+    first = complete(by=system(), purpose=purpose, messages=messages, schema=schema)
+    second = complete(by=system(), purpose=purpose, messages=messages, schema=schema)
 
     assert isinstance(first.value, schema)
     assert schema.model_validate_json(first.text) == first.value
@@ -157,8 +158,8 @@ def test_schema_valid_and_deterministic_for_every_purpose(purpose):
 def test_text_reply_for_every_purpose(purpose):
     _, messages = SCHEMAS[purpose]
 
-    first = complete(purpose=purpose, messages=messages)
-    second = complete(purpose=purpose, messages=messages)
+    first = complete(by=system(), purpose=purpose, messages=messages)
+    second = complete(by=system(), purpose=purpose, messages=messages)
 
     assert isinstance(first.value, str) and first.value.strip()
     assert first.value == second.value
@@ -166,17 +167,17 @@ def test_text_reply_for_every_purpose(purpose):
 
 
 def test_route_scores_options_lexically():
-    result = complete(purpose="route", messages=ROUTE_MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=ROUTE_MESSAGES, schema=RouteChoice)
 
     assert result.value.choice == 2
     assert result.value.node_id == "memory_b2"
     assert "postgres" in result.value.reason
     assert 0 < result.value.confidence <= 1
-    assert complete(purpose="route", messages=ROUTE_MESSAGES).value == "memory_b2"
+    assert complete(by=system(), purpose="route", messages=ROUTE_MESSAGES).value == "memory_b2"
 
 
 def test_answer_is_extracted_from_the_context():
-    result = complete(purpose="answer", messages=CONTEXT_MESSAGES, schema=Answer)
+    result = complete(by=system(), purpose="answer", messages=CONTEXT_MESSAGES, schema=Answer)
 
     assert "Celery uses Redis as its broker in production." in result.value.answer
     assert result.value.answerable is True
@@ -187,7 +188,8 @@ def test_different_input_gives_a_different_reply():
     other = [{"role": "user", "content": "Question: what do searches use?\nContext: Searches use a threads pool."}]
 
     assert (
-        complete(purpose="answer", messages=CONTEXT_MESSAGES).value != complete(purpose="answer", messages=other).value
+        complete(by=system(), purpose="answer", messages=CONTEXT_MESSAGES).value
+        != complete(by=system(), purpose="answer", messages=other).value
     )
 
 
@@ -209,7 +211,7 @@ class KitchenSink(BaseModel):
 
 
 def test_arbitrary_schema_is_filled():
-    result = complete(purpose="summarize", messages=CONTEXT_MESSAGES, schema=KitchenSink)
+    result = complete(by=system(), purpose="summarize", messages=CONTEXT_MESSAGES, schema=KitchenSink)
 
     assert len(result.value.items) == 2
     assert all(3 <= item.count and 5 <= len(item.code) <= 8 for item in result.value.items)
@@ -228,7 +230,7 @@ class Strict(BaseModel):
 
 def test_a_schema_it_cannot_fill_is_an_llm_error_with_a_ledger_row():
     with pytest.raises(LLMError) as raised:
-        complete(purpose="decide", messages=CONTEXT_MESSAGES, schema=Strict)
+        complete(by=system(), purpose="decide", messages=CONTEXT_MESSAGES, schema=Strict)
 
     assert raised.value.reason == Reason.OFFLINE_UNSUPPORTED
     assert "offline_reply" in raised.value.message
@@ -242,11 +244,11 @@ class WithHook(Strict):
 
 
 def test_a_schema_can_say_its_own_offline_reply():
-    assert complete(purpose="decide", messages=CONTEXT_MESSAGES, schema=WithHook).value.code == "xyz"
+    assert complete(by=system(), purpose="decide", messages=CONTEXT_MESSAGES, schema=WithHook).value.code == "xyz"
 
 
 def test_offline_is_used_even_for_an_explicit_model():
-    result = complete(purpose="chat", messages=CONTEXT_MESSAGES, model="gpt-4.1")
+    result = complete(by=system(), purpose="chat", messages=CONTEXT_MESSAGES, model="gpt-4.1")
 
     assert (result.provider, result.model) == ("offline", "offline")
 
@@ -264,11 +266,11 @@ def test_offline_is_used_even_for_an_explicit_model():
 )
 def test_malformed_requests_are_refused_before_anything_is_sent(kwargs):
     with pytest.raises(InvalidInput):
-        complete(**kwargs)
+        complete(by=system(), **kwargs)
 
     assert not LLMCall.objects.exists()
 
 
 def test_embed_is_no_completion_purpose():
     with pytest.raises(InvalidInput, match="memsite.llm.embeddings.embed"):
-        complete(purpose=Purpose.EMBED, messages=CONTEXT_MESSAGES)
+        complete(by=system(), purpose=Purpose.EMBED, messages=CONTEXT_MESSAGES)

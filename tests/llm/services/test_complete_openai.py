@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
+from tests.factories import system
 from tests.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ class RouteChoice(BaseModel):
 def test_valid_structured_reply(openai_llm):
     openai_llm.script(Reply.json(GOOD, usage={"prompt_tokens": 41, "completion_tokens": 9, "total_tokens": 50}))
 
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert result.value == RouteChoice(**GOOD)
     assert result.usage.prompt_tokens == 41 and result.usage.completion_tokens == 9
@@ -55,7 +56,7 @@ def test_valid_structured_reply(openai_llm):
 def test_text_reply_without_schema(openai_llm):
     openai_llm.script(Reply.text("Postgres lives under memory_b."))
 
-    result = complete(purpose="chat", messages=MESSAGES)
+    result = complete(by=system(), purpose="chat", messages=MESSAGES)
 
     assert result.value == result.text == "Postgres lives under memory_b."
     assert "response_format" not in openai_llm.requests[0].body
@@ -66,7 +67,7 @@ def test_text_reply_without_schema(openai_llm):
 def test_json_wrapped_in_prose_or_fences_is_extracted(openai_llm, reply):
     openai_llm.script(reply)
 
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert result.value == RouteChoice(**GOOD)
     assert len(openai_llm.requests) == 1
@@ -78,7 +79,7 @@ def test_json_wrapped_in_prose_or_fences_is_extracted(openai_llm, reply):
 def test_invalid_json_then_a_valid_repair(openai_llm):
     openai_llm.script(Reply.text('{"choice": 2, "reason": "unterminated'), Reply.json(GOOD))
 
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert result.value == RouteChoice(**GOOD)
     repair_request = openai_llm.requests[1]
@@ -96,7 +97,7 @@ def test_invalid_json_then_a_valid_repair(openai_llm):
 def test_schema_invalid_then_repaired_with_the_validation_error(openai_llm):
     openai_llm.script(Reply.json({"choice": 7}), Reply.json(GOOD))
 
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert result.value.choice == 2
     feedback = openai_llm.requests[1].messages[-1]["content"]
@@ -110,7 +111,7 @@ def test_repairs_exhausted_raise_llm_error_and_record_the_failure(openai_llm, se
     openai_llm.script(Reply.json({"choice": 9}), Reply.text("no idea"), Reply.json({"choice": "x"}))
 
     with pytest.raises(LLMError) as raised:
-        complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+        complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert raised.value.reason == Reason.INVALID_REPLY
     assert len(openai_llm.requests) == 3
@@ -125,14 +126,15 @@ def test_repairs_exhausted_raise_llm_error_and_record_the_failure(openai_llm, se
 def test_json_schema_refused_falls_back_to_json_mode_and_remembers(openai_llm):
     openai_llm.script(Reply.reject_json_schema(), Reply.json(GOOD), Reply.json(GOOD))
 
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     formats = [request.response_format for request in openai_llm.requests]
     assert formats == ["json_schema", "json_object", "json_object"]
     # JSON mode gets the schema in the system message instead.
-    system = openai_llm.requests[1].messages[0]
-    assert system["role"] == "system" and "JSON schema" in system["content"] and '"choice"' in system["content"]
+    instructions = openai_llm.requests[1].messages[0]
+    assert instructions["role"] == "system"
+    assert "JSON schema" in instructions["content"] and '"choice"' in instructions["content"]
     first, second = LLMCall.objects.order_by("id")
     assert (first.status, first.response_mode, first.retries) == ("ok", "json_object", 0)
     assert second.response_mode == "json_object"
@@ -141,7 +143,7 @@ def test_json_schema_refused_falls_back_to_json_mode_and_remembers(openai_llm):
 def test_json_mode_refused_too_falls_back_to_the_prompt(openai_llm):
     openai_llm.script(Reply.reject_json_schema(), Reply.failure(400, "json_object unsupported"), Reply.prose(GOOD))
 
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert result.value == RouteChoice(**GOOD)
     assert [request.response_format for request in openai_llm.requests] == ["json_schema", "json_object", None]
@@ -152,7 +154,7 @@ def test_bad_request_without_schema_is_an_llm_error(openai_llm):
     openai_llm.script(Reply.failure(400, "context_length_exceeded"))
 
     with pytest.raises(LLMError) as raised:
-        complete(purpose="chat", messages=MESSAGES)
+        complete(by=system(), purpose="chat", messages=MESSAGES)
 
     assert raised.value.reason == Reason.BAD_REQUEST
     assert "context_length_exceeded" in raised.value.message
@@ -163,7 +165,7 @@ def test_429_with_retry_after_is_honoured_then_succeeds(openai_llm):
     openai_llm.script(Reply.rate_limited(retry_after="0.3"), Reply.json(GOOD))
 
     started = time.monotonic()
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
     elapsed = time.monotonic() - started
 
     assert result.value == RouteChoice(**GOOD)
@@ -179,7 +181,7 @@ def test_repeated_500_ends_in_llm_error(openai_llm, settings):
     openai_llm.script(*[Reply.failure(500, "upstream exploded")] * 4)
 
     with pytest.raises(LLMError) as raised:
-        complete(purpose="summarize", messages=MESSAGES, schema=RouteChoice)
+        complete(by=system(), purpose="summarize", messages=MESSAGES, schema=RouteChoice)
 
     assert raised.value.reason == Reason.SERVER_ERROR
     assert "upstream exploded" in raised.value.message
@@ -193,7 +195,7 @@ def test_repeated_500_ends_in_llm_error(openai_llm, settings):
 def test_500_then_success_counts_the_retry(openai_llm):
     openai_llm.script(Reply.failure(503, "busy"), Reply.failure(502), Reply.json(GOOD))
 
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert LLMCall.objects.get().retries == 2
 
@@ -205,7 +207,7 @@ def test_slow_reply_hits_the_timeout(openai_llm, settings):
 
     started = time.monotonic()
     with pytest.raises(LLMError) as raised:
-        complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+        complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
     elapsed = time.monotonic() - started
 
     assert raised.value.reason == Reason.TIMEOUT
@@ -220,7 +222,7 @@ def test_connection_refused_is_retried_then_an_llm_error(openai_llm, settings):
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"  # discard port: nothing listens
 
     with pytest.raises(LLMError) as raised:
-        complete(purpose="chat", messages=MESSAGES)
+        complete(by=system(), purpose="chat", messages=MESSAGES)
 
     assert raised.value.reason == Reason.CONNECTION
     assert LLMCall.objects.get().retries == 3
@@ -230,7 +232,7 @@ def test_authentication_error_is_not_retried(openai_llm):
     openai_llm.script(Reply.failure(401, "bad key"))
 
     with pytest.raises(LLMError) as raised:
-        complete(purpose="chat", messages=MESSAGES)
+        complete(by=system(), purpose="chat", messages=MESSAGES)
 
     assert raised.value.reason == Reason.AUTHENTICATION
     assert len(openai_llm.requests) == 1
@@ -239,7 +241,7 @@ def test_authentication_error_is_not_retried(openai_llm):
 def test_missing_usage_is_counted_and_flagged(openai_llm):
     openai_llm.script(Reply.json(GOOD, usage=None))
 
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert result.usage.reported is False
     call = LLMCall.objects.get()
@@ -253,8 +255,8 @@ def test_model_per_purpose(openai_llm, settings):
     settings.MEMSITE_LLM_PURPOSE_MODELS = {"deep_reflect": "gpt-4.1"}
     openai_llm.script(Reply.text("a"), Reply.text("b"))
 
-    complete(purpose="deep_reflect", messages=MESSAGES)
-    complete(purpose="reflect", messages=MESSAGES)
+    complete(by=system(), purpose="deep_reflect", messages=MESSAGES)
+    complete(by=system(), purpose="reflect", messages=MESSAGES)
 
     assert [request.body["model"] for request in openai_llm.requests] == ["gpt-4.1", "gpt-4o-mini"]
     assert list(LLMCall.objects.order_by("id").values_list("model", flat=True)) == ["gpt-4.1", "gpt-4o-mini"]
@@ -263,7 +265,7 @@ def test_model_per_purpose(openai_llm, settings):
 def test_served_row_is_linked(openai_llm, user):
     openai_llm.script(Reply.text("ok"))
 
-    result = complete(purpose="chat", messages=MESSAGES, served=user)
+    result = complete(by=system(), purpose="chat", messages=MESSAGES, served=user)
 
     assert result.call.served == user
 
@@ -278,7 +280,7 @@ def test_a_400_not_about_the_response_format_ends_at_once(openai_llm):
     openai_llm.script(Reply.failure(400, CONTEXT_TOO_LONG), Reply.json(GOOD), Reply.json(GOOD))
 
     with pytest.raises(LLMError) as raised:
-        complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+        complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert raised.value.reason == Reason.BAD_REQUEST
     assert "maximum context length is 8192 tokens" in raised.value.message
@@ -289,17 +291,17 @@ def test_a_400_not_about_the_response_format_ends_at_once(openai_llm):
     assert (call.retries, call.repairs) == (0, 0)
     assert "maximum context length" in call.error
     # Nothing was learnt about the server: the next call still asks for the JSON schema.
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
     assert openai_llm.requests[1].response_format == "json_schema"
 
 
 def test_a_400_about_another_parameter_in_json_mode_ends_at_once(openai_llm):
     openai_llm.script(Reply.reject_json_schema(), Reply.json(GOOD))
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # json_object remembered
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)  # json_object remembered
     openai_llm.script(Reply.failure(400, "max_tokens must be at least 1, got -5."))
 
     with pytest.raises(LLMError) as raised:
-        complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+        complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert raised.value.reason == Reason.BAD_REQUEST
     assert [request.response_format for request in openai_llm.requests] == ["json_schema", "json_object", "json_object"]
@@ -319,7 +321,7 @@ def test_a_400_about_another_parameter_in_json_mode_ends_at_once(openai_llm):
 def test_a_400_about_the_response_format_falls_back(openai_llm, message):
     openai_llm.script(Reply.failure(400, message), Reply.json(GOOD))
 
-    result = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     assert result.value == RouteChoice(**GOOD)
     assert [request.response_format for request in openai_llm.requests] == ["json_schema", "json_object"]
@@ -330,9 +332,9 @@ def test_a_remembered_json_schema_mode_is_not_downgraded(openai_llm):
     schema_refused = "Invalid schema for response_format 'RouteChoice': 'minimum' is not permitted."
     openai_llm.script(Reply.json(GOOD), Reply.failure(400, schema_refused), Reply.json(GOOD), Reply.json(GOOD))
 
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # json_schema works here
-    second = complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # refused once
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)  # json_schema works here
+    second = complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)  # refused once
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)
 
     formats = [request.response_format for request in openai_llm.requests]
     assert formats == ["json_schema", "json_schema", "json_object", "json_schema"]
@@ -348,7 +350,7 @@ def test_working_modes_are_kept_per_server_and_model(openai_llm, settings):
     settings.MEMSITE_LLM_PURPOSE_MODELS = {"deep_reflect": "gpt-4.1"}
     openai_llm.script(Reply.reject_json_schema(), Reply.json(GOOD), Reply.json(GOOD))
 
-    complete(purpose="route", messages=MESSAGES, schema=RouteChoice)  # gpt-4o-mini: json_object
-    complete(purpose="deep_reflect", messages=MESSAGES, schema=RouteChoice)  # gpt-4.1: untouched
+    complete(by=system(), purpose="route", messages=MESSAGES, schema=RouteChoice)  # gpt-4o-mini: json_object
+    complete(by=system(), purpose="deep_reflect", messages=MESSAGES, schema=RouteChoice)  # gpt-4.1: untouched
 
     assert [request.response_format for request in openai_llm.requests] == ["json_schema", "json_object", "json_schema"]

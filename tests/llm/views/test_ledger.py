@@ -2,8 +2,9 @@ import pytest
 from django.urls import reverse
 
 from memsite.spaces.models import Space
+from memsite.spaces.principals import token_principal
 from memsite.spaces.services import token_create
-from tests.factories import default_space
+from tests.factories import UserFactory, acting, default_space, system
 from tests.llm.factories import days_ago, make_call
 
 pytestmark = pytest.mark.django_db
@@ -119,15 +120,18 @@ def test_the_pages_of_a_filtered_ledger_keep_the_filter(logged_in):
 
 def test_another_spaces_calls_are_not_in_the_ledger(logged_in):
     other = Space.objects.create(slug="other", name="Other")
-    theirs = make_call(space_id=other.pk, purpose="answer", schema_name="TheirSchema")
+    theirs = make_call(by=system(other), purpose="answer", schema_name="TheirSchema")
     assert "TheirSchema" not in logged_in.get(reverse("llm:ledger")).content.decode()
     assert logged_in.get(reverse("llm:call", args=[theirs.pk])).status_code == 404
 
 
 def test_a_call_says_whose_work_it_was_and_through_which_token(logged_in, user):
     token = token_create(user=user, space=default_space(), name=PAYLOAD).token
-    through = make_call(user_id=user.pk, token_id=token.pk)
+    through = make_call(by=token_principal(token))
     page = logged_in.get(reverse("llm:call", args=[through.pk])).content.decode()
     assert f"{user.username}, through the token &lt;script&gt;" in page and PAYLOAD not in page
-    system = logged_in.get(reverse("llm:call", args=[make_call().pk])).content.decode()
-    assert "the space's own work" in system
+    upkeep = logged_in.get(reverse("llm:call", args=[make_call().pk])).content.decode()
+    assert "memsite's own upkeep in the space" in upkeep
+    gone = make_call(by=acting(UserFactory()))
+    gone.user.delete()  # the row stays, with no user: still a user's work, not memsite's
+    assert "a user since deleted" in logged_in.get(reverse("llm:call", args=[gone.pk])).content.decode()

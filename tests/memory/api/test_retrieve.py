@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 from memsite.llm.models import LLMCall
 from memsite.spaces import services as space_services
 from memsite.spaces.models import ApiToken
+from memsite.spaces.principals import token_principal
 from tests.factories import DocumentFactory, NodeFactory, default_space, token_for
 from tests.llm.factories import make_call
 
@@ -89,7 +90,7 @@ def test_the_query_s_embedding_is_charged_to_the_caller_and_token_in_its_space(s
 def test_a_token_whose_budget_is_spent_retrieves_by_full_text(server_embeddings, user):
     DocumentFactory(content=b"a greyhound")
     made = space_services.token_create(user=user, space=default_space(), name="node", llm_daily_calls=1)
-    make_call(user_id=user.pk, token_id=made.token.pk)  # the token's one call today
+    make_call(by=token_principal(made.token))  # the token's one call today
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {made.key}")
 

@@ -52,7 +52,8 @@ def test_a_document_created_without_a_description_is_described_offline():
     assert node.description == "greyhound, ana, day, adopted, last \u2014 Ana: I adopted a greyhound last week."
     assert node.version == 1  # a change the client did not make: If-Match stays valid
     assert "adopted a greyhound" in Passage.objects.get(node=doc, kind=Passage.Kind.LABEL).text
-    assert LLMCall.objects.get(purpose="describe").user == user
+    call = LLMCall.objects.get(purpose="describe")  # memsite's upkeep, not the writer's work
+    assert (call.user, call.acted_as, call.space) == (None, LLMCall.ActedAs.SYSTEM, doc.space)
 
 
 def test_a_text_project_file_is_described_and_a_binary_one_skipped():

@@ -1,5 +1,6 @@
-"""Fair description work: nodes whose payer's budget is spent leave the queue until it has room
-again, and spaces take turns, so that one space's backlog or spent budget delays another
+"""Fair description work, memsite's own upkeep in each space: nodes whose space's budget is
+spent (the whole space's, or memsite's own there) leave the queue until it has room again, and
+spaces take turns, so that one space's backlog or spent budget delays another
 space's descriptions by at most a pass."""
 
 import pytest
@@ -10,7 +11,7 @@ from memory.services.descriptions import descriptions_sweep, descriptions_write_
 from memsite.llm.models import LLMCall
 from memsite.spaces.models import Space
 from memsite.spaces.services import space_create
-from tests.factories import DocumentFactory
+from tests.factories import DocumentFactory, acting, default_space, system
 from tests.llm.factories import make_call
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +38,7 @@ def lab(user) -> Space:
 def spend_the_days_budget(space: Space) -> None:
     space.llm_daily_calls = 1
     space.save()
-    make_call(space_id=space.pk)
+    make_call(by=system(space))
 
 
 def passes_until_described(node) -> int:
@@ -91,7 +92,20 @@ def test_a_spent_budget_sets_its_nodes_aside_until_it_has_room_again(lab, monkey
     assert LLMCall.objects.filter(purpose="describe", space=lab).count() == PASS
 
 
-def test_a_node_queued_while_its_payers_budget_is_spent_joins_the_others_aside(lab):
+def test_descriptions_are_charged_to_memsites_own_budget_in_the_space_not_to_the_writer(lab, user, settings):
+    settings.MEMSITE_LLM_DAILY_CALLS = 1
+    settings.MEMSITE_SYSTEM_LLM_DAILY_CALLS = 1
+    make_call(by=acting(user))  # the writer's own day is spent: it holds up no description
+    make_call(by=system(lab))  # memsite's own day in the lab is
+    ours = DocumentFactory(description="", content=b"Ana adopted a greyhound named Pixel.", user=user)
+
+    assert passes_until_described(ours) == 1
+    assert waiting_for_budget(lab) == BACKLOG
+    [call] = LLMCall.objects.filter(purpose="describe")
+    assert (call.space, call.user, call.acted_as) == (default_space(), None, LLMCall.ActedAs.SYSTEM)
+
+
+def test_a_node_queued_while_its_spaces_budget_is_spent_joins_the_others_aside(lab):
     spend_the_days_budget(lab)
     descriptions_write_pending(limit=PASS)
     swarmstar = selectors.node_internal_folder(space=lab, name="swarmstar")

@@ -14,7 +14,9 @@ from memory.index.embeddings import DIMENSIONS, LocalEmbedder, ServerEmbedder, e
 from memsite.llm import minilm
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.models import LLMCall
-from memsite.spaces.selectors import space_default
+from memsite.spaces.models import Space
+from memsite.spaces.principals import system_principal
+from tests.factories import acting, system
 from tests.fake_openai import Reply, embedding
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,7 +43,7 @@ def test_the_fixture_covers_what_it_should():
 
 def test_local_vectors_are_sentence_transformers_own(model):
     expected = np.array([item["vector"] for item in REFERENCE["items"]], dtype=np.float32)
-    vectors = LocalEmbedder().embed(TEXTS)
+    vectors = LocalEmbedder().embed(TEXTS, by=system_principal(Space(slug="unsaved")))  # charges nothing
     assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), DIMENSIONS)
     for text, cosine in zip(TEXTS, cosines(vectors, expected), strict=True):
         assert cosine >= 0.99, text
@@ -96,7 +98,7 @@ def test_server_embeddings_are_one_ledger_row_per_call(settings, openai_gateway,
     texts = ["memory of a greyhound", "a greyhound again", "weather"]
 
     model = embedder()
-    vectors = model.embed(texts, user_id=user.pk)
+    vectors = model.embed(texts, by=acting(user))
 
     assert isinstance(model, ServerEmbedder) and model.name == "server:embedder-small"
     assert vectors.dtype == np.float32 and vectors.shape == (3, DIMENSIONS)
@@ -118,7 +120,7 @@ def test_server_embeddings_are_one_ledger_row_per_call(settings, openai_gateway,
     assert call.tokens_reported and call.response_mode == "embedding"
     assert [message["content"] for message in call.messages] == texts
 
-    model.embed(["one more"], user_id=user.pk)
+    model.embed(["one more"], by=acting(user))
     assert LLMCall.objects.filter(purpose="embed", user=user).count() == 2
 
 
@@ -126,7 +128,7 @@ def test_server_embeddings_are_one_ledger_row_per_call(settings, openai_gateway,
 def test_server_embeddings_cost_the_embedding_model_s_price(settings, openai_gateway):
     settings.MEMSITE_EMBEDDINGS = "server"
     settings.MEMSITE_EMBEDDING_MODEL = "text-embedding-3-small"
-    embedder().embed(["memory of a greyhound", "weather"])
+    embedder().embed(["memory of a greyhound", "weather"], by=system())
     [call] = LLMCall.objects.all()
     assert call.prompt_tokens > 0 and call.cost_usd == Decimal("0.02") * call.prompt_tokens / 1_000_000
 
@@ -137,7 +139,7 @@ def test_server_vectors_of_another_dimension_are_refused(settings, openai_gatewa
     openai_gateway.embedding_dimensions = 1536  # a server that ignores `dimensions`
 
     with pytest.raises(LLMError) as raised:
-        embedder().embed(["a passage"])
+        embedder().embed(["a passage"], by=system())
 
     assert raised.value.reason == Reason.INVALID_REPLY
     assert "1536 dimensions; 384 are needed" in raised.value.message
@@ -152,7 +154,7 @@ def test_server_embeddings_retry_a_rate_limit(settings, openai_gateway):
     settings.MEMSITE_LLM_BACKOFF_BASE_MS = 1
     openai_gateway.script(Reply.rate_limited(retry_after="0"))
 
-    vectors = embedder().embed(["a passage"])
+    vectors = embedder().embed(["a passage"], by=system())
 
     assert vectors.shape == (1, DIMENSIONS)
     [call] = LLMCall.objects.all()
@@ -166,7 +168,7 @@ def test_a_refused_request_is_one_error_row_and_not_retried(settings, openai_gat
     openai_gateway.script(Reply.failure(400, "This model does not support specifying dimensions."))
 
     with pytest.raises(LLMError) as raised:
-        embedder().embed(["a passage"], user_id=user.pk)
+        embedder().embed(["a passage"], by=acting(user))
 
     assert raised.value.reason == Reason.BAD_REQUEST
     assert "does not support specifying dimensions" in raised.value.message
@@ -186,7 +188,7 @@ def test_tokens_are_counted_when_the_server_reports_none(settings, openai_gatewa
     settings.MEMSITE_EMBEDDINGS = "server"
     openai_gateway.script(Reply(usage=None))
 
-    embedder().embed(["one two three", "four"])
+    embedder().embed(["one two three", "four"], by=system())
 
     [call] = LLMCall.objects.all()
     assert call.tokens_reported is False and call.prompt_tokens == 4  # one token a word here
@@ -197,15 +199,14 @@ def test_tokens_are_counted_when_the_server_reports_none(settings, openai_gatewa
 def test_a_spent_budget_sends_nothing(settings, openai_gateway, user):
     settings.MEMSITE_EMBEDDINGS = "server"
     settings.MEMSITE_LLM_DAILY_CALLS = 1
-    here = space_default().pk
-    embedder().embed(["first"], user_id=user.pk, space_id=here)
+    embedder().embed(["first"], by=acting(user))
 
     with pytest.raises(LLMError) as raised:
-        embedder().embed(["second"], user_id=user.pk, space_id=here)
+        embedder().embed(["second"], by=acting(user))
 
     assert raised.value.reason == Reason.BUDGET_SPENT and raised.value.call is None
     assert len(openai_gateway.requests) == 1 and LLMCall.objects.count() == 1
-    embedder().embed(["the system's own work"])  # no user: no budget
+    embedder().embed(["memsite's own work"], by=system())  # its own budget, not the user's
     assert LLMCall.objects.count() == 2
 
 

@@ -30,7 +30,7 @@ def full_text_only(settings):
 
 
 def found(query, **kwargs) -> list[str]:
-    return [hit.node_id for hit in retrieve(space_id=default_space().pk, query=query, **kwargs)]
+    return [hit.node_id for hit in retrieve(by=system(), query=query, **kwargs)]
 
 
 def passages(node) -> list[tuple]:
@@ -41,7 +41,7 @@ def test_a_created_document_is_found_by_its_content():
     doc = DocumentFactory(name="session-1", description="Session 1", content=b"Ana: my sister adopted a greyhound.")
     other = DocumentFactory(content=b"Nothing about dogs here, only weather.")
     assert found("greyhound adoption") == [doc.pk]
-    hit = retrieve(space_id=default_space().pk, query="greyhound")[0]
+    hit = retrieve(by=system(), query="greyhound")[0]
     assert hit.kind == "content" and hit.fulltext is not None and hit.vector is None
     assert "greyhound" in hit.snippet and hit.path.endswith("/session-1")
     assert other.pk not in found("greyhound")
@@ -97,7 +97,7 @@ def test_an_archive_import_indexes_its_text_files_and_a_failed_one_nothing(user)
     project = ProjectFactory()
     archive = tar_gz({"src/app.py": b"def compute_tax(): pass\n", "logo.png": b"\x89PNG\x00\x00binary"})
     services.project_import(project=project, archive=io.BytesIO(archive), by=acting(user))
-    assert [hit.name for hit in retrieve(space_id=default_space().pk, query="compute_tax")] == ["app.py"]
+    assert [hit.name for hit in retrieve(by=system(), query="compute_tax")] == ["app.py"]
     assert not Passage.objects.filter(node__name="logo.png", kind="content").exists()
     before = Passage.objects.count()
     with pytest.raises(InvalidInput):
@@ -124,17 +124,15 @@ def test_scope_never_returns_a_node_outside_the_start_subtree():
         for n in range(5):
             DocumentFactory(parent=parent, content=f"shared keyword mango {n}".encode())
     inside_ids = set(Node.objects.filter(path__startswith=inside.path).values_list("pk", flat=True))
-    hits = retrieve(space_id=default_space().pk, query="mango keyword", start=inside, k=100)
+    hits = retrieve(by=system(), query="mango keyword", start=inside, k=100)
     assert len(hits) == 10 and {hit.node_id for hit in hits} <= inside_ids
 
 
 def test_types_filter():
     folder = NodeFactory(name="mango-folder", description="mango")
     DocumentFactory(parent=folder, content=b"mango")
-    assert {hit.type for hit in retrieve(space_id=default_space().pk, query="mango", types=["document"])} == {
-        "document"
-    }
-    assert {hit.type for hit in retrieve(space_id=default_space().pk, query="mango", types=["folder"])} == {"folder"}
+    assert {hit.type for hit in retrieve(by=system(), query="mango", types=["document"])} == {"document"}
+    assert {hit.type for hit in retrieve(by=system(), query="mango", types=["folder"])} == {"folder"}
 
 
 @pytest.mark.parametrize("scoped", [False, True], ids=["whole tree", "in a scope"])
@@ -145,7 +143,7 @@ def test_embeddings_find_what_full_text_cannot_and_keep_to_the_scope(settings, s
     DocumentFactory(parent=weather, content=b"Ana: it rained all week and the trains were late.")
     elsewhere = DocumentFactory(parent=weather, content=b"Ana: my sister adopted a puppy last spring.")
     assert embed_pending() == Passage.objects.count()
-    hits = retrieve(space_id=default_space().pk, query="Which dog did they get?", start=pets if scoped else None, k=5)
+    hits = retrieve(by=system(), query="Which dog did they get?", start=pets if scoped else None, k=5)
     best = next(hit for hit in hits if hit.kind == "content")
     assert best.node_id == dog.pk
     assert best.fulltext is None and best.vector > 0.3  # no shared word: found by meaning alone
@@ -256,7 +254,7 @@ def test_an_archive_import_indexes_each_node_once(user, monkeypatch):
     )
     assert sorted(indexed) == sorted(created)  # the folder by node_bulk_create, the files by the import
     assert len(inserted) == Passage.objects.filter(node_id__in=created).count()  # each passage written once
-    assert [hit.name for hit in retrieve(space_id=default_space().pk, query="compute_1")] == ["module_1.py"]
+    assert [hit.name for hit in retrieve(by=system(), query="compute_1")] == ["module_1.py"]
 
 
 def test_each_process_s_vectors_follow_an_append_without_stale_rows():
@@ -347,14 +345,15 @@ def _pending(space: Space) -> int:
     return Passage.objects.filter(node__space=space, vector__isnull=True).count()
 
 
-def test_each_space_s_passages_are_embedded_in_calls_charged_to_it(two_spaces, openai_gateway):
+def test_each_space_s_passages_are_embedded_in_calls_of_memsite_s_own_in_it(two_spaces, openai_gateway):
     ours, theirs = two_spaces
     waiting = {ours.pk: _pending(ours), theirs.pk: _pending(theirs)}
 
     assert embed_pending(batch=1_000) == sum(waiting.values())
 
     calls = LLMCall.objects.filter(purpose="embed")
-    assert sorted(calls.values_list("space_id", "user_id")) == sorted([(ours.pk, None), (theirs.pk, None)])
+    charged = sorted(calls.values_list("space_id", "user_id", "acted_as"))
+    assert charged == sorted([(ours.pk, None, "system"), (theirs.pk, None, "system")])
     for call in calls:
         assert len(call.messages) == waiting[call.space_id]  # one text a passage of its space
     assert not Passage.objects.filter(vector__isnull=True).exists()
@@ -364,7 +363,7 @@ def test_a_space_whose_budget_is_spent_waits_and_the_others_go_on(two_spaces, op
     ours, theirs = two_spaces
     theirs.llm_daily_calls = 1
     theirs.save()
-    embedder().embed(["the space's one call today"], space_id=theirs.pk)
+    embedder().embed(["the space's one call today"], by=system(theirs))
     waiting = {ours.pk: _pending(ours), theirs.pk: _pending(theirs)}
 
     # Small batches, some of theirs before some of ours: a spent space holds up no one else's.

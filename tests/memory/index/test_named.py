@@ -5,7 +5,7 @@ import pytest
 from memory.index.fulltext import Scope
 from memory.index.retrieve import named_nodes, retrieve
 from memory.index.writes import embed_pending
-from tests.factories import DocumentFactory, NodeFactory, default_space
+from tests.factories import DocumentFactory, NodeFactory, system
 
 pytestmark = pytest.mark.django_db
 # Each turn is longer than a passage's joining length, so each is a passage of its own.
@@ -42,7 +42,7 @@ def sessions(settings):
 
 def test_a_question_naming_someone_finds_what_they_said_of_it_first(sessions):
     _, made = sessions
-    top = retrieve(space_id=default_space().pk, query="What is Elif's occupation?", k=3)
+    top = retrieve(by=system(), query="What is Elif's occupation?", k=3)
     job = [hit for hit in top if "pharmacist" in hit.text]
     assert job and job[0].node_id == made[4].pk
     assert max(hit.named for hit in top) == job[0].named  # the best of hers by the rest of the question
@@ -52,7 +52,7 @@ def test_a_question_naming_someone_finds_what_they_said_of_it_first(sessions):
 
 def test_a_repeated_line_comes_once_before_its_repeats(sessions):
     line = f"Elif: {SMALL_TALK[0]}"
-    texts = [hit.text for hit in retrieve(space_id=default_space().pk, query=line, k=4)]
+    texts = [hit.text for hit in retrieve(by=system(), query=line, k=4)]
     assert texts[0] == line and texts.count(line) == 1
 
 
@@ -69,7 +69,7 @@ def test_a_question_naming_a_node_ranks_its_subtree_by_the_rest(settings):
             content=f"# Deploying\n\nReleases go out every {day} after the standup.\n".encode(),
         )
     embed_pending()
-    top = retrieve(space_id=default_space().pk, query="On which day of the week is quarry shipped?", k=1)[0]
+    top = retrieve(by=system(), query="On which day of the week is quarry shipped?", k=1)[0]
     assert top.node_id == deploys["quarry"].pk and "Monday" in top.text
 
 
@@ -80,15 +80,15 @@ def test_the_named_ranking_keeps_to_the_scope(sessions):
         parent=elsewhere, name="cv.md", description="", content=b"Elif: I am a pharmacist, my occupation is pharmacy."
     )
     embed_pending()
-    hits = retrieve(space_id=default_space().pk, query="What is Elif's occupation?", start=made[4], k=10)
+    hits = retrieve(by=system(), query="What is Elif's occupation?", start=made[4], k=10)
     assert hits and {hit.node_id for hit in hits} == {made[4].pk}
-    within = retrieve(space_id=default_space().pk, query="What is Elif's occupation?", start=logs, k=20)
+    within = retrieve(by=system(), query="What is Elif's occupation?", start=logs, k=20)
     assert within and all(hit.path.startswith("/swarmstar/logs") for hit in within)
 
 
 def test_without_embeddings_full_text_alone_ranks_a_named_question(settings, sessions):
     settings.MEMSITE_EMBEDDINGS = "off"
-    hits = retrieve(space_id=default_space().pk, query="What is Elif's occupation?", k=5)
+    hits = retrieve(by=system(), query="What is Elif's occupation?", k=5)
     assert hits and all(hit.named is None and hit.vector is None for hit in hits)
 
 

@@ -6,7 +6,7 @@ import pytest
 from memory import selectors
 from memory.index.retrieve import retrieve
 from memsite.spaces.models import Space
-from tests.factories import DocumentFactory, default_space
+from tests.factories import DocumentFactory, default_space, system
 
 pytestmark = pytest.mark.django_db
 QUERY = "alpha zqxsecret"  # the first word is ours; the second, only the other space's
@@ -15,7 +15,7 @@ QUERY = "alpha zqxsecret"  # the first word is ours; the second, only the other 
 def _ranked(space: Space) -> list[tuple[str, float]]:
     # The fused scores, which the API shows. (SQLite's bm25, the raw full-text score, weighs
     # words by the whole FTS5 table: PostgreSQL's ts_rank_cd, in production, reads one row.)
-    return [(hit.node_id, hit.score) for hit in retrieve(query=QUERY, space_id=space.pk, k=5)]
+    return [(hit.node_id, hit.score) for hit in retrieve(query=QUERY, by=system(space), k=5)]
 
 
 def test_a_word_only_another_space_holds_leaves_this_spaces_scores_as_they_were(settings):

@@ -2,7 +2,7 @@ import pytest
 
 from memory import services
 from memory.models import Search
-from tests.factories import default_space
+from tests.factories import system
 from tests.fake_openai import FakeOpenAI
 
 
@@ -29,7 +29,7 @@ def llm(search_settings, openai_gateway: FakeOpenAI) -> FakeOpenAI:
 
 
 def run_search(questions: list[str], **options) -> Search:
-    search = services.search_start(space=default_space(), user=None, questions=questions, **options)
+    search = services.search_start(by=system(), questions=questions, **options)
     services.search_run(search_id=search.pk)
     search.refresh_from_db()
     return search

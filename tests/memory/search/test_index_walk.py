@@ -1,7 +1,6 @@
 """The walk uses the content index: memory whose descriptions say nothing about content."""
 
 import re
-from typing import Any
 
 import pytest
 
@@ -12,9 +11,9 @@ from memory.search.prompts import Finding
 from memory.search.state import QuestionAnswer
 from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
-from memsite.spaces.models import ApiToken
+from memsite.spaces.principals import Principal, token_principal
 from memsite.spaces.services import token_create
-from tests.factories import default_space, system
+from tests.factories import acting, default_space, system
 from tests.memory.search.conftest import run_search
 from tests.memory.search.tree import NOTHING, found, pick, shown
 
@@ -82,7 +81,7 @@ def test_a_node_search_that_confirms_nothing_lists_the_index_s_best_nodes(sessio
 def test_a_cancelled_node_search_lists_no_index_nodes(sessions, llm):
     folder, _ = sessions
     search = services.search_start(
-        space=default_space(), user=None, questions=["What is the greyhound called?"], start_node=folder, output="node"
+        by=system(), questions=["What is the greyhound called?"], start_node=folder, output="node"
     )
     services.search_cancel(search=search, user=None)
     search.refresh_from_db()
@@ -139,24 +138,20 @@ def server_embeddings(search_settings, openai_gateway, monkeypatch):
 
 
 @pytest.fixture(params=[False, True], ids=["session", "token"])
-def asker(request, user) -> tuple[Any, ApiToken | None]:
-    """The user a search is for, and the token they asked through, if any."""
-    return user, token_create(user=user, name="node").token if request.param else None
+def asker(request, user) -> Principal:
+    """Who a search is for: a user, through a session or through a token."""
+    return token_principal(token_create(user=user, name="node").token) if request.param else acting(user)
 
 
-def _embeddings_charged(asker, question: str, **options) -> set[tuple[int, int, int | None]]:
+def _embeddings_charged(asker: Principal, question: str, **options) -> set[tuple[int, int, int | None]]:
     """The (user, space, token) of each query embedding a search of `asker`'s made."""
-    user, token = asker
-    search = services.search_start(
-        space=default_space(), user=user, token=token, questions=[question], output="node", **options
-    )
+    search = services.search_start(by=asker, questions=[question], output="node", **options)
     services.search_run(search_id=search.pk)
     return set(LLMCall.objects.filter(purpose="embed").values_list("user_id", "space_id", "token_id"))
 
 
-def _charged_to(asker) -> set[tuple[int, int, int | None]]:
-    user, token = asker
-    return {(user.pk, default_space().pk, token.pk if token is not None else None)}
+def _charged_to(asker: Principal) -> set[tuple[int | None, int, int | None]]:
+    return {(asker.user_id, default_space().pk, asker.token_id)}
 
 
 # Answered from the shortcut's passages; and exhausted, the result then the index's best nodes.
@@ -175,17 +170,8 @@ def test_the_full_text_tool_charges_the_query_s_embedding_to_the_search_s_maker(
     from memory.search.tools import QueryArguments, ToolInput, full_text_search
 
     folder, _ = sessions
-    (user, token), arguments = asker, QueryArguments(query="greyhound")
     full_text_search(
-        ToolInput(
-            space_id=default_space().pk,
-            node=folder,
-            arguments=arguments,
-            questions=[],
-            answers=[],
-            user_id=user.pk,
-            token_id=token.pk if token is not None else None,
-        )
+        ToolInput(by=asker, node=folder, arguments=QueryArguments(query="greyhound"), questions=[], answers=[])
     )
 
     assert set(LLMCall.objects.filter(purpose="embed").values_list("user_id", "space_id", "token_id")) == _charged_to(
@@ -199,13 +185,7 @@ def test_the_full_text_tool_finds_content(sessions, llm, search_settings):
     from memory.search.tools import QueryArguments, ToolInput, full_text_search
 
     found = full_text_search(
-        ToolInput(
-            space_id=default_space().pk,
-            node=folder,
-            arguments=QueryArguments(query="greyhound"),
-            questions=[],
-            answers=[],
-        )
+        ToolInput(by=system(), node=folder, arguments=QueryArguments(query="greyhound"), questions=[], answers=[])
     )
     assert found.nodes == [nodes[7].pk] and "greyhound" in found.text
 

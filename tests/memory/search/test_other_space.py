@@ -18,7 +18,7 @@ def test_a_search_never_reads_nor_cites_another_spaces_nodes(db, search_settings
     other = Space.objects.create(slug="other", name="Other")
     ours = set(Node.objects.filter(space=other).values_list("pk", flat=True))
 
-    search = services.search_start(space=other, user=None, questions=[QUESTION], output="node")
+    search = services.search_start(by=system(other), questions=[QUESTION], output="node")
     services.search_run(search_id=search.pk)
     search.refresh_from_db()
 

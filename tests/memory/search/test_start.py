@@ -3,7 +3,7 @@ import pytest
 from memory import services
 from memory.models import Search
 from memsite.errors import InvalidInput
-from tests.factories import default_space
+from tests.factories import system
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,7 @@ from tests.factories import default_space
 )
 def test_bad_input_is_refused_and_nothing_is_queued(db, options, message):
     with pytest.raises(InvalidInput) as refused:
-        services.search_start(space=default_space(), user=None, **options)
+        services.search_start(by=system(), **options)
     assert refused.value.message == message
     assert not Search.objects.exists()
 
@@ -36,7 +36,7 @@ def test_a_search_is_queued_with_default_budgets_and_runs_after_commit(
     queued = []
     monkeypatch.setattr("memory.tasks.search_run.delay", lambda **kwargs: queued.append(kwargs))
     with django_capture_on_commit_callbacks(execute=True):
-        search = services.search_start(space=default_space(), user=None, questions=[" Where   is it? ", "Where is it?"])
+        search = services.search_start(by=system(), questions=[" Where   is it? ", "Where is it?"])
 
     assert queued == [{"search_id": search.pk}]
     assert search.questions == ["Where is it?"]  # whitespace folded, duplicates dropped

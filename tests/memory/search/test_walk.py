@@ -9,7 +9,7 @@ from memory import services
 from memory.models import Node, Search, SearchQuestion, SearchStep, ToolCall
 from memory.search.state import WalkState
 from memsite.llm.models import LLMCall
-from tests.factories import default_space, system
+from tests.factories import acting, system
 from tests.fake_openai import Reply
 from tests.memory.search.conftest import run_search
 from tests.memory.search.tree import NOTHING, build_tree, found, pick, shown
@@ -180,7 +180,7 @@ def test_ask_user_waits_for_the_answer_which_completes_the_search(llm, tree, use
 
     assert search.status == Search.Status.WAITING
     question = SearchQuestion.objects.get(search=search, status=SearchQuestion.Status.PENDING)
-    services.search_question_answer(question=question, answer="Use 4 GB.", user=user)
+    services.search_question_answer(question=question, answer="Use 4 GB.", by=acting(user))
 
     search.refresh_from_db()
     document = Node.objects.get(parent__name="user", name=f"Answer to search {search.pk}")
@@ -303,7 +303,7 @@ def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settin
 )
 def test_each_budget_ends_the_search_before_the_call_that_would_break_it(llm, tree, budget, value, calls):
     llm.script(pick("references"), pick("databases"))
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION], **{budget: value})
+    search = services.search_start(by=system(), questions=[QUESTION], **{budget: value})
     if budget == "timeout_s":
         Search.objects.filter(pk=search.pk).update(
             status=Search.Status.RUNNING, started_at=timezone.now() - timezone.timedelta(seconds=5)
@@ -318,7 +318,7 @@ def test_each_budget_ends_the_search_before_the_call_that_would_break_it(llm, tr
 
 def test_cancel_stops_a_running_search_at_its_next_step(llm, tree, user):
     llm.script(pick("references"))
-    search = services.search_start(space=default_space(), user=user, questions=[QUESTION])
+    search = services.search_start(by=acting(user), questions=[QUESTION])
     assert services.search_advance(search_id=search.pk)
     services.search_cancel(search=Search.objects.get(pk=search.pk), user=user)
     assert not services.search_advance(search_id=search.pk)
@@ -329,7 +329,7 @@ def test_cancel_stops_a_running_search_at_its_next_step(llm, tree, user):
 
 
 def test_cancel_ends_a_queued_search_at_once_and_refuses_an_ended_one(tree, user):
-    search = services.search_start(space=default_space(), user=user, questions=[QUESTION])
+    search = services.search_start(by=acting(user), questions=[QUESTION])
     services.search_cancel(search=search, user=user)
     search.refresh_from_db()
     assert search.status == Search.Status.CANCELLED
@@ -339,7 +339,7 @@ def test_cancel_ends_a_queued_search_at_once_and_refuses_an_ended_one(tree, user
 
 def test_a_crashed_step_is_redone_from_the_last_recorded_one(llm, tree, monkeypatch):
     llm.script(pick("references"), pick("databases"), pick("databases"), pick("pg-tuning.md"), found("A quarter."))
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+    search = services.search_start(by=system(), questions=[QUESTION])
     assert services.search_advance(search_id=search.pk)
 
     from memory.services import searches
@@ -365,19 +365,20 @@ def test_a_second_worker_cannot_record_the_same_step(llm, tree):
     from memory.services.searches import _record
 
     llm.script(pick("references"), pick("references"))
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+    by = system()
+    search = services.search_start(by=by, questions=[QUESTION])
     Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, started_at=timezone.now())
     search.refresh_from_db()
-    first, second = walk.advance(search), walk.advance(search)
+    first, second = walk.advance(search, by=by), walk.advance(search, by=by)
 
-    assert _record(search, first, root_id=search.pk) is not None
-    assert _record(search, second, root_id=search.pk) is None
+    assert _record(search, first, root_id=search.pk, by=by) is not None
+    assert _record(search, second, root_id=search.pk, by=by) is None
     assert search.steps.count() == 1
 
 
 def test_the_sweep_requeues_a_stalled_search_then_fails_it(tree, settings, django_capture_on_commit_callbacks):
     settings.MEMSITE_SEARCH_MAX_REQUEUES = 1
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+    search = services.search_start(by=system(), questions=[QUESTION])
     stale = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
     Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, heartbeat_at=stale)
 
@@ -404,7 +405,7 @@ def test_the_sweep_leaves_a_search_that_waits_its_turn_in_the_queue(
     tree, settings, sent, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+        search = services.search_start(by=system(), questions=[QUESTION])
     backlog = timezone.now() - timezone.timedelta(seconds=10 * settings.MEMSITE_SEARCH_STALE_S)
     Search.objects.filter(pk=search.pk).update(created_at=backlog)  # the workers are busy
 
@@ -415,7 +416,7 @@ def test_the_sweep_leaves_a_search_that_waits_its_turn_in_the_queue(
 def test_the_sweep_sends_a_search_whose_message_never_reached_the_broker(
     tree, settings, sent, django_capture_on_commit_callbacks
 ):
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])  # never published
+    search = services.search_start(by=system(), questions=[QUESTION])  # never published
     lost = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
     Search.objects.filter(pk=search.pk).update(created_at=lost)
 
@@ -430,7 +431,7 @@ def test_a_requeued_search_waiting_in_a_backlog_is_neither_sent_again_nor_failed
     tree, settings, sent, django_capture_on_commit_callbacks
 ):
     settings.MEMSITE_SEARCH_MAX_REQUEUES = 1
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+    search = services.search_start(by=system(), questions=[QUESTION])
     started = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
     Search.objects.filter(pk=search.pk).update(status=Search.Status.RUNNING, started_at=started, heartbeat_at=started)
 
@@ -449,7 +450,7 @@ def test_a_requeued_search_waiting_in_a_backlog_is_neither_sent_again_nor_failed
 def test_a_bug_in_a_step_fails_the_search_instead_of_leaving_it_running(llm, tree, monkeypatch):
     from memory.search import walk
 
-    def broken(search):
+    def broken(search, *, by):
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setattr(walk, "advance", broken)
@@ -505,7 +506,7 @@ def test_sub_search_steps_keep_the_family_alive_for_the_sweep(llm, tree, setting
         found("Some.", complete=False, new_questions=("How much RAM?",)),
         pick("user"),
     )
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION])
+    search = services.search_start(by=system(), questions=[QUESTION])
     for _ in range(5):  # the parent's four steps and its sub-search's first
         services.search_advance(search_id=search.pk)
     stale = timezone.now() - timezone.timedelta(seconds=settings.MEMSITE_SEARCH_STALE_S + 1)
@@ -518,7 +519,7 @@ def test_sub_search_steps_keep_the_family_alive_for_the_sweep(llm, tree, setting
 
 
 def test_a_search_whose_start_node_is_deleted_ends_instead_of_searching_everything(llm, tree):
-    search = services.search_start(space=default_space(), user=None, questions=[QUESTION], start_node=tree["databases"])
+    search = services.search_start(by=system(), questions=[QUESTION], start_node=tree["databases"])
     services.node_delete(node=tree["databases"], by=system())
     services.search_run(search_id=search.pk)
     search.refresh_from_db()

@@ -9,8 +9,11 @@ from rest_framework.test import APIClient
 from memory import services
 from memory.models import Search, SearchStep
 from memory.services.demo import demo_memory_seed
+from memory.services.searches import ASKER_GONE
 from memsite.llm.models import LLMCall
-from tests.factories import UserFactory, default_space, system, token_for
+from memsite.spaces.services import membership_remove
+from tests.factories import UserFactory, acting, default_space, token_for
+from tests.ledger import assert_every_call_has_a_principal
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
 
@@ -64,7 +67,7 @@ def test_the_dashboard_is_under_the_same_cap(client, user):
 
 def test_a_spent_budget_refuses_new_searches_until_the_day_ends(api, user):
     for _ in range(5):
-        make_call(user_id=user.pk)
+        make_call(by=acting(user))
     refused = start(api)
     assert refused.status_code == 429
     body = refused.json()
@@ -77,10 +80,8 @@ def test_a_spent_budget_refuses_new_searches_until_the_day_ends(api, user):
 
 def test_a_search_charges_its_user_and_ends_when_the_budget_runs_out_mid_way(user, settings):
     settings.MEMSITE_LLM_DAILY_CALLS = 1  # the walk to the answer takes two (route, read)
-    demo_memory_seed(by=system())
-    search = services.search_start(
-        space=default_space(), user=user, questions=["Which HTTP status code means a conflict?"]
-    )
+    demo_memory_seed(by=acting(user))
+    search = services.search_start(by=acting(user), questions=["Which HTTP status code means a conflict?"])
     services.search_run(search_id=search.pk)
     search.refresh_from_db()
     calls = LLMCall.objects.filter(user=user)
@@ -88,3 +89,16 @@ def test_a_search_charges_its_user_and_ends_when_the_budget_runs_out_mid_way(use
     assert calls.count() == 1 and search.llm_calls == 1
     finish = SearchStep.objects.filter(search=search).order_by("number").last()
     assert finish.summary.startswith("The daily_llm budget ran out. The daily LLM budget is spent: 1 of 1 LLM calls")
+    assert_every_call_has_a_principal()
+
+
+def test_a_search_whose_asker_can_no_longer_act_ends_with_nothing_spent(user):
+    demo_memory_seed(by=acting(user))
+    search = services.search_start(by=acting(user), questions=["Which HTTP status code means a conflict?"])
+    membership_remove(space=default_space(), username=user.username)
+
+    services.search_run(search_id=search.pk)
+
+    search.refresh_from_db()
+    assert search.status == Search.Status.FAILED and search.ended_because == ASKER_GONE
+    assert not LLMCall.objects.exists()  # never run as anyone else

@@ -5,7 +5,7 @@ import time
 
 from memory import services
 from memory.models import Search
-from tests.factories import default_space
+from tests.factories import system
 from tests.memory.search.tree import build_tree, found, pick
 
 
@@ -22,7 +22,7 @@ def wait_until_ended(search: Search, seconds: float = 30) -> Search:
 def test_a_worker_runs_a_queued_search_to_its_answer(worker):
     build_tree()
     worker.script(pick("references"), pick("databases"), pick("pg-tuning.md"), found("A quarter of the RAM."))
-    search = services.search_start(space=default_space(), user=None, questions=["How large should shared_buffers be?"])
+    search = services.search_start(by=system(), questions=["How large should shared_buffers be?"])
 
     search = wait_until_ended(search)
     assert search.status == Search.Status.DONE, search.ended_because

@@ -1,8 +1,7 @@
 import pytest
 
-from agents.brains.services.brains import brain_create
 from agents.context.models import Agent
-from tests.factories import AgentFactory, default_space
+from tests.factories import AgentFactory, default_space, ticked_by
 from tests.fake_openai import FakeOpenAI
 
 
@@ -38,8 +37,9 @@ def tree(transactional_db):
 
 @pytest.fixture
 def agent(db) -> Agent:
+    """An agent whose ticks act for a member (who set it ticking, its ticking paused)."""
     agent = AgentFactory(name="scout", model="gpt-4")
-    brain_create(agent=agent)
+    ticked_by(agent)
     return agent
 
 

@@ -1,6 +1,7 @@
 """Each action on its own (`action_run`), and what a tick records of it (perception, chat)."""
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from agents.brains import services
 from agents.brains.models import Brain, Explored, Neuron, Record, Synapse
@@ -9,15 +10,23 @@ from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Node, Search
 from memsite.fetch import FetchedPage, FetchFailed
+from memsite.spaces.principals import Principal, token_principal
 from memsite.spaces.selectors import space_default
-from tests.factories import AgentFactory, DocumentFactory, NodeFactory, acting
+from memsite.spaces.services import token_create
+from tests.factories import AgentFactory, DocumentFactory, NodeFactory, UserFactory, acting
 from tests.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
 
 
+def ticker() -> Principal:
+    """The member the agent acts for in these tests (who set it ticking): the same throughout a test."""
+    user = get_user_model().objects.filter(username="ticker").first() or UserFactory(username="ticker")
+    return acting(user)
+
+
 def run(agent, action: str, **arguments):
-    return action_run(agent=agent, name=action, arguments=arguments)
+    return action_run(agent=agent, name=action, arguments=arguments, by=ticker())
 
 
 def script_tick(llm, action: str, **arguments) -> None:
@@ -145,6 +154,18 @@ def test_write_note_creates_the_document_in_the_agents_folder(agent, internal):
     note = memory_selectors.node_resolve(space=space_default(), path=f"{notes_of(agent)}/findings.md")
     assert folder.type == "folder" and note.type == "document" and outcome.detail == {"node_id": note.pk}
     assert memory_selectors.node_content(node=note) == b"# Findings\n\nThe user folder has three documents."
+    assert note.created_by.username == folder.created_by.username == "ticker"  # written as the member
+
+
+def test_write_note_as_a_token_limited_to_another_folder_is_refused_and_writes_nothing(agent, internal, user):
+    limited = token_create(user=user, name="node a", write_under="/swarmstar/nodes/a/").token
+
+    outcome = action_run(
+        agent=agent, name="write_note", arguments={"name": "n.md", "content": "x"}, by=token_principal(limited)
+    )
+
+    assert not outcome.ok and "This token writes only under /swarmstar/nodes/a/" in outcome.summary
+    assert not Node.objects.filter(name=f"agent-{agent.pk}-scout").exists()
 
 
 def test_write_note_by_the_same_name_replaces_it(agent, internal):
@@ -266,7 +287,7 @@ def test_search_memory_starts_a_search_and_does_not_wait(
     assert outcome.ok and outcome.detail == {"search_id": search.pk} and outcome.where == f"search:{search.pk}"
     assert outcome.summary == f"Started memory search {search.pk}: What does the user prefer?"
     assert search.questions == ["What does the user prefer?"] and search.status == Search.Status.QUEUED
-    assert "scout" in search.context
+    assert "scout" in search.context and search.created_by.username == "ticker"  # the member's search
     assert searches_queued == [{"search_id": search.pk}]
 
 
@@ -362,13 +383,13 @@ def test_an_unknown_action_is_refused(agent):
     ],
 )
 def test_malformed_arguments_are_refused(agent, name, arguments, said):
-    outcome = action_run(agent=agent, name=name, arguments=arguments)
+    outcome = action_run(agent=agent, name=name, arguments=arguments, by=ticker())
 
     assert not outcome.ok and outcome.summary.startswith(f"Bad arguments for {name}:") and said in outcome.summary
 
 
 def test_arguments_that_are_not_an_object_are_refused(agent):
-    outcome = action_run(agent=agent, name="read_file", arguments=["/user"])
+    outcome = action_run(agent=agent, name="read_file", arguments=["/user"], by=ticker())
 
     assert not outcome.ok and outcome.summary == 'The arguments of read_file must be an object {"path": string}.'
 

@@ -8,6 +8,7 @@ from agents.brains.models import Brain, Goal, Record
 from agents.brains.services.brains import brain_writing, goal_complete, goal_create
 from memsite.errors import InvalidInput
 from memsite.llm.models import LLMCall
+from tests.factories import system
 from tests.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +20,7 @@ def chat(agent) -> list[tuple[str, str]]:
 
 
 def test_goal_adds_a_goal_and_confirms_without_an_llm_call(agent):
-    exchange = services.chat_send(agent=agent, text="Goal:  map the projects folder ")
+    exchange = services.chat_send(agent=agent, text="Goal:  map the projects folder ", by=system())
 
     goal = Goal.objects.get(brain_id=agent.pk)
     assert goal.text == "map the projects folder" and goal.status == Goal.Status.ACTIVE
@@ -35,14 +36,14 @@ def test_a_goal_past_the_cap_is_answered_not_raised(agent, settings):
     settings.MEMSITE_BRAIN_CAPS = {"goal": 1}
     goal_create(agent=agent, text="the only goal")
 
-    exchange = services.chat_send(agent=agent, text="goal: another")
+    exchange = services.chat_send(agent=agent, text="goal: another", by=system())
 
     assert exchange.goal is None and exchange.reply_line.text.startswith("I could not add that goal: The agent has 1")
     assert Goal.objects.filter(brain_id=agent.pk).count() == 1
 
 
 def test_goals_can_be_completed(agent):
-    exchange = services.chat_send(agent=agent, text="goal: read the notes")
+    exchange = services.chat_send(agent=agent, text="goal: read the notes", by=system())
 
     done = goal_complete(agent=agent, goal_id=exchange.goal.pk)
 
@@ -54,9 +55,9 @@ def test_a_message_gets_a_reply_and_both_join_the_history(agent, llm):
         write.set(self_summary="I map memsite's memory tree.")
     goal_create(agent=agent, text="Map the projects")
     llm.script(Reply.json({"reply": "Hello! I map the tree."}), Reply.json({"reply": "Three folders so far."}))
-    services.chat_send(agent=agent, text="Hello, who are you?")
+    services.chat_send(agent=agent, text="Hello, who are you?", by=system())
 
-    exchange = services.chat_send(agent=agent, text="What have you found?")
+    exchange = services.chat_send(agent=agent, text="What have you found?", by=system())
 
     assert exchange.reply_line.text == "Three folders so far." and exchange.goal is None
     assert chat(agent) == [
@@ -83,7 +84,7 @@ def test_a_message_gets_a_reply_and_both_join_the_history(agent, llm):
 
 def test_the_user_model_keeps_the_last_ten_messages(agent):
     for number in range(1, 13):
-        services.chat_send(agent=agent, text=f"message {number}")
+        services.chat_send(agent=agent, text=f"message {number}", by=system())
 
     kept = Record.objects.filter(brain_id=agent.pk, kind="user_message").order_by("seq")
     assert [record.text for record in kept] == [f"message {number}" for number in range(3, 13)]
@@ -94,7 +95,7 @@ def test_a_failed_llm_call_keeps_the_users_line(agent, llm):
     llm.script(Reply.failure(500, "The model is down."))
 
     with pytest.raises(services.ChatFailed) as failed:
-        services.chat_send(agent=agent, text="Are you there?")
+        services.chat_send(agent=agent, text="Are you there?", by=system())
 
     assert failed.value.status == 502 and "LLM call failed" in failed.value.message
     assert failed.value.data["reason"] == "server_error"
@@ -105,6 +106,6 @@ def test_a_failed_llm_call_keeps_the_users_line(agent, llm):
 @pytest.mark.parametrize("text", ["", "   ", "goal:", "goal:   ", None, "x" * 4_001, "goal: " + "g" * 501])
 def test_empty_or_oversized_messages_are_refused_before_anything_is_written(agent, text):
     with pytest.raises(InvalidInput):
-        services.chat_send(agent=agent, text=text)
+        services.chat_send(agent=agent, text=text, by=system())
 
     assert chat(agent) == []

@@ -15,8 +15,9 @@ from agents.brains.services.prompts import CHAT_MEMORY_HEADING, memory_line, mem
 from agents.context.models import Agent
 from memsite.llm.models import LLMCall
 from memsite.llm.tokens import counter_for_model
+from memsite.spaces.principals import token_principal
 from memsite.spaces.services import token_create
-from tests.factories import DocumentFactory, NodeFactory
+from tests.factories import DocumentFactory, NodeFactory, system
 from tests.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +59,7 @@ def test_the_prompt_carries_relevant_facts_recent_episodes_and_retrieved_passage
     doc = DocumentFactory(parent=NodeFactory(name="logs"), name="session-3", content=LISBON.encode())
     DocumentFactory(name="recipes", content=b"Boil the pasta for nine minutes.")
 
-    services.chat_send(agent=agent, text="Where did Ana move for her job?")
+    services.chat_send(agent=agent, text="Where did Ana move for her job?", by=system())
 
     memory = memory_of(LLMCall.objects.get(purpose="chat"))
     assert '[fact:2] "Ana\'s new job is at the harbour."' in memory
@@ -75,7 +76,7 @@ def test_the_numbers_of_facts_episodes_and_passages_are_capped(agent):
     for number in range(7):
         DocumentFactory(name=f"harbour-{number}", content=f"The harbour log {number}.".encode())
 
-    services.chat_send(agent=agent, text="What about the harbour?")
+    services.chat_send(agent=agent, text="What about the harbour?", by=system())
 
     memory = memory_of(LLMCall.objects.get(purpose="chat"))
     assert memory.count("[fact:") == 5 and memory.count("[node:") == 5 and memory.count("[episode:") == 5
@@ -88,7 +89,7 @@ def test_a_small_window_cuts_the_last_items_and_their_citations(agent, llm):
     limited(agent, 300)
     llm.script(Reply.json({"reply": "At nine.", "citations": ["fact:1", "episode:1", "node:memory_invented", 7]}))
 
-    exchange = services.chat_send(agent=agent, text="When does the harbour office open?")
+    exchange = services.chat_send(agent=agent, text="When does the harbour office open?", by=system())
 
     memory = memory_of(LLMCall.objects.get(purpose="chat"))
     assert "[fact:1]" in memory and f"[node:{doc.pk}]" in memory
@@ -104,7 +105,7 @@ def test_memory_takes_at_most_half_the_window(agent, llm):
     limited(agent, 200)
     llm.script(Reply.json({"reply": "Yes."}))
 
-    services.chat_send(agent=agent, text="Tell me about the harbour.")
+    services.chat_send(agent=agent, text="Tell me about the harbour.", by=system())
 
     call = LLMCall.objects.get(purpose="chat")
     assert memory_of(call).count("[fact:") == 3  # 17 tokens each, in 100
@@ -115,7 +116,7 @@ def test_offline_the_reply_quotes_the_closest_passage_and_cites_its_node(agent):
     doc = DocumentFactory(parent=NodeFactory(name="logs"), name="session-3", content=LISBON.encode())
     remember(agent, facts=["Cats purr when content."])
 
-    exchange = services.chat_send(agent=agent, text="Where did Ana move?")
+    exchange = services.chat_send(agent=agent, text="Where did Ana move?", by=system())
 
     assert "Lisbon" in exchange.reply_line.text and "/swarmstar/logs/session-3" in exchange.reply_line.text
     assert exchange.citations == [
@@ -127,14 +128,14 @@ def test_offline_the_reply_quotes_the_closest_passage_and_cites_its_node(agent):
 def test_offline_with_nothing_relevant_the_reply_says_so_and_cites_nothing(agent):
     remember(agent, facts=["Cats purr when content."])
 
-    exchange = services.chat_send(agent=agent, text="Where did Ana move?")
+    exchange = services.chat_send(agent=agent, text="Where did Ana move?", by=system())
 
     assert exchange.reply_line.text == "Nothing I remember bears on that." and exchange.citations == []
     assert exchange.provider == "offline"
 
 
 def test_a_goal_command_has_no_provider(agent):
-    exchange = services.chat_send(agent=agent, text="goal: map the harbour")
+    exchange = services.chat_send(agent=agent, text="goal: map the harbour", by=system())
     assert exchange.provider is None and exchange.citations == []
 
 
@@ -144,7 +145,7 @@ def test_the_query_embedding_is_charged_to_the_user_space_and_token(agent, llm, 
     token = token_create(user=user, space=agent.space, name="node").token
     llm.script(Reply(), Reply.json({"reply": "Hello."}))  # the query's embedding, then the reply
 
-    services.chat_send(agent=agent, text="Where is the harbour?", user=user, token=token)
+    services.chat_send(agent=agent, text="Where is the harbour?", by=token_principal(token))
 
     charged = {(call.purpose, call.user_id, call.space_id, call.token_id) for call in LLMCall.objects.all()}
     assert ("embed", user.pk, agent.space_id, token.pk) in charged

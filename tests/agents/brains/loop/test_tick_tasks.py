@@ -12,9 +12,8 @@ from django.utils import timezone
 
 from agents.brains import services
 from agents.brains.models import Brain, TickRun
-from agents.brains.services.brains import brain_create
 from memsite.errors import InvalidInput, ServiceUnavailable
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, a_member, ticked_by
 
 
 def slow_llm(monkeypatch, seconds: float, running: list[int] | None = None):
@@ -174,7 +173,7 @@ def test_the_lease_expires_by_itself(agent, internal, settings):
 
 def test_concurrent_ticks_of_one_agent_never_overlap(tree, sqlite_waits_for_locks, monkeypatch):
     agent = AgentFactory(name="racer")
-    brain_create(agent=agent)
+    ticked_by(agent)
     running: list[int] = []
     slow_llm(monkeypatch, 0.05, running)
     results: list[object] = []
@@ -217,7 +216,7 @@ def ticks_queued(monkeypatch) -> list[int]:
 
 @pytest.mark.django_db
 def test_ticking_start_makes_the_brain_due_now(agent, ticks_queued, django_capture_on_commit_callbacks):
-    brain = services.ticking_start(agent=agent, interval_s=30)
+    brain = services.ticking_start(agent=agent, interval_s=30, by=a_member())
 
     assert brain.ticking and brain.tick_interval_s == 30
     assert brain.next_tick_at <= timezone.now()
@@ -232,7 +231,7 @@ def test_ticking_start_makes_the_brain_due_now(agent, ticks_queued, django_captu
 def test_beat_starts_only_due_ticking_brains_and_each_once(ticks_queued, django_capture_on_commit_callbacks):
     due, later, paused = (AgentFactory() for _ in range(3))
     for agent in (due, later, paused):
-        services.ticking_start(agent=agent, interval_s=60)
+        services.ticking_start(agent=agent, interval_s=60, by=a_member())
     Brain.objects.filter(pk=later.pk).update(next_tick_at=timezone.now() + timedelta(seconds=30))
     services.ticking_pause(agent=paused)
 
@@ -252,7 +251,7 @@ def test_beat_checks_the_broker_once_for_all_the_ticks_it_queues(
 ):
     agents = [AgentFactory() for _ in range(3)]
     for agent in agents:
-        services.ticking_start(agent=agent, interval_s=60)
+        services.ticking_start(agent=agent, interval_s=60, by=a_member())
     checks: list[bool] = []
     monkeypatch.setattr("memsite.queue._broker_check", lambda: checks.append(True))
 
@@ -264,7 +263,7 @@ def test_beat_checks_the_broker_once_for_all_the_ticks_it_queues(
 
 @pytest.mark.django_db
 def test_beat_with_the_broker_down_moves_no_tick_on(agent, ticks_queued, monkeypatch):
-    services.ticking_start(agent=agent, interval_s=60)
+    services.ticking_start(agent=agent, interval_s=60, by=a_member())
     due_at = Brain.objects.get(pk=agent.pk).next_tick_at
 
     def down() -> None:
@@ -281,15 +280,15 @@ def test_beat_with_the_broker_down_moves_no_tick_on(agent, ticks_queued, monkeyp
 def test_ticking_start_checks_the_interval(agent):
     for interval in (0, -5, True, "60", 10**9):
         with pytest.raises(InvalidInput):
-            services.ticking_start(agent=agent, interval_s=interval)
+            services.ticking_start(agent=agent, interval_s=interval, by=a_member())
 
 
 @pytest.mark.django_db
 def test_starting_again_keeps_the_next_tick_no_later_than_the_new_interval(agent):
-    services.ticking_start(agent=agent, interval_s=600)
+    services.ticking_start(agent=agent, interval_s=600, by=a_member())
     Brain.objects.filter(pk=agent.pk).update(next_tick_at=timezone.now() + timedelta(seconds=500))
 
-    brain = services.ticking_start(agent=agent, interval_s=10)
+    brain = services.ticking_start(agent=agent, interval_s=10, by=a_member())
 
     assert brain.next_tick_at - timezone.now() <= timedelta(seconds=10)
 
@@ -297,7 +296,7 @@ def test_starting_again_keeps_the_next_tick_no_later_than_the_new_interval(agent
 @pytest.mark.django_db
 def test_tick_request_queues_one_tick_on_commit(agent, ticks_queued, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        services.tick_request(agent=agent)
+        services.tick_request(agent=agent, by=a_member())
         assert ticks_queued == []  # not before the commit
 
     assert ticks_queued == [agent.pk]
@@ -324,13 +323,13 @@ def wait_for(condition, seconds: float = 60) -> None:
 def test_many_agents_are_ticked_by_one_worker(tick_worker):
     agents = [AgentFactory(name=f"swarm-{number}") for number in range(10)]
     for agent in agents:
-        services.ticking_start(agent=agent, interval_s=3_600)
+        services.ticking_start(agent=agent, interval_s=3_600, by=a_member())
 
     assert services.ticks_start_due() == 10  # each queued as its row commits
     done = TickRun.objects.filter(status=TickRun.Status.DONE)
     wait_for(lambda: done.count() == 10)
     for agent in agents[:3]:
-        services.tick_request(agent=agent)  # and a second tick for some, run once
+        services.tick_request(agent=agent, by=a_member())  # and a second tick for some, run once
 
     wait_for(lambda: done.count() == 13)
     for index, agent in enumerate(agents):

@@ -10,9 +10,15 @@ from django.utils import timezone
 
 from agents.brains import services
 from agents.brains.models import Brain, Record, RecordKind, TickRun
+from agents.brains.services.ticks import ASKER_GONE
+from memory.models import Node
+from memsite.errors import InvalidInput
 from memsite.llm.models import LLMCall
-from memsite.spaces.services import space_create, token_create
-from tests.factories import AgentFactory, UserFactory, default_space
+from memsite.spaces.principals import token_principal
+from memsite.spaces.services import membership_remove, space_create, token_create
+from tests.factories import AgentFactory, UserFactory, a_member, acting, default_space, system
+from tests.fake_openai import Reply
+from tests.ledger import assert_every_call_has_a_principal
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -37,7 +43,7 @@ def ticks_queued(monkeypatch) -> list[int]:
 
 def spend_the_day(user) -> None:
     for _ in range(3):
-        make_call(user_id=user.pk)
+        make_call(by=acting(user))
 
 
 def api_url(name: str, agent) -> str:
@@ -69,7 +75,7 @@ def test_a_tick_asked_for_while_one_waits_adds_nothing(user, ticks_queued, djang
     agent = AgentFactory()
     with django_capture_on_commit_callbacks(execute=True):
         for _ in range(5):
-            services.tick_request(agent=agent, user=user)
+            services.tick_request(agent=agent, by=acting(user))
     assert ticks_queued == [agent.pk]
     brain = Brain.objects.get(pk=agent.pk)
     assert brain.tick_queued_by_id == user.pk and brain.tick_queued_at is not None
@@ -77,7 +83,7 @@ def test_a_tick_asked_for_while_one_waits_adds_nothing(user, ticks_queued, djang
 
 def test_a_tick_is_charged_to_whoever_asked_for_it(user, ticks_queued):
     agent = AgentFactory()
-    services.tick_request(agent=agent, user=user)
+    services.tick_request(agent=agent, by=acting(user))
     run = services.tick_run(agent_id=agent.pk)
     assert run.status == TickRun.Status.DONE and run.user_id == user.pk
     calls = LLMCall.objects.filter(served_id=run.pk, served_type__model="tickrun")
@@ -87,7 +93,7 @@ def test_a_tick_is_charged_to_whoever_asked_for_it(user, ticks_queued):
 
 def test_a_tick_that_meets_a_spent_budget_fails_with_the_reason(user):
     agent = AgentFactory()
-    services.ticking_start(agent=agent, interval_s=60, user=user)
+    services.ticking_start(agent=agent, interval_s=60, by=acting(user))
     spend_the_day(user)
     run = services.tick_run(agent_id=agent.pk)
     assert run.status == TickRun.Status.FAILED
@@ -128,8 +134,8 @@ def test_beat_queues_no_tick_past_a_users_cap_or_budget(settings, ticks_queued, 
     busy_agents = [AgentFactory() for _ in range(3)]
     broke_agent = AgentFactory()
     for agent in busy_agents:
-        services.ticking_start(agent=agent, interval_s=60, user=busy)
-    services.ticking_start(agent=broke_agent, interval_s=60, user=broke)
+        services.ticking_start(agent=agent, interval_s=60, by=acting(busy))
+    services.ticking_start(agent=broke_agent, interval_s=60, by=acting(broke))
     spend_the_day(broke)
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -142,15 +148,15 @@ def test_beat_queues_no_tick_past_a_users_cap_or_budget(settings, ticks_queued, 
 
 def test_beat_queues_no_tick_in_a_space_whose_budget_is_spent(user, ticks_queued, django_capture_on_commit_callbacks):
     lab = space_create(user=user, slug="lab", name="Lab")
-    users, system = AgentFactory(space=lab), AgentFactory(space=lab)
+    users, theirs = AgentFactory(space=lab), AgentFactory(space=lab)
     elsewhere = AgentFactory()  # the same user's, in the default space
-    services.ticking_start(agent=users, interval_s=60, user=user)
-    services.ticking_start(agent=system, interval_s=60)
-    services.ticking_start(agent=elsewhere, interval_s=60, user=user)
+    services.ticking_start(agent=users, interval_s=60, by=acting(user, lab))
+    services.ticking_start(agent=theirs, interval_s=60, by=a_member(lab))
+    services.ticking_start(agent=elsewhere, interval_s=60, by=acting(user))
     lab.llm_daily_calls = 2
     lab.save()
     for _ in range(2):
-        make_call(space_id=lab.pk)  # the space's day, none of it the user's own
+        make_call(by=system(lab))  # the space's day, none of it the user's own
 
     with django_capture_on_commit_callbacks(execute=True):
         assert services.ticks_start_due() == 1
@@ -164,13 +170,61 @@ def test_beat_queues_no_tick_through_a_token_whose_budget_is_spent(
     settings.MEMSITE_QUOTA_TICKING_AGENTS = 10
     token = token_create(user=user, space=default_space(), name="node", llm_daily_calls=1).token
     through_token, by_session = AgentFactory(), AgentFactory()
-    services.ticking_start(agent=through_token, interval_s=60, user=user, token=token)
-    services.ticking_start(agent=by_session, interval_s=60, user=user)
-    make_call(user_id=user.pk, token_id=token.pk)  # the token's day; the user's goes on
+    services.ticking_start(agent=through_token, interval_s=60, by=token_principal(token))
+    services.ticking_start(agent=by_session, interval_s=60, by=acting(user))
+    make_call(by=token_principal(token))  # the token's day; the user's goes on
 
     with django_capture_on_commit_callbacks(execute=True):
         assert services.ticks_start_due() == 1
     assert ticks_queued == [by_session.pk]
+
+
+def test_a_tick_set_going_through_a_folder_token_writes_only_there_and_within_its_budget(
+    settings, user, internal, openai_gateway, ticks_queued, django_capture_on_commit_callbacks
+):
+    settings.MEMSITE_LLM_DAILY_CALLS = 100  # the member's own budget has room: the token's bounds the tick
+    token = token_create(user=user, name="node a", write_under="/swarmstar/nodes/a/", llm_daily_calls=2).token
+    agent = AgentFactory(name="scout")
+    services.ticking_start(agent=agent, interval_s=60, by=token_principal(token))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.ticks_start_due() == 1
+    note = {"action": "write_note", "arguments": {"name": "n.md", "content": "x"}, "reason": "To keep it."}
+    openai_gateway.script(Reply.json(note), Reply.json({"thought": "Refused.", "inner_thought": None}))
+
+    run = services.tick_run(agent_id=agent.pk)
+
+    act = next(step for step in run.steps if step["name"] == "act")
+    assert not act["detail"]["ok"] and "This token writes only under /swarmstar/nodes/a/" in act["detail"]["summary"]
+    assert not Node.objects.filter(name__startswith=f"agent-{agent.pk}").exists()  # no folder, no note
+    replan = next(step for step in run.steps if step["name"] == "replan")  # the failed action's new plan
+    assert "The token's daily LLM budget is spent: 2 of 2 LLM calls" in replan["detail"]["error"]
+    assert (run.user_id, run.token_id) == (user.pk, token.pk)
+    assert LLMCall.objects.filter(token=token).count() == 2 == LLMCall.objects.count()
+    assert_every_call_has_a_principal()
+
+
+def test_a_tick_for_a_member_who_left_fails_and_beat_stops_the_agent(user, ticks_queued):
+    agent = AgentFactory()
+    services.ticking_start(agent=agent, interval_s=60, by=acting(user))
+    membership_remove(space=default_space(), username=user.username)
+
+    run = services.tick_run(agent_id=agent.pk)
+
+    assert run.status == TickRun.Status.FAILED and run.error == ASKER_GONE and not LLMCall.objects.exists()
+    Brain.objects.filter(pk=agent.pk).update(next_tick_at=timezone.now())
+    assert services.ticks_start_due() == 0 and ticks_queued == []
+    assert not Brain.objects.get(pk=agent.pk).ticking  # it would tick as nobody
+
+
+def test_memsite_itself_sets_no_agent_ticking(ticks_queued):
+    agent = AgentFactory()
+    for start in (
+        lambda: services.ticking_start(agent=agent, interval_s=60, by=system()),
+        lambda: services.tick_request(agent=agent, by=system()),
+    ):
+        with pytest.raises(InvalidInput, match="An agent ticks for a member"):
+            start()
+    assert not Brain.objects.filter(pk=agent.pk, ticking=True).exists() and ticks_queued == []
 
 
 def test_a_chat_with_the_budget_spent_is_429_and_writes_nothing(api, user):

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from agents.graphs import selectors, services
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from tests.agents.graphs.services.test_graphs import SEED_EXAMPLE
-from tests.factories import AgentFactory, GraphFactory
+from tests.factories import AgentFactory, GraphFactory, system
 from tests.openapi import assert_documented
 
 pytestmark = pytest.mark.django_db
@@ -228,7 +228,7 @@ def test_the_graph_counts_its_nodes_by_state_and_its_turns(api, graph, queued, d
         },
     )
     with django_capture_on_commit_callbacks(execute=True):
-        services.graph_memorize(graph=graph, messages=step(1) + step(2))
+        services.graph_memorize(by=system(), graph=graph, messages=step(1) + step(2))
 
     body = api.get(url("graph-detail", graph.pk)).json()
 
@@ -336,7 +336,7 @@ def test_a_recall_is_queued(api, graph, queued, django_capture_on_commit_callbac
 
 def test_the_context_is_the_turns_while_nothing_stands_for_them(api, graph, queued, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        services.graph_memorize(graph=graph, messages=step(1))
+        services.graph_memorize(by=system(), graph=graph, messages=step(1))
 
     response = api.get(url("graph-context", graph.pk))
 
@@ -351,7 +351,7 @@ def test_the_context_says_what_stands_for_which_turns(api, graph, queued, django
     # Eight turns: the first two and last four are always sent; turns 2 and 3 belong to a
     # flushed step, whose notes are sent in their place.
     with django_capture_on_commit_callbacks(execute=True):
-        services.graph_memorize(graph=graph, messages=step(1) + step(2) + step(3) + step(4))
+        services.graph_memorize(by=system(), graph=graph, messages=step(1) + step(2) + step(3) + step(4))
     services.graph_snapshot_import(
         graph=graph,
         document={
@@ -546,7 +546,7 @@ def test_a_snapshot_round_trips_between_graphs(api, indexed):
 
 def test_a_snapshot_keeps_the_graphs_turns(api, graph, queued, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        services.graph_memorize(graph=graph, messages=step(1))
+        services.graph_memorize(by=system(), graph=graph, messages=step(1))
 
     put_snapshot(api, graph, SEED_EXAMPLE)
 

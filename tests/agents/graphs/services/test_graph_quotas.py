@@ -6,8 +6,11 @@ from django.urls import reverse
 
 from agents.graphs import services
 from agents.graphs.models import GraphOp, Turn
+from agents.graphs.services.graphs import ASKER_GONE
 from memsite.llm.models import LLMCall
-from tests.factories import GraphFactory
+from memsite.spaces.services import membership_remove
+from tests.factories import GraphFactory, acting
+from tests.ledger import assert_every_call_has_a_principal
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
@@ -78,11 +81,24 @@ def test_graph_operations_past_the_cap_are_429(api, user):
 
 def test_a_memorize_is_charged_to_its_user_and_stops_asking_once_the_budget_is_spent(user):
     graph = GraphFactory()
-    op = services.graph_memorize(graph=graph, messages=steps(3), user=user)
-    make_call(user_id=user.pk)  # one call of the day is spent elsewhere
+    op = services.graph_memorize(graph=graph, messages=steps(3), by=acting(user))
+    make_call(by=acting(user))  # one call of the day is spent elsewhere
     services.graph_work(graph_id=graph.pk)
     op.refresh_from_db()
     calls = LLMCall.objects.filter(user=user, purpose="memorize")
     assert calls.count() == 1  # then the budget (2 calls) is spent
     assert op.status == GraphOp.Status.REJECTED and op.rationale == "1 of 3 steps memorized"
     assert "The daily LLM budget is spent: 2 of 2 LLM calls" in op.error
+    assert_every_call_has_a_principal()
+
+
+def test_an_operation_whose_asker_can_no_longer_act_fails_and_calls_nothing(user):
+    graph = GraphFactory()
+    op = services.graph_recall(graph=graph, by=acting(user))
+    membership_remove(space=graph.space, username=user.username)
+
+    services.graph_work(graph_id=graph.pk)
+
+    op.refresh_from_db()
+    assert op.status == GraphOp.Status.FAILED and op.error == ASKER_GONE
+    assert not LLMCall.objects.exists()  # never run as anyone else

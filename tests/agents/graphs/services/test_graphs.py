@@ -12,7 +12,7 @@ from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memsite.llm.models import LLMCall
 from memsite.llm.quoting import without_fences
 from memsite.llm.tokens import counter_for_model
-from tests.factories import default_space
+from tests.factories import default_space, system
 from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.django_db
@@ -79,7 +79,7 @@ def step(number: int, words: int = 5) -> list[dict]:
 
 def memorize(graph, messages, capture) -> GraphOp:
     with capture(execute=True):
-        op = services.graph_memorize(graph=graph, messages=messages)
+        op = services.graph_memorize(by=system(), graph=graph, messages=messages)
     services.graph_work(graph_id=graph.pk)
     op.refresh_from_db()
     return op
@@ -187,7 +187,7 @@ def fold_and_flush(graph, llm, capture) -> GraphOp:
         )
     )
     with capture(execute=True):
-        op = services.graph_recall(graph=graph)
+        op = services.graph_recall(graph=graph, by=system())
     services.graph_work(graph_id=graph.pk)
     op.refresh_from_db()
     return op
@@ -355,16 +355,16 @@ def test_concurrent_workers_run_one_graphs_operations_one_at_a_time(monkeypatch,
         space=default_space(), task="Find the port", model="gpt-4", trigger_tokens=8_000, target_tokens=4_000
     )
     for number in range(6):
-        services.graph_memorize(graph=graph, messages=step(number))
+        services.graph_memorize(by=system(), graph=graph, messages=step(number))
     inside, overlaps, errors = [], [], []
     original = services.graphs._memorize
 
-    def watched(graph, op):
+    def watched(graph, op, *, by):
         inside.append(op.pk)
         if len(inside) > 1:
             overlaps.append(list(inside))
         try:
-            original(graph, op)
+            original(graph, op, by=by)
         finally:
             inside.remove(op.pk)
 

@@ -12,7 +12,7 @@ from agents.graphs import selectors, services
 from agents.graphs.models import GraphEdge, GraphNode
 from agents.graphs.services.graphs import MAX_TASK_CHARS
 from tests.agents.graphs.services.test_graphs import SEED_EXAMPLE, evidence_patch, memorize, state
-from tests.factories import default_space
+from tests.factories import default_space, system
 from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.django_db
@@ -251,7 +251,7 @@ def test_a_fold_keeps_the_imported_repeats_in_their_order(
     openai_gateway.script(Reply.json({"flush_ops": [], "fold_ops": [fold]}))
 
     with django_capture_on_commit_callbacks(execute=True):
-        op = services.graph_recall(graph=graph)
+        op = services.graph_recall(graph=graph, by=system())
     services.graph_work(graph_id=graph.pk)
     op.refresh_from_db()
 

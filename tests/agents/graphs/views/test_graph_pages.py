@@ -11,7 +11,7 @@ from agents.graphs import views as views_graphs
 from agents.graphs.models import Graph, GraphOp, Turn
 from tests.agents.conftest import HTMX
 from tests.agents.graphs.services.test_graphs import SEED_EXAMPLE
-from tests.factories import AgentFactory, default_space
+from tests.factories import AgentFactory, default_space, system
 
 pytestmark = pytest.mark.django_db
 
@@ -538,7 +538,7 @@ def test_an_idle_graph_does_not_poll(user_client, lived_in):
 
 
 def test_a_queued_operation_polls_and_the_poll_brings_the_changes(user_client, lived_in, queued):
-    services.graph_recall(graph=lived_in)
+    services.graph_recall(graph=lived_in, by=system())
     html = user_client.get(page_url(lived_in)).content.decode()
     poll = polling(html)
     assert poll and 'hx-trigger="every 2s"' in html and "1 queued" in html
@@ -578,7 +578,7 @@ def test_a_queued_operation_polls_and_the_poll_brings_the_changes(user_client, l
 
 
 def test_an_operation_no_worker_takes_stops_the_polling(user_client, graph, queued):
-    services.graph_recall(graph=graph)
+    services.graph_recall(graph=graph, by=system())
     GraphOp.objects.filter(kind="recall").update(
         created_at=timezone.now() - timedelta(seconds=views_graphs.AWAIT_S + 1)
     )
