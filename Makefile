@@ -42,11 +42,13 @@ run: install
 	$(PY) manage.py seed_demo_agents
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev
 
-# Style, complexity and types; `make test` runs it first, and so does CI.
+# Style, complexity, types, and the apps' boundaries (the import contracts in pyproject.toml);
+# `make test` runs it first, and so does CI.
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-logo
 
 test: install chromium lint
 	$(PY) -m pytest

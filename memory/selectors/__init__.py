@@ -33,6 +33,7 @@ from memory.selectors.searches import (
     search_question_pending,
     search_questions_pending,
     search_steps,
+    search_wait,
 )
 
 __all__ = [
@@ -68,4 +69,5 @@ __all__ = [
     "search_question_pending",
     "search_questions_pending",
     "search_steps",
+    "search_wait",
 ]
