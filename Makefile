@@ -46,11 +46,13 @@ run: install
 # Ctrl-C is how a developer stops it: honcho's 130 then is no error of make's.
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile.dev || [ $$? -eq 130 ]
 
-# Style, complexity and types; `make test` runs it first, and so does CI.
+# Style, complexity, types, and the apps' boundaries (the import contracts in pyproject.toml);
+# `make test` runs it first, and so does CI.
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-logo
 
 test: install chromium lint
 	$(PY) -m pytest

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from memory.api.retrieve import MAX_QUERY_CHARS
+from memory.index.retrieve import MAX_QUERY_CHARS
 from memory.services.archive_plan import ImportMode
 from memory.types import ContentKind, all_types
 

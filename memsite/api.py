@@ -114,6 +114,27 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(NESTED_TOO_DEEPLY) from None
 
 
+def json_body_limit() -> int:
+    """The largest sensible JSON request: content at the cap, every byte escaped as `\\uXXXX`,
+    plus room for the other fields."""
+    return 6 * settings.MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
+
+
+class BoundedJSONParser(parsers.BaseParser):
+    """JSON, refused with 413 from the Content-Length header when it could not be a valid request.
+
+    Not a JSONParser subclass on purpose: DRF reads `request.body` for those before parsing, so
+    Django's DATA_UPLOAD_MAX_MEMORY_SIZE (sized for raw content) would refuse a base64 upload near
+    the content cap with a bare 400. Here the limit is ours and fits the largest valid request."""
+
+    media_type = "application/json"
+    renderer_class = JSONParser.renderer_class
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        refuse_longer_than(parser_context["request"], json_body_limit(), "request body")
+        return JSONParser().parse(stream, media_type, parser_context)
+
+
 class FormParser(parsers.FormParser):
     """The API's form parser (DEFAULT_PARSER_CLASSES): Django's meaning, in bounded memory
     (memsite.form_bodies), with DATA_UPLOAD_MAX_NUMBER_FIELDS fields at most."""

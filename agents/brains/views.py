@@ -23,7 +23,7 @@ from agents.brains.logic.recall import Citable, anchor, records_cited
 from agents.brains.models import Record, RecordKind, TickRun
 from agents.brains.services.brains import goal_complete, goal_create
 from agents.context.models import Agent
-from agents.context.views import agent_or_404
+from agents.http import agent_or_404
 from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import wait_slots
 from memsite.llm.selectors import llm_provider_serving

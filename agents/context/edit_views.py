@@ -17,7 +17,8 @@ from agents.context.logic.restore import restore_changes
 from agents.context.models import Agent, Checkpoint
 from agents.context.selectors import DeletionEffect
 from agents.context.services.agents import SETTINGS, agent_settings
-from agents.context.views import agent_or_404, setting_refused
+from agents.context.views import setting_refused
+from agents.http import agent_or_404
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
 from memsite.pages import form_error, render_page

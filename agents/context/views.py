@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, QueryDict
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -21,6 +21,7 @@ from agents.context.forms import AgentSettingsForm, ContextForm, MessageAppendFo
 from agents.context.logic.sent import sent_groups
 from agents.context.models import Agent, Strategy, Summary
 from agents.context.selectors.assembly import ContextReport, Dropped
+from agents.http import agent_or_404
 from memsite.errors import ServiceError
 from memsite.llm.config import llm_config
 from memsite.llm.selectors import llm_provider_serving
@@ -189,14 +190,6 @@ def _context_section(agent: Agent, query: QueryDict) -> tuple[dict[str, Any], in
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-def agent_or_404(request: HtmxHttpRequest, agent_id: int) -> Agent:
-    """The agent of the request's space; another space's is a 404, as a missing one."""
-    try:
-        return selectors.agent_get(space=principal_of(request).space, agent_id=agent_id)
-    except ServiceError as error:
-        raise Http404(error.message) from None
 
 
 def can_edit(request: HtmxHttpRequest) -> bool:

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from memory.models import Node
-from memsite.api import JSONParser, read_body, refuse_longer_than
+from memsite.api import read_body
 from memsite.errors import InvalidInput
 from memsite.pagination import CheckedCursorPagination
 
@@ -20,12 +20,6 @@ MULTIPART_SLACK_BYTES = 64 * 1024
 AnyResponse = TypeVar("AnyResponse", bound=HttpResponse)
 
 
-def json_body_limit() -> int:
-    """The largest sensible JSON request: content at the cap, every byte escaped as `\\uXXXX`,
-    plus room for the other fields."""
-    return 6 * settings.MEMSITE_MAX_CONTENT_BYTES + 1024 * 1024
-
-
 def archive_body_limit() -> int:
     """The largest archive upload: the archive at its cap, and the multipart framing."""
     return settings.MEMSITE_ARCHIVE_MAX_BYTES + MULTIPART_SLACK_BYTES
@@ -33,21 +27,6 @@ def archive_body_limit() -> int:
 
 def content_body_limit() -> int:
     return settings.MEMSITE_MAX_CONTENT_BYTES
-
-
-class BoundedJSONParser(BaseParser):
-    """JSON, refused with 413 from the Content-Length header when it could not be a valid request.
-
-    Not a JSONParser subclass on purpose: DRF reads `request.body` for those before parsing, so
-    Django's DATA_UPLOAD_MAX_MEMORY_SIZE (sized for raw content) would refuse a base64 upload near
-    the content cap with a bare 400. Here the limit is ours and fits the largest valid request."""
-
-    media_type = "application/json"
-    renderer_class = JSONParser.renderer_class
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        refuse_longer_than(parser_context["request"], json_body_limit(), "request body")
-        return JSONParser().parse(stream, media_type, parser_context)
 
 
 class RawBodyParser(BaseParser):

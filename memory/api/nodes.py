@@ -25,13 +25,11 @@ from rest_framework.views import APIView
 from memory import selectors, services
 from memory.api.http import (
     AnyAcceptMixin,
-    BoundedJSONParser,
     NodeChildrenPagination,
     RawBodyParser,
     archive_body_limit,
     content_body_limit,
     expected_version,
-    json_body_limit,
     read_raw_body,
     with_etag,
 )
@@ -45,7 +43,7 @@ from memory.api.serializers import (
 )
 from memory.services.archive_plan import ImportMode
 from memory.types import get_type
-from memsite.api import refuse_longer_than
+from memsite.api import BoundedJSONParser, json_body_limit, refuse_longer_than
 from memsite.errors import InvalidInput
 from memsite.limits import max_body_bytes, wait_slots
 from memsite.schema import page_size_type, refusals

@@ -8,10 +8,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors
-from memory.api.http import BoundedJSONParser
-from memory.api.serializers import node_id_field, type_field
-from memory.index.retrieve import retrieve
+from memory.api.serializers import HitSerializer, node_id_field, type_field
+from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, retrieve
 from memory.types import get_type
+from memsite.api import BoundedJSONParser
 from memsite.errors import InvalidInput
 from memsite.schema import refusals
 from memsite.serializers import (
@@ -22,37 +22,6 @@ from memsite.serializers import (
 )
 from memsite.spaces.logic import Role
 from memsite.spaces.principals import principal_of
-
-MAX_QUERY_CHARS = 2_000
-MAX_K = 100
-
-
-class HitSerializer(serializers.Serializer):
-    class ScoresSerializer(serializers.Serializer):
-        fulltext = serializers.FloatField(allow_null=True, help_text="Its full-text score, if that ranking found it.")
-        vector = serializers.FloatField(allow_null=True, help_text="Its cosine to the query, if that ranking found it.")
-        named = serializers.FloatField(
-            allow_null=True,
-            help_text="Its cosine to the query less the names it says, if the passage is about what the query "
-            "names (holds a capitalised word of it, or lies under a node it names).",
-        )
-
-        class Meta:
-            ref_name = "RetrieveScores"
-
-    node = serializers.CharField(source="node_id")
-    path = serializers.CharField(help_text="The node's readable path.")
-    type = serializers.CharField()
-    name = serializers.CharField()
-    kind = serializers.CharField(help_text="label: the node's name and description; content: a piece of its text.")
-    start = serializers.IntegerField(help_text="Character offset of the passage in the node's text.")
-    end = serializers.IntegerField()
-    snippet = serializers.CharField()
-    score = serializers.FloatField(help_text="Reciprocal-rank fusion of the three rankings.")
-    scores = ScoresSerializer(source="*")
-
-    class Meta:
-        ref_name = "RetrieveHit"
 
 
 class RetrieveOutputSerializer(serializers.Serializer):

@@ -3,7 +3,6 @@ per operation. Views only translate HTTP: reads go to `memory.selectors`, writes
 `memory.services`, refusals come back as `ServiceError`s with their status.
 Explained in docs/memory.md."""
 
-from time import monotonic, sleep
 from typing import Any
 
 from django.urls import reverse
@@ -15,9 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors, services
-from memory.api.http import BoundedJSONParser, json_body_limit
-from memory.api.serializers import node_id_field
-from memory.models import Search, SearchQuestion, SearchStep
+from memory.api.serializers import SearchQuestionSerializer, SearchSpentSerializer, node_id_field
+from memory.models import Search, SearchStep
+from memory.selectors.searches import MAX_WAIT_S
 from memory.services.searches import (
     BUDGET_CAPS,
     MAX_ANSWER_CHARS,
@@ -25,11 +24,11 @@ from memory.services.searches import (
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
 )
-from memsite.limits import max_body_bytes, wait_slots
+from memsite.api import BoundedJSONParser, json_body_limit
+from memsite.limits import max_body_bytes
 from memsite.llm.serializers import ProviderField
 from memsite.pagination import CheckedCursorPagination
-from memsite.quotas.api import quota_refusals
-from memsite.schema import page_parameters, refusals
+from memsite.schema import page_parameters, quota_refusals, refusals
 from memsite.serializers import (
     BoundedListField,
     StrictCharField,
@@ -39,10 +38,6 @@ from memsite.serializers import (
 from memsite.spaces.principals import principal_of
 
 TAG = "searches"
-MAX_WAIT_S = 30
-# How often `?wait` re-reads the search: a step takes an LLM call (a second or more), so a
-# fifth of a second adds little latency and few queries.
-POLL_INTERVAL_S = 0.2
 
 SEARCH_ID = OpenApiParameter("search_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The search's id.")
 QUESTION_ID = OpenApiParameter(
@@ -69,16 +64,6 @@ class SearchBudgetsSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "SearchBudgets"
-
-
-class SearchSpentSerializer(serializers.Serializer):
-    llm_calls = serializers.IntegerField()
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    cost_usd = serializers.FloatField(help_text="An estimate from the model table's prices.")
-
-    class Meta:
-        ref_name = "SearchSpent"
 
 
 class SearchCitationSerializer(serializers.Serializer):
@@ -235,26 +220,6 @@ class SearchStepPageSerializer(serializers.Serializer):
         ref_name = "SearchStepPage"
 
 
-class SearchQuestionSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    search = serializers.IntegerField(source="search_id")
-    questions = serializers.ListField(child=serializers.CharField(), help_text="What the search could not answer.")
-    status = serializers.ChoiceField(choices=SearchQuestion.Status.choices)
-    answer = serializers.CharField()
-    answered_by = serializers.SerializerMethodField()
-    answered_at = serializers.DateTimeField(allow_null=True)
-    document = serializers.CharField(
-        source="document_id", allow_null=True, help_text="The node in `user` that keeps the answer."
-    )
-    created_at = serializers.DateTimeField()
-
-    class Meta:
-        ref_name = "SearchQuestion"
-
-    def get_answered_by(self, question: SearchQuestion) -> str | None:
-        return question.answered_by.username if question.answered_by is not None else None
-
-
 class SearchQuestionPageSerializer(serializers.Serializer):
     next = serializers.URLField(allow_null=True, help_text="The next (older) page, or null on the last one.")
     previous = serializers.URLField(allow_null=True)
@@ -265,23 +230,6 @@ class SearchQuestionPageSerializer(serializers.Serializer):
 
 
 # -- plumbing ----------------------------------------------------------------------------------
-
-
-def wait_for_end(search: Search, seconds: int) -> Search:
-    """The search as soon as it has ended, or as it stands after `seconds`, or at once when no
-    slot for waiting is free. Re-read from the database: a worker process, not this one, writes it."""
-    if not seconds:
-        return search
-    with wait_slots().hold() as free:
-        return _polled(search, seconds) if free else search
-
-
-def _polled(search: Search, seconds: int) -> Search:
-    deadline = monotonic() + seconds
-    while search.is_active and monotonic() < deadline:
-        sleep(min(POLL_INTERVAL_S, max(deadline - monotonic(), 0)))
-        search = selectors.search_get(space=search.space, search_id=search.pk)
-    return search
 
 
 class SearchStepsPagination(CheckedCursorPagination):
@@ -399,7 +347,9 @@ class SearchStartApi(APIView):
             **data.get("budgets", {}),
         )
         # search_start has committed, so a worker may already be running it.
-        search = wait_for_end(selectors.search_get(space=space, search_id=search.pk), query.validated_data["wait"])
+        search = selectors.search_wait(
+            search=selectors.search_get(space=space, search_id=search.pk), seconds=query.validated_data["wait"]
+        )
         code = status.HTTP_202_ACCEPTED if search.is_active else status.HTTP_200_OK
         response = Response(self.OutputSerializer(search, context={"request": request}).data, status=code)
         response["Location"] = reverse("memory-api:search-detail", args=[search.pk])

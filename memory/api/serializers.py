@@ -1,11 +1,13 @@
-"""Serializers shared by the node API: the two output forms of a node, and its input fields."""
+"""Serializers shared by the memory API's views and by the tools (tools/definitions/), which answer
+in the same shapes: the two output forms of a node and its input fields, a retrieved passage, what
+a search spent, and a question a search put to the user."""
 
 from typing import Any
 
 from rest_framework import serializers
 
 from memory import selectors
-from memory.models import Node
+from memory.models import Node, SearchQuestion
 from memory.types import all_types
 from memsite.serializers import StrictCharField
 
@@ -119,3 +121,61 @@ class NodePageSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "NodePage"
+
+
+class HitSerializer(serializers.Serializer):
+    class ScoresSerializer(serializers.Serializer):
+        fulltext = serializers.FloatField(allow_null=True, help_text="Its full-text score, if that ranking found it.")
+        vector = serializers.FloatField(allow_null=True, help_text="Its cosine to the query, if that ranking found it.")
+        named = serializers.FloatField(
+            allow_null=True,
+            help_text="Its cosine to the query less the names it says, if the passage is about what the query "
+            "names (holds a capitalised word of it, or lies under a node it names).",
+        )
+
+        class Meta:
+            ref_name = "RetrieveScores"
+
+    node = serializers.CharField(source="node_id")
+    path = serializers.CharField(help_text="The node's readable path.")
+    type = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="label: the node's name and description; content: a piece of its text.")
+    start = serializers.IntegerField(help_text="Character offset of the passage in the node's text.")
+    end = serializers.IntegerField()
+    snippet = serializers.CharField()
+    score = serializers.FloatField(help_text="Reciprocal-rank fusion of the three rankings.")
+    scores = ScoresSerializer(source="*")
+
+    class Meta:
+        ref_name = "RetrieveHit"
+
+
+class SearchSpentSerializer(serializers.Serializer):
+    llm_calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost_usd = serializers.FloatField(help_text="An estimate from the model table's prices.")
+
+    class Meta:
+        ref_name = "SearchSpent"
+
+
+class SearchQuestionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    search = serializers.IntegerField(source="search_id")
+    questions = serializers.ListField(child=serializers.CharField(), help_text="What the search could not answer.")
+    status = serializers.ChoiceField(choices=SearchQuestion.Status.choices)
+    answer = serializers.CharField()
+    answered_by = serializers.SerializerMethodField()
+    answered_at = serializers.DateTimeField(allow_null=True)
+    document = serializers.CharField(
+        source="document_id", allow_null=True, help_text="The node in `user` that keeps the answer."
+    )
+    created_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "SearchQuestion"
+
+    def get_answered_by(self, question: SearchQuestion) -> str | None:
+        return question.answered_by.username if question.answered_by is not None else None

@@ -19,6 +19,9 @@ from memsite.spaces.principals import Principal
 
 logger = logging.getLogger(__name__)
 SNIPPET_CHARS = 300
+# The longest query and the most passages one retrieval takes, however it is asked for.
+MAX_QUERY_CHARS = 2_000
+MAX_K = 100
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from memory.selectors.searches import (
     search_question_pending,
     search_questions_pending,
     search_steps,
+    search_wait,
 )
 
 __all__ = [
@@ -70,4 +71,5 @@ __all__ = [
     "search_question_pending",
     "search_questions_pending",
     "search_steps",
+    "search_wait",
 ]

@@ -1,11 +1,20 @@
-"""Reads of searches, their steps and the questions they put to the user."""
+"""Reads of searches, their steps and the questions they put to the user, and the wait for a
+search to end (`?wait=` of the API, `wait_s` of the tools)."""
+
+from time import monotonic, sleep
 
 from django.db.models import QuerySet
 
 from memory.models import Node, Search, SearchQuestion, SearchStep
 from memsite.errors import NotFound
+from memsite.limits import wait_slots
 from memsite.spaces.models import Space
 from memsite.spaces.principals import Principal
+
+MAX_WAIT_S = 30
+# How often a wait re-reads the search: a step takes an LLM call (a second or more), so a fifth
+# of a second adds little latency and few queries.
+POLL_INTERVAL_S = 0.2
 
 
 def searches_in_flight(*, by: Principal) -> int:
@@ -72,3 +81,20 @@ def search_questions_pending(*, space: Space) -> QuerySet[SearchQuestion]:
     context is shown)."""
     pending = SearchQuestion.objects.filter(status=SearchQuestion.Status.PENDING, search__space=space)
     return pending.select_related("search")
+
+
+def search_wait(*, search: Search, seconds: int) -> Search:
+    """The search as soon as it has ended, or as it stands after `seconds`, or at once when no
+    slot for waiting is free. Re-read from the database: a worker process, not this one, writes it."""
+    if not seconds:
+        return search
+    with wait_slots().hold() as free:
+        return _polled(search, seconds) if free else search
+
+
+def _polled(search: Search, seconds: int) -> Search:
+    deadline = monotonic() + seconds
+    while search.is_active and monotonic() < deadline:
+        sleep(min(POLL_INTERVAL_S, max(deadline - monotonic(), 0)))
+        search = search_get(space=search.space, search_id=search.pk)
+    return search

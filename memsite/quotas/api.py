@@ -1,8 +1,8 @@
 """The API of a user's usage: GET /api/usage/ (today's LLM spend and the work in flight,
-against the daily budget and the caps), and what the operations that start work say of their
-429 in the OpenAPI schema."""
+against the daily budget and the caps). What the operations that start work say of their 429 is
+memsite.schema's `quota_refusals`."""
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -10,40 +10,6 @@ from rest_framework.views import APIView
 from memsite.quotas.selectors import user_usage
 from memsite.request_types import AuthenticatedRequest
 from memsite.spaces.principals import principal_of
-
-QUOTA_REFUSED = inline_serializer(
-    "QuotaRefused",
-    fields={
-        "detail": serializers.CharField(),
-        "quota": serializers.CharField(
-            required=False,
-            help_text="The cap reached (its setting, e.g. MEMSITE_QUOTA_SEARCHES), or the budget spent: "
-            "daily_llm_budget (the user's, in all their spaces), member_daily_llm_budget (the one the space's "
-            "owner set for each member), space_daily_llm_budget, token_daily_llm_budget or "
-            "system_daily_llm_budget (memsite's own upkeep in the space).",
-        ),
-        "cap": serializers.IntegerField(required=False),
-        "in_flight": serializers.IntegerField(required=False, help_text="The user's work of that kind now."),
-        "calls": serializers.IntegerField(required=False, help_text="LLM calls charged to the user today."),
-        "calls_limit": serializers.IntegerField(required=False, allow_null=True, help_text="Null: not bounded."),
-        "tokens": serializers.IntegerField(required=False, help_text="Tokens charged to the user today."),
-        "tokens_limit": serializers.IntegerField(required=False, allow_null=True, help_text="Null: not bounded."),
-        "resets_at": serializers.DateTimeField(required=False, help_text="When the day's budget starts afresh."),
-    },
-)
-
-
-def quota_refusals(*, also: str = "") -> dict[int, OpenApiResponse]:
-    """The 429 of an operation that starts LLM work, for its `extend_schema(responses=...)`;
-    `also` names the operation's other reasons for a 429."""
-    return {
-        429: OpenApiResponse(
-            QUOTA_REFUSED,
-            description="Past MEMSITE_API_RATE, past one of the user's caps on work in flight, or with the "
-            f"user's daily LLM budget spent{', ' + also if also else ''}; nothing was started. The body says "
-            "which, with the numbers, and Retry-After when to try again.",
-        )
-    }
 
 
 class LLMSpendSerializer(serializers.Serializer):

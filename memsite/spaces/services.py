@@ -47,6 +47,24 @@ class TokenRefused(ServiceError):
     status = 401
 
 
+HEADER_KEYWORDS = (b"token", b"bearer")
+
+
+def header_key(header: bytes) -> str | None:
+    """The key of an `Authorization: Token <key>` or `Bearer <key>` header, for token_authenticate
+    (the API's and the MCP server's); None for another scheme, or none; TokenRefused (401) for a
+    header of these schemes that holds no one key."""
+    words = header.split()
+    if not words or words[0].lower() not in HEADER_KEYWORDS:
+        return None
+    if len(words) != 2:
+        raise TokenRefused("Invalid token header: one key after the keyword, without spaces.")
+    try:
+        return words[1].decode("ascii")
+    except UnicodeDecodeError:
+        raise TokenRefused("Invalid token header: the key is not ASCII.") from None
+
+
 @dataclass(frozen=True)
 class NewToken:
     token: ApiToken

@@ -214,8 +214,8 @@ def quiet(settings, monkeypatch, offline_llm):
     ):
         monkeypatch.setattr(f"{task}.delay", lambda **kwargs: None)
     clock = FakeClock()
-    monkeypatch.setattr("memory.api.searches.monotonic", clock.monotonic)
-    monkeypatch.setattr("memory.api.searches.sleep", clock.sleep)
+    monkeypatch.setattr("memory.selectors.searches.monotonic", clock.monotonic)
+    monkeypatch.setattr("memory.selectors.searches.sleep", clock.sleep)
     # The test's transaction spans every request: Django must not close the connection at the
     # end of each one, as its own test client also arranges.
     signals.request_started.disconnect(close_old_connections)

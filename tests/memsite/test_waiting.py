@@ -68,7 +68,7 @@ def test_wait_answers_at_once_with_the_queued_search_when_no_slot_is_free(api, s
     def pause(seconds: float) -> None:
         raise AssertionError("the request waited without a slot")
 
-    monkeypatch.setattr("memory.api.searches.sleep", pause)
+    monkeypatch.setattr("memory.selectors.searches.sleep", pause)
 
     response = search_start(api, wait=30)
 
@@ -85,7 +85,7 @@ def test_a_waiting_search_holds_a_slot_and_gives_it_back(api, monkeypatch):
         free_while_waiting.append(free_slots(slots))
         Search.objects.update(status=Search.Status.DONE)  # as a worker would end it
 
-    monkeypatch.setattr("memory.api.searches.sleep", pause)
+    monkeypatch.setattr("memory.selectors.searches.sleep", pause)
 
     response = search_start(api, wait=30)
 

@@ -17,8 +17,9 @@ from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from memory.api.http import MULTIPART_SLACK_BYTES, json_body_limit
+from memory.api.http import MULTIPART_SLACK_BYTES
 from memory.views import editor_body_limit, preview_body_limit
+from memsite.api import json_body_limit
 from memsite.limits import declared_limits
 from tests.security.routes import API, PAGE, ROUTES, client_for, site_patterns
 from tests.security.test_authorization import fingerprint

@@ -60,6 +60,6 @@ def inline_worker(monkeypatch):
                 services.search_run(search_id=search_id)
         pauses.append(seconds)
 
-    monkeypatch.setattr("memory.api.searches.sleep", pause)
-    monkeypatch.setattr("memory.api.searches.monotonic", lambda: sum(pauses))
+    monkeypatch.setattr("memory.selectors.searches.sleep", pause)
+    monkeypatch.setattr("memory.selectors.searches.monotonic", lambda: sum(pauses))
     return pauses

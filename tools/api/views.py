@@ -11,12 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.http import BoundedJSONParser, json_body_limit
-from memsite.api import MAX_JSON_VALUES, json_values_over
+from memsite.api import MAX_JSON_VALUES, BoundedJSONParser, json_body_limit, json_values_over
 from memsite.errors import TooLarge
 from memsite.limits import max_body_bytes
-from memsite.quotas.api import QUOTA_REFUSED
-from memsite.schema import refusals
+from memsite.schema import QUOTA_REFUSED, refusals
 from memsite.serializers import StrictInputSerializer
 from memsite.spaces.logic import Role
 from memsite.spaces.principals import principal_of

@@ -9,9 +9,8 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
 from memory import selectors, services
-from memory.api.retrieve import MAX_K, MAX_QUERY_CHARS, HitSerializer
-from memory.api.serializers import NodeDetailSerializer, NodeSerializer
-from memory.index.retrieve import retrieve
+from memory.api.serializers import HitSerializer, NodeDetailSerializer, NodeSerializer
+from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, retrieve
 from memory.models import Node
 from memory.types import ContentKind, get_type
 from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, StringConstraints
 
 from memory import selectors, services
-from memory.api.searches import SearchQuestionSerializer
+from memory.api.serializers import SearchQuestionSerializer
 from memory.services.searches import MAX_ANSWER_CHARS
 from memsite.spaces.principals import Principal
 from tools.logic.schemas import ToolArgs

@@ -6,8 +6,9 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, StringConstraints
 
 from memory import selectors, services
-from memory.api.searches import MAX_WAIT_S, SearchSpentSerializer, wait_for_end
+from memory.api.serializers import SearchSpentSerializer
 from memory.models import Search
+from memory.selectors.searches import MAX_WAIT_S
 from memory.services.searches import BUDGET_CAPS, MAX_CONTEXT_CHARS, MAX_QUESTION_CHARS, MAX_QUESTIONS
 from memsite.spaces.principals import Principal
 from tools.definitions.refs import NodeRef, node_of
@@ -90,12 +91,13 @@ def search_run(principal: Principal, args: SearchArgs) -> dict[str, Any]:
         fallback=args.fallback,
         **(args.budgets.model_dump(exclude_none=True) if args.budgets is not None else {}),
     )
-    return search_outcome(wait_for_end(selectors.search_get(space=space, search_id=search.pk), args.wait_s))
+    search = selectors.search_get(space=space, search_id=search.pk)
+    return search_outcome(selectors.search_wait(search=search, seconds=args.wait_s))
 
 
 def search_get_run(principal: Principal, args: SearchGetArgs) -> dict[str, Any]:
     search = selectors.search_get(space=principal.space, search_id=args.search_id)
-    return search_outcome(wait_for_end(search, args.wait_s))
+    return search_outcome(selectors.search_wait(search=search, seconds=args.wait_s))
 
 
 TOOLS = [

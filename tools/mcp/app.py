@@ -19,14 +19,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memory.api.http import json_body_limit
-from memsite.api import header_length, refuse_deep_nesting, refuse_many_values, refuse_over
+from memsite.api import header_length, json_body_limit, refuse_deep_nesting, refuse_many_values, refuse_over
 from memsite.concurrency import caller_slot
 from memsite.errors import InvalidInput, ServiceError
-from memsite.spaces.api.authentication import header_key
 from memsite.spaces.logic import Role, last_use_due, role_allows
 from memsite.spaces.principals import Principal
-from memsite.spaces.services import TokenRefused, token_authenticate, token_use_note
+from memsite.spaces.services import TokenRefused, header_key, token_authenticate, token_use_note
 from memsite.throttles import UserRequestThrottle, api_rate_hit
 from tools.mcp.context import PRINCIPAL, THREADS, in_thread
 from tools.mcp.server import build_server, refusal_of

@@ -37,13 +37,12 @@ from agents.brains.models import Explored, Neuron, Record, Synapse, TickRun
 from agents.brains.selectors.brains import BrainCollection
 from agents.brains.services.brains import GOAL_CHARS, goal_complete, goal_create
 from agents.brains.services.ticks import MAX_INTERVAL_S
-from agents.context.api.agents import AGENT_ID, agent_of
 from agents.context.models import Agent
+from agents.http import AGENT_ID, agent_of
 from memsite.api import JSONParser, read_body
 from memsite.limits import max_body_bytes, wait_slots
 from memsite.pagination import OrderedPagination
-from memsite.quotas.api import quota_refusals
-from memsite.schema import page_parameters, refusals
+from memsite.schema import page_parameters, quota_refusals, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 from memsite.spaces.principals import principal_of
 

@@ -1,12 +1,25 @@
 """Emotions and hormones (seed 002): emotions fade a little every tick; hormones follow what
 the tick's action came to."""
 
+from dataclasses import dataclass
+from datetime import datetime
+
 EMOTIONS = ("joy", "frustration", "interest", "confusion")
 HORMONES = ("dopamine", "cortisol", "serotonin")
 CALM_EMOTIONS = {name: 0.0 for name in EMOTIONS}
 BASELINE_HORMONES = {name: 0.5 for name in HORMONES}
 DECAY = 0.9  # what an emotion keeps from one tick to the next
 HORMONE_PULL = 0.1  # how far a hormone moves back towards its baseline each tick
+
+
+@dataclass(frozen=True)
+class AffectPoint:
+    """The emotions and hormones one tick left."""
+
+    number: int
+    at: datetime
+    emotions: dict[str, float]
+    hormones: dict[str, float]
 
 
 def _level(value: float) -> float:

@@ -6,7 +6,7 @@ Levels are 0 to 1 and drawn on a fixed scale, so that two charts (or two visits)
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agents.brains.selectors.brains import AffectPoint
+from agents.brains.logic.affect import AffectPoint
 
 WIDTH = 480  # the plot area, in the SVG's units; the template adds room for the axis labels
 HEIGHT = 120

@@ -1,6 +1,5 @@
 from agents.brains.selectors.brains import (
     BRAIN_COLLECTIONS,
-    AffectPoint,
     BrainCollection,
     BrainPlan,
     BrainState,
@@ -23,7 +22,6 @@ from agents.brains.selectors.brains import (
 
 __all__ = [
     "BRAIN_COLLECTIONS",
-    "AffectPoint",
     "BrainCollection",
     "BrainPlan",
     "BrainState",

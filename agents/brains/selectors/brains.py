@@ -10,6 +10,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from agents.brains.logic import affect
+from agents.brains.logic.affect import AffectPoint
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
 from agents.context.models import Agent
 
@@ -100,16 +101,6 @@ class NeuronLinks:
     neuron: Neuron
     outgoing: list[Synapse] = field(default_factory=list)  # strongest first, with their targets
     incoming: list[Synapse] = field(default_factory=list)  # strongest first, with their sources
-
-
-@dataclass(frozen=True)
-class AffectPoint:
-    """The emotions and hormones one tick left."""
-
-    number: int
-    at: datetime
-    emotions: dict[str, float]
-    hormones: dict[str, float]
 
 
 def brain_or_empty(*, agent: Agent) -> tuple[Brain, bool]:

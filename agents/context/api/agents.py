@@ -32,10 +32,11 @@ from agents.context.logic.message_fields import (
     MAX_NAME_CHARS,
     MAX_TOOL_CALLS,
 )
-from agents.context.models import Agent, Role, Strategy
+from agents.context.models import Role, Strategy
 from agents.context.services.agents import MAX_MODEL_CHARS, MAX_WINDOW_TURNS
 from agents.context.services.messages import MAX_REFERENCES
-from memory.api.http import BoundedJSONParser, json_body_limit
+from agents.http import AGENT_ID, agent_of
+from memsite.api import BoundedJSONParser, json_body_limit
 from memsite.limits import max_body_bytes
 from memsite.schema import refusals
 from memsite.serializers import (
@@ -49,7 +50,6 @@ from memsite.serializers import (
 from memsite.spaces.principals import principal_of
 
 TAG = "agents"
-AGENT_ID = OpenApiParameter("agent_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The agent's id.")
 CHECKPOINT_ID = OpenApiParameter(
     "checkpoint_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The checkpoint's id."
 )
@@ -118,11 +118,6 @@ class AgentSettingsSerializer(StrictInputSerializer):
     compaction_target = StrictFloatField(
         required=False, help_text="A fraction of the window below the trigger; default 0.6."
     )
-
-
-def agent_of(request: Request, agent_id: int) -> Agent:
-    """The agent of the request's space; another space's is a 404, as a missing one."""
-    return selectors.agent_get(space=principal_of(request).space, agent_id=agent_id)
 
 
 class AgentCreateApi(APIView):

@@ -20,7 +20,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.context.api.agents import agent_of
 from agents.graphs import selectors as graph_selectors
 from agents.graphs import services
 from agents.graphs.api.serializers import (
@@ -33,13 +32,12 @@ from agents.graphs.api.serializers import (
 )
 from agents.graphs.models import Graph, NodeKind, NodeState
 from agents.graphs.services.graphs import MAX_MESSAGES, MAX_TASK_CHARS, MAX_TURN_CHARS
-from memory.api.http import BoundedJSONParser, json_body_limit
-from memsite.api import JSONParser, read_body
+from agents.http import agent_of
+from memsite.api import BoundedJSONParser, JSONParser, json_body_limit, read_body
 from memsite.errors import InvalidInput
 from memsite.limits import max_body_bytes
 from memsite.pagination import OrderedPagination
-from memsite.quotas.api import quota_refusals
-from memsite.schema import page_parameters, refusals
+from memsite.schema import page_parameters, quota_refusals, refusals
 from memsite.serializers import StrictCharField, StrictInputSerializer, StrictIntegerField
 from memsite.spaces.principals import principal_of
 

@@ -4,23 +4,7 @@ from rest_framework.request import Request
 
 from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import principal_remember
-from memsite.spaces.services import TokenRefused, token_authenticate
-
-KEYWORDS = (b"token", b"bearer")
-
-
-def header_key(header: bytes) -> str | None:
-    """The key of an `Authorization: Token <key>` or `Bearer <key>` header; None for another
-    scheme, or none; TokenRefused (401) for a header of these schemes that holds no one key."""
-    words = header.split()
-    if not words or words[0].lower() not in KEYWORDS:
-        return None
-    if len(words) != 2:
-        raise TokenRefused("Invalid token header: one key after the keyword, without spaces.")
-    try:
-        return words[1].decode("ascii")
-    except UnicodeDecodeError:
-        raise TokenRefused("Invalid token header: the key is not ASCII.") from None
+from memsite.spaces.services import TokenRefused, header_key, token_authenticate
 
 
 class ApiTokenAuthentication(BaseAuthentication):

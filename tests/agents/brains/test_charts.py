@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agents.brains.logic.affect import AffectPoint
 from agents.brains.logic.charts import chart_coordinates, line_chart, polyline_points
-from agents.brains.selectors.brains import AffectPoint
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -48,7 +48,7 @@ def inline_worker(monkeypatch):
         pauses.append(seconds)
         time.sleep(seconds)
 
-    monkeypatch.setattr("memory.api.searches.sleep", pause)
+    monkeypatch.setattr("memory.selectors.searches.sleep", pause)
     return pauses
 
 

@@ -10,8 +10,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from memory.api.http import json_body_limit
-from memsite.api import MAX_JSON_DEPTH, NESTED_TOO_DEEPLY
+from memsite.api import MAX_JSON_DEPTH, NESTED_TOO_DEEPLY, json_body_limit
 from memsite.spaces.logic import Role
 from tests.factories import UserFactory, token_for
 from tools.mcp.app import MIN_HELD_BYTES, SMALL_BODY_BYTES, BodiesBusy, BodyBudget

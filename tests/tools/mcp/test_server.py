@@ -11,7 +11,7 @@ from mcp.types import INVALID_PARAMS
 from pydantic import AnyUrl
 
 from memory import selectors
-from memory.api.http import json_body_limit
+from memsite.api import json_body_limit
 from memsite.spaces.logic import Role
 from memsite.spaces.models import ApiToken, Space
 from memsite.throttles import UserRequestThrottle
