@@ -1,12 +1,8 @@
 """The embedded default's broker: kombu's filesystem transport, made safe for a writer and a
-reader at the same moment.
-
-kombu's own writer opens a message's file in the queue folder, then writes it; its reader moves
-the file away and reads it without the writer's lock. A file taken between the two is read
-empty, and the worker stops on the JSON error, the message lost (kombu issue #1551). Here a
-message is written under a name no reader looks for, then renamed into the queue whole; and a
-file that still cannot be read (put there by hand, or cut short by a crash) is set aside and
-logged, and the worker goes on to the next. See docs/operations.md."""
+reader at the same moment. A message is written under a name no reader takes, then renamed
+into the queue whole; a file that still cannot be read is set aside and logged, and the worker
+goes on (kombu's own reader could take a file before it was written, and die). Explained in
+docs/queue.md."""
 
 import logging
 import os
