@@ -440,8 +440,8 @@ def seed(user_names: Sequence[str]) -> World:
     tokens = {}
     for name in user_names:
         user = get_user_model().objects.create_user(username=f"abuse-{name}", password=password)
-        membership_set(space=space_default(), user=user, role=Role.READER if name in READERS else Role.EDITOR)
-        tokens[name] = token_create(user=user, name="abuse benchmark").key
+        membership_set(space=space_default(), member=user, role=Role.READER if name in READERS else Role.EDITOR)
+        tokens[name] = token_create(member=user, space=space_default(), name="abuse benchmark").key
     space = space_default()
     memsite = system_principal(space)  # the benchmark's own documents and projects
     agents = [

@@ -493,8 +493,8 @@ def seed(args: argparse.Namespace) -> World:
     tokens, sessions = [], []
     for i in range(args.users):
         user = get_user_model().objects.create_user(username=f"load-{i}")
-        membership_set(space=space, user=user, role=Role.EDITOR)
-        tokens.append(token_create(user=user, name="load benchmark").key)
+        membership_set(space=space, member=user, role=Role.EDITOR)
+        tokens.append(token_create(member=user, space=space_default(), name="load benchmark").key)
         client = Client()
         client.force_login(user)
         sessions.append(client.cookies[settings.SESSION_COOKIE_NAME].value)

@@ -107,7 +107,7 @@ def seed(documents: int) -> tuple[str, list[str], list[list[str]]]:
 
     space = Space.objects.get(slug="default")
     user = get_user_model().objects.create_user("bench", "bench@example.com", None)
-    membership_set(space=space, user=user, role=Role.EDITOR)
+    membership_set(space=space, member=user, role=Role.EDITOR)
     references = selectors.node_internal_folder(space=space, name="references")
     folder = services.node_create(
         parent=references,
@@ -129,7 +129,7 @@ def seed(documents: int) -> tuple[str, list[str], list[list[str]]]:
         ids.append(node.pk)
         words = text.split()
         queries.append([" ".join(words[start : start + 6]) for start in range(0, 6 * (len(VIAS) + 1), 6)])
-    key = token_create(user=user, space=space, name="bench", role=Role.EDITOR).key
+    key = token_create(member=user, space=space, name="bench", role=Role.EDITOR).key
     return key, ids, queries
 
 

@@ -329,8 +329,9 @@ class Api:
 
     def __init__(self) -> None:
         user = get_user_model().objects.create_user(username="retrieval-bench")
-        membership_set(space=space_default(), user=user, role=Role.EDITOR)
-        self.client = Client(HTTP_AUTHORIZATION=f"Token {token_create(user=user, name='retrieval benchmark').key}")
+        membership_set(space=space_default(), member=user, role=Role.EDITOR)
+        key = token_create(member=user, space=space_default(), name="retrieval benchmark").key
+        self.client = Client(HTTP_AUTHORIZATION=f"Token {key}")
 
     def retrieve(self, query: str, *, k: int = 10, start: str | None = None) -> list[dict]:
         body = {"query": query, "k": k, **({"start": start} if start else {})}

@@ -69,7 +69,7 @@ from django.contrib.auth import get_user_model
 from memsite.spaces.models import Space
 from memsite.spaces.services import membership_set
 user = get_user_model().objects.get(username={USERNAME!r})
-membership_set(space=Space.objects.get(slug="default"), user=user, role="owner")
+membership_set(space=Space.objects.get(slug="default"), member=user, role="owner")
 """
 
 

@@ -403,8 +403,8 @@ def measure_api(args: argparse.Namespace, scratch: Scratch, f: Fixtures) -> tupl
     except Resolver404:
         return None, "GET /api/nodes/{id}/children/ not measured: the endpoint does not exist yet."
     user = get_user_model().objects.create_user(username=f"bench-{uuid.uuid4().hex[:8]}")
-    membership_set(space=space_default(), user=user, role=Role.EDITOR)
-    token = token_create(user=user, name="tree benchmark")
+    membership_set(space=space_default(), member=user, role=Role.EDITOR)
+    token = token_create(member=user, space=space_default(), name="tree benchmark")
     connection.close()  # gunicorn's workers and this process should not share anything
     with gunicorn(scratch.env, workers=args.api_workers, threads=args.api_threads) as port:
         result = http_load(

@@ -40,9 +40,9 @@ def token_for(user, role: str | None = None, write_under: str = "", space: Space
     without one, an editor's: the tests of a role name it). An owner's manages the space only
     with `manage=True`."""
     space = space or default_space()
-    role = role or membership_role(user=user, space_id=space.pk)
+    role = role or membership_role(member=user, space_id=space.pk)
     made = space_services.token_create(
-        user=user, space=space, name="test token", role=role, write_under=write_under, **options
+        member=user, space=space, name="test token", role=role, write_under=write_under, **options
     )
     return made.key
 
@@ -52,7 +52,7 @@ def member_of_default_space(role: Role) -> factory.PostGeneration:
 
     def join(user, create, extracted, **kwargs):
         if create:
-            space_services.membership_set(space=default_space(), user=user, role=extracted or role)
+            space_services.membership_set(space=default_space(), member=user, role=extracted or role)
 
     return factory.PostGeneration(join)
 
@@ -215,7 +215,7 @@ def a_member(space: Space | None = None) -> Principal:
     an agent ticking when the test does not care who."""
     user = UserFactory()
     if space is not None:
-        space_services.membership_set(space=space, user=user, role=Role.EDITOR)
+        space_services.membership_set(space=space, member=user, role=Role.EDITOR)
     return acting(user, space)
 
 

@@ -82,7 +82,7 @@ class MembershipAdmin(SpaceChecked, admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Membership, form: forms.ModelForm, change: bool) -> None:
         self.acting_require(request, obj, "change")  # a new one's space is the form's
-        obj.pk = membership_set(space=obj.space, user=obj.user, role=obj.role).pk
+        obj.pk = membership_set(space=obj.space, member=obj.user, role=obj.role).pk
 
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: dict | None = None) -> HttpResponse:
         """The last owner's deletion is refused before its confirmation page, with the reason."""

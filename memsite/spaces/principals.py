@@ -76,7 +76,7 @@ def principal_rebuilt(*, space: Space, user_id: int | None, token_id: int | None
     if user_id is None:
         return system_principal(space)
     user = selectors.user_by_id(user_id=user_id)
-    role = selectors.membership_role(user=user, space_id=space.pk) if user is not None else None
+    role = selectors.membership_role(member=user, space_id=space.pk) if user is not None else None
     return Principal(user, space, role, "", None) if role is not None else None
 
 
@@ -87,7 +87,7 @@ def token_principal(token: ApiToken) -> Principal | None:
     if hasattr(token, "member_role"):
         member_role = Role(token.member_role) if token.member_role is not None else None
     else:
-        member_role = selectors.membership_role(user=token.user, space_id=token.space_id)
+        member_role = selectors.membership_role(member=token.user, space_id=token.space_id)
     if member_role is None:
         return None
     return Principal(token.user, token.space, role_lower(token.role, member_role), token.write_under, token)
@@ -122,7 +122,7 @@ def principal_in(request: HttpRequest, slug: str) -> Principal:
 def principal_in_space(request: HttpRequest, space: Space) -> Principal | None:
     """A session's principal in `space`, None unless its user is a member there: the admin's,
     which changes rows of every space and judges each by the space it is in."""
-    role = selectors.membership_role(user=request.user, space_id=space.pk)
+    role = selectors.membership_role(member=request.user, space_id=space.pk)
     return Principal(request.user, space, role, "", None) if role is not None else None
 
 

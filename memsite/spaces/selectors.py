@@ -1,4 +1,5 @@
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -9,11 +10,21 @@ from memsite.errors import NotFound
 from memsite.spaces.logic import DEFAULT_SPACE, Role, key_digest, role_allows
 from memsite.spaces.models import ApiToken, Membership, Space
 
+if TYPE_CHECKING:  # principals are built from these selectors
+    from memsite.spaces.principals import Principal
+
 
 def space_default() -> Space:
     space = Space.objects.filter(slug=DEFAULT_SPACE).first()
     if space is None:
         raise NotFound(f"The space '{DEFAULT_SPACE}' is missing; run the migrations.")
+    return space
+
+
+def space_get_by_slug(*, slug: str) -> Space:
+    space = Space.objects.filter(slug=slug).first()
+    if space is None:
+        raise NotFound(f"No space '{slug}'.")
     return space
 
 
@@ -47,9 +58,9 @@ def token_makers(*, token: ApiToken) -> list[ApiToken]:
     return makers
 
 
-def membership_role(*, user: object, space_id: int) -> Role | None:
-    """`user`'s role in the space, None if not a member."""
-    user_id = _member_id(user)
+def membership_role(*, member: object, space_id: int) -> Role | None:
+    """`member`'s role in the space, None if not a member."""
+    user_id = _member_id(member)
     if user_id is None:
         return None
     role = Membership.objects.filter(user_id=user_id, space_id=space_id).values_list("role", flat=True).first()
@@ -131,21 +142,21 @@ def spaces_lock(*, space_ids: Iterable[int]) -> None:
     list(Space.objects.select_for_update(no_key=True).filter(pk__in=space_ids).order_by("pk").values_list("pk"))
 
 
-def tokens_seen_by(*, space: Space, user: object, role: str) -> QuerySet[ApiToken]:
-    """The tokens of `space` that a member acting with `role` may see and revoke: an owner
-    every one, anyone else their own."""
-    tokens = ApiToken.objects.select_related("user").filter(space=space)
-    if role_allows(role, Role.OWNER):
+def tokens_seen_by(*, by: "Principal") -> QuerySet[ApiToken]:
+    """The tokens of `by`'s space that it may see and revoke: an owner's every one, anyone
+    else's their own."""
+    tokens = ApiToken.objects.select_related("user").filter(space=by.space)
+    if role_allows(by.role, Role.OWNER):
         return tokens
-    user_id = _member_id(user)
+    user_id = _member_id(by.user)
     return tokens.filter(user_id=user_id) if user_id is not None else tokens.none()
 
 
-def token_seen_by(*, space: Space, user: object, role: str, token_id: int) -> ApiToken:
+def token_seen_by(*, by: "Principal", token_id: int) -> ApiToken:
     """One of the tokens `tokens_seen_by` gives: NotFound (404) for any other, whether it exists or not."""
-    token = tokens_seen_by(space=space, user=user, role=role).filter(pk=token_id).first()
+    token = tokens_seen_by(by=by).filter(pk=token_id).first()
     if token is None:
-        raise NotFound(f"No token {token_id} in '{space.slug}'.")
+        raise NotFound(f"No token {token_id} in '{by.space.slug}'.")
     return token
 
 

@@ -72,15 +72,15 @@ class NewToken:
 
 
 @transaction.atomic
-def membership_set(*, space: Space, user: AbstractBaseUser, role: str) -> Membership:
-    """Make `user` a member of `space` with `role`, or change the role they have there. The
+def membership_set(*, space: Space, member: AbstractBaseUser, role: str) -> Membership:
+    """Make `member` a member of `space` with `role`, or change the role they have there. The
     space's last owner stays one: Conflict (409)."""
     role = _role(role)
     selectors.spaces_lock(space_ids=[space.pk])  # before the membership: see owner_kept_problem
-    current = Membership.objects.select_for_update().filter(space=space, user_id=user.pk).first()
+    current = Membership.objects.select_for_update().filter(space=space, user_id=member.pk).first()
     if current is not None:
         _keep_an_owner(current, role)
-    membership, _ = Membership.objects.update_or_create(space=space, user_id=user.pk, defaults={"role": role})
+    membership, _ = Membership.objects.update_or_create(space=space, user_id=member.pk, defaults={"role": role})
     return membership
 
 
@@ -144,9 +144,9 @@ def _role(role: str) -> Role:
 
 def token_create(
     *,
-    user: AbstractBaseUser,
+    member: AbstractBaseUser,
     name: str,
-    space: Space | None = None,
+    space: Space,
     role: str | None = None,
     manage: bool = False,
     write_under: str = "",
@@ -156,20 +156,19 @@ def token_create(
     maker_role: str | None = None,
     minted_by: ApiToken | None = None,
 ) -> NewToken:
-    """A token acting for `user` in `space` (the default space if none), with `role`, which may
+    """A token acting for `member` in `space`, with `role`, which may
     be above neither the member's nor `maker_role` (the role of whoever makes it, when a request
     does): Conflict (409) otherwise. Without `role`, an editor's, or the highest it may have if
     lower: an owner's token is asked for. The `manage` scope only with the owner role and no
     `write_under` (Unprocessable, 422). Its own daily LLM budget, if given, bounds the work it
     asks for within its member's; `minted_by`, the token that makes it, shares its budgets."""
-    space = space or selectors.space_default()
-    member_role = selectors.membership_role(user=user, space_id=space.pk)
+    member_role = selectors.membership_role(member=member, space_id=space.pk)
     if member_role is None:
-        raise Conflict(f"{user} is not a member of the space '{space.slug}'.")
+        raise Conflict(f"{member} is not a member of the space '{space.slug}'.")
     highest = role_lower(member_role, maker_role) if maker_role is not None else member_role
     role = _role(role) if role else token_role_default(highest)
     if not role_allows(member_role, role):
-        raise Conflict(f"{user} is {member_role} in '{space.slug}': a token of theirs cannot be {role}.")
+        raise Conflict(f"{member} is {member_role} in '{space.slug}': a token of theirs cannot be {role}.")
     if not role_allows(highest, role):
         raise Conflict(f"You act as {maker_role} in '{space.slug}': a token you make cannot be {role}.")
     if problem := write_under_problem(write_under):
@@ -180,7 +179,7 @@ def token_create(
     key = key_new()
     token = ApiToken.objects.create(
         space=space,
-        user_id=user.pk,
+        user_id=member.pk,
         name=name,
         role=role,
         manage=manage,
@@ -223,7 +222,7 @@ def token_make(
         if problem := wider_than_maker_problem(reach, _reach_of(maker.token)):
             raise Forbidden(problem)
     return token_create(
-        user=user,
+        member=user,
         space=maker.space,
         name=name,
         role=role,
@@ -247,7 +246,7 @@ def _reach_of(token: ApiToken) -> Reach:
     return Reach(token.expires_at, token.llm_daily_calls, token.llm_daily_tokens)
 
 
-def token_budget_set(*, changer: Principal, token: ApiToken, **changes: int | None) -> ApiToken:
+def token_budget_set(*, by: Principal, token: ApiToken, **changes: int | None) -> ApiToken:
     """Change the token's own daily LLM budget (`llm_daily_calls`, `llm_daily_tokens`; None: its
     member's alone); a field not given keeps its value. Through a token, never above that
     token's own budget (Forbidden, 403): a key cannot raise its own."""
@@ -256,7 +255,7 @@ def token_budget_set(*, changer: Principal, token: ApiToken, **changes: int | No
     budget = {field: changes.get(field, getattr(token, field)) for field in LLM_BUDGETS}
     _token_budget_check(budget)
     reach = replace(_reach_of(token), **budget)
-    if changer.token is not None and (problem := wider_than_maker_problem(reach, _reach_of(changer.token))):
+    if by.token is not None and (problem := wider_than_maker_problem(reach, _reach_of(by.token))):
         raise Forbidden(problem)
     for field, value in budget.items():
         setattr(token, field, value)

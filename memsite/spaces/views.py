@@ -161,7 +161,7 @@ def member_set(request: AuthenticatedHttpRequest, principal: Principal) -> HttpR
         return _members_page(request, principal, error=form_error(form), status=400)
     try:
         user = selectors.user_get(username=form.cleaned_data["username"])
-        membership = services.membership_set(space=principal.space, user=user, role=form.cleaned_data["role"])
+        membership = services.membership_set(space=principal.space, member=user, role=form.cleaned_data["role"])
     except ServiceError as error:
         return _members_page(request, principal, error=error.message, status=error.status)
     messages.success(request, f"{membership.user.get_username()} is {membership.role} of '{principal.space.name}'.")
@@ -191,7 +191,7 @@ def _tokens_page(
     error: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    tokens = selectors.tokens_seen_by(space=principal.space, user=principal.user, role=principal.role)
+    tokens = selectors.tokens_seen_by(by=principal)
     is_owner = principal.may_manage
     context = {
         "space": principal.space,
@@ -251,9 +251,7 @@ def token_revoke(request: AuthenticatedHttpRequest, principal: Principal, token_
     """Asks first, naming the token and its last use (what may still use it, a swarm node cut
     off at once), then revokes it on the page's POST."""
     try:
-        token = selectors.token_seen_by(
-            space=principal.space, user=principal.user, role=principal.role, token_id=token_id
-        )
+        token = selectors.token_seen_by(by=principal, token_id=token_id)
     except ServiceError as error:
         return _tokens_page(request, principal, TokenCreateForm(), error=error.message, status=error.status)
     if request.method == "GET":

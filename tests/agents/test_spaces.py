@@ -40,14 +40,14 @@ def other() -> Space:
 def outsider(other):
     """An editor of the other space only."""
     person = get_user_model().objects.create_user(username="outsider", password="password")
-    membership_set(space=other, user=person, role=Role.EDITOR)
+    membership_set(space=other, member=person, role=Role.EDITOR)
     return person
 
 
 @pytest.fixture
 def other_api(other, outsider) -> APIClient:
     client = APIClient()
-    key = token_create(user=outsider, space=other, name="test token", role=None).key
+    key = token_create(member=outsider, space=other, name="test token", role=None).key
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     client.get(reverse("agents-api:agent-detail", args=[0]))  # the token's first use is noted
     return client

@@ -22,7 +22,7 @@ LONG_LABEL = "/swarmstar/nodes/a-rather-long-node-name/deployment-notes-for-the-
 @pytest.fixture
 def laptop(page, live_server):
     staff = StaffFactory(username="ada", role=Role.OWNER)
-    membership_set(space=Space.objects.create(slug="lab", name="Lab"), user=staff, role=Role.OWNER)
+    membership_set(space=Space.objects.create(slug="lab", name="Lab"), member=staff, role=Role.OWNER)
     page.set_viewport_size({"width": 1280, "height": 860})
     page.goto(f"{live_server.url}/login/")
     page.get_by_label("Username").fill("ada")

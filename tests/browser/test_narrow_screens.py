@@ -66,7 +66,7 @@ def world() -> dict[str, str]:
     goal_create(agent=agent, text="learn where the service runs")
     graph = GraphFactory(task="Find the port the deployment notes name, and the host it runs on")
     call = make_call(served=search, model="gpt-4o-mini-2024-07-18")
-    node_token = token_create(user=UserFactory(), space=space, name="swarm node with a rather long name b").token
+    node_token = token_create(member=UserFactory(), space=space, name="swarm node with a rather long name b").token
     slug = space.slug
     return {
         "home": "/",

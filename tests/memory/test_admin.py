@@ -202,7 +202,7 @@ def lab():
 def member_of(lab, role: str, *permissions: str):
     """A staff user (not a superuser) who owns `default` and has `role` in `lab`."""
     person = staff_with(*permissions)
-    membership_set(space=lab, user=person, role=role)
+    membership_set(space=lab, member=person, role=role)
     return person
 
 

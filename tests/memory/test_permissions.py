@@ -43,7 +43,7 @@ def test_an_internal_folder_may_only_be_described_and_only_by_owners(internal, u
 
 def test_a_role_counts_in_its_own_space_only(staff, lab):
     """An owner of `default` who reads `lab` is a reader there, not an owner."""
-    membership_set(space=lab, user=staff, role=Role.READER)
+    membership_set(space=lab, member=staff, role=Role.READER)
     folder = selectors.node_internal_folder(space=lab, name="user")
     assert not node_permissions(folder, by=acting(staff, lab)).edit
     assert node_permissions(selectors.node_internal_folder(space=default_space(), name="user"), by=acting(staff)).edit

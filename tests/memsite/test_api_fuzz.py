@@ -196,7 +196,7 @@ def world(db):
         question_id=[question.pk],
         slug=["default"],
         username=[owner.username, member.username],
-        token_id=[token_create(user=user, name="fuzzed").token.pk for user in (owner, member)],
+        token_id=[token_create(member=user, space=default_space(), name="fuzzed").token.pk for user in (owner, member)],
     )
     yield WORLD
     WORLD.clear()

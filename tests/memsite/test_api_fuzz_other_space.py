@@ -49,8 +49,8 @@ def other_keys(first_space) -> list[str]:
     for role in (Role.READER, Role.EDITOR):
         user = UserFactory()
         Membership.objects.filter(user=user).delete()
-        membership_set(space=elsewhere, user=user, role=role)
-        keys.append(token_create(user=user, space=elsewhere, name=f"elsewhere {role}").key)
+        membership_set(space=elsewhere, member=user, role=role)
+        keys.append(token_create(member=user, space=elsewhere, name=f"elsewhere {role}").key)
     return keys
 
 

@@ -37,7 +37,7 @@ def budgets(settings, offline_llm):
 
 
 def made(user, **options) -> tuple[ApiToken, APIClient]:
-    new = token_create(user=user, space=default_space(), name="node", **options)
+    new = token_create(member=user, space=default_space(), name="node", **options)
     return new.token, key_client(new.key)
 
 
@@ -62,14 +62,14 @@ def minted(client: APIClient, count: int, **body) -> list[tuple[ApiToken, APICli
     return tokens
 
 
-def calls_until_refused(tokens: list[ApiToken], user) -> int:
+def calls_until_refused(tokens: list[ApiToken]) -> int:
     """LLM calls made through the gateway for the work of `tokens`, in turn, until one is
     refused for a spent budget."""
     made_calls = 0
     while made_calls < 100:
         token = tokens[made_calls % len(tokens)]
         try:
-            complete(purpose="route", messages=MESSAGES, user_id=user.pk, space_id=token.space_id, token_id=token.pk)
+            complete(purpose="route", messages=MESSAGES, by=token_principal(token))
         except LLMError as refused:
             assert refused.reason is Reason.BUDGET_SPENT
             return made_calls
@@ -217,17 +217,17 @@ def test_a_budget_of_3_calls_shared_by_3_minted_tokens_gives_3_not_12(staff):
     maker, client = manager(staff, llm_daily_calls=3)
     family = [token for token, _ in minted(client, 3)]
     assert [token.llm_daily_calls for token in family] == [3, 3, 3]  # each its maker's, as a bound
-    assert calls_until_refused(family, staff) == 3
+    assert calls_until_refused(family) == 3
     assert LLMCall.objects.filter(token__in=family).count() == 3
-    assert calls_until_refused([maker], staff) == 0  # the maker's own work counts the same day
+    assert calls_until_refused([maker]) == 0  # the maker's own work counts the same day
 
 
 def test_the_makers_spend_counts_against_what_it_minted(staff):
     maker, client = manager(staff, llm_daily_calls=3)
     [(child, _)] = minted(client, 1)
-    make_call(user_id=staff.pk, token_id=maker.pk)
-    make_call(user_id=staff.pk, token_id=maker.pk)
-    assert calls_until_refused([child], staff) == 1
+    make_call(by=token_principal(maker))
+    make_call(by=token_principal(maker))
+    assert calls_until_refused([child]) == 1
 
 
 def test_a_token_minted_by_a_minted_token_counts_against_both(staff):
@@ -237,7 +237,7 @@ def test_a_token_minted_by_a_minted_token_counts_against_both(staff):
     [(node, node_client)] = minted(root, 1, role="owner", manage=True, llm_daily_calls=3)
     grandchildren = [token for token, _ in minted(node_client, 3)]
     assert {token.minted_by_id for token in grandchildren} == {node.pk}
-    assert calls_until_refused(grandchildren, staff) == 3
+    assert calls_until_refused(grandchildren) == 3
     refused = node_client.post(reverse("memory-api:search-start"), QUESTIONS, format="json")
     assert refused.status_code == 429 and refused.json()["quota"] == "token_daily_llm_budget"
 
@@ -255,4 +255,4 @@ def test_tokens_made_by_a_session_share_nothing(staff):
     first, _ = made(staff, llm_daily_calls=1)
     second, _ = made(staff, llm_daily_calls=1)
     assert first.minted_by is None and second.minted_by is None
-    assert calls_until_refused([first, second], staff) == 2
+    assert calls_until_refused([first, second]) == 2

@@ -76,7 +76,7 @@ def test_a_reader_token_reads_and_is_refused_the_rest(world, pattern):
 
 @pytest.mark.parametrize("pattern", PAGE_PATTERNS, ids=route_id)
 def test_a_reader_session_reads_the_pages_and_is_refused_the_rest(world, pattern):
-    membership_set(space=space_default(), user=world.user, role=Role.READER)
+    membership_set(space=space_default(), member=world.user, role=Role.READER)
     failures = check_role(world, pattern, client_for(world, "user"), Role.READER)
     assert not failures, "\n".join(failures)
 

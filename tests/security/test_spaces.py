@@ -36,7 +36,7 @@ def build() -> tuple[World, dict[Role, tuple[object, str]]]:
     for role in Role:
         user = UserFactory()
         Membership.objects.filter(user=user).delete()
-        membership_set(space=elsewhere, user=user, role=role)
+        membership_set(space=elsewhere, member=user, role=role)
         outsiders[role] = (user, token_for(user, space=elsewhere))
     return world, outsiders
 

@@ -189,7 +189,7 @@ def test_reads_everything(scoped, tree):
 
 
 def test_a_bulk_create_outside_is_refused(user, tree):
-    actor = token_principal(token_create(user=user, space=default_space(), name="a", write_under=SCOPE).token)
+    actor = token_principal(token_create(member=user, space=default_space(), name="a", write_under=SCOPE).token)
     before = tree_state()
     with pytest.raises(Forbidden, match=re.escape(REFUSAL)):
         services.node_bulk_create(parent=tree.other, specs=[NodeSpec(name="x", type="folder")], by=actor)

@@ -101,7 +101,7 @@ def build_world(words: Words = PLAIN) -> World:
     # -- spaces: the default one's name, another of the staff's to switch to, a named token --------
     space_services.space_update(space=default_space(), name=name("Default"))
     space_services.space_create(user=staff, slug="lab", name=name("The lab"))
-    space_services.token_create(user=user, space=default_space(), name=name("swarm node a"))
+    space_services.token_create(member=user, space=default_space(), name=name("swarm node a"))
     internal = {
         folder: selectors.node_internal_folder(space=default_space(), name=folder)
         for folder in ("swarmstar", "user", "projects", "references")

@@ -35,12 +35,12 @@ def lab() -> Space:
 @pytest.fixture
 def ana(lab) -> Membership:
     """Lab's one owner."""
-    return membership_set(space=lab, user=UserFactory(username="ana"), role=Role.OWNER)
+    return membership_set(space=lab, member=UserFactory(username="ana"), role=Role.OWNER)
 
 
 @pytest.fixture
 def bo(lab) -> Membership:
-    return membership_set(space=lab, user=UserFactory(username="bo"), role=Role.EDITOR)
+    return membership_set(space=lab, member=UserFactory(username="bo"), role=Role.EDITOR)
 
 
 def change_url(membership: Membership) -> str:
@@ -103,7 +103,7 @@ def test_deleting_the_last_owner_is_refused_before_the_confirmation(admin_client
 
 
 def test_an_owner_is_deleted_once_another_member_is_an_owner(admin_client, lab, ana, bo):
-    membership_set(space=lab, user=bo.user, role=Role.OWNER)
+    membership_set(space=lab, member=bo.user, role=Role.OWNER)
     assert admin_client.get(delete_url(ana)).status_code == 200  # the confirmation page
     assert admin_client.post(delete_url(ana), {"post": "yes"}).status_code == 302
     assert roles(lab) == {"bo": "owner"}
@@ -116,8 +116,8 @@ def delete_selected(client: Client, *memberships: Membership, confirmed: bool = 
 
 @pytest.mark.parametrize("confirmed", [False, True], ids=["asked", "confirmed"])
 def test_deleting_every_owner_at_once_deletes_nothing(admin_client, lab, ana, bo, confirmed):
-    membership_set(space=lab, user=bo.user, role=Role.OWNER)
-    cy = membership_set(space=lab, user=UserFactory(username="cy"), role=Role.READER)
+    membership_set(space=lab, member=bo.user, role=Role.OWNER)
+    cy = membership_set(space=lab, member=UserFactory(username="cy"), role=Role.READER)
 
     response = delete_selected(admin_client, cy, ana, bo, confirmed=confirmed)
 
@@ -127,8 +127,8 @@ def test_deleting_every_owner_at_once_deletes_nothing(admin_client, lab, ana, bo
 
 
 def test_deleting_members_and_all_but_one_owner_at_once(admin_client, lab, ana, bo):
-    membership_set(space=lab, user=bo.user, role=Role.OWNER)
-    cy = membership_set(space=lab, user=UserFactory(username="cy"), role=Role.READER)
+    membership_set(space=lab, member=bo.user, role=Role.OWNER)
+    cy = membership_set(space=lab, member=UserFactory(username="cy"), role=Role.READER)
 
     assert delete_selected(admin_client, cy, ana, confirmed=False).status_code == 200  # the confirmation page
     response = delete_selected(admin_client, cy, ana)
@@ -148,7 +148,7 @@ def reader_of_lab(client: Client, lab) -> Client:
     Django's own permissions give on spaces, memberships and tokens."""
     rights = [f"spaces.{verb}_{model}" for verb in ("view", "add", "change", "delete") for model in MODELS]
     person = staff_with(*rights, username="dee")
-    membership_set(space=lab, user=person, role=Role.READER)
+    membership_set(space=lab, member=person, role=Role.READER)
     client.force_login(person)
     return client
 
@@ -184,8 +184,8 @@ def revoke(client: Client, *tokens: ApiToken):
 
 
 def test_a_reader_of_the_space_revokes_their_own_tokens_only(reader_of_lab, lab, ana):
-    theirs = token_create(user=ana.user, space=lab, name="ana's").token
-    own = token_create(user=get_user_model().objects.get(username="dee"), space=lab, name="mine").token
+    theirs = token_create(member=ana.user, space=lab, name="ana's").token
+    own = token_create(member=get_user_model().objects.get(username="dee"), space=lab, name="mine").token
 
     assert revoke(reader_of_lab, own, theirs).status_code == 403  # all or none
     assert not ApiToken.objects.filter(revoked_at__isnull=False).exists()

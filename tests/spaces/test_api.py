@@ -14,7 +14,7 @@ from memsite.spaces.logic import MANAGE_NEEDS, Role, key_digest
 from memsite.spaces.models import ApiToken, Membership, Space
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create
-from tests.factories import UserFactory, token_for
+from tests.factories import UserFactory, default_space, token_for
 from tests.security.test_authorization import fingerprint
 
 pytestmark = pytest.mark.django_db
@@ -70,7 +70,7 @@ def refused(client, method: str, url: str, status: int, body: dict | None = None
 
 
 def test_a_session_lists_every_space_of_its_user_with_its_role(user, lab):
-    membership_set(space=lab, user=user, role=Role.OWNER)
+    membership_set(space=lab, member=user, role=Role.OWNER)
     response = session_client(user).get(SPACES)
     assert response.status_code == 200
     assert response.json() == [
@@ -80,7 +80,7 @@ def test_a_session_lists_every_space_of_its_user_with_its_role(user, lab):
 
 
 def test_a_token_lists_only_its_own_space_with_the_role_it_acts_with(staff, lab):
-    membership_set(space=lab, user=staff, role=Role.OWNER)
+    membership_set(space=lab, member=staff, role=Role.OWNER)
     assert [(space["slug"], space["role"]) for space in token_client(staff, Role.READER).get(SPACES).json()] == [
         ("default", "reader")
     ]
@@ -175,7 +175,7 @@ def test_a_space_the_caller_is_not_in_is_a_404_whether_it_exists_or_not(staff, l
 
 
 def test_a_token_acts_only_in_its_own_space(staff, lab):
-    membership_set(space=lab, user=staff, role=Role.OWNER)
+    membership_set(space=lab, member=staff, role=Role.OWNER)
     client = token_client(staff)
     assert refused(client, "get", "/api/spaces/lab/members/", 404)["detail"] == "No space 'lab'."
     assert session_client(staff).get("/api/spaces/lab/members/").status_code == 200
@@ -313,7 +313,7 @@ def test_an_owner_sees_every_token_and_anyone_else_their_own(staff, user):
 
 
 def test_a_member_revokes_their_own_token_once_and_for_all(user):
-    mine = token_create(user=user, name="mine").token
+    mine = token_create(member=user, space=default_space(), name="mine").token
     client = session_client(user)
     first = client.delete(f"{TOKENS}{mine.pk}/")
     assert first.status_code == 200 and first.json()["revoked_at"] is not None
@@ -322,15 +322,15 @@ def test_a_member_revokes_their_own_token_once_and_for_all(user):
 
 
 def test_another_members_token_is_a_404_but_to_an_owner(staff, user):
-    theirs = token_create(user=staff, name="theirs").token
+    theirs = token_create(member=staff, space=default_space(), name="theirs").token
     url = f"{TOKENS}{theirs.pk}/"
     assert refused(session_client(user), "delete", url, 404)["detail"] == f"No token {theirs.pk} in 'default'."
     assert refused(session_client(user), "delete", f"{TOKENS}999999/", 404)["detail"] == "No token 999999 in 'default'."
-    mine = token_create(user=user, name="mine").token
+    mine = token_create(member=user, space=default_space(), name="mine").token
     assert manager_client(staff).delete(f"{TOKENS}{mine.pk}/").json()["revoked_at"] is not None
 
 
 def test_a_token_of_another_space_is_a_404(staff, lab):
-    membership_set(space=lab, user=staff, role=Role.OWNER)
-    elsewhere = token_create(user=staff, space=lab, name="lab's").token
+    membership_set(space=lab, member=staff, role=Role.OWNER)
+    elsewhere = token_create(member=staff, space=lab, name="lab's").token
     assert refused(session_client(staff), "delete", f"{TOKENS}{elsewhere.pk}/", 404)

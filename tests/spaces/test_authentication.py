@@ -13,7 +13,7 @@ from memsite.spaces.logic import Role, key_digest
 from memsite.spaces.models import ApiToken, Membership
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import membership_set, token_create, token_revoke
-from tests.factories import token_for
+from tests.factories import default_space, token_for
 
 pytestmark = pytest.mark.django_db
 ROOTS = "/api/nodes/roots/"
@@ -38,7 +38,7 @@ def test_a_good_key_authenticates_its_user_with_either_keyword(user, internal, k
 
 
 def test_only_the_digest_and_a_prefix_of_the_key_are_kept(user):
-    made = token_create(user=user, name="swarm node a")
+    made = token_create(member=user, space=default_space(), name="swarm node a")
     row = ApiToken.objects.get(pk=made.token.pk)
     assert row.digest == key_digest(made.key) and row.prefix == made.key[:8]
     stored = {str(value) for value in ApiToken.objects.filter(pk=row.pk).values().get().values()}
@@ -82,7 +82,7 @@ def test_a_key_of_an_inactive_user_is_refused(user):
 
 def test_a_lowered_membership_lowers_its_tokens_at_once(user, internal):
     client = client_with(token_for(user))
-    membership_set(space=space_default(), user=user, role=Role.READER)
+    membership_set(space=space_default(), member=user, role=Role.READER)
     response = client.post("/api/nodes/", {"parent": internal["user"].pk, "type": "folder", "name": "x"}, format="json")
     assert response.status_code == 403
     assert response.json()["detail"] == "Readers can only read; this needs an editor."
@@ -91,25 +91,29 @@ def test_a_lowered_membership_lowers_its_tokens_at_once(user, internal):
 
 def test_a_token_cannot_be_made_above_its_members_role(user, staff):
     with pytest.raises(Conflict, match="cannot be owner"):
-        token_create(user=user, name="too much", role=Role.OWNER)
+        token_create(member=user, space=default_space(), name="too much", role=Role.OWNER)
     with pytest.raises(InvalidInput, match="No role 'admin'"):
-        token_create(user=user, name="no such role", role="admin")
-    assert token_create(user=staff, name="owner's reader", role=Role.READER).token.role == Role.READER
-    assert token_create(user=user, name="their own").token.role == Role.EDITOR
+        token_create(member=user, space=default_space(), name="no such role", role="admin")
+    assert (
+        token_create(member=staff, space=default_space(), name="owner's reader", role=Role.READER).token.role
+        == Role.READER
+    )
+    assert token_create(member=user, space=default_space(), name="their own").token.role == Role.EDITOR
 
 
 def test_a_token_for_someone_outside_the_space_is_refused(user):
     Membership.objects.filter(user=user).delete()
     with pytest.raises(Conflict, match="not a member"):
-        token_create(user=user, name="nobody's")
+        token_create(member=user, space=default_space(), name="nobody's")
 
 
 def test_write_under_is_kept_and_checked(user):
     assert (
-        token_create(user=user, name="a", write_under="/swarmstar/nodes/a/").token.write_under == "/swarmstar/nodes/a/"
+        token_create(member=user, space=default_space(), name="a", write_under="/swarmstar/nodes/a/").token.write_under
+        == "/swarmstar/nodes/a/"
     )
     with pytest.raises(InvalidInput, match="write_under"):
-        token_create(user=user, name="b", write_under="swarmstar")
+        token_create(member=user, space=default_space(), name="b", write_under="swarmstar")
 
 
 def test_a_use_is_noted_once_a_minute_and_never_for_a_refused_call(user, internal):

@@ -26,7 +26,7 @@ def two_owners(round_number: int) -> tuple[Space, list[tuple[str, str]]]:
     space = Space.objects.create(slug=f"race-{round_number}", name=f"Race {round_number}")
     owners = [UserFactory(), UserFactory()]
     for owner in owners:
-        membership_set(space=space, user=owner, role=Role.OWNER)
+        membership_set(space=space, member=owner, role=Role.OWNER)
     keys = [token_for(owner, space=space, manage=True) for owner in owners]
     return space, [(keys[0], owners[1].username), (keys[1], owners[0].username)]
 

@@ -150,7 +150,7 @@ def test_an_unknown_username_is_an_error_on_the_page(owner, lab):
 
 def test_a_reader_sees_the_members_but_cannot_manage_them(owner, lab):
     reader = UserFactory(username="rita")
-    membership_set(space=lab, user=reader, role=Role.READER)
+    membership_set(space=lab, member=reader, role=Role.READER)
     client = logged_in(reader)
     page = client.get(reverse("spaces:member_list", args=["lab"]))
     assert page.status_code == 200 and "olga" in text(page)
@@ -170,7 +170,7 @@ def test_a_reader_sees_the_members_but_cannot_manage_them(owner, lab):
 def test_the_members_are_paginated(owner, lab, monkeypatch):
     monkeypatch.setattr(views, "MEMBERS_PAGE_SIZE", 2)
     for name in ("ada", "bob"):
-        membership_set(space=lab, user=UserFactory(username=name), role=Role.READER)
+        membership_set(space=lab, member=UserFactory(username=name), role=Role.READER)
     client, url = logged_in(owner), reverse("spaces:member_list", args=["lab"])
 
     first, second = text(client.get(url)), text(client.get(url, {"page": 2}))
@@ -213,7 +213,7 @@ def test_a_key_is_shown_once_and_never_again(owner, lab):
 
 def test_a_token_above_the_member_s_role_is_refused(lab):
     reader = UserFactory()
-    membership_set(space=lab, user=reader, role=Role.READER)
+    membership_set(space=lab, member=reader, role=Role.READER)
     response = logged_in(reader).post(reverse("spaces:token_create", args=["lab"]), {"name": "n", "role": "owner"})
     assert response.status_code == 409 and 'id="new-key"' not in text(response)
     assert not ApiToken.objects.filter(space=lab).exists()
@@ -221,9 +221,9 @@ def test_a_token_above_the_member_s_role_is_refused(lab):
 
 def test_members_see_and_revoke_their_own_tokens_and_owners_all(owner, lab):
     editor = UserFactory(username="eddie")
-    membership_set(space=lab, user=editor, role=Role.EDITOR)
-    own = services.token_create(user=editor, space=lab, name="eddie's").token
-    owners = services.token_create(user=owner, space=lab, name="olga's").token
+    membership_set(space=lab, member=editor, role=Role.EDITOR)
+    own = services.token_create(member=editor, space=lab, name="eddie's").token
+    owners = services.token_create(member=owner, space=lab, name="olga's").token
     client = logged_in(editor)
     page = text(client.get(reverse("spaces:token_list", args=["lab"])))
     assert "eddie&#x27;s" in page and "olga&#x27;s" not in page
@@ -249,7 +249,7 @@ def make_token(client: Client, **form):
 
 def test_an_owner_makes_a_token_for_another_member(owner, lab):
     eddie = UserFactory(username="eddie")
-    membership_set(space=lab, user=eddie, role=Role.EDITOR)
+    membership_set(space=lab, member=eddie, role=Role.EDITOR)
     client = logged_in(owner)
     assert member_choice(client.get(reverse("spaces:token_list", args=["lab"]))) == (["eddie", "olga"], "olga")
 
@@ -289,12 +289,12 @@ def test_the_manage_scope_with_a_folder_is_refused(owner, lab):
 def test_only_an_owner_is_offered_the_manage_scope(owner, lab):
     assert 'name="manage"' in text(logged_in(owner).get(reverse("spaces:token_list", args=["lab"])))
     editor = UserFactory()
-    membership_set(space=lab, user=editor, role=Role.EDITOR)
+    membership_set(space=lab, member=editor, role=Role.EDITOR)
     assert 'name="manage"' not in text(logged_in(editor).get(reverse("spaces:token_list", args=["lab"])))
 
 
 def test_a_token_above_its_member_s_role_is_refused_and_the_choice_kept(owner, lab):
-    membership_set(space=lab, user=UserFactory(username="rita"), role=Role.READER)
+    membership_set(space=lab, member=UserFactory(username="rita"), role=Role.READER)
 
     response = make_token(logged_in(owner), user="rita", role="editor")
 
@@ -312,7 +312,7 @@ def test_a_non_member_gets_no_token(owner, lab):
 
 def test_a_non_owner_has_no_choice_and_makes_tokens_only_for_themselves(owner, lab):
     editor = UserFactory(username="eddie")
-    membership_set(space=lab, user=editor, role=Role.EDITOR)
+    membership_set(space=lab, member=editor, role=Role.EDITOR)
     client = logged_in(editor)
     assert member_choice(client.get(reverse("spaces:token_list", args=["lab"]))) == ([], None)
 
@@ -324,7 +324,7 @@ def test_a_non_owner_has_no_choice_and_makes_tokens_only_for_themselves(owner, l
 
 
 def test_revoking_asks_first_naming_the_token_and_its_last_use(owner, lab):
-    node = services.token_create(user=owner, space=lab, name="swarm node b").token
+    node = services.token_create(member=owner, space=lab, name="swarm node b").token
     client = logged_in(owner)
     url = reverse("spaces:token_revoke", args=["lab", node.pk])
     listed = text(client.get(reverse("spaces:token_list", args=["lab"])))
@@ -351,9 +351,9 @@ def test_revoking_asks_first_naming_the_token_and_its_last_use(owner, lab):
 
 
 def test_another_member_s_token_is_not_shown_for_revoking(owner, lab):
-    node = services.token_create(user=owner, space=lab, name="olga's node").token
+    node = services.token_create(member=owner, space=lab, name="olga's node").token
     editor = UserFactory()
-    membership_set(space=lab, user=editor, role=Role.EDITOR)
+    membership_set(space=lab, member=editor, role=Role.EDITOR)
     response = logged_in(editor).get(reverse("spaces:token_revoke", args=["lab", node.pk]))
     assert response.status_code == 404 and "olga" not in text(response)
 
@@ -381,7 +381,7 @@ def test_a_cap_above_the_site_s_is_shown_and_changes_nothing(owner, lab, setting
 
 def test_an_editor_cannot_change_the_settings(lab):
     editor = UserFactory()
-    membership_set(space=lab, user=editor, role=Role.EDITOR)
+    membership_set(space=lab, member=editor, role=Role.EDITOR)
     response = logged_in(editor).post(reverse("spaces:space_update", args=["lab"]), {"name": "Mine"})
     assert response.status_code == 403
     lab.refresh_from_db()

@@ -33,14 +33,14 @@ def test_a_session_acts_in_the_default_space(user):
 
 
 def test_a_session_acts_in_the_space_the_header_names(user, other_space):
-    membership_set(space=other_space, user=user, role=Role.READER)
+    membership_set(space=other_space, member=user, role=Role.READER)
     principal = principal_of(session_request(user, **{"X-Memsite-Space": "lab"}))
     assert (principal.space, principal.role) == (other_space, Role.READER)
 
 
 def test_without_the_default_space_a_session_acts_in_its_first(user, other_space):
     Membership.objects.filter(user=user).delete()
-    membership_set(space=other_space, user=user, role=Role.OWNER)
+    membership_set(space=other_space, member=user, role=Role.OWNER)
     assert principal_of(session_request(user)).space == other_space
 
 
@@ -83,7 +83,7 @@ def test_the_header_over_http(client, user, other_space, internal):
 
 
 def test_a_token_acts_in_its_own_space_and_no_other(user, other_space, internal):
-    membership_set(space=other_space, user=user, role=Role.EDITOR)
+    membership_set(space=other_space, member=user, role=Role.EDITOR)
     headers = {"Authorization": f"Bearer {token_for(user, role=Role.READER)}"}
     client = Client(headers=headers)
     response = client.get("/api/nodes/roots/")
@@ -100,7 +100,7 @@ def test_memsite_itself_acts_as_the_system_principal_of_a_space(other_space):
 
 
 def test_work_that_runs_later_acts_as_the_user_who_asked_with_their_role_now(user, other_space):
-    membership_set(space=other_space, user=user, role=Role.READER)
+    membership_set(space=other_space, member=user, role=Role.READER)
     principal = principal_rebuilt(space=other_space, user_id=user.pk)
     assert (principal.user, principal.role, principal.token, principal.is_system) == (user, Role.READER, None, False)
 

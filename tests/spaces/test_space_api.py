@@ -102,7 +102,7 @@ def test_an_owner_deletes_their_space_and_its_members_and_tokens_go(user):
     client = session_client(user)
     client.post(SPACES, {"slug": "gone", "name": "Gone"}, format="json")
     space = Space.objects.get(slug="gone")
-    membership_set(space=space, user=UserFactory(), role=Role.READER)
+    membership_set(space=space, member=UserFactory(), role=Role.READER)
     assert client.delete(f"{SPACES}gone/", {"confirm": "gone"}, format="json").status_code == 204
     assert not Space.objects.filter(slug="gone").exists()
     assert not Membership.objects.filter(space_id=space.pk).exists()

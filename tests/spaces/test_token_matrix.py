@@ -31,8 +31,8 @@ class Lab:
 def lab() -> Lab:
     owner, member = UserFactory(), UserFactory()
     space = space_create(user=owner, slug="lab", name="Lab")
-    membership_set(space=space, user=member, role=Role.EDITOR)
-    return Lab(space, owner, member, token_create(user=member, space=space, name="member's node").token)
+    membership_set(space=space, member=member, role=Role.EDITOR)
+    return Lab(space, owner, member, token_create(member=member, space=space, name="member's node").token)
 
 
 def key_client(key: str) -> APIClient:
@@ -42,7 +42,7 @@ def key_client(key: str) -> APIClient:
 
 
 def token(lab: Lab, *, spoiled: Callable[[ApiToken], object] = lambda token: None, **options) -> APIClient:
-    made = token_create(user=lab.owner, space=lab.space, name="node", **options)
+    made = token_create(member=lab.owner, space=lab.space, name="node", **options)
     spoiled(made.token)
     return key_client(made.key)
 
@@ -102,4 +102,4 @@ def test_only_a_managing_token_or_an_owners_session_manages_the_space(lab, kind,
 
 
 def test_a_plain_token_is_an_editor_though_its_member_owns_the_space(lab):
-    assert token_create(user=lab.owner, space=lab.space, name="node").token.role == Role.EDITOR
+    assert token_create(member=lab.owner, space=lab.space, name="node").token.role == Role.EDITOR

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 
 def through_token(**options) -> Principal:
-    made = token_create(user=UserFactory(), space=default_space(), name="node", **options)
+    made = token_create(member=UserFactory(), space=default_space(), name="node", **options)
     principal = token_principal(made.token)
     assert principal is not None
     return principal

@@ -27,7 +27,7 @@ class Command(BaseCommand):
             user.set_password(DEMO_PASSWORD)
             user.save(update_fields=["password"])
         space = space_default()
-        membership_set(space=space, user=user, role=Role.OWNER)
+        membership_set(space=space, member=user, role=Role.OWNER)
         by = demo_principal(space=space)
         added = demo_memory_seed(by=by)
         self.stdout.write("Demo memory added." if added else "Demo memory is already there.")

@@ -246,7 +246,7 @@ class MemberApi(SpaceApi):
         serializer.is_valid(raise_exception=True)
         user = selectors.user_get(username=username)
         membership = services.membership_set(
-            space=self.principal().space, user=user, role=serializer.validated_data["role"]
+            space=self.principal().space, member=user, role=serializer.validated_data["role"]
         )
         return Response(self.OutputSerializer(membership).data)
 
@@ -321,7 +321,7 @@ class TokenListApi(SpaceApi):
     )
     def get(self, request: Request, slug: str) -> Response:
         principal = self.principal()
-        tokens = selectors.tokens_seen_by(space=principal.space, user=principal.user, role=principal.role)
+        tokens = selectors.tokens_seen_by(by=principal)
         paginator = OrderedPagination("-id")
         page = paginator.paginate_queryset(tokens, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)
@@ -361,9 +361,7 @@ class TokenApi(SpaceApi):
 
     def _token(self, token_id: int) -> ApiToken:
         principal = self.principal()
-        return selectors.token_seen_by(
-            space=principal.space, user=principal.user, role=principal.role, token_id=token_id
-        )
+        return selectors.token_seen_by(by=principal, token_id=token_id)
 
     @extend_schema(
         tags=[TAG],
@@ -380,7 +378,7 @@ class TokenApi(SpaceApi):
         token = self._token(token_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        changed = services.token_budget_set(changer=self.principal(), token=token, **serializer.validated_data)
+        changed = services.token_budget_set(by=self.principal(), token=token, **serializer.validated_data)
         return Response(self.OutputSerializer(changed).data)
 
     @extend_schema(

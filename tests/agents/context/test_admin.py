@@ -180,7 +180,7 @@ def test_a_staff_reader_of_the_agent_s_space_changes_and_deletes_it_not(client):
     """A staff user who owns `default` but only reads `lab`: the agent is judged in `lab`."""
     lab = Space.objects.create(slug="lab", name="Lab")
     person = staff_with(*(f"context.{verb}_agent" for verb in ("view", "change", "delete")))
-    membership_set(space=lab, user=person, role=Role.READER)
+    membership_set(space=lab, member=person, role=Role.READER)
     client.force_login(person)
     agent = AgentFactory(space=lab, name="theirs")
     url = reverse("admin:context_agent_change", args=[agent.pk])

@@ -126,7 +126,7 @@ def test_another_spaces_calls_are_not_in_the_ledger(logged_in):
 
 
 def test_a_call_says_whose_work_it_was_and_through_which_token(logged_in, user):
-    token = token_create(user=user, space=default_space(), name=PAYLOAD).token
+    token = token_create(member=user, space=default_space(), name=PAYLOAD).token
     through = make_call(by=token_principal(token))
     page = logged_in.get(reverse("llm:call", args=[through.pk])).content.decode()
     assert f"{user.username}, through the token &lt;script&gt;" in page and PAYLOAD not in page

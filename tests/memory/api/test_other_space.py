@@ -34,9 +34,9 @@ def outsider(other) -> APIClient:
     """An owner of the other space (and of no other), with a token of it that manages it."""
     user = UserFactory(role=Role.OWNER)
     Space.objects.get(slug=default_space().slug).memberships.filter(user=user).delete()
-    membership_set(space=other, user=user, role=Role.OWNER)
+    membership_set(space=other, member=user, role=Role.OWNER)
     client = APIClient()
-    key = token_create(user=user, space=other, name="other", role=Role.OWNER, manage=True).key
+    key = token_create(member=user, space=other, name="other", role=Role.OWNER, manage=True).key
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert client.get(url("node-roots")).status_code == 200  # its first use is recorded now, not below
     return client

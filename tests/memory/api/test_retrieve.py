@@ -89,7 +89,7 @@ def test_the_query_s_embedding_is_charged_to_the_caller_and_token_in_its_space(s
 
 def test_a_token_whose_budget_is_spent_retrieves_by_full_text(server_embeddings, user):
     DocumentFactory(content=b"a greyhound")
-    made = space_services.token_create(user=user, space=default_space(), name="node", llm_daily_calls=1)
+    made = space_services.token_create(member=user, space=default_space(), name="node", llm_daily_calls=1)
     make_call(by=token_principal(made.token))  # the token's one call today
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {made.key}")

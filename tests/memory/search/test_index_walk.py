@@ -140,7 +140,11 @@ def server_embeddings(search_settings, openai_gateway, monkeypatch):
 @pytest.fixture(params=[False, True], ids=["session", "token"])
 def asker(request, user) -> Principal:
     """Who a search is for: a user, through a session or through a token."""
-    return token_principal(token_create(user=user, name="node").token) if request.param else acting(user)
+    return (
+        token_principal(token_create(member=user, space=default_space(), name="node").token)
+        if request.param
+        else acting(user)
+    )
 
 
 def _embeddings_charged(asker: Principal, question: str, **options) -> set[tuple[int, int, int | None]]:

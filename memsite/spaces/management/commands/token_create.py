@@ -5,15 +5,19 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from memsite.errors import ServiceError
-from memsite.spaces.logic import Role
+from memsite.spaces.logic import DEFAULT_SPACE, Role
+from memsite.spaces.selectors import space_get_by_slug
 from memsite.spaces.services import token_create
 
 
 class Command(BaseCommand):
-    help = "Make an API token for a member of the default space and print its key, which is shown only this once."
+    help = "Make an API token for a member of a space and print its key, which is shown only this once."
 
     def add_arguments(self, parser):
-        parser.add_argument("--user", required=True, help="The username the token acts for.")
+        parser.add_argument("--user", dest="username", required=True, help="The username the token acts for.")
+        parser.add_argument(
+            "--space", dest="slug", default=DEFAULT_SPACE, help=f"The space's slug; {DEFAULT_SPACE} if not given."
+        )
         parser.add_argument("--name", default="made by token_create", help="What the token is for, as lists show it.")
         parser.add_argument(
             "--role",
@@ -34,7 +38,8 @@ class Command(BaseCommand):
     def handle(
         self,
         *args,
-        user: str,
+        username: str,
+        slug: str,
         name: str,
         role: str | None,
         manage: bool,
@@ -42,21 +47,27 @@ class Command(BaseCommand):
         expires_days: int | None,
         **_,
     ):
-        member = get_user_model().objects.filter(username=user).first()
+        member = get_user_model().objects.filter(username=username).first()
         if member is None:
-            raise CommandError(f"No user '{user}'.")
+            raise CommandError(f"No user '{username}'.")
         if expires_days is not None and expires_days < 1:
             raise CommandError("--expires-days must be 1 or more.")
         expires_at = timezone.now() + timedelta(days=expires_days) if expires_days is not None else None
         try:
             made = token_create(
-                user=member, name=name, role=role, manage=manage, write_under=write_under, expires_at=expires_at
+                member=member,
+                space=space_get_by_slug(slug=slug),
+                name=name,
+                role=role,
+                manage=manage,
+                write_under=write_under,
+                expires_at=expires_at,
             )
         except ServiceError as error:
             raise CommandError(error.message) from None
         token = made.token
         scope = ", managing it" if token.manage else ""
         self.stderr.write(
-            f"Token '{token.name}' for {user}, {token.role} in '{token.space.slug}'{scope}. Its key, shown once:"
+            f"Token '{token.name}' for {username}, {token.role} in '{token.space.slug}'{scope}. Its key, shown once:"
         )
         self.stdout.write(made.key)

@@ -13,7 +13,7 @@ from memsite.fetch import FetchedPage, FetchFailed
 from memsite.spaces.principals import Principal, token_principal
 from memsite.spaces.selectors import space_default
 from memsite.spaces.services import token_create
-from tests.factories import AgentFactory, DocumentFactory, NodeFactory, UserFactory, acting
+from tests.factories import AgentFactory, DocumentFactory, NodeFactory, UserFactory, acting, default_space
 from tests.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
@@ -158,7 +158,7 @@ def test_write_note_creates_the_document_in_the_agents_folder(agent, internal):
 
 
 def test_write_note_as_a_token_limited_to_another_folder_is_refused_and_writes_nothing(agent, internal, user):
-    limited = token_create(user=user, name="node a", write_under="/swarmstar/nodes/a/").token
+    limited = token_create(member=user, space=default_space(), name="node a", write_under="/swarmstar/nodes/a/").token
 
     outcome = action_run(
         agent=agent, name="write_note", arguments={"name": "n.md", "content": "x"}, by=token_principal(limited)

@@ -142,7 +142,7 @@ def test_a_goal_command_has_no_provider(agent):
 def test_the_query_embedding_is_charged_to_the_user_space_and_token(agent, llm, settings, user, monkeypatch):
     settings.MEMSITE_EMBEDDINGS = "server"
     monkeypatch.setattr("memory.index.retrieve.query_cache", {})
-    token = token_create(user=user, space=agent.space, name="node").token
+    token = token_create(member=user, space=agent.space, name="node").token
     llm.script(Reply(), Reply.json({"reply": "Hello."}))  # the query's embedding, then the reply
 
     services.chat_send(agent=agent, text="Where is the harbour?", by=token_principal(token))

@@ -168,7 +168,7 @@ def test_beat_queues_no_tick_through_a_token_whose_budget_is_spent(
     settings, user, ticks_queued, django_capture_on_commit_callbacks
 ):
     settings.MEMSITE_QUOTA_TICKING_AGENTS = 10
-    token = token_create(user=user, space=default_space(), name="node", llm_daily_calls=1).token
+    token = token_create(member=user, space=default_space(), name="node", llm_daily_calls=1).token
     through_token, by_session = AgentFactory(), AgentFactory()
     services.ticking_start(agent=through_token, interval_s=60, by=token_principal(token))
     services.ticking_start(agent=by_session, interval_s=60, by=acting(user))
@@ -183,7 +183,9 @@ def test_a_tick_set_going_through_a_folder_token_writes_only_there_and_within_it
     settings, user, internal, openai_gateway, ticks_queued, django_capture_on_commit_callbacks
 ):
     settings.MEMSITE_LLM_DAILY_CALLS = 100  # the member's own budget has room: the token's bounds the tick
-    token = token_create(user=user, name="node a", write_under="/swarmstar/nodes/a/", llm_daily_calls=2).token
+    token = token_create(
+        member=user, space=default_space(), name="node a", write_under="/swarmstar/nodes/a/", llm_daily_calls=2
+    ).token
     agent = AgentFactory(name="scout")
     services.ticking_start(agent=agent, interval_s=60, by=token_principal(token))
     with django_capture_on_commit_callbacks(execute=True):
