@@ -97,7 +97,7 @@ def test_descriptions_are_charged_to_memsites_own_budget_in_the_space_not_to_the
     settings.MEMSITE_SYSTEM_LLM_DAILY_CALLS = 1
     make_call(by=acting(user))  # the writer's own day is spent: it holds up no description
     make_call(by=system(lab))  # memsite's own day in the lab is
-    ours = DocumentFactory(description="", content=b"Ana adopted a greyhound named Pixel.", user=user)
+    ours = DocumentFactory(description="", content=b"Ana adopted a greyhound named Pixel.", by=acting(user))
 
     assert passes_until_described(ours) == 1
     assert waiting_for_budget(lab) == BACKLOG
