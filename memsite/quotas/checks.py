@@ -11,13 +11,7 @@ from django.utils import timezone
 from memsite.quotas import selectors
 from memsite.quotas.logic import QuotaExceeded, budget_refusal, in_flight_refusal
 from memsite.spaces.logic import MEMBER_LIMITS
-from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import Principal
-
-
-def token_id_of(token: ApiToken | None) -> int | None:
-    """The id of the token work is asked through; None for a session's."""
-    return token.pk if token is not None else None
 
 
 def _locked(user_id: int) -> None:
