@@ -292,7 +292,9 @@ def measure_indexing() -> Indexing:
     from memory.index.embeddings import embedder
 
     model = embedder()
-    model.embed(["warm up"])  # loading the model's weights is not a passage's cost
+    model.embed(
+        ["warm up"], by=system_principal(space_default())
+    )  # loading the model's weights is not a passage's cost
     started = time.perf_counter()
     embedded = embed_pending()
     return Indexing(passages, write_seconds, embedded, time.perf_counter() - started, model.name)

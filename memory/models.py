@@ -11,6 +11,8 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from treebeard.mp_tree import MP_Node
 
+from memsite.spaces.models import ActedAs
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
@@ -187,6 +189,8 @@ class Search(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     # The token that asked for it, if one did: its LLM calls count against the token's budget too.
     token = models.ForeignKey("spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # memsite's own search, or a user's: one whose user is gone then ends, not runs as memsite.
+    acted_as = models.CharField(max_length=8, choices=ActedAs.choices, default=ActedAs.USER)
     questions = models.JSONField()
     context = models.TextField(blank=True)
     # Where the walk starts; null for the top of the tree (all roots).

@@ -3,13 +3,14 @@
 import factory
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.utils import timezone
 
 from agents.context import services as context_services
 from agents.graphs import services as graph_services
 from memory import selectors, services
 from memsite.spaces import services as space_services
 from memsite.spaces.logic import DEFAULT_SPACE, Role
-from memsite.spaces.models import Space
+from memsite.spaces.models import ApiToken, Space
 from memsite.spaces.principals import Principal, principal_rebuilt, system_principal
 from memsite.spaces.selectors import membership_role
 
@@ -143,6 +144,7 @@ class SearchFactory(factory.django.DjangoModelFactory):
     max_llm_calls = 40
     max_tokens = 200_000
     timeout_s = 300
+    acted_as = "system"  # a test's own search, with no user: memsite's
     state = factory.LazyAttribute(lambda search: _walk_state(search.questions))
 
 
@@ -229,3 +231,16 @@ def ticked_by(agent, by: Principal | None = None) -> Principal:
     brain_create(agent=agent)
     Brain.objects.filter(pk=agent.pk).update(ticking_by=by.user, ticking_token=by.token)
     return by
+
+
+def asker_gone(user, how: str) -> None:
+    """The asker made unable to act in the default space: removed, deleted, turned reader, or
+    with their token revoked."""
+    if how == "removed":
+        space_services.membership_remove(space=default_space(), username=user.username)
+    elif how == "deleted":
+        user.delete()
+    elif how == "reader":
+        space_services.membership_set(space=default_space(), member=user, role=Role.READER)
+    else:
+        ApiToken.objects.filter(user=user).update(revoked_at=timezone.now())

@@ -14,6 +14,7 @@ WHO_ACTS = {"by", "principal", "actor", "actor_id", "user", "user_id", "changer"
 # They build a principal from the ids a row keeps, or read what a principal is made of.
 BUILDERS = {
     ("memsite/spaces/principals.py", "principal_rebuilt"),
+    ("memsite/spaces/principals.py", "_user_rebuilt"),
 }
 
 

@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from agents.context.models import Agent
+from memsite.spaces.models import ActedAs
 
 
 class NodeKind(models.TextChoices):
@@ -141,6 +142,8 @@ class GraphOp(models.Model):
     )
     # The token that asked, if one did: its own budget counts the operation's LLM calls too.
     token = models.ForeignKey("spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # memsite's own operation, or a user's: one whose user is gone then fails, not runs as memsite.
+    acted_as = models.CharField(max_length=8, choices=ActedAs.choices, default=ActedAs.USER)
     rationale = models.TextField(blank=True)
     detail = models.JSONField(default=dict, blank=True)  # the patch or operation, and what it did
     error = models.TextField(blank=True)

@@ -67,8 +67,22 @@ def folder_make(*, path: str, by: Principal) -> Node:
     first, *below = selectors.path_names(path)
     folder = selectors.node_resolve(space=by.space, path=f"/{first}")
     for name in below:
-        found = selectors.node_children(node=folder).filter(name=name).first()
-        folder = found if found is not None else node_create(parent=folder, type=FOLDER.name, name=name, by=by)
+        folder = _child_made(folder, name, by=by)
     if not folder.is_folder:
         raise InvalidInput(f"'{path}' is a {folder.type}, not a folder.")
     return folder
+
+
+def _child_made(folder: Node, name: str, *, by: Principal) -> Node:
+    """The child folder `name` of `folder`, made if missing; made by another writer meanwhile
+    (two nodes' first writes at once), it is theirs that is given."""
+    found = selectors.node_children(node=folder).filter(name=name).first()
+    if found is not None:
+        return found
+    try:
+        return node_create(parent=folder, type=FOLDER.name, name=name, by=by)
+    except Conflict:
+        found = selectors.node_children(node=folder).filter(name=name).first()
+        if found is None:
+            raise
+        return found

@@ -100,6 +100,7 @@ def search_start(
             space=by.space,
             created_by=by.user,
             token=by.token,
+            acted_as=by.acted_as,
             questions=questions,
             context=context.strip(),
             start_node=start_node,
@@ -205,7 +206,7 @@ def search_advance(*, search_id: int) -> bool:
                 Search.objects.select_for_update().get(pk=root.pk), status=Search.Status.CANCELLED, because="cancelled"
             )
         return False
-    by = principal_rebuilt(space=root.space, user_id=root.created_by_id, token_id=root.token_id)
+    by = principal_rebuilt(space=root.space, user_id=root.created_by_id, token_id=root.token_id, acted_as=root.acted_as)
     if by is None:
         with transaction.atomic():
             _end_family(
@@ -361,6 +362,7 @@ def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
         depth=parent.depth + 1,
         created_by=parent.created_by,
         token_id=parent.token_id,
+        acted_as=parent.acted_as,
         questions=questions,
         context="\n".join(part for part in (parent.context, known) if part)[:MAX_CONTEXT_CHARS],
         output=Search.Output.ANSWER,
@@ -413,7 +415,9 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
     start = Node.objects.filter(pk=state.start, space_id=search.space_id).first() if state.start else None
     if state.start and start is None:  # the start node was deleted: no scope to search in
         return []
-    by = principal_rebuilt(space=search.space, user_id=search.created_by_id, token_id=search.token_id)
+    by = principal_rebuilt(
+        space=search.space, user_id=search.created_by_id, token_id=search.token_id, acted_as=search.acted_as
+    )
     if by is None:
         return []
     query = " ".join(search.questions)

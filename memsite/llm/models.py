@@ -3,6 +3,8 @@ from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 
+from memsite.spaces.models import ActedAs
+
 
 class LLMCall(models.Model):
     """One call through the gateway, written whether it succeeded or not."""
@@ -11,12 +13,7 @@ class LLMCall(models.Model):
         OK = "ok", "ok"
         ERROR = "error", "error"
 
-    class ActedAs(models.TextChoices):
-        """Whose work the call was: a user's (through a session or a token), or memsite's own
-        upkeep in the space (descriptions, summaries, embeddings), charged to its system budget."""
-
-        USER = "user", "user"
-        SYSTEM = "system", "system"
+    ActedAs = ActedAs
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Purposes are validated by the gateway rather than by choices, so adding one needs no

@@ -6,6 +6,15 @@ from memsite.spaces.logic import Role
 ROLE_CHOICES = [(role.value, role.value) for role in Role]
 
 
+class ActedAs(models.TextChoices):
+    """Whose work a row is: a user's (through a session or a token), or memsite's own upkeep in
+    the space (descriptions, summaries, embeddings), charged to its system budget. Kept on work
+    that runs later, so that a user gone is not taken for memsite itself."""
+
+    USER = "user", "user"
+    SYSTEM = "system", "system"
+
+
 class Space(models.Model):
     """One swarm's memory, its members and its tokens; `default` holds what came before spaces."""
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils import timezone
 
 from memsite.errors import Forbidden, NotFound
 from memsite.spaces import selectors
@@ -18,8 +19,9 @@ from memsite.spaces.logic import (
     role_allows,
     role_lower,
     role_refusal,
+    token_refusal,
 )
-from memsite.spaces.models import ApiToken, Space
+from memsite.spaces.models import ActedAs, ApiToken, Space
 
 NOT_A_MEMBER = "You are not a member of any space; an owner can add you."
 CACHED = "memsite_principal"  # the attribute of the request that keeps its principal
@@ -36,6 +38,10 @@ class Principal:
     @property
     def is_system(self) -> bool:
         return self.user is None
+
+    @property
+    def acted_as(self) -> ActedAs:
+        return ActedAs.SYSTEM if self.is_system else ActedAs.USER
 
     @property
     def user_id(self) -> int | None:
@@ -66,16 +72,32 @@ def system_principal(space: Space) -> Principal:
     return Principal(None, space, Role.OWNER, "", None)
 
 
-def principal_rebuilt(*, space: Space, user_id: int | None, token_id: int | None = None) -> Principal | None:
-    """The principal that asked for work that runs later, from the ids its row keeps: the
-    token's, if one asked; else the user's, with their role in the space now; else memsite's
-    own. None when the asker can no longer act there (no longer a member, or no such token)."""
-    if token_id is not None:
-        token = selectors.token_get(token_id=token_id)
-        return token_principal(token) if token is not None and token.space_id == space.pk else None
-    if user_id is None:
+def principal_rebuilt(
+    *, space: Space, user_id: int | None, token_id: int | None = None, acted_as: str = ActedAs.USER
+) -> Principal | None:
+    """The principal that asked for work that runs later, from what its row keeps: memsite's own
+    for its own work; else the token's, if one asked; else the user's, with their role in the
+    space now. Such work writes and spends: None when the asker can no longer do that there (a
+    token revoked or expired, a user gone, inactive or no longer a member, a reader now)."""
+    if acted_as == ActedAs.SYSTEM:
         return system_principal(space)
-    user = selectors.user_by_id(user_id=user_id)
+    principal = _token_rebuilt(space, token_id) if token_id is not None else _user_rebuilt(space, user_id)
+    if principal is None or not getattr(principal.user, "is_active", False):
+        return None
+    return principal if role_allows(principal.role, Role.EDITOR) else None
+
+
+def _token_rebuilt(space: Space, token_id: int) -> Principal | None:
+    token = selectors.token_get(token_id=token_id)
+    if token is None or token.space_id != space.pk:
+        return None
+    if token_refusal(revoked_at=token.revoked_at, expires_at=token.expires_at, now=timezone.now()) is not None:
+        return None
+    return token_principal(token)
+
+
+def _user_rebuilt(space: Space, user_id: int | None) -> Principal | None:
+    user = selectors.user_by_id(user_id=user_id) if user_id is not None else None
     role = selectors.membership_role(member=user, space_id=space.pk) if user is not None else None
     return Principal(user, space, role, "", None) if role is not None else None
 

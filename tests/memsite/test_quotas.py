@@ -128,7 +128,7 @@ def test_deleting_a_space_and_making_it_again_starts_no_new_allowance(budget):
     space = space_create(user=user, slug="again", name="Again")
     for _ in range(3):
         complete(purpose="route", messages=MESSAGES, by=acting(user, space))
-    space_delete(space=space)
+    space_delete(space=space, confirm=space.slug)
     assert LLMCall.objects.filter(user=user, space__isnull=True).count() == 3  # kept, with no space
     remade = space_create(user=user, slug="again", name="Again")
     with pytest.raises(LLMError, match="The daily LLM budget is spent: 3 of 3 LLM calls"):

@@ -2,15 +2,18 @@
 names, else in `default`, else in its first. A space the caller is not in is a 404, as one that
 does not exist; a session in no space is a 403."""
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client, RequestFactory
+from django.utils import timezone
 
 from memsite.errors import Forbidden, NotFound
-from memsite.spaces.logic import Role
-from memsite.spaces.models import ApiToken, Membership, Space
+from memsite.spaces.logic import Role, key_digest
+from memsite.spaces.models import ActedAs, ApiToken, Membership, Space
 from memsite.spaces.principals import NOT_A_MEMBER, principal_of, principal_rebuilt, system_principal
 from memsite.spaces.selectors import space_default
-from memsite.spaces.services import membership_set
+from memsite.spaces.services import membership_set, token_revoke
 from tests.factories import token_for
 
 pytestmark = pytest.mark.django_db
@@ -100,16 +103,16 @@ def test_memsite_itself_acts_as_the_system_principal_of_a_space(other_space):
 
 
 def test_work_that_runs_later_acts_as_the_user_who_asked_with_their_role_now(user, other_space):
-    membership_set(space=other_space, member=user, role=Role.READER)
+    membership_set(space=other_space, member=user, role=Role.EDITOR)
     principal = principal_rebuilt(space=other_space, user_id=user.pk)
-    assert (principal.user, principal.role, principal.token, principal.is_system) == (user, Role.READER, None, False)
+    assert (principal.user, principal.role, principal.token, principal.is_system) == (user, Role.EDITOR, None, False)
 
 
 def test_work_that_runs_later_acts_through_the_token_that_asked(user):
-    token_for(user, role=Role.READER, write_under="/a/")
+    token_for(user, role=Role.EDITOR, write_under="/a/")
     token = ApiToken.objects.get(user=user)
     principal = principal_rebuilt(space=space_default(), user_id=user.pk, token_id=token.pk)
-    assert (principal.token, principal.role, principal.write_under) == (token, Role.READER, "/a/")
+    assert (principal.token, principal.role, principal.write_under) == (token, Role.EDITOR, "/a/")
 
 
 def test_work_of_someone_who_can_no_longer_act_there_has_no_principal(user, other_space):
@@ -118,7 +121,22 @@ def test_work_of_someone_who_can_no_longer_act_there_has_no_principal(user, othe
     assert principal_rebuilt(space=other_space, user_id=user.pk) is None  # never a member there
     assert principal_rebuilt(space=other_space, user_id=user.pk, token_id=token.pk) is None  # another space's token
     assert principal_rebuilt(space=space_default(), user_id=10**9) is None  # no such user
+    assert principal_rebuilt(space=space_default(), user_id=None) is None  # a user since deleted
 
 
-def test_work_nobody_asked_for_is_memsites_own(other_space):
-    assert principal_rebuilt(space=other_space, user_id=None) == system_principal(other_space)
+def test_work_of_a_token_revoked_or_expired_or_of_a_reader_now_has_no_principal(user):
+    revoked, expired = (ApiToken.objects.get(digest=key_digest(token_for(user))) for _ in range(2))
+    token_revoke(token=revoked)
+    ApiToken.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    for token in (revoked, expired):
+        assert principal_rebuilt(space=space_default(), user_id=user.pk, token_id=token.pk) is None
+    membership_set(space=space_default(), member=user, role=Role.READER)  # work writes: a reader's cannot run
+    assert principal_rebuilt(space=space_default(), user_id=user.pk) is None
+    membership_set(space=space_default(), member=user, role=Role.EDITOR)
+    type(user).objects.filter(pk=user.pk).update(is_active=False)
+    assert principal_rebuilt(space=space_default(), user_id=user.pk) is None
+
+
+def test_memsites_own_work_is_memsites_however_its_row_was_left(other_space):
+    rebuilt = principal_rebuilt(space=other_space, user_id=None, acted_as=ActedAs.SYSTEM)
+    assert rebuilt == system_principal(other_space) and rebuilt.acted_as == ActedAs.SYSTEM

@@ -136,7 +136,7 @@ class WriteArgs(ToolArgs):
 
 def _folder_made(principal: Principal, ref: str) -> Node:
     """The folder `ref` names; for a path, made where missing with the folders above it, as the
-    client's write makes them: a node makes its own folder on its first write."""
+    client's write makes them: a node makes its folders, below its token's own, on first write."""
     try:
         return node_of(principal, ref)
     except NotFound:

@@ -203,6 +203,7 @@ def graph_memorize(*, graph: Graph, messages: Sequence[Mapping[str, Any]], by: P
             detail={"turn_ids": list(range(first, graph.next_turn_id))},
             created_by=by.user,
             token=by.token,
+            acted_as=by.acted_as,
         )
         _enqueue(graph)
     return op
@@ -214,7 +215,12 @@ def graph_recall(*, graph: Graph, by: Principal) -> GraphOp:
     with transaction.atomic():
         graph_op_quota_require(by=by)
         op = GraphOp.objects.create(
-            graph=graph, kind=GraphOp.Kind.RECALL, rationale="asked for", created_by=by.user, token=by.token
+            graph=graph,
+            kind=GraphOp.Kind.RECALL,
+            rationale="asked for",
+            created_by=by.user,
+            token=by.token,
+            acted_as=by.acted_as,
         )
         _enqueue(graph)
     return op
@@ -284,7 +290,7 @@ def graph_work(*, graph_id: int) -> int:
 
 def _run(graph: Graph, op: GraphOp) -> None:
     """One queued operation, as whoever asked for it; failed if they can no longer act in the space."""
-    by = principal_rebuilt(space=graph.space, user_id=op.created_by_id, token_id=op.token_id)
+    by = principal_rebuilt(space=graph.space, user_id=op.created_by_id, token_id=op.token_id, acted_as=op.acted_as)
     if by is None:
         _fail(graph, op, ASKER_GONE)
     elif op.kind == GraphOp.Kind.MEMORIZE:
@@ -489,6 +495,7 @@ def _recall_while_over(graph: Graph, context: GraphContext, *, asked: GraphOp, b
             rationale="over the trigger",
             created_by_id=asked.created_by_id,
             token_id=asked.token_id,
+            acted_as=asked.acted_as,
         )
         before = context.tokens
         context = _recall(graph, op, context, by=by)

@@ -11,8 +11,10 @@ from memory.models import Search, SearchStep
 from memory.services.demo import demo_memory_seed
 from memory.services.searches import ASKER_GONE
 from memsite.llm.models import LLMCall
-from memsite.spaces.services import membership_remove
-from tests.factories import UserFactory, acting, default_space, token_for
+from memsite.spaces.logic import key_digest
+from memsite.spaces.models import ApiToken
+from memsite.spaces.principals import token_principal
+from tests.factories import UserFactory, acting, asker_gone, system, token_for
 from tests.ledger import assert_every_call_has_a_principal
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
@@ -92,10 +94,12 @@ def test_a_search_charges_its_user_and_ends_when_the_budget_runs_out_mid_way(use
     assert_every_call_has_a_principal()
 
 
-def test_a_search_whose_asker_can_no_longer_act_ends_with_nothing_spent(user):
-    demo_memory_seed(by=acting(user))
-    search = services.search_start(by=acting(user), questions=["Which HTTP status code means a conflict?"])
-    membership_remove(space=default_space(), username=user.username)
+@pytest.mark.parametrize("how", ["removed", "deleted", "reader", "revoked"])
+def test_a_search_whose_asker_can_no_longer_act_ends_with_nothing_spent(user, how):
+    demo_memory_seed(by=system())
+    by = token_principal(ApiToken.objects.get(digest=key_digest(token_for(user)))) if how == "revoked" else acting(user)
+    search = services.search_start(by=by, questions=["Which HTTP status code means a conflict?"])
+    asker_gone(user, how)
 
     services.search_run(search_id=search.pk)
 

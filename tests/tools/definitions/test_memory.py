@@ -393,3 +393,19 @@ def test_delete_takes_the_branch_and_leaves_the_top_folders(call):
     with pytest.raises(Forbidden):
         call("memory_delete", node="/swarmstar")
     assert tree_state() == before
+
+
+def test_folder_made_by_another_writer_meanwhile_is_theirs(call, monkeypatch):
+    """Two nodes' first writes at once: the second finds no folder, then cannot make it."""
+    theirs = NodeFactory(name="shared")
+    real = selectors.node_children
+    misses = iter([True])
+
+    def children_missing_once(*, node, **options):
+        found = real(node=node, **options)
+        return found.none() if next(misses, False) else found
+
+    monkeypatch.setattr("memory.services.documents.selectors.node_children", children_missing_once)
+    made = call("memory_folder", path="/swarmstar/shared")
+
+    assert made["node"]["id"] == theirs.pk

@@ -8,8 +8,10 @@ from agents.graphs import services
 from agents.graphs.models import GraphOp, Turn
 from agents.graphs.services.graphs import ASKER_GONE
 from memsite.llm.models import LLMCall
-from memsite.spaces.services import membership_remove
-from tests.factories import GraphFactory, acting
+from memsite.spaces.logic import key_digest
+from memsite.spaces.models import ApiToken
+from memsite.spaces.principals import token_principal
+from tests.factories import GraphFactory, acting, asker_gone, token_for
 from tests.ledger import assert_every_call_has_a_principal
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
@@ -92,10 +94,12 @@ def test_a_memorize_is_charged_to_its_user_and_stops_asking_once_the_budget_is_s
     assert_every_call_has_a_principal()
 
 
-def test_an_operation_whose_asker_can_no_longer_act_fails_and_calls_nothing(user):
+@pytest.mark.parametrize("how", ["removed", "deleted", "reader", "revoked"])
+def test_an_operation_whose_asker_can_no_longer_act_fails_and_calls_nothing(user, how):
     graph = GraphFactory()
-    op = services.graph_recall(graph=graph, by=acting(user))
-    membership_remove(space=graph.space, username=user.username)
+    by = token_principal(ApiToken.objects.get(digest=key_digest(token_for(user)))) if how == "revoked" else acting(user)
+    op = services.graph_recall(graph=graph, by=by)
+    asker_gone(user, how)
 
     services.graph_work(graph_id=graph.pk)
 
