@@ -11,7 +11,7 @@ from memory import selectors, services
 from memsite.spaces import services as space_services
 from memsite.spaces.logic import DEFAULT_SPACE, Role
 from memsite.spaces.models import ApiToken, Space
-from memsite.spaces.principals import Principal, principal_rebuilt, system_principal
+from memsite.spaces.principals import Principal, system_principal
 from memsite.spaces.selectors import membership_role
 
 
@@ -29,10 +29,11 @@ def system(space: Space | None = None) -> Principal:
 
 def acting(user, space: Space | None = None) -> Principal:
     """`user`'s session principal in `space` (the default space if none), where they must be a
-    member."""
-    principal = principal_rebuilt(space=space or default_space(), user_id=user.pk)
-    assert principal is not None, f"{user} is not a member of {space or default_space()}"
-    return principal
+    member, with their role there now."""
+    space = space or default_space()
+    role = membership_role(member=user, space_id=space.pk)
+    assert role is not None, f"{user} is not a member of {space}"
+    return Principal(user, space, role, "", None)
 
 
 def token_for(user, role: str | None = None, write_under: str = "", space: Space | None = None, **options) -> str:
