@@ -137,12 +137,10 @@ def token_spend_today(*, token: ApiToken, now: datetime | None = None) -> Spend:
     )
 
 
-def _bounded(token: ApiToken | None) -> bool:
-    return token is not None and (token.llm_daily_calls is not None or token.llm_daily_tokens is not None)
-
-
-def _member_bounded(space: Space) -> bool:
-    return space.member_llm_daily_calls is not None or space.member_llm_daily_tokens is not None
+def _bounded(calls: int | None, tokens: int | None) -> bool:
+    """Whether a budget of `calls` and `tokens` bounds anything: one that does not is never
+    spent, so its rows need not be counted."""
+    return calls is not None or tokens is not None
 
 
 def spends_today(*, by: Principal, now: datetime | None = None) -> list[Spend]:
@@ -151,13 +149,19 @@ def spends_today(*, by: Principal, now: datetime | None = None) -> list[Spend]:
     token and of the tokens that minted it, each that has one of its own; for memsite's own
     upkeep, its budget in the space and the whole space's."""
     now = now or timezone.now()
-    space = space_spend_today(space=by.space, now=now)
+    space = by.space
+    whole = [space_spend_today(space=space, now=now)] if _bounded(space.llm_daily_calls, space.llm_daily_tokens) else []
     if by.is_system:
-        return [system_spend_today(space=by.space, now=now), space]
-    member = [member_spend_today(by=by, now=now)] if _member_bounded(by.space) else []
+        return [system_spend_today(space=space, now=now), *whole]
+    member_bounded = _bounded(space.member_llm_daily_calls, space.member_llm_daily_tokens)
+    member = [member_spend_today(by=by, now=now)] if member_bounded else []
     tokens = [by.token, *token_makers(token=by.token)] if by.token is not None else []
-    own = [token_spend_today(token=token, now=now) for token in tokens if _bounded(token)]
-    return [user_spend_today(by=by, now=now), *member, space, *own]
+    own = [
+        token_spend_today(token=token, now=now)
+        for token in tokens
+        if _bounded(token.llm_daily_calls, token.llm_daily_tokens)
+    ]
+    return [user_spend_today(by=by, now=now), *member, *whole, *own]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import pytest
 from kombu import Connection
 
 from memsite.broker import SET_ASIDE, Transport
+from tests.memsite.test_deploy_settings import run_memsite
 
 
 @pytest.fixture
@@ -40,9 +41,11 @@ def connection(folders):
         yield made
 
 
-def test_the_settings_name_this_transport_for_the_embedded_broker(settings):
-    if settings.CELERY_BROKER_URL.startswith("filesystem"):
-        assert settings.CELERY_BROKER_TRANSPORT == "memsite.broker:Transport"
+def test_the_settings_name_this_transport_for_the_embedded_broker(tmp_path):
+    """Read in a process of its own without REDIS_URL, whichever broker the suite runs with."""
+    code = "from django.conf import settings; print(settings.CELERY_BROKER_URL, settings.CELERY_BROKER_TRANSPORT)"
+    done = run_memsite(tmp_path, code, DJANGO_DEBUG="true")
+    assert done.stdout.split() == ["filesystem://localhost/", "memsite.broker:Transport"], done.stderr
 
 
 def test_a_message_sent_is_read_back_and_leaves_no_file_behind(connection, folders, name):
