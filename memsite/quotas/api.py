@@ -45,6 +45,11 @@ class UsageSerializer(serializers.Serializer):
         allow_null=True,
         help_text="The calling token's work, against the token's own budget; null for a session.",
     )
+    offline_llm_today = LLMSpendSerializer(
+        source="offline_spend",
+        help_text="The caller's user's calls to the offline provider in all their spaces, which no budget above "
+        "counts, against their own cap (MEMSITE_OFFLINE_LLM_DAILY_CALLS).",
+    )
     searches = InFlightSerializer(help_text="Searches queued or running (MEMSITE_QUOTA_SEARCHES).")
     ticks = InFlightSerializer(help_text="Ticks queued or running (MEMSITE_QUOTA_TICKS).")
     ticking_agents = InFlightSerializer(help_text="Agents ticking on the user's schedule.")

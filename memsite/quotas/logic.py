@@ -33,6 +33,7 @@ class Budget(StrEnum):
     SPACE = "space_daily_llm_budget"
     TOKEN = "token_daily_llm_budget"
     SYSTEM = "system_daily_llm_budget"  # memsite's own upkeep in the space
+    OFFLINE = "offline_daily_llm_cap"  # the offline provider's calls: free, but a loop is still bounded
 
 
 # What a refusal calls the budget (to whoever asked), and what a record of the system calls it.
@@ -42,6 +43,7 @@ _WHOSE = {
     Budget.SPACE: "The space's daily LLM budget",
     Budget.TOKEN: "This token's daily LLM budget",
     Budget.SYSTEM: "memsite's own daily LLM budget in this space",
+    Budget.OFFLINE: "The daily cap on offline LLM calls",
 }
 _NAMED = {
     **_WHOSE,

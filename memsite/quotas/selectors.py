@@ -13,6 +13,7 @@ from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from memsite.llm.config import OFFLINE
 from memsite.quotas.logic import Budget, Spend, day_bounds
 from memsite.spaces.logic import MEMBER_LIMITS, effective_limit
 from memsite.spaces.models import ApiToken, Space
@@ -47,7 +48,10 @@ def in_flight(kind: str, *, by: Principal, **options: object) -> int:
 def _spend(
     rows: QuerySet, *, calls_limit: int | None, tokens_limit: int | None, now: datetime | None, budget: Budget
 ) -> Spend:
+    """Today's rows against a budget. The offline provider's calls cost nothing, so only its own
+    cap counts them, and every other budget counts the rest."""
     start, end = day_bounds(timezone.localtime(now or timezone.now()))
+    rows = rows.filter(provider=OFFLINE) if budget is Budget.OFFLINE else rows.exclude(provider=OFFLINE)
     totals = (
         rows.filter(created_at__gte=start)
         .order_by()
@@ -137,6 +141,21 @@ def token_spend_today(*, token: ApiToken, now: datetime | None = None) -> Spend:
     )
 
 
+def offline_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
+    """The offline provider's calls today for `by`: a user's in every space, or memsite's own in
+    the space, against a cap generous enough for any real work and there to stop a runaway loop."""
+    from memsite.llm.models import LLMCall
+
+    rows = (
+        LLMCall.objects.filter(space=by.space, acted_as=LLMCall.ActedAs.SYSTEM)
+        if by.is_system
+        else LLMCall.objects.filter(user=by.user)
+    )
+    return _spend(
+        rows, calls_limit=settings.MEMSITE_OFFLINE_LLM_DAILY_CALLS, tokens_limit=None, now=now, budget=Budget.OFFLINE
+    )
+
+
 def _bounded(calls: int | None, tokens: int | None) -> bool:
     """Whether a budget of `calls` and `tokens` bounds anything: one that does not is never
     spent, so its rows need not be counted."""
@@ -147,12 +166,14 @@ def spends_today(*, by: Principal, now: datetime | None = None) -> list[Spend]:
     """The budgets new LLM work of `by` counts against: for a user's, the user's in every space,
     their own in the space when its owner set one, the whole space's, and those of the asking
     token and of the tokens that minted it, each that has one of its own; for memsite's own
-    upkeep, its budget in the space and the whole space's."""
+    upkeep, its budget in the space and the whole space's. And the cap on offline calls, which
+    those budgets do not count."""
     now = now or timezone.now()
     space = by.space
     whole = [space_spend_today(space=space, now=now)] if _bounded(space.llm_daily_calls, space.llm_daily_tokens) else []
+    offline = offline_spend_today(by=by, now=now)
     if by.is_system:
-        return [system_spend_today(space=space, now=now), *whole]
+        return [system_spend_today(space=space, now=now), *whole, offline]
     member_bounded = _bounded(space.member_llm_daily_calls, space.member_llm_daily_tokens)
     member = [member_spend_today(by=by, now=now)] if member_bounded else []
     tokens = [by.token, *token_makers(token=by.token)] if by.token is not None else []
@@ -161,7 +182,7 @@ def spends_today(*, by: Principal, now: datetime | None = None) -> list[Spend]:
         for token in tokens
         if _bounded(token.llm_daily_calls, token.llm_daily_tokens)
     ]
-    return [user_spend_today(by=by, now=now), *member, *whole, *own]
+    return [user_spend_today(by=by, now=now), *member, *whole, *own, offline]
 
 
 @dataclass(frozen=True)
@@ -180,6 +201,7 @@ class UserUsage:
     member_spend: Spend
     space_spend: Spend
     token_spend: Spend | None
+    offline_spend: Spend
     searches: InFlight
     ticks: InFlight
     ticking_agents: InFlight
@@ -200,5 +222,6 @@ def user_usage(*, by: Principal) -> UserUsage:
         member_spend=member_spend_today(by=by, now=now),
         space_spend=space_spend_today(space=by.space, now=now),
         token_spend=token_spend_today(token=by.token, now=now) if by.token is not None else None,
+        offline_spend=offline_spend_today(by=by, now=now),
         **counts,
     )

@@ -50,6 +50,9 @@ MEMSITE_LLM_DAILY_TOKENS = env_int("MEMSITE_LLM_DAILY_TOKENS", 2_000_000, minimu
 # may spend in a day (UTC); past it, that upkeep waits for the next day.
 MEMSITE_SYSTEM_LLM_DAILY_CALLS = env_int("MEMSITE_SYSTEM_LLM_DAILY_CALLS", 2_000, minimum=1)
 MEMSITE_SYSTEM_LLM_DAILY_TOKENS = env_int("MEMSITE_SYSTEM_LLM_DAILY_TOKENS", 2_000_000, minimum=1)
+# Calls to the offline provider cost nothing and no budget above counts them; this cap, on a
+# user's in all spaces and on memsite's own in a space, only stops a loop that never ends.
+MEMSITE_OFFLINE_LLM_DAILY_CALLS = env_int("MEMSITE_OFFLINE_LLM_DAILY_CALLS", 20_000, minimum=1)
 # Spaces one user may have made that still exist; past it, creating another is a 409.
 MEMSITE_SPACES_PER_USER = env_int("MEMSITE_SPACES_PER_USER", 20, minimum=1)
 
