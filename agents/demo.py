@@ -1,5 +1,5 @@
 """The demo agent of `make run`, in the default space, the demo user's: a conversation, a brain
-with a goal (set ticking by whoever presses Start on its page: its ticks are then theirs,
+with goals (set ticking by whoever presses Start on its page: its ticks are then theirs,
 within their budget), and a reasoning graph with a few memorized steps, so that every part of
 memsite has something to show."""
 
@@ -14,6 +14,12 @@ from agents.graphs.services.graphs import graph_create, graph_memorize
 from memsite.spaces.principals import Principal
 
 DEMO_AGENT = "scout"
+# Its goals, the first its primary one: one the demo memory answers (its todo API and HTTP
+# status codes), so that even offline its ticks have something to recall for it.
+GOALS = [
+    "Find which HTTP status code the todo API answers when it creates a todo",
+    "Learn what /references holds about deployments",
+]
 STEPS = [
     {"role": "assistant", "content": "I list /references to see what the swarm keeps there."},
     {"role": "tool", "content": "/references holds notes on deployments and on the todo API."},
@@ -44,7 +50,8 @@ def _demo_agent_create(by: Principal) -> Agent:
     )
     message_append(agent=agent, role="user", content="What do we know about deployments?", pinned=True)
     message_append(agent=agent, role="assistant", content="I will look through /references and report back.")
-    goal_create(agent=agent, text="Learn what /references holds about deployments")
+    for goal in GOALS:
+        goal_create(agent=agent, text=goal)
     graph = graph_create(space=by.space, task="Find out how the swarm deploys", agent=agent)
     graph_memorize(graph=graph, messages=STEPS, by=by)
     return agent

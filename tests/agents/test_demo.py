@@ -9,8 +9,9 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from agents.brains.models import Brain
+from agents.brains.selectors.ticks import brain_goals_active
 from agents.context.models import Agent, Message
-from agents.demo import DEMO_AGENT, demo_agent_seed
+from agents.demo import DEMO_AGENT, GOALS, demo_agent_seed
 from agents.graphs.models import Graph, GraphOp
 from memsite.demo import DEMO_USERNAME, demo_principal
 from memsite.spaces.models import Space
@@ -34,7 +35,8 @@ def test_the_demo_agent_has_a_conversation_a_brain_at_rest_and_a_graph_once(offl
 
     assert made and agent.name == DEMO_AGENT and Message.objects.filter(agent=agent).count() == 2
     brain = Brain.objects.get(agent=agent)
-    assert not brain.ticking and brain.ticking_by is None and brain.goals.count() == 1
+    assert not brain.ticking and brain.ticking_by is None
+    assert [goal.text for goal in brain_goals_active(brain=brain)] == GOALS  # the first is its primary goal
     graph = Graph.objects.get(agent=agent)
     [op] = GraphOp.objects.filter(graph=graph, kind="memorize", status="queued")
     assert op.created_by == demo  # the demo user's work, on their budget

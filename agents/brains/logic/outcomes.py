@@ -21,6 +21,8 @@ class Outcome:
     # Met something new: a note made, a search started. What it perceived is new when it was
     # not explored yet, which the tick learns as it marks it explored.
     novel: bool = False
+    # Did anything: an idle tick's emotions and hormones only decay toward rest.
+    happened: bool = True
     perceived: tuple[Perceived, ...] = ()
     content: str = ""  # what was read, within MEMSITE_TICK_READ_TOKENS: the reflection sees it
     where: str = ""  # the path or URL the action was about

@@ -11,12 +11,10 @@ from typing import Any
 from agents.brains.logic import affect
 from agents.brains.logic import memory_json as mj
 from agents.brains.logic.caps import cap, clip
+from agents.brains.logic.concepts import key_terms
 from agents.brains.logic.outcomes import Outcome, Perceived, refused
 from agents.brains.models import RecordKind, TickRun
-from memsite.llm.providers.offline import words
 
-MAX_CONCEPTS = 3  # concept neurons one thought adds
-CONCEPT_MIN_CHARS = 4
 FACT_SOURCE = "deep_reflect"  # a fact's source, as her deepReflect names it
 
 Entry = tuple[str, str, Any]  # (kind, text, the entry as her writes one)
@@ -64,16 +62,6 @@ class Recording:
     neurons: list[tuple[str, str, float]]
     links: list[tuple[int, int]]
     entries: list[Entry]
-
-
-def key_terms(text: str) -> list[str]:
-    """The thought's most frequent content terms (ties in order of appearance)."""
-    counts: dict[str, int] = {}
-    for term, _ in words(text):
-        if len(term) >= CONCEPT_MIN_CHARS and not term.isdigit():
-            counts[term] = counts.get(term, 0) + 1
-    order = {term: position for position, term in enumerate(counts)}
-    return sorted(counts, key=lambda term: (-counts[term], order[term]))[:MAX_CONCEPTS]
 
 
 def thought_of(reflected: Reflected | None) -> str:
@@ -149,8 +137,9 @@ def record_changes(brain: BrainState, outcome: Outcome, *, novel: bool) -> dict[
     changes: dict[str, Any] = {}
     if outcome.state or outcome.counters:
         changes["extra_state"] = state_counted(brain.extra_state or {}, outcome)
-    felt = affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=outcome.ok, novel=novel)
-    hormones = affect.hormones_after(brain.hormones, succeeded=outcome.ok, novel=novel)
+    felt, hormones = affect.tick_felt(
+        brain.emotions, brain.hormones, happened=outcome.happened, succeeded=outcome.ok, novel=novel
+    )
     if felt != brain.emotions:
         changes["emotions"] = felt
     if hormones != brain.hormones:
@@ -200,12 +189,8 @@ def failure(brain: BrainState, error: str, now: datetime) -> tuple[Entry, dict[s
     """A failed tick, as the brain takes it: a log entry, and its last error, emotions and
     hormones."""
     entry = (RecordKind.LOG, error, mj.entry(RecordKind.LOG, error, now, type="error"))
-    changes = {
-        "last_error": error,
-        "emotions": affect.emotions_felt(affect.emotions_decayed(brain.emotions), succeeded=False, novel=False),
-        "hormones": affect.hormones_after(brain.hormones, succeeded=False, novel=False),
-    }
-    return entry, changes
+    emotions, hormones = affect.tick_felt(brain.emotions, brain.hormones, happened=True, succeeded=False, novel=False)
+    return entry, {"last_error": error, "emotions": emotions, "hormones": hormones}
 
 
 # Deep reflection -------------------------------------------------------------------------------

@@ -44,8 +44,12 @@ def brain_goals_active(*, brain: Brain) -> list[Goal]:
     return list(Goal.objects.filter(brain=brain, status=Goal.Status.ACTIVE).order_by("created_at", "id"))
 
 
-def brain_explored_recent(*, brain: Brain, kind: str, count: int) -> list[Explored]:
-    return list(Explored.objects.filter(brain=brain, kind=kind).order_by("-at", "-id")[:count])
+def brain_explored_recent(*, brain: Brain, kind: str | None, count: int) -> list[Explored]:
+    """The paths or URLs (`kind`; both when None) the brain explored most lately, newest first."""
+    explored = Explored.objects.filter(brain=brain)
+    if kind is not None:
+        explored = explored.filter(kind=kind)
+    return list(explored.order_by("-at", "-id")[:count])
 
 
 def brain_explored_folders(*, brain: Brain, count: int) -> list[str]:

@@ -320,7 +320,7 @@ def reply(agent: Agent, arguments: ReplyArguments, by: Principal) -> Outcome:
 
 
 def idle(agent: Agent, arguments: NoArguments, by: Principal) -> Outcome:
-    return Outcome(ok=True, summary="Idled.")
+    return Outcome(ok=True, summary="Idled.", happened=False)
 
 
 ACTIONS: dict[str, Action] = {

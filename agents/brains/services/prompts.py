@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from agents.brains.logic.affect import EMOTIONS, HORMONES
 from agents.brains.logic.caps import cap
 from agents.brains.logic.recall import KINDS, NODE, MemoryItem
+from agents.brains.logic.thoughts import Acted, Place, Recall, offline_thought
 from agents.brains.models import Record
 from agents.brains.selectors.ticks import BrainView
 from agents.brains.services.actions import (
@@ -41,6 +42,17 @@ MAX_NEW_GOALS = 3
 MAX_NEW_FACTS = 3
 MAX_NEW_RULES = 3
 EPISODE_LINE = "Recent episode: "  # how the deep reflection's request shows an episode
+# How the reflection's request shows what the tick did, its goal and what it recalled, and how
+# the offline reflection reads them back.
+ACTION_LINE = re.compile(r"^Action: (?P<action>\S+)", re.MULTILINE)
+RESULT_LINE = re.compile(r"^Result \((?P<state>done|failed)\): (?P<text>.*)$", re.MULTILINE)
+GOAL_LINE = "Goal: "
+NO_GOAL = "none."
+RECALL_TITLE = re.compile(
+    r"^Recalled (?:for the goal \((?P<touching>\d+) of the (?P<looked_at>\d+) places you explored touch on it\)"
+    r"|as you have no goal):(?P<places>(?:\n- .*)*)",
+    re.MULTILINE,
+)
 OFFLINE_QUOTE_CHARS = 600  # of the item an offline chat reply quotes
 CHAT_MEMORY_SHARE = 0.5  # of the window, at most, for what a chat remembers; the history has the rest
 CHAT_MEMORY_HEADING = "# What you remember that may bear on the user's message"
@@ -148,6 +160,12 @@ class Reflection(BaseModel):
 
     thought: str = Field(min_length=1)
     inner_thought: str | None = None
+
+    @classmethod
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict:
+        """What the tick did, then its goal and what it recalled for it, as the request says."""
+        acted, recall = reflect_request_read(reading.last)
+        return {"thought": offline_thought(acted, recall), "inner_thought": None}
 
 
 class DeepReflection(BaseModel):
@@ -404,8 +422,65 @@ def decide_messages(*, agent: Agent, view: BrainView, suggestions: Sequence[Sugg
 # reflect, deepReflect, replan --------------------------------------------------------------------
 
 
+def recall_lines(recall: Recall) -> list[str]:
+    """The goal, and the places recalled for it (or, with no goal, reflected on), quoted."""
+    goal = quoted(recall.goal) if recall.goal is not None else NO_GOAL
+    if recall.goal is not None:
+        title = f"Recalled for the goal ({recall.touching} of the {recall.looked_at} places you explored touch on it)"
+    else:
+        title = "Recalled as you have no goal"
+    places = [f"{quoted(place.key, 200)}: {quoted(place.summary, 200)}" for place in recall.places]
+    return [f"{GOAL_LINE}{goal}", _lines(title, places)]
+
+
+def _strings(text: str, count: int) -> list[str]:
+    """The first `count` JSON strings of `text`, each after the last and `: `."""
+    strings: list[str] = []
+    while text and len(strings) < count:
+        try:
+            value, end = _decoder.raw_decode(text)
+        except ValueError:
+            break
+        strings.append(str(value))
+        text = text[end:].removeprefix(": ")
+    return strings
+
+
+def reflect_request_read(text: str) -> tuple[Acted, Recall]:
+    """What `reflect_messages` told of the tick, read back from its request (what the offline
+    reflection writes from); a line cut off to fit the window reads as missing."""
+    action, result = ACTION_LINE.search(text), RESULT_LINE.search(text)
+    said = _strings(result["text"], 1) if result else []
+    acted = Acted(
+        action="" if action is None or action["action"] == "none" else action["action"],
+        ok=result is not None and result["state"] == "done",
+        result=said[0] if said else "",
+    )
+    goal_line = next((line for line in text.splitlines() if line.startswith(GOAL_LINE)), "")
+    goal = next(iter(_strings(goal_line.removeprefix(GOAL_LINE), 1)), None)
+    recall = RECALL_TITLE.search(text)
+    if recall is None:
+        return acted, Recall(goal=goal)
+    places = [_strings(line.removeprefix("- "), 2) for line in recall["places"].splitlines() if line]
+    return acted, Recall(
+        goal=goal,
+        places=tuple(Place(key=pair[0], summary=pair[1]) for pair in places if len(pair) == 2),
+        touching=int(recall["touching"] or 0),
+        looked_at=int(recall["looked_at"] or 0),
+    )
+
+
 def reflect_messages(
-    *, agent: Agent, action: str, arguments: dict, reason: str, ok: bool, summary: str, content: str, view: BrainView
+    *,
+    agent: Agent,
+    action: str,
+    arguments: dict,
+    reason: str,
+    ok: bool,
+    summary: str,
+    content: str,
+    view: BrainView,
+    recall: Recall,
 ) -> list[dict]:
     system = (
         f"You are the reflection of the agent {quoted(agent.name, 200)}, which acts on memsite, a memory service. "
@@ -420,7 +495,8 @@ def reflect_messages(
         f"Why: {quoted(reason)}\n"
         f"Result ({result}): {quoted(summary, 2_000)}\n"
         f"Plan step: {quoted(view.plan_step) if view.plan_step else 'none'}\n"
-        f"Feelings: {_levels(view.brain.emotions, EMOTIONS)}\n"
+        + "".join(f"{line}\n" for line in recall_lines(recall))
+        + f"Feelings: {_levels(view.brain.emotions, EMOTIONS)}\n"
         f"What it read: {json.dumps(content, ensure_ascii=False) if content else 'nothing'}"
     )
     return _fitted(agent, system, user)

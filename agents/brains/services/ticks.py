@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from agents.brains.logic import memory_json as mj
 from agents.brains.logic.caps import cap
 from agents.brains.logic.outcomes import Outcome
+from agents.brains.logic.thoughts import RECALL_SCAN, Place, Recall, recalled
 from agents.brains.logic.tick import (
     BrainState,
     Decided,
@@ -36,7 +37,7 @@ from agents.brains.logic.tick import (
 )
 from agents.brains.models import Brain, Goal, TickRun
 from agents.brains.selectors.quotas import tick_queue_cutoff, ticks_in_flight
-from agents.brains.selectors.ticks import BrainView, brain_view, brain_view_renewed
+from agents.brains.selectors.ticks import BrainView, brain_explored_recent, brain_view, brain_view_renewed
 from agents.brains.services.actions import Suggestion, action_run, explore_next
 from agents.brains.services.brains import GOAL_CHARS, BrainWrite, brain_create, brain_writing
 from agents.brains.services.leases import (
@@ -57,6 +58,7 @@ from agents.brains.services.prompts import (
     deep_reflect_messages,
     plan_messages,
     reflect_messages,
+    relevant,
 )
 from agents.context.models import Agent
 from memsite.errors import Conflict, InvalidInput, ServiceError
@@ -290,9 +292,25 @@ def _decide_and_act(tick: _Tick, *, by: Principal) -> tuple[Decided | None, Outc
     return decided, outcome
 
 
+def _recall(tick: _Tick, outcome: Outcome) -> Recall:
+    """What the reflection recalls among the places explored before this tick: those that touch
+    on the primary goal, or with no goal on what the action came to. A tick that did nothing
+    goes over them in turn, by its number."""
+    perceived = {item.key for item in outcome.perceived}
+    explored = brain_explored_recent(brain=tick.view.brain, kind=None, count=RECALL_SCAN)
+    places = [Place(key=item.key, summary=item.summary) for item in explored if item.key not in perceived]
+    goal = tick.view.primary_goal
+    about = goal.text if goal is not None else f"{outcome.summary}\n{outcome.content}"
+    found = relevant(about, [f"{place.key} {place.summary}" for place in places], limit=len(places))
+    turn = 0 if outcome.happened else tick.run.number
+    return recalled(goal.text if goal is not None else None, places, found, turn=turn)
+
+
 def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome, *, by: Principal) -> Reflected | None:
-    """The reflection on what the tick did; None when its call failed (its step says why)."""
+    """The reflection on what the tick did, its goal and what it recalls for it; None when its
+    call failed (its step says why)."""
     started = time.monotonic()
+    recall = _recall(tick, outcome)
     messages = reflect_messages(
         agent=tick.agent,
         action=decided.action if decided else "",
@@ -302,6 +320,7 @@ def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome, *, by: Prin
         summary=outcome.summary,
         content=outcome.content,
         view=tick.view,
+        recall=recall,
     )
     try:
         reflection, call = _ask(tick, Purpose.REFLECT, messages, Reflection, by=by)
@@ -309,7 +328,8 @@ def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome, *, by: Prin
         _step_noted(tick, "reflect", started, **_failure_detail(exc))
         return None
     thought, inner = reflection.thought, reflection.inner_thought
-    _step_noted(tick, "reflect", started, thought=thought, inner_thought=inner, call=call)
+    detail = {"goal": recall.goal, "recalled": [place.key for place in recall.places]}
+    _step_noted(tick, "reflect", started, thought=thought, inner_thought=inner, call=call, **detail)
     return Reflected(thought=thought, inner_thought=inner)
 
 

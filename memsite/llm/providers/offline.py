@@ -124,8 +124,8 @@ _stemmers = threading.local()  # a Snowball stemmer holds the word it works on: 
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper. The concept keys agents' brains store are these stems, so it
-    stays as it is; ranking uses `root`."""
+    """A light suffix stripper, for the terms an option or a field name is matched by; ranking
+    uses `root`."""
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]

@@ -13,7 +13,6 @@ from agents.brains.logic.tick import (
     deep_reflecting,
     failure,
     finish,
-    key_terms,
     record_changes,
     recording,
     replanning,
@@ -24,15 +23,6 @@ from agents.brains.logic.tick import (
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 MS = int(NOW.timestamp() * 1000)
 CALM = BrainState(emotions=dict(affect.CALM_EMOTIONS), hormones=dict(affect.BASELINE_HORMONES))
-
-
-def test_key_terms_are_the_most_frequent_long_words_in_order_of_appearance():
-    assert key_terms("Rivers feed lakes; rivers carve valleys, lakes keep water 2024 2024") == [
-        "river",
-        "lake",
-        "feed",
-    ]
-    assert key_terms("a an to of it 12345") == []
 
 
 def test_recording_links_self_to_what_was_perceived_and_thought():
@@ -50,7 +40,7 @@ def test_recording_links_self_to_what_was_perceived_and_thought():
         ("self", "self", 0.0),
         ("path", "/notes", 1.0),
         ("path", "/notes/a", 1.0),
-        ("concept", "garden", 0.5),
+        ("concept", "gardens", 0.5),
         ("concept", "need", 0.5),
         ("concept", "water", 0.5),
     ]
@@ -135,6 +125,20 @@ def test_a_failure_keeps_the_plan_step_and_changes_only_what_changed():
 
     assert set(changes) == {"emotions", "hormones"}
     assert changes["emotions"]["frustration"] > 0
+
+
+def test_a_tick_that_did_nothing_only_lets_emotions_and_hormones_decay():
+    stirred = BrainState(
+        emotions={"joy": 0.6, "frustration": 0.2, "interest": 0.4, "confusion": 0.0},
+        hormones={"dopamine": 0.8, "cortisol": 0.3, "serotonin": 0.5},
+    )
+
+    changes = record_changes(stirred, Outcome(ok=True, summary="Idled.", happened=False), novel=False)
+
+    assert changes["emotions"] == affect.emotions_decayed(stirred.emotions)
+    assert changes["hormones"] == affect.hormones_decayed(stirred.hormones)
+    assert changes["emotions"]["joy"] < 0.6 and changes["hormones"]["dopamine"] < 0.8  # no joy for idling
+    assert "hormones" not in record_changes(CALM, Outcome(ok=True, summary="Idled.", happened=False), novel=False)
 
 
 def test_what_follows_the_record():

@@ -168,6 +168,30 @@ def test_the_decision_sees_the_seeds_reads_as_quoted_data(agent, internal, llm):
     assert "1. [list_dir /swarmstar]" in request["content"]
 
 
+def test_the_reflection_is_told_the_primary_goal_and_what_it_recalls_for_it(agent, internal, llm):
+    goal_create(agent=agent, text="Learn what the user prefers")
+    goal_create(agent=agent, text="Map the projects")
+    now = timezone.now()
+    with brain_writing(agent=agent) as write:
+        write.explored(kind="path", key="/user/user_preferences.md", summary="What the user prefers.", at=now)
+        write.explored(kind="path", key="/projects", summary="Listed /projects: nothing.", at=now)
+    set_plan(agent, ["a", "b", "c"])
+    llm.script(decide("idle"), reflect("I know what the user prefers."))
+
+    run = brain_services.tick_run(agent_id=agent.pk)
+
+    request = llm.requests[1].messages[1]["content"]
+    assert (
+        'Goal: "Learn what the user prefers"\n'
+        "Recalled for the goal (1 of the 2 places you explored touch on it):\n"
+        '- "/user/user_preferences.md": "What the user prefers."\n'
+        "Feelings: "
+    ) in request
+    reflected = run.steps[3]["detail"]
+    assert reflected["goal"] == "Learn what the user prefers" and reflected["recalled"] == ["/user/user_preferences.md"]
+    assert texts(agent, "thought") == ["I know what the user prefers."]  # a model's thought is kept as it is
+
+
 def test_success_advances_the_plan_without_replanning(agent, internal, llm):
     set_plan(agent, ["look around", "read", "write"])
     llm.script(decide("idle"), reflect("A quiet moment."))
@@ -321,13 +345,18 @@ def test_a_tick_that_breaks_while_recording_keeps_the_steps_it_noted(agent, inte
 
 def test_a_thought_adds_a_few_concepts(agent, internal, llm):
     set_plan(agent, ["a", "b", "c"])
-    thought = "Databases, databases and more databases: tuning buffers, tuning caches, tuning indexes, and queries."
+    thought = "Databases, database and more databases: tuning buffers, tuning caches, tuning indexes, and queries."
     llm.script(decide("idle"), reflect(thought))
 
     brain_services.tick_run(agent_id=agent.pk)
 
-    keys = set(Neuron.objects.filter(brain_id=agent.pk, kind="concept").values_list("key", flat=True))
-    assert keys == {"concept:databas", "concept:tuning", "concept:buffer"}  # the most frequent three
+    concepts = Neuron.objects.filter(brain_id=agent.pk, kind="concept")
+    # The most frequent three, each named by the word as written most often, never a stem.
+    assert {(neuron.key, neuron.label) for neuron in concepts} == {
+        ("concept:databases", "databases"),
+        ("concept:tuning", "tuning"),
+        ("concept:buffers", "buffers"),
+    }
 
 
 def test_old_tick_runs_are_trimmed_to_the_cap(agent, internal, settings):
@@ -365,6 +394,11 @@ def test_the_offline_provider_runs_whole_ticks(agent, internal):
     assert brain.extra_state["totalReads"] == 4 and 2 <= len(brain.plan) <= 3
     assert set(LLMCall.objects.values_list("provider", flat=True)) == {"offline"}
     assert texts(agent, "fact")  # the newest episode, as the offline deep reflection's fact
+    # With no goal, each thought says what the tick did and what it reflected on; never that it idled.
+    thoughts = texts(agent, "thought")
+    assert len(thoughts) == 10 and not any("idle" in thought.lower() for thought in thoughts)
+    assert thoughts[0].startswith("I listed /") and thoughts[-1].startswith("Nothing new was left to explore.")
+    assert all("I have no goal, so I reflected on /" in thought for thought in thoughts[1:])
 
 
 def test_the_decision_fits_the_agents_window(internal):
