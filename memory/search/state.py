@@ -54,10 +54,17 @@ class WalkState(BaseModel):
     # The router was offered the nodes of the best passages before routing from the start.
     shortcut_done: bool = False
     child: int | None = None  # the running sub-search
+    # LLM calls made since a reading last added to an answer: once every question has one in
+    # part, a walk that goes on finding nothing ends (MEMSITE_SEARCH_SETTLE_CALLS).
+    calls_since_found: int = 0
 
     @property
     def remaining(self) -> list[str]:
         return [entry.question for entry in self.answers if not entry.complete]
+
+    @property
+    def all_answered_in_part(self) -> bool:
+        return all(entry.answer for entry in self.answers)
 
     @property
     def current(self) -> str | None:

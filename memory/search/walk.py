@@ -94,13 +94,17 @@ def advance(search: Search, *, by: Principal) -> Outcome:
         return Outcome(Kind.FINISH, state, "Cancelled.", end="cancelled", status=Search.Status.CANCELLED)
     if not state.remaining:
         return Outcome(Kind.FINISH, state, "Every question is answered.", end="answered")
+    settle = settings.MEMSITE_SEARCH_SETTLE_CALLS
+    if state.all_answered_in_part and state.calls_since_found >= settle:
+        said = f"Every question has an answer in part, and {settle} calls since found nothing more."
+        return Outcome(Kind.FINISH, state, said, end="settled")
     if state.start and search.start_node_id is None:  # not the whole tree instead
         return Outcome(
             Kind.FINISH, state, "The start node was deleted.", end="start node deleted", status=Search.Status.FAILED
         )
     try:
         _check_time(search)
-        return _step(search, state, by=by)
+        return _counted(_step(search, state, by=by))
     except _OverBudget as exc:
         said = f"The {exc.budget} budget ran out." + (f" {exc.detail}" if exc.detail else "")
         return Outcome(Kind.FINISH, state, said, end=f"budget:{exc.budget}")
@@ -131,6 +135,15 @@ def _step(search: Search, state: WalkState, *, by: Principal) -> Outcome:
     if where.pk in state.visited:  # a start node with content, read
         return _exhausted(search, state)
     return _at_content(search, state, where, by=by)
+
+
+def _counted(outcome: Outcome) -> Outcome:
+    """The outcome, with the calls since a reading last added to an answer counted."""
+    if outcome.kind == Kind.READ and outcome.detail.get("added"):
+        outcome.state.calls_since_found = 0
+    elif outcome.call is not None:
+        outcome.state.calls_since_found += 1
+    return outcome
 
 
 def _here(search: Search, state: WalkState) -> str:
@@ -366,7 +379,9 @@ def _chunks(search: Search, node: Node, *, by: Principal) -> list[str]:
     text = get_type(node.type).render(
         RenderInput(
             name=node.name,
-            description=node.description,
+            # The node line above the text gives the description: in the text, it would read as
+            # what the node says, and a description made of its keywords would be quoted as an answer.
+            description="",
             context=node.context,
             # A token is rarely over eight bytes: no need to encode more of a large file.
             content=(selectors.node_content(node=node) or b"")[: size * settings.MEMSITE_SEARCH_MAX_CHUNKS * 8] or None,
@@ -441,7 +456,9 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
         return Outcome(
             Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True}
         )
+    before = [entry.answer for entry in open_entries]
     answered = _apply_findings(open_entries, reply.findings, node)
+    added = any(entry.answer != answer for entry, answer in zip(open_entries, before, strict=True))
     if reply.is_answer and node is not None and node.pk not in state.found:
         state.found.append(node.pk)
     known = {*state.arisen, *(entry.question for entry in state.answers)}
@@ -453,7 +470,7 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
     summary = f"Answers {len(answered)} question(s)" if answered else "Answers nothing"
     if spawn:
         summary += f"; {len(spawn)} new question(s)"
-    detail = {"answered": answered, "new_questions": new, "is_answer": reply.is_answer}
+    detail = {"answered": answered, "added": added, "new_questions": new, "is_answer": reply.is_answer}
     return Outcome(Kind.READ, state, f"{summary}.", node=node, call=call, detail=detail, spawn=spawn)
 
 

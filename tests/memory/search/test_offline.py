@@ -1,6 +1,7 @@
+from memory import selectors, services
 from memory.models import Search
 from memory.services.demo import demo_memory_seed
-from tests.factories import system
+from tests.factories import default_space, system
 from tests.memory.search.conftest import run_search
 
 
@@ -31,3 +32,21 @@ def test_the_demo_search_is_answered_from_the_status_codes_note(db):
     assert search.ended_because == "answered" and answer["complete"]
     assert "409 | conflicts with the current state" in answer["answer"]
     assert search.steps.count() <= 5
+
+
+def test_an_offline_answer_quotes_the_text_not_its_keyword_description(db):
+    # A description made offline starts with the text's keywords: read as part of the text it
+    # holds every word of a question, and was quoted as the answer.
+    demo_memory_seed(by=system())
+    services.node_create(
+        parent=selectors.node_internal_folder(space=default_space(), name="references"),
+        type="document",
+        name="team.md",
+        description="ana, leads, payments, runs, data \u2014 Bo runs the data pipeline.",
+        content=b"# Team\n\nBo runs the data pipeline.\n\nAna leads payments.",
+        by=system(),
+    )
+    search = run_search(["Who leads payments?"])
+
+    [answer] = search.result["answers"]
+    assert answer["answer"] == "Ana leads payments."

@@ -192,6 +192,7 @@ def test_ask_user_waits_for_the_answer_which_completes_the_search(llm, tree, use
 def test_a_tool_call_with_the_same_arguments_reuses_its_result(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 1
+    settings.MEMSITE_SEARCH_SETTLE_CALLS = 10  # the walk goes on after its partial answer
     arguments = Reply.json({"query": "PostgreSQL"})
     llm.script(
         pick("pg-tuning.md"),
@@ -295,6 +296,45 @@ def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settin
     saved = ToolCall.objects.get()
     assert saved.node.name == "shared buffers answer"
     assert llm.pending == 0
+
+
+def test_a_walk_that_finds_nothing_more_after_a_partial_answer_settles(llm, tree):
+    llm.script(
+        pick("references"),
+        pick("databases"),
+        pick("pg-tuning.md"),
+        found("A share of the RAM.", complete=False),
+        pick("frontend"),
+        pick("css.md"),
+        NOTHING,
+        pick("user"),  # a fourth call would be one too many
+    )
+    search = run_search([QUESTION])
+
+    assert search.status == Search.Status.DONE and search.ended_because == "settled"
+    assert search.llm_calls == 7 and llm.pending == 1
+    [answer] = search.result["answers"]
+    assert answer["answer"] == "A share of the RAM." and not answer["complete"]
+    assert search.steps.last().summary.startswith("Every question has an answer in part")
+
+
+def test_a_reading_that_adds_to_the_answer_keeps_the_walk_going(llm, tree):
+    llm.script(
+        pick("references"),
+        pick("databases"),
+        pick("pg-tuning.md"),
+        found("A share of the RAM.", complete=False),
+        pick("frontend"),
+        pick("css.md"),
+        found("Not above 40% of it.", complete=False),  # adds: the count starts again
+        pick("user"),
+        pick("machine.md"),
+        found("The server has 16 GB.", complete=True),
+    )
+    search = run_search([QUESTION])
+
+    assert search.ended_because == "answered" and llm.pending == 0
+    assert search.result["answers"][0]["answer"] == "The server has 16 GB."
 
 
 @pytest.mark.parametrize(
