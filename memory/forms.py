@@ -58,7 +58,7 @@ class NodeMoveForm(forms.Form):
 
 
 class FolderFindForm(forms.Form):
-    """The move's folder picker: folders whose name holds `q`."""
+    """A folder picker's find (a move's, a search's start): folders whose name holds `q`, or its id or path."""
 
     q = forms.CharField(label="Folder", required=False, max_length=255)
 

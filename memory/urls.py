@@ -24,6 +24,7 @@ urlpatterns = [
     path("user/preferences/preview/", views.markdown_preview, name="markdown_preview"),
     path("searches/", views_searches.search_list, name="search_list"),
     path("searches/start/", views_searches.search_start, name="search_start"),
+    path("searches/start/folders/", views_searches.search_start_folders, name="search_start_folders"),
     path("searches/<int:search_id>/", views_searches.search_detail, name="search_detail"),
     path(
         "searches/<int:search_id>/steps/<int:number>/call/",

@@ -2,6 +2,7 @@
 folder picker, and read a node's history. Explained in docs/memory.md."""
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
@@ -11,7 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 from memory import selectors, services
 from memory.forms import FolderFindForm, NodeMoveForm
 from memory.logic.tree import TreeChange
-from memory.models import Node, NodeEvent
+from memory.models import NODE_ID_PREFIX, Node, NodeEvent
+from memory.selectors.nodes import PATH_SEPARATOR
 from memory.types import ContentKind
 from memory.views import (
     BROWSER,
@@ -39,6 +41,8 @@ from memsite.spaces.principals import principal_of
 # The picker shows this many folders at most: a name that matches more needs more letters.
 FOLDERS_SHOWN = 20
 HISTORY_PAGE = 25
+# The radio buttons of a folder picker, which its find form fills (templates/memory/folder_picker.html).
+FOLDER_CHOICES = "memory/folder_picker.html#choices"
 EVENT_KEY = re.compile(r"^[0-9]{1,18}$")  # an event's id, within a 64-bit integer
 
 
@@ -76,26 +80,64 @@ def document_edit(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 class FolderChoice:
     folder: Node
     path: str
-    current: bool  # the node's parent now: moving there changes nothing
+    current: bool  # the moved node's parent now: moving there changes nothing
+    named: bool = False  # the query was its id or path: it is chosen already
 
 
 @dataclass(frozen=True)
 class Picker:
+    """A form's folder picker: the folders found for `query`, as radio buttons named `field`."""
+
+    field: str
+    legend: str
     query: str = ""
     error: str = ""
     choices: tuple[FolderChoice, ...] = ()
     more: bool = False  # more folders match than are shown
 
 
-def _picker(request: HtmxHttpRequest, node: Node) -> tuple[Picker, int]:
-    form = FolderFindForm(request.GET)
+def folder_picker(
+    request: HtmxHttpRequest, data: Mapping[str, str], *, field: str, legend: str, moving: Node | None = None
+) -> tuple[Picker, int]:
+    """The folders whose name holds `data["q"]`, outside the branch of the node `moving` (whose
+    folder now is shown but cannot be chosen). An id or an absolute path, pasted or typed by
+    those who know it, finds its folder alone, chosen already."""
+    form = FolderFindForm(data)
     if not form.is_valid():
-        return Picker(query=request.GET.get("q", "")[:255], error=form_error(form)), 400
+        return Picker(field, legend, query=str(data.get("q", ""))[:255], error=form_error(form)), 400
     query = form.cleaned_data["q"].strip()
-    folders = selectors.node_folders_find(space=_space(request), query=query, exclude=node, limit=FOLDERS_SHOWN + 1)
+    named = _named_folder(request, query, moving)
+    folders = (
+        [named]
+        if named
+        else selectors.node_folders_find(space=_space(request), query=query, exclude=moving, limit=FOLDERS_SHOWN + 1)
+    )
     paths = selectors.node_paths(nodes=folders[:FOLDERS_SHOWN])
-    choices = tuple(FolderChoice(f, paths[f.pk], f.pk == node.parent_id) for f in folders[:FOLDERS_SHOWN])
-    return Picker(query=query, choices=choices, more=len(folders) > FOLDERS_SHOWN), 200
+    here = moving.parent_id if moving else None
+    choices = tuple(
+        FolderChoice(f, paths[f.pk], current=f.pk == here, named=named is not None) for f in folders[:FOLDERS_SHOWN]
+    )
+    return Picker(field, legend, query=query, choices=choices, more=len(folders) > FOLDERS_SHOWN), 200
+
+
+def _named_folder(request: HtmxHttpRequest, query: str, moving: Node | None) -> Node | None:
+    """The folder `query` names by its id or its absolute path, if it may be picked."""
+    if not query.startswith((PATH_SEPARATOR, NODE_ID_PREFIX)):
+        return None
+    try:
+        node = (
+            selectors.node_resolve(space=_space(request), path=query)
+            if query.startswith(PATH_SEPARATOR)
+            else selectors.node_get(space=_space(request), node_id=query)
+        )
+    except ServiceError:  # no such node: the query is then a part of a name
+        return None
+    inside_moved = moving is not None and node.path.startswith(moving.path)
+    return node if node.is_folder and not inside_moved else None
+
+
+def _move_picker(request: HtmxHttpRequest, node: Node, data: Mapping[str, str]) -> tuple[Picker, int]:
+    return folder_picker(request, data, field="parent", legend=f"Move '{node.name}' into", moving=node)
 
 
 @require_GET
@@ -103,9 +145,9 @@ def _picker(request: HtmxHttpRequest, node: Node) -> tuple[Picker, int]:
 def node_move_folders(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
     """The folders a node can be moved into, by name, for the move form's picker."""
     node = _node_or_404(request, node_id)
-    picker, status = _picker(request, node)
+    picker, status = _move_picker(request, node, request.GET)
     if request.htmx:
-        return render_page(request, f"{BROWSER}#move_choices", {"node": node, "picker": picker}, status=status)
+        return render_page(request, FOLDER_CHOICES, {"picker": picker}, status=status)
     return _full_page(request, node, picker=picker, moving=True)
 
 
@@ -117,7 +159,7 @@ def node_move(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
 
     def refused(message: str, status: int) -> HttpResponse:
         """The panel with the refusal and the picker open, at the top folders, to choose again."""
-        picking = {"moving": True, "picker": _picker(request, node)[0]}
+        picking = {"moving": True, "picker": _move_picker(request, node, {})[0]}
         return _detail_response(request, node, error=message, status=status, extra=picking)
 
     if not form.is_valid():

@@ -4,6 +4,7 @@ Explained in docs/memory.md."""
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,12 +14,16 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
 
 from memory import selectors, services
-from memory.models import Node, Search, SearchStep
+from memory.logic.durations import duration_text
+from memory.models import Node, Search, SearchQuestion, SearchStep
+from memory.rendering import markdown_to_html
 from memory.search.walk import MAX_CANDIDATES_SHOWN
+from memory.views_curation import FOLDER_CHOICES, Picker, folder_picker
 from memsite.errors import ServiceError
 from memsite.llm.selectors import llm_provider_serving
 from memsite.pages import form_error, render_page
@@ -39,7 +44,7 @@ NODE_ID = re.compile(r"^[\w-]{1,64}$")
 class SearchStartForm(forms.Form):
     questions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), help_text="One question per line.")
     context = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    start_node = forms.CharField(required=False, max_length=64, label="Start node id")
+    start_node = forms.CharField(required=False, max_length=64, label="Start in")
     output = forms.ChoiceField(choices=Search.Output.choices, initial=Search.Output.ANSWER)
     fallback = forms.ChoiceField(choices=Search.Fallback.choices, initial=Search.Fallback.NONE)
 
@@ -49,6 +54,8 @@ class SearchStartForm(forms.Form):
 
 class QuestionAnswerForm(forms.Form):
     answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+    # Where the answer was given: the questions page, or the trace of the search that asked.
+    back_to = forms.ChoiceField(choices=[("questions", "questions"), ("search", "search")], required=False)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -87,6 +94,51 @@ def _trail(search: Search) -> Trail:
         return [TrailNode(id=node_id, name=names.get(node_id, "")) for node_id in ids]
 
     return Trail(start=search.start_node, path=nodes(path), visited=nodes(visited), unviable=nodes(unviable))
+
+
+@dataclass(frozen=True)
+class Cited:
+    id: str
+    path: str  # empty when the node has been deleted since
+
+
+@dataclass(frozen=True)
+class ResultAnswer:
+    """An answer of the result, as `result["answers"]` keeps it, ready to show."""
+
+    question: str
+    html: SafeString  # the answer's markdown, rendered and sanitized; empty for no answer
+    complete: bool
+    cited: list[Cited]
+    by_user: bool  # the user's answer to the question the search put to them
+
+
+def _strings(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def _result_answers(search: Search, question: SearchQuestion | None) -> list[ResultAnswer]:
+    """The result's answers with the paths of the nodes they cite, read together; an entry of
+    another shape is left out rather than failing the trace."""
+    entries = [entry for entry in (search.result or {}).get("answers") or [] if isinstance(entry, dict)]
+    paths = selectors.search_node_paths(
+        search=search, node_ids=[node_id for entry in entries for node_id in _strings(entry.get("node_ids"))]
+    )
+    # The service writes the user's answer, as they gave it, into every entry left incomplete.
+    users_answer = question.answer if question and question.status == SearchQuestion.Status.ANSWERED else None
+    answers = []
+    for entry in entries:
+        text = str(entry.get("answer") or "")
+        answers.append(
+            ResultAnswer(
+                question=str(entry.get("question") or ""),
+                html=markdown_to_html(text) if text else SafeString(""),
+                complete=bool(entry.get("complete")),
+                cited=[Cited(node_id, paths.get(node_id, "")) for node_id in _strings(entry.get("node_ids"))],
+                by_user=users_answer is not None and text == users_answer,
+            )
+        )
+    return answers
 
 
 @dataclass(frozen=True)
@@ -155,6 +207,9 @@ def _trace_context(search: Search, *, after: int, steps: list[TraceStep]) -> dic
     """What the trace's header shows. `after` is the last step number on the page once these
     steps are added; the next poll asks for the steps after it."""
     after = max([after, *(item.step.number for item in steps)])
+    question = selectors.search_question_of(search=search)
+    answers = _result_answers(search, question) if search.result else []
+    began = search.started_at or search.created_at
     return {
         "search": search,
         "steps": steps,
@@ -163,9 +218,16 @@ def _trace_context(search: Search, *, after: int, steps: list[TraceStep]) -> dic
         "settled": not search.is_active and after >= search.steps_taken,
         "trail": _trail(search),
         "children": list(selectors.search_children(search=search)),
-        "pending_question": selectors.search_question_pending(search=search),
-        # Whether heuristics wrote the result: asked once there is one.
-        "provider": llm_provider_serving(model=Search, served_id=search.pk) if search.result else None,
+        "question": question,
+        "pending_question": question if question and question.status == SearchQuestion.Status.PENDING else None,
+        "answers": answers,
+        "took": duration_text(search.finished_at - began) if search.finished_at else "",
+        # Whether heuristics wrote the result: asked once there is one, unless it is all the user's.
+        "provider": (
+            llm_provider_serving(model=Search, served_id=search.pk)
+            if search.result and not (answers and all(answer.by_user for answer in answers))
+            else None
+        ),
     }
 
 
@@ -177,17 +239,36 @@ def _after(request: HtmxHttpRequest) -> int:
 # -- searches ----------------------------------------------------------------------------------
 
 
-def _list_page(request: HtmxHttpRequest, form: SearchStartForm, *, error: str = "", status: int = 200) -> HttpResponse:
+def _start_picker(request: HtmxHttpRequest, data: Mapping[str, str]) -> tuple[Picker, int]:
+    return folder_picker(request, data, field="start_node", legend="Or start in")
+
+
+def _list_page(
+    request: HtmxHttpRequest, form: SearchStartForm, *, picker: Picker | None = None, error: str = "", status: int = 200
+) -> HttpResponse:
     page = Paginator(selectors.search_list(space=principal_of(request).space), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    return render_page(request, SEARCHES, {"page": page, "form": form, "error": error}, status=status)
+    # A start refused keeps the folder chosen, found again by its id.
+    picker = picker or _start_picker(request, {"q": str(form.data.get("start_node") or "")})[0]
+    context = {"page": page, "form": form, "picker": picker, "error": error}
+    return render_page(request, SEARCHES, context, status=status)
 
 
 @require_GET
 @login_required
 def search_list(request: HtmxHttpRequest) -> HttpResponse:
     return _list_page(request, SearchStartForm())
+
+
+@require_GET
+@login_required
+def search_start_folders(request: HtmxHttpRequest) -> HttpResponse:
+    """The folders a search can start in, by name, for the start form's picker."""
+    picker, status = _start_picker(request, request.GET)
+    if request.htmx:
+        return render_page(request, FOLDER_CHOICES, {"picker": picker}, status=status)
+    return _list_page(request, SearchStartForm(), picker=picker, status=status)
 
 
 @require_POST
@@ -296,4 +377,6 @@ def question_answer(request: HtmxHttpRequest, question_id: int) -> HttpResponse:
     except ServiceError as error:
         return _questions_page(request, error=error.message, status=error.status)
     messages.success(request, f"Answered; search {question.search_id} is complete.")
+    if form.cleaned_data["back_to"] == "search":
+        return redirect("memory:search_detail", search_id=question.search_id)
     return redirect("memory:question_list")

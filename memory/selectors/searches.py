@@ -1,11 +1,13 @@
 """Reads of searches, their steps and the questions they put to the user, and the wait for a
 search to end (`?wait=` of the API, `wait_s` of the tools)."""
 
+from collections.abc import Iterable
 from time import monotonic, sleep
 
 from django.db.models import QuerySet
 
 from memory.models import Node, Search, SearchQuestion, SearchStep
+from memory.selectors.nodes import node_paths
 from memsite.errors import NotFound
 from memsite.limits import wait_slots
 from memsite.spaces.models import Space
@@ -53,6 +55,13 @@ def search_node_names(*, search: Search) -> dict[str, str]:
     return dict(Node.objects.filter(pk__in=ids, space_id=search.space_id).values_list("pk", "name"))
 
 
+def search_node_paths(*, search: Search, node_ids: Iterable[str]) -> dict[str, str]:
+    """Readable paths of the nodes of the search's space with these ids (its answers cite them),
+    in two queries however many there are; a node deleted since is left out."""
+    nodes = Node.objects.filter(pk__in=set(node_ids), space_id=search.space_id).only("id", "path", "name")
+    return node_paths(nodes=nodes)
+
+
 def search_steps(*, search: Search, after: int | None = None, with_text: bool = False) -> QuerySet[SearchStep]:
     """A search's steps in order, each with its LLM call's spend. What the call was shown and
     replied (and any error text) can run to many kilobytes a call, over up to a thousand calls:
@@ -69,6 +78,11 @@ def search_question_get(*, space: Space, question_id: int) -> SearchQuestion:
         return SearchQuestion.objects.select_related("search").get(pk=question_id, search__space=space)
     except (SearchQuestion.DoesNotExist, ValueError, TypeError):
         raise NotFound(f"No question with id {question_id!r}.") from None
+
+
+def search_question_of(*, search: Search) -> SearchQuestion | None:
+    """The question the search put to the user, whether it waits, was answered or was closed."""
+    return SearchQuestion.objects.filter(search=search).select_related("answered_by").first()
 
 
 def search_question_pending(*, search: Search) -> SearchQuestion | None:

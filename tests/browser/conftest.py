@@ -59,6 +59,16 @@ def page(chromium_browser) -> Iterator:
 
 
 @pytest.fixture
+def console_errors(page) -> list[str]:
+    """Errors the page reported: console errors (htmx logs a swap with no target there) and
+    uncaught exceptions."""
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return errors
+
+
+@pytest.fixture
 def screenshot(page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
 

@@ -17,16 +17,6 @@ from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFa
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("memory_roots")]
 
 
-@pytest.fixture
-def console_errors(page) -> list[str]:
-    """Errors the page reported: console errors (htmx logs a swap with no target there) and
-    uncaught exceptions."""
-    errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    return errors
-
-
 def unexpected(errors: list[str]) -> list[str]:
     """The errors but those of a refused write, which the browser and htmx report on the
     console as they should (its answer is shown in the page)."""

@@ -327,6 +327,7 @@ ROUTES: dict[str, Route] = {
     "searches/start/": page(
         post=ok(302, form=lambda w: {"questions": "Where is the plan?", "output": "answer", "fallback": "none"})
     ),
+    "searches/start/folders/": page(get=ok(query="?q=arch", htmx=True)),
     "searches/<int:search_id>/": page(search, get=ok()),
     "searches/<int:search_id>/steps/<int:number>/call/": page(
         lambda w: {"search_id": w.search.pk, "number": w.step.number}, get=ok(htmx=True)

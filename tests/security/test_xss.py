@@ -265,7 +265,8 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
         (reverse("memory:search_list"), [text("Where is the plan?")]),
         (
             reverse("memory:search_detail", args=[search]),
-            [text("Where is the plan?"), text("Planning the week."), text("Entered notes."), text("In notes.")],
+            # The answer is markdown, rendered and sanitized as a document is: its text is shown.
+            [text("Where is the plan?"), text("Planning the week."), text("Entered notes."), "In notes."],
         ),
         (
             reverse("memory:search_step_call", args=[search, world.step.number]),

@@ -185,6 +185,23 @@ def test_the_picker_starts_at_the_roots_and_marks_where_the_node_is(user_client,
     assert re.search(rf'value="{internal["user"].pk}" disabled>', html) and "(it is here)" in html
 
 
+def test_the_picker_finds_a_folder_by_its_path_or_id_but_none_in_the_moved_branch(user_client, internal):
+    moved = NodeFactory(parent=internal["swarmstar"], name="drafts")
+    inside = NodeFactory(parent=moved, name="old")
+    target = NodeFactory(parent=internal["references"], name="archive")
+
+    def found(query: str) -> tuple[list[str], str]:
+        html = user_client.get(url("node_move_folders", moved), {"q": query}, **HTMX).content.decode()
+        return re.findall(r'<span class="folder-path">(.*?)</span>', html), html
+
+    for query in ("/references/archive", target.pk):
+        paths, html = found(query)
+        assert paths == ["/references/archive"] and f'name="parent" value="{target.pk}" checked>' in html
+    for query in ("/swarmstar/drafts/old", inside.pk, "/references/archive/none"):
+        paths, html = found(query)
+        assert paths == [] and "No folder's name holds" in html
+
+
 def test_the_picker_shows_a_bounded_number_of_folders(user_client, internal):
     for number in range(25):
         NodeFactory(parent=internal["references"], name=f"box {number}")
