@@ -9,8 +9,9 @@ failure's error is sent instead) and its usage (None: no usage in the reply).
         ...
         assert fake_openai.requests[0].body["response_format"]["type"] == "json_schema"
 
-Use it from any test package with `from tests.fake_openai import fake_openai  # noqa: F401`
-in that package's conftest.py."""
+The fixtures: `fake_openai` (the server), `openai_gateway` (the gateway's openai provider on
+it) and `served_llm` (the same, answering `{}` to whatever a test does not script: calls a model
+served, which the daily LLM budgets count). tests/conftest.py loads them for every test."""
 
 import base64
 import hashlib
@@ -172,6 +173,11 @@ class FakeOpenAI:
         with self._lock:
             self._script.extend(replies)
 
+    def answer_unscripted(self, reply: Reply) -> None:
+        """From now on, answer with `reply` every request the script does not."""
+        with self._lock:
+            self._default = reply
+
     @property
     def pending(self) -> int:
         with self._lock:
@@ -284,6 +290,15 @@ def openai_gateway(settings, fake_openai):
     yield fake_openai
     client_for.cache_clear()
     forget_working_modes()
+
+
+@pytest.fixture
+def served_llm(openai_gateway):
+    """The openai provider on the fake server, which answers every request a test does not
+    script with an empty JSON object: calls a model served, which the daily LLM budgets count
+    (the offline provider's count only against their own cap)."""
+    openai_gateway.answer_unscripted(Reply.json({}))
+    return openai_gateway
 
 
 class _Handler(BaseHTTPRequestHandler):

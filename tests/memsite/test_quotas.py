@@ -86,7 +86,8 @@ def test_work_in_flight_is_counted_by_the_apps_that_do_it_and_quotas_import_none
 
 
 @pytest.fixture
-def budget(settings, offline_llm):
+def budget(settings, served_llm):
+    """Small daily budgets, and a model that serves the calls they count."""
     settings.MEMSITE_LLM_DAILY_CALLS = 3
     settings.MEMSITE_LLM_DAILY_TOKENS = 1_000_000
     return settings
@@ -208,6 +209,7 @@ def test_usage_says_the_spend_today_and_the_work_in_flight(api, user, budget):
         "ticks",
         "ticking_agents",
         "graph_ops",
+        "offline_llm_today",
     }
     assert body["token_llm_today"]["calls_limit"] is None  # the token has no budget of its own
     whole = body["space_llm_today"]  # every member's; the space has no budget of its own
@@ -221,7 +223,7 @@ def test_the_ledger_page_shows_the_readers_spend_against_the_budget(client, user
         make_call(by=acting(user), prompt_tokens=1_000, completion_tokens=234)
     client.force_login(user)
     page = client.get(reverse("llm:ledger")).content.decode()
-    assert 'LLM calls today, in all your spaces</th><td class="num">3</td><td class="num">3</td>' in page
+    assert 'LLM calls a model served today, in all your spaces</th><td class="num">3</td><td class="num">3</td>' in page
     assert 'tokens today, in all your spaces</th><td class="num">3702</td><td class="num">1000000</td>' in page
     assert "the daily budget is spent" in page
     assert "in this space" not in page  # the owner set no budget of each member's here

@@ -64,7 +64,8 @@ def minted(client: APIClient, count: int, **body) -> list[tuple[ApiToken, APICli
 
 def calls_until_refused(tokens: list[ApiToken]) -> int:
     """LLM calls made through the gateway for the work of `tokens`, in turn, until one is
-    refused for a spent budget."""
+    refused for a spent budget. A model must serve them (`served_llm`): the offline provider's
+    calls spend no budget."""
     made_calls = 0
     while made_calls < 100:
         token = tokens[made_calls % len(tokens)]
@@ -82,7 +83,7 @@ def tokens_url(token: ApiToken | None = None) -> str:
     return base if token is None else reverse("spaces-api:token", args=["default", token.pk])
 
 
-def test_the_gateway_refuses_a_tokens_work_once_its_own_budget_is_spent(user):
+def test_the_gateway_refuses_a_tokens_work_once_its_own_budget_is_spent(user, served_llm):
     token, _ = made(user, llm_daily_calls=2)
     for _ in range(2):
         call = complete(purpose="route", messages=MESSAGES, by=token_principal(token)).call
@@ -213,7 +214,7 @@ def test_another_members_token_is_not_found_to_a_non_owner(user):
     assert theirs.llm_daily_calls is None
 
 
-def test_a_budget_of_3_calls_shared_by_3_minted_tokens_gives_3_not_12(staff):
+def test_a_budget_of_3_calls_shared_by_3_minted_tokens_gives_3_not_12(staff, served_llm):
     maker, client = manager(staff, llm_daily_calls=3)
     family = [token for token, _ in minted(client, 3)]
     assert [token.llm_daily_calls for token in family] == [3, 3, 3]  # each its maker's, as a bound
@@ -222,7 +223,7 @@ def test_a_budget_of_3_calls_shared_by_3_minted_tokens_gives_3_not_12(staff):
     assert calls_until_refused([maker]) == 0  # the maker's own work counts the same day
 
 
-def test_the_makers_spend_counts_against_what_it_minted(staff):
+def test_the_makers_spend_counts_against_what_it_minted(staff, served_llm):
     maker, client = manager(staff, llm_daily_calls=3)
     [(child, _)] = minted(client, 1)
     make_call(by=token_principal(maker))
@@ -230,7 +231,7 @@ def test_the_makers_spend_counts_against_what_it_minted(staff):
     assert calls_until_refused([child]) == 1
 
 
-def test_a_token_minted_by_a_minted_token_counts_against_both(staff):
+def test_a_token_minted_by_a_minted_token_counts_against_both(staff, served_llm):
     """An unbounded root mints a node's key with a budget of 3: the keys that key mints share
     its 3, though they are a generation further down."""
     _, root = manager(staff)
@@ -251,7 +252,7 @@ def test_a_minted_token_gets_no_larger_budget_nor_none(staff):
     assert unbounded.status_code == 201 and unbounded.json()["llm_daily_calls"] == 3  # its maker's
 
 
-def test_tokens_made_by_a_session_share_nothing(staff):
+def test_tokens_made_by_a_session_share_nothing(staff, served_llm):
     first, _ = made(staff, llm_daily_calls=1)
     second, _ = made(staff, llm_daily_calls=1)
     assert first.minted_by is None and second.minted_by is None

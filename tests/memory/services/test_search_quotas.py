@@ -15,6 +15,7 @@ from memsite.spaces.logic import key_digest
 from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import token_principal
 from tests.factories import UserFactory, acting, asker_gone, system, token_for
+from tests.fake_openai import Reply
 from tests.ledger import assert_every_call_has_a_principal
 from tests.llm.factories import days_ago, make_call
 from tests.openapi import assert_documented
@@ -80,9 +81,10 @@ def test_a_spent_budget_refuses_new_searches_until_the_day_ends(api, user):
     assert start(api).status_code == 202
 
 
-def test_a_search_charges_its_user_and_ends_when_the_budget_runs_out_mid_way(user, settings):
+def test_a_search_charges_its_user_and_ends_when_the_budget_runs_out_mid_way(user, settings, served_llm):
     settings.MEMSITE_LLM_DAILY_CALLS = 1  # the walk to the answer takes two (route, read)
     demo_memory_seed(by=acting(user))
+    served_llm.script(Reply.json({"choice": 1, "reason": "The API's errors are there."}))  # a model routes
     search = services.search_start(by=acting(user), questions=["Which HTTP status code means a conflict?"])
     services.search_run(search_id=search.pk)
     search.refresh_from_db()

@@ -12,11 +12,20 @@ from memsite.spaces.logic import key_digest
 from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import token_principal
 from tests.factories import GraphFactory, acting, asker_gone, token_for
+from tests.fake_openai import Reply
 from tests.ledger import assert_every_call_has_a_principal
 from tests.llm.factories import make_call
 from tests.openapi import assert_documented
 
 pytestmark = pytest.mark.django_db
+# A step memorized: a subtask under the task (node 1) and the evidence for it.
+EVIDENCE_PATCH = {
+    "add_nodes": [
+        {"tmp_id": "s", "kind": "subtask", "thought": [{"role": "assistant", "content": "I look up service 0."}]},
+        {"tmp_id": "e", "kind": "evidence", "thought": [{"role": "tool", "content": "It listens on port 8000."}]},
+    ],
+    "add_edges": [{"src": "1", "dst": "s", "rationale": "decompose"}, {"src": "e", "dst": "s"}],
+}
 
 
 @pytest.fixture(autouse=True)
@@ -81,8 +90,9 @@ def test_graph_operations_past_the_cap_are_429(api, user):
     assert Turn.objects.filter(graph=graph).count() == 2
 
 
-def test_a_memorize_is_charged_to_its_user_and_stops_asking_once_the_budget_is_spent(user):
+def test_a_memorize_is_charged_to_its_user_and_stops_asking_once_the_budget_is_spent(user, served_llm):
     graph = GraphFactory()
+    served_llm.script(Reply.json(EVIDENCE_PATCH))  # a model memorizes the first step
     op = services.graph_memorize(graph=graph, messages=steps(3), by=acting(user))
     make_call(by=acting(user))  # one call of the day is spent elsewhere
     services.graph_work(graph_id=graph.pk)
