@@ -54,9 +54,9 @@ class WalkState(BaseModel):
     # The router was offered the nodes of the best passages before routing from the start.
     shortcut_done: bool = False
     child: int | None = None  # the running sub-search
-    # LLM calls made since a reading last added to an answer: once every question has one in
-    # part, a walk that goes on finding nothing ends (MEMSITE_SEARCH_SETTLE_CALLS).
-    calls_since_found: int = 0
+    # Readings in a row that added nothing to any answer: once every question has one in part, a
+    # walk that goes on finding nothing ends (MEMSITE_SEARCH_SETTLE_READS).
+    reads_since_found: int = 0
 
     @property
     def remaining(self) -> list[str]:

@@ -94,9 +94,9 @@ def advance(search: Search, *, by: Principal) -> Outcome:
         return Outcome(Kind.FINISH, state, "Cancelled.", end="cancelled", status=Search.Status.CANCELLED)
     if not state.remaining:
         return Outcome(Kind.FINISH, state, "Every question is answered.", end="answered")
-    settle = settings.MEMSITE_SEARCH_SETTLE_CALLS
-    if state.all_answered_in_part and state.calls_since_found >= settle:
-        said = f"Every question has an answer in part, and {settle} calls since found nothing more."
+    settle = settings.MEMSITE_SEARCH_SETTLE_READS
+    if state.all_answered_in_part and state.reads_since_found >= settle:
+        said = f"Every question has an answer in part, and the last {settle} readings added nothing."
         return Outcome(Kind.FINISH, state, said, end="settled")
     if state.start and search.start_node_id is None:  # not the whole tree instead
         return Outcome(
@@ -138,11 +138,11 @@ def _step(search: Search, state: WalkState, *, by: Principal) -> Outcome:
 
 
 def _counted(outcome: Outcome) -> Outcome:
-    """The outcome, with the calls since a reading last added to an answer counted."""
-    if outcome.kind == Kind.READ and outcome.detail.get("added"):
-        outcome.state.calls_since_found = 0
-    elif outcome.call is not None:
-        outcome.state.calls_since_found += 1
+    """The outcome, with the readings in a row that added nothing to any answer counted. Routing
+    is not counted: a model that reads right may need several calls to reach the rest."""
+    if outcome.kind == Kind.READ and outcome.call is not None:
+        added = outcome.detail.get("added")
+        outcome.state.reads_since_found = 0 if added else outcome.state.reads_since_found + 1
     return outcome
 
 

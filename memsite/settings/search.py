@@ -10,9 +10,9 @@ MEMSITE_SEARCH_MAX_TOKENS = env_int("MEMSITE_SEARCH_MAX_TOKENS", 200_000)
 MEMSITE_SEARCH_TIMEOUT_S = env_int("MEMSITE_SEARCH_TIMEOUT_S", 300)
 MEMSITE_SEARCH_MAX_RESTARTS = env_int("MEMSITE_SEARCH_MAX_RESTARTS", 1)
 MEMSITE_SEARCH_MAX_DEPTH = env_int("MEMSITE_SEARCH_MAX_DEPTH", 2)  # sub-searches within sub-searches
-# Once every question has an answer in part, the LLM calls a walk may make finding nothing more
-# before it ends (`settled`): a reader may find the rest further on, but rarely after this many.
-MEMSITE_SEARCH_SETTLE_CALLS = env_int("MEMSITE_SEARCH_SETTLE_CALLS", 3, minimum=1)
+# Once every question has an answer in part, the readings in a row that may add nothing to any
+# before the walk ends (`settled`): a reader may find the rest further on, but rarely after this.
+MEMSITE_SEARCH_SETTLE_READS = env_int("MEMSITE_SEARCH_SETTLE_READS", 2, minimum=1)
 MEMSITE_SEARCH_ROUTE_TOKENS = env_int("MEMSITE_SEARCH_ROUTE_TOKENS", 3_000)  # options shown per routing call
 MEMSITE_SEARCH_READ_TOKENS = env_int("MEMSITE_SEARCH_READ_TOKENS", 3_000)  # content shown per reading call
 MEMSITE_SEARCH_TOOLS = env_bool("MEMSITE_SEARCH_TOOLS", True)  # offer a folder's tool tree before leaving it

@@ -192,7 +192,7 @@ def test_ask_user_waits_for_the_answer_which_completes_the_search(llm, tree, use
 def test_a_tool_call_with_the_same_arguments_reuses_its_result(llm, tree, settings):
     settings.MEMSITE_SEARCH_TOOLS = True
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 1
-    settings.MEMSITE_SEARCH_SETTLE_CALLS = 10  # the walk goes on after its partial answer
+    settings.MEMSITE_SEARCH_SETTLE_READS = 10  # the walk goes on after its partial answer
     arguments = Reply.json({"query": "PostgreSQL"})
     llm.script(
         pick("pg-tuning.md"),
@@ -307,12 +307,15 @@ def test_a_walk_that_finds_nothing_more_after_a_partial_answer_settles(llm, tree
         pick("frontend"),
         pick("css.md"),
         NOTHING,
-        pick("user"),  # a fourth call would be one too many
+        pick("user"),  # routing is not counted: the walk goes on to a second reading
+        pick("machine.md"),
+        NOTHING,
+        pick(None),  # a call too many
     )
     search = run_search([QUESTION])
 
     assert search.status == Search.Status.DONE and search.ended_because == "settled"
-    assert search.llm_calls == 7 and llm.pending == 1
+    assert search.llm_calls == 10 and llm.pending == 1
     [answer] = search.result["answers"]
     assert answer["answer"] == "A share of the RAM." and not answer["complete"]
     assert search.steps.last().summary.startswith("Every question has an answer in part")
