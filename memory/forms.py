@@ -38,6 +38,10 @@ class NodeUpdateForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
 
+class NodeRestoreForm(forms.Form):
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)  # the node's, as the page showed it
+
+
 class ArchiveUploadForm(forms.Form):
     archive = forms.FileField()
     mode = forms.TypedChoiceField(

@@ -108,6 +108,30 @@ class NodeContent(models.Model):
         return f"content of {self.node_id} ({self.size} bytes)"
 
 
+class NodeVersion(models.Model):
+    """A text document as it was at a version: its name, description and text, so that its
+    history can show what each write changed and a version can be restored. A write that
+    changes the document (an update, a content write, a restore) fills in the row of the
+    version it leaves with the document as it was, and starts a row for the version it makes;
+    that newest row holds no copy (`data` is null), as the document itself holds it. The
+    document's state at any version is then the newest row at or before it. Rows go with the
+    document; at most VERSIONS_KEPT of a document are kept (`memory.services.versions`)."""
+
+    # Indexed by the unique constraint, whose first column it is.
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="+", db_index=False)
+    version = models.PositiveIntegerField()
+    name = models.CharField(max_length=255, blank=True)
+    description = models.TextField(blank=True)
+    description_auto = models.BooleanField(default=False)
+    data = models.BinaryField(null=True)  # the text as UTF-8; null in the newest row: the document's own
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["node", "version"], name="memory_nodeversion_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} at version {self.version}"
+
+
 class Passage(models.Model):
     """A piece of a node's text in the content index (`memory.index`): its name and description
     (`label`), or a line of its content (short lines joined while the passage stays within 60
@@ -332,9 +356,10 @@ class ToolCall(models.Model):
 
 class NodeEvent(models.Model):
     """One write to a node: what it was, who made it (and with which token, if one), in which
-    space, and the node's version before and after (none before a create, none after a
-    delete). `node_id` is the node's id as text, not a foreign key, so that a node's history
-    outlives the node; its space says whose history it is once the node is gone."""
+    space, the node's version before and after (none before a create, none after a delete),
+    and for a restore the version it brought back. `node_id` is the node's id as text, not a
+    foreign key, so that a node's history outlives the node; its space says whose history it
+    is once the node is gone."""
 
     class Action(models.TextChoices):
         CREATE = "create", "created"
@@ -342,6 +367,7 @@ class NodeEvent(models.Model):
         CONTENT = "content", "content written"
         MOVE = "move", "moved"
         DELETE = "delete", "deleted"
+        RESTORE = "restore", "restored"
 
     node_id = models.CharField(max_length=39)
     space = models.ForeignKey("spaces.Space", on_delete=models.CASCADE, related_name="+")
@@ -352,6 +378,7 @@ class NodeEvent(models.Model):
     token = models.ForeignKey("spaces.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     version_before = models.PositiveIntegerField(null=True, blank=True)
     version_after = models.PositiveIntegerField(null=True, blank=True)
+    restored_from = models.PositiveIntegerField(null=True, blank=True)  # the version a restore brought back
     at = models.DateTimeField()
 
     class Meta:

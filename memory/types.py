@@ -82,6 +82,13 @@ class MemoryType:
     # a file system (`memory.validation.file_mode`).
     file_mode: int | None = None
 
+    @property
+    def keeps_versions(self) -> bool:
+        """Whether its nodes keep what they were at each version (`memory.models.NodeVersion`):
+        text does, for its history's diffs and restores; bytes, which archives write in bulk,
+        do not."""
+        return self.content is ContentKind.TEXT
+
     def validate_context(self, context: dict[str, Any] | None) -> dict[str, Any]:
         """The context normalized by the schema, or InvalidInput naming each bad field."""
         try:

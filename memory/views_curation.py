@@ -1,18 +1,23 @@
 """The memory browser's curation: edit a document's text in its panel, move a node with a
-folder picker, and read a node's history. Explained in docs/memory.md."""
+folder picker, read a node's history, compare a document's versions and restore one.
+Explained in docs/memory.md."""
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.views.decorators.http import require_GET, require_POST
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import selectors, services
-from memory.forms import FolderFindForm, NodeMoveForm
+from memory.forms import FolderFindForm, NodeMoveForm, NodeRestoreForm
+from memory.logic.diff import CHARS_SHOWN, LINES_COMPARED, LINES_SHOWN
 from memory.logic.tree import TreeChange
 from memory.models import NODE_ID_PREFIX, Node, NodeEvent
+from memory.permissions import node_permissions
 from memory.selectors.nodes import PATH_SEPARATOR
 from memory.types import ContentKind
 from memory.views import (
@@ -31,10 +36,10 @@ from memory.views import (
     editor_context,
     editor_too_large,
 )
-from memsite.errors import ServiceError
+from memsite.errors import InvalidInput, ServiceError
 from memsite.pages import form_error, render_page
 from memsite.request_types import HtmxHttpRequest
-from memsite.spaces.logic import Role
+from memsite.spaces.logic import Role, role_allows
 from memsite.spaces.middleware import required_role
 from memsite.spaces.principals import principal_of
 
@@ -44,6 +49,16 @@ HISTORY_PAGE = 25
 # The radio buttons of a folder picker, which its find form fills (templates/memory/folder_picker.html).
 FOLDER_CHOICES = "memory/folder_picker.html#choices"
 EVENT_KEY = re.compile(r"^[0-9]{1,18}$")  # an event's id, within a 64-bit integer
+VERSION_KEY = re.compile(r"^[0-9]{1,10}$")
+VERSION_PAGE = "memory/version.html"
+# What the version page says of a diff it cut (memory.logic.diff).
+DIFF_LIMITS = {
+    "lines_shown": f"{LINES_SHOWN:,}",
+    "chars_shown": f"{CHARS_SHOWN:,}",
+    "lines_compared": f"{LINES_COMPARED:,}",
+}
+# The writes that change what a document reads as: those whose versions a diff can show.
+CHANGES = {NodeEvent.Action.CREATE, NodeEvent.Action.UPDATE, NodeEvent.Action.CONTENT, NodeEvent.Action.RESTORE}
 
 
 def _full_page(request: HtmxHttpRequest, node: Node, **extra: object) -> HttpResponse:
@@ -186,13 +201,41 @@ class HistoryPage:
     events: list[NodeEvent]
     before: int | None  # the id the page starts below; None for the newest
     older: int | None  # the key of the next page, if there is one
+    current: int | None = None  # the node's version now; None once it is deleted
+    # The events that changed a document to a version still kept: their links show the change.
+    comparable: frozenset[int] = frozenset()
+    can_restore: bool = False
+
+
+def _history_page(request: HtmxHttpRequest, node: Node | None, page: HistoryPage) -> HistoryPage:
+    """The page with what its links need: the node's version now, which versions are kept, and
+    whether restores are offered. A deleted node's has none."""
+    if node is None:
+        return page
+    versions = [event.version_after for event in page.events if event.version_after is not None]
+    kept = selectors.node_versions_kept(node=node, versions=versions)
+    comparable = frozenset(event.pk for event in page.events if event.action in CHANGES and event.version_after in kept)
+    return replace(page, current=node.version, comparable=comparable, can_restore=_may_restore(request, node))
+
+
+def _may_restore(request: HtmxHttpRequest, node: Node) -> bool:
+    """Whether restores are offered: to writers, of a node whose edits `node_restore` allows."""
+    principal = principal_of(request)
+    return role_allows(principal.role, Role.EDITOR) and node_permissions(node, by=principal).edit
+
+
+def _node_or_none(request: HtmxHttpRequest, node_id: str) -> Node | None:
+    try:
+        return selectors.node_get(space=_space(request), node_id=node_id)
+    except ServiceError:
+        return None
 
 
 @require_GET
 @login_required
 def node_history(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
-    """Who wrote the node, what and when, newest first, a page at a time; a deleted node's
-    history too, on a page of its own."""
+    """Who wrote the node, what and when, newest first, a page at a time, with links to what
+    each write changed of a document; a deleted node's history too, on a page of its own."""
     before_text = request.GET.get("before") or None
     if before_text is not None and not EVENT_KEY.match(before_text):
         return HttpResponse("The 'before' key is not an event number.", status=400, content_type=PLAIN_TEXT)
@@ -203,11 +246,79 @@ def node_history(request: HtmxHttpRequest, node_id: str) -> HttpResponse:
         return HttpResponse(error.message, status=error.status, content_type=PLAIN_TEXT)
     rows = list(events.order_by("-id")[: HISTORY_PAGE + 1])
     older = rows[HISTORY_PAGE - 1].pk if len(rows) > HISTORY_PAGE else None
-    page = HistoryPage(node_id, rows[:HISTORY_PAGE], before, older)
+    node = _node_or_none(request, node_id)
+    page = _history_page(request, node, HistoryPage(node_id, rows[:HISTORY_PAGE], before, older))
     if request.htmx:
         return render_page(request, f"{BROWSER}#history", {"history": page})
-    try:
-        node = selectors.node_get(space=_space(request), node_id=node_id)
-    except ServiceError:
+    if node is None:
         return render_page(request, BROWSER, {**_tree_context(request), "history": page, "gone": True})
     return _full_page(request, node, history=page)
+
+
+# -- a document's versions ---------------------------------------------------------------------
+
+
+def _version_page(
+    request: HtmxHttpRequest,
+    node: Node,
+    version: int,
+    against: int | None,
+    *,
+    restoring: bool = False,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    """The version against `against` (by default the version before it), and, `restoring`, the
+    form that restores it."""
+    try:
+        compared = selectors.node_version_diff(node=node, version=version, against=against)
+    except ServiceError as refusal:
+        return HttpResponse(refusal.message, status=refusal.status, content_type=PLAIN_TEXT)
+    context = {
+        "node": node,
+        "compared": compared,
+        "can_restore": version != node.version and _may_restore(request, node),
+        "restoring": restoring,
+        "error": error,
+        "limits": DIFF_LIMITS,
+    }
+    return render_page(request, VERSION_PAGE, context, status=status)
+
+
+@require_GET
+@login_required
+def node_version(request: HtmxHttpRequest, node_id: str, version: int) -> HttpResponse:
+    """A version of a document, and what changed to it from another: the version before it,
+    unless `?against=` names another (the history links the version now)."""
+    node = _node_or_404(request, node_id)
+    against = request.GET.get("against") or None
+    if against is not None and not VERSION_KEY.match(against):
+        return HttpResponse("'against' is not a version number.", status=400, content_type=PLAIN_TEXT)
+    return _version_page(request, node, version, int(against) if against is not None else None)
+
+
+@required_role(Role.EDITOR)  # its GET asks to confirm a write
+@require_http_methods(["GET", "POST"])
+@login_required
+def node_restore(request: HtmxHttpRequest, node_id: str, version: int) -> HttpResponse:
+    """GET: what restoring the version changes (the version against the one now), to confirm;
+    POST: restore it, at the version the page was shown at."""
+    node = _node_or_404(request, node_id)
+    if request.method == "GET":
+        return _version_page(request, node, version, node.version, restoring=True)
+    form = NodeRestoreForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise InvalidInput(form_error(form))
+        restored = services.node_restore(
+            node=node, version=version, expected_version=form.cleaned_data["version"], by=principal_of(request)
+        )
+    except ServiceError as error:
+        return _version_page(
+            request, node, version, node.version, restoring=True, error=error.message, status=error.status
+        )
+    if restored.version == node.version:
+        messages.success(request, f"'{node.name}' already reads as version {version} did: nothing was written.")
+    else:
+        messages.success(request, f"Restored version {version} of '{restored.name}' as version {restored.version}.")
+    return redirect("memory:node_detail", node_id=node.pk)

@@ -13,6 +13,12 @@ urlpatterns = [
     path("nodes/<str:node_id>/children/", nodes.NodeChildrenApi.as_view(), name="node-children"),
     path("nodes/<str:node_id>/ancestors/", nodes.NodeAncestorsApi.as_view(), name="node-ancestors"),
     path("nodes/<str:node_id>/history/", history.NodeHistoryApi.as_view(), name="node-history"),
+    path("nodes/<str:node_id>/history/<int:version>/", history.NodeVersionApi.as_view(), name="node-version"),
+    path(
+        "nodes/<str:node_id>/history/<int:version>/restore/",
+        history.NodeRestoreApi.as_view(),
+        name="node-restore",
+    ),
     path("nodes/<str:node_id>/move/", nodes.NodeMoveApi.as_view(), name="node-move"),
     path("nodes/<str:node_id>/content/", nodes.NodeContentApi.as_view(), name="node-content"),
     path("nodes/<str:node_id>/export/", nodes.ProjectExportApi.as_view(), name="project-export"),

@@ -38,8 +38,11 @@ from memory.selectors.searches import (
     search_steps,
     search_wait,
 )
+from memory.selectors.versions import DocumentAt, VersionDiff, node_version, node_version_diff, node_versions_kept
 
 __all__ = [
+    "DocumentAt",
+    "VersionDiff",
     "node_ancestors",
     "node_child_before",
     "node_children",
@@ -62,6 +65,9 @@ __all__ = [
     "path_names",
     "node_roots",
     "node_subtree",
+    "node_version",
+    "node_version_diff",
+    "node_versions_kept",
     "nodes_by_id",
     "passage_text",
     "project_files",

@@ -7,6 +7,7 @@ from memory.services.nodes import (
     node_create,
     node_delete,
     node_move,
+    node_restore,
     node_update,
 )
 from memory.services.searches import (
@@ -27,6 +28,7 @@ __all__ = [
     "node_create",
     "node_delete",
     "node_move",
+    "node_restore",
     "node_update",
     "project_export",
     "project_import",

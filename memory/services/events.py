@@ -1,6 +1,6 @@
 """The record of node writes: a NodeEvent row for each node a service creates, updates, moves,
-writes the content of or deletes, in the write's transaction, with the user who made it, the
-token it was made with, if one, and the space it was made in."""
+writes the content of, restores or deletes, in the write's transaction, with the user who made
+it, the token it was made with, if one, and the space it was made in."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,7 +15,17 @@ from memory.models import Node, NodeEvent
 from memory.rows import insert_rows
 from memsite.spaces.principals import Principal
 
-EVENT_COLUMNS = ("node_id", "space", "action", "user", "token", "version_before", "version_after", "at")
+EVENT_COLUMNS = (
+    "node_id",
+    "space",
+    "action",
+    "user",
+    "token",
+    "version_before",
+    "version_after",
+    "restored_from",
+    "at",
+)
 # Branches read a query: SQLite refuses an expression deeper than 1,000 terms.
 BRANCHES_A_QUERY = 500
 # (node id, version before, version after) of each node a write touched.
@@ -30,9 +40,17 @@ class Author:
     user_id: int | None
     token_id: int | None
 
-    def row(self, node_id: str, action: str, before: int | None, after: int | None, at: object) -> tuple:
+    def row(
+        self,
+        node_id: str,
+        action: str,
+        before: int | None,
+        after: int | None,
+        at: object,
+        restored_from: int | None = None,
+    ) -> tuple:
         """An event row in EVENT_COLUMNS' order."""
-        return (node_id, self.space_id, action, self.user_id, self.token_id, before, after, at)
+        return (node_id, self.space_id, action, self.user_id, self.token_id, before, after, restored_from, at)
 
 
 def author_of(*, by: Principal) -> Author:
@@ -41,11 +59,15 @@ def author_of(*, by: Principal) -> Author:
     return Author(space_id=by.space.pk, user_id=by.user_id, token_id=by.token_id)
 
 
-def node_events_record(action: str, changes: Iterable[Change], *, author: Author) -> None:
-    """One event per change, inserted at once (COPY on PostgreSQL) however many there are."""
+def node_events_record(
+    action: str, changes: Iterable[Change], *, author: Author, restored_from: int | None = None
+) -> None:
+    """One event per change, inserted at once (COPY on PostgreSQL) however many there are; a
+    restore's names the version it brought back."""
     action = NodeEvent.Action(action).value
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    insert_rows(NodeEvent, EVENT_COLUMNS, [author.row(pk, action, before, after, now) for pk, before, after in changes])
+    rows = [author.row(pk, action, before, after, now, restored_from) for pk, before, after in changes]
+    insert_rows(NodeEvent, EVENT_COLUMNS, rows)
 
 
 def branch_versions(node_ids: Iterable[str]) -> list[tuple[str, int]]:

@@ -19,12 +19,15 @@ from memory.index.writes import index_nodes
 from memory.models import MAX_DEPTH, Node, NodeContent, NodeEvent, new_node_id
 from memory.permissions import node_permissions, write_under_require
 from memory.rows import insert_rows
+from memory.selectors import DocumentAt
 from memory.services.descriptions import descriptions_queue
 from memory.services.events import EVENT_COLUMNS, Author, author_of, deletions, node_events_record
+from memory.services.versions import version_start, versions_keep
 from memory.types import ContentKind, MemoryType, get_type
 from memory.validation import client_node_id, file_mode, validate_description, validate_name
 from memsite.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
-from memsite.spaces.principals import Principal
+from memsite.spaces.logic import Role
+from memsite.spaces.principals import Principal, role_require
 
 MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
 
@@ -250,6 +253,8 @@ def _created(node: Node, memory_type: MemoryType, content: bytes | None, author:
     described."""
     if memory_type.content is not ContentKind.NONE:
         _content_row(node, content or b"").save()
+    if memory_type.keeps_versions:
+        version_start(node_id=node.pk, version=1)
     node_events_record(NodeEvent.Action.CREATE, [(node.pk, None, 1)], author=author)
     index_nodes([node.pk])
     descriptions_queue([node.pk])
@@ -451,6 +456,7 @@ def node_update(
     node.type = memory_type.name
     if (node.name, node.description, node.type, node.context) == before:
         return selectors.node_fresh(node=node)
+    versions_keep(node=node, version_after=node.version + 1)
     node.version += 1
     try:
         with transaction.atomic():
@@ -579,6 +585,7 @@ def node_content_set(*, node: Node, data: bytes, expected_version: int | None = 
     memory_type = get_type(node.type)
     validate_content(memory_type, data)
     _check_version(node, expected_version)
+    versions_keep(node=node, version_after=node.version + 1)
     _content_row(node, data).save()
     Node.objects.filter(pk=node.pk).update(version=F("version") + 1, updated_at=timezone.now())
     written = (node.pk, node.version, node.version + 1)
@@ -586,3 +593,54 @@ def node_content_set(*, node: Node, data: bytes, expected_version: int | None = 
     index_nodes([node.pk])
     descriptions_queue([node.pk])
     return selectors.node_fresh(node=node)
+
+
+@transaction.atomic
+def node_restore(*, node: Node, version: int, expected_version: int | None = None, by: Principal) -> Node:
+    """Make a text document read again as it did at `version`: a new version with that one's
+    name, description and text, recorded as a restore; no version is rewritten. Checked as an
+    edit is: the role, the token's folder, what the node allows, and `expected_version` (else
+    Conflict). A document that already reads as that version did is left as it is, its
+    version with it, as an update that changes nothing is."""
+    # Not only a request's method says a restore writes: the role is checked here too.
+    role_require(by, Role.EDITOR)
+    node = _lock(node)
+    write_under_require(node, by=by)
+    _check_version(node, expected_version)
+    then = selectors.node_version(node=node, version=version)
+    now = selectors.node_version(node=node, version=node.version)
+    _check_restore_allowed(node, then, now, by=by)
+    if then.same_as(now):
+        return selectors.node_fresh(node=node)
+    versions_keep(node=node, version_after=node.version + 1)
+    try:
+        with transaction.atomic():
+            Node.objects.filter(pk=node.pk).update(
+                name=then.name,
+                description=then.description,
+                description_auto=then.description_auto,
+                version=F("version") + 1,
+                updated_at=timezone.now(),
+            )
+    except IntegrityError:
+        raise Conflict(f"'{then.name}' is already used by a sibling of this node.") from None
+    if then.data != now.data:
+        _content_row(node, then.data).save()
+    restored = (node.pk, node.version, node.version + 1)
+    node_events_record(NodeEvent.Action.RESTORE, [restored], author=author_of(by=by), restored_from=version)
+    index_nodes([node.pk], labels_only=then.data == now.data)
+    descriptions_queue([node.pk])
+    return selectors.node_fresh(node=node)
+
+
+def _check_restore_allowed(node: Node, then: DocumentAt, now: DocumentAt, *, by: Principal) -> None:
+    """What the restore would change, against what `by` may change of the node."""
+    allowed = node_permissions(node, by=by)
+    allowed.require("edit")
+    if then.name != now.name:
+        allowed.require("rename")
+        if Node.objects.filter(parent_id=node.parent_id, name=then.name).exclude(pk=node.pk).exists():
+            raise Conflict(f"'{then.name}' is already used by a sibling of this node.")
+    if then.data != now.data:
+        allowed.require("write_content")
+        validate_content(get_type(node.type), then.data)

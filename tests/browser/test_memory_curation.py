@@ -223,6 +223,33 @@ def test_a_nodes_history(page, live_server, screenshot):
     screenshot("curation-09-history")
 
 
+def test_a_version_is_compared_and_restored_without_script(chromium_browser, live_server):
+    """The history's links lead to a version's diff and to its restore's confirmation: plain
+    pages and a form, which work with script off."""
+    bo = UserFactory(username="bo")
+    document = DocumentFactory(parent=internal("swarmstar"), name="notes.md", content=b"one\ntwo\n", by=acting(bo))
+    services.node_content_set(node=document, data=b"one\n<b>two</b>\n", by=acting(bo))
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 860}, java_script_enabled=False)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        log_in(page, live_server)
+        page.goto(f"{live_server.url}/memory/{document.pk}/history/")
+        page.locator(".history-table").get_by_role("link", name="Changes").first.click()
+        expect(page.locator("#version-diff .diff-added")).to_have_text(["+<b>two</b>"])  # as text, not markup
+        expect(page.locator("#version-diff .diff-removed")).to_have_text(["-two"])
+        page.screenshot(path=str(_artifact("curation-14-version-diff")), full_page=True)
+        page.goto(f"{live_server.url}/memory/{document.pk}/history/")
+        page.locator(".history-table").get_by_role("link", name="Restore…").click()
+        expect(page.locator("h1")).to_have_text("Restore version 1 of 'notes.md'?")
+        page.screenshot(path=str(_artifact("curation-15-restore-confirmation")), full_page=True)
+        page.get_by_role("button", name="Restore version 1").click()
+        expect(page.locator(".flash")).to_have_text("Restored version 1 of 'notes.md' as version 3.")
+        assert selectors.node_content(node=document) == b"one\ntwo\n"
+    finally:
+        context.close()
+
+
 def test_upload_into_a_project_opened_from_the_panels(page, live_server, screenshot, console_errors):
     project = ProjectFactory(name="todo-api")
     projects = internal("projects")

@@ -193,6 +193,7 @@ def world(db):
             project_file.pk,
         ],
         search_id=[queued.pk, done.pk, waiting.pk],
+        version=[1],  # the document's
         question_id=[question.pk],
         slug=["default"],
         username=[owner.username, member.username],

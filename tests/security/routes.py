@@ -100,6 +100,11 @@ def node(attribute: str) -> Callable[[World], dict]:
     return lambda world: {"node_id": getattr(world, attribute).pk}
 
 
+def document_version(world: World) -> dict:
+    """The document's first version: restoring it, while it is the version now, writes nothing."""
+    return {"node_id": world.document.pk, "version": 1}
+
+
 def space(world: World) -> dict:
     return {"slug": "default"}
 
@@ -211,6 +216,10 @@ ROUTES: dict[str, Route] = {
     "api/nodes/<str:node_id>/children/": api(node("folder"), get=ok()),
     "api/nodes/<str:node_id>/ancestors/": api(node("document"), get=ok()),
     "api/nodes/<str:node_id>/history/": api(node("document"), get=ok()),
+    "api/nodes/<str:node_id>/history/<int:version>/": api(document_version, get=ok()),
+    "api/nodes/<str:node_id>/history/<int:version>/restore/": api(
+        document_version, post=ok(json=lambda w: {"version": w.document.version})
+    ),
     "api/nodes/<str:node_id>/move/": api(node("document"), post=ok(json=lambda w: {"parent": w.destination.pk})),
     "api/nodes/<str:node_id>/content/": api(node("document"), get=ok(), put=ok(raw=lambda w: b"# New text\n")),
     "api/nodes/<str:node_id>/export/": api(node("project"), get=ok()),
@@ -319,6 +328,10 @@ ROUTES: dict[str, Route] = {
     "memory/<str:node_id>/move/": page(node("document"), post=ok(302, form=lambda w: {"parent": w.destination.pk})),
     "memory/<str:node_id>/move/folders/": page(node("document"), get=ok(query="?q=arch", htmx=True)),
     "memory/<str:node_id>/history/": page(node("document"), get=ok()),
+    "memory/<str:node_id>/history/<int:version>/": page(document_version, get=ok()),
+    "memory/<str:node_id>/history/<int:version>/restore/": page(
+        document_version, get=ok(role=Role.EDITOR), post=ok(302, form=lambda w: {"version": w.document.version})
+    ),
     "memory/<str:node_id>/archive/upload/": page(node("project"), post=ok(302, form=archive)),
     "memory/<str:node_id>/archive.tar.gz": page(node("project"), get=ok()),
     "user/preferences/": page(get=ok()),

@@ -72,6 +72,8 @@ def test_a_node_of_another_space_is_missing_to_every_node_endpoint(outsider, the
     refused(outsider, "get", url("node-children", folder))
     refused(outsider, "get", url("node-ancestors", document))
     refused(outsider, "get", url("node-history", document))
+    refused(outsider, "get", url("node-version", document, 1))
+    refused(outsider, "post", url("node-restore", document, 1), {"version": 1}, format="json")
     refused(outsider, "get", url("node-content", document))
     refused(outsider, "put", url("node-content", document), b"overwritten", content_type="text/markdown")
     refused(outsider, "get", url("node-resolve") + "?path=/swarmstar/private/secret.md")
