@@ -18,7 +18,8 @@ from agents.brains.logic import affect
 from agents.brains.logic import memory_json as mj
 from agents.brains.logic.caps import cap, clip
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, Synapse, TickRun
-from agents.context.models import Agent
+from agents.context.models import Agent, Message
+from agents.context.services import ChatLine, conversation_replace
 from benchmarks.prose import WORDS, prose
 from memory.services.nodes import insert_rows
 
@@ -26,7 +27,16 @@ MODEL = "gpt-4o"
 INSERT_BATCH = 10_000
 HISTORY = timedelta(days=30)  # the generated entries are spread over the month before the run
 # Cap names of the collections, as `sizes` counts them: lists (Record kinds), then the others.
-COLLECTIONS = (*(kind for _, kind, _ in mj.RECORD_SECTIONS), "goal", "path", "url", "neuron", "synapse", "tick")
+COLLECTIONS = (
+    *(kind for _, kind, _ in mj.RECORD_SECTIONS),
+    mj.CHAT_CAP,  # chat lines are the agent's conversation: messages
+    "goal",
+    "path",
+    "url",
+    "neuron",
+    "synapse",
+    "tick",
+)
 ACTIONS = ("read_file", "list_dir", "fetch_url", "reply", "write_note", "idle")
 LOG_TYPES = ("thought", "explore_path", "explore_url", "action", "plan", "deep_reflect", "error")
 
@@ -220,6 +230,7 @@ def document_entries(document: dict[str, Any]) -> int:
 @dataclass
 class BrainRows:
     records: list[tuple]  # (kind, seq, text, data, created_at)
+    chat: list[ChatLine]  # the conversation
     goals: list[tuple]  # (text, status, data, created_at, done_at)
     explored: list[tuple]  # (kind, key, summary, at, data)
     neurons: list[tuple]  # (key, kind, label, strength, last_used, data)
@@ -229,7 +240,9 @@ class BrainRows:
 
     @property
     def count(self) -> int:
-        return sum(len(rows) for rows in (self.records, self.goals, self.explored, self.neurons, self.synapses))
+        return sum(
+            len(rows) for rows in (self.records, self.chat, self.goals, self.explored, self.neurons, self.synapses)
+        )
 
 
 def brain_rows(document: dict[str, Any], *, now: datetime) -> BrainRows:
@@ -243,6 +256,11 @@ def brain_rows(document: dict[str, Any], *, now: datetime) -> BrainRows:
         for name, kind, model in mj.RECORD_SECTIONS
         for seq, (_, item, entry) in enumerate(memory.items(name, model), 1)
     ]
+    chat = []
+    for _, item, entry in memory.items(mj.CHAT_SECTION, mj.ChatEntry):
+        role, content, at = mj.chat_role(entry), clip(entry.main_text(), "entry_chars"), entry.t or now
+        data = mj.stored_entry(item, mj.chat_line_fields(role=role, content=content, at=at))
+        chat.append(ChatLine(role=role, content=content, created_at=at, data=data))
     goals = []
     for _, item, entry in memory.items("state.goals", mj.GoalEntry):
         created = entry.createdAt or now
@@ -286,7 +304,7 @@ def brain_rows(document: dict[str, Any], *, now: datetime) -> BrainRows:
         "neuron_count": len(neurons),
         "synapse_count": len(synapses),
     }
-    return BrainRows(records, goals, explored, neurons, synapses, brain, document_entries(document))
+    return BrainRows(records, chat, goals, explored, neurons, synapses, brain, document_entries(document))
 
 
 def _copy(
@@ -370,6 +388,7 @@ def brain_fill(*, agent: Agent, rows: BrainRows, ticks: list[tuple]) -> Brain:
         linked = ((ids[source], ids[target], *rest) for source, target, *rest in rows.synapses)
         _copy(Synapse, ("source", "target", "weight", "last_used", "data"), brain.pk, linked, ("data",))
         _copy(TickRun, TICK_COLUMNS, brain.pk, ticks, ("arguments", "steps", "emotions", "hormones"))
+        conversation_replace(agent=agent, lines=rows.chat)  # a cap of 200 lines: written as an import writes them
     return brain
 
 
@@ -381,4 +400,5 @@ def table_counts(brain_id: int) -> dict[str, int]:
         counts.update(kinds.values_list("kind", "n"))
     for name, model in (("goal", Goal), ("neuron", Neuron), ("synapse", Synapse), ("tick", TickRun)):
         counts[name] = model.objects.filter(brain_id=brain_id).count()
+    counts[mj.CHAT_CAP] = Message.objects.filter(agent_id=brain_id).count()  # a brain's id is its agent's
     return counts

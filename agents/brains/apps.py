@@ -14,4 +14,5 @@ class BrainsConfig(AppConfig):
         register_in_flight("ticking_agents", ticking_agents_in_flight)
         # A brain's page is its agent's id, which is the brain's own.
         register_served_page("brains.tickrun", ServedPage("tick", "agents:brain_detail", via="brain_id"))
-        register_served_page("brains.record", ServedPage("chat line", "agents:brain_detail", via="brain_id"))
+        # A chat's LLM call serves the user's message, which the brain page's chat shows.
+        register_served_page("context.message", ServedPage("chat line", "agents:brain_detail", via="agent_id"))

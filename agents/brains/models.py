@@ -15,7 +15,6 @@ class RecordKind(models.TextChoices):
     EPISODE = "episode", "episodes"
     FACT = "fact", "semantic facts"
     SELF_INSTRUCTION = "self_instruction", "self-instructions"
-    CHAT = "chat", "chat history"
     LOG = "log", "logs"
     USER_MESSAGE = "user_message", "the user model's last messages"
 
@@ -108,7 +107,8 @@ class BrainExtra(models.Model):
 class Record(models.Model):
     """One entry of a list collection: a thought, an episode, a log line... `seq` numbers a
     brain's entries of one kind from 1; `data` holds the entry's other fields as memory.json
-    has them (an episode's type, what and where; a chat line's role)."""
+    has them (an episode's type, what and where). Chat lines are messages of the agent's
+    conversation (`agents.context.models.Message`)."""
 
     brain = models.ForeignKey(Brain, on_delete=models.CASCADE, related_name="records")
     kind = models.CharField(max_length=16, choices=RecordKind.choices)

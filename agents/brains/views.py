@@ -22,7 +22,8 @@ from agents.brains.logic.charts import LineChart, line_chart
 from agents.brains.logic.recall import Citable, anchor, records_cited
 from agents.brains.models import Record, RecordKind, TickRun
 from agents.brains.services.brains import goal_complete, goal_create
-from agents.context.models import Agent
+from agents.context import selectors as context_selectors
+from agents.context.models import Agent, Message
 from agents.http import agent_or_404
 from memsite.errors import InvalidInput, ServiceError
 from memsite.limits import wait_slots
@@ -75,10 +76,11 @@ def _stream(agent: Agent) -> list[Record]:
 
 
 def _citable(
-    agent: Agent, lines: list[Record], facts: list[Record] | None = None, stream: list[Record] | None = None
+    agent: Agent, lines: list[Message], facts: list[Record] | None = None, stream: list[Record] | None = None
 ) -> Citable:
-    """What the citations of `lines` may link to: the facts and the stream the page shows (each
-    read here unless given); a chat may cite older entries, whose texts are read to be shown."""
+    """What the citations of the chat's `lines` may link to: the facts and the stream the page
+    shows (each read here unless given); a chat may cite older entries, whose texts are read to be
+    shown."""
     if facts is None:
         facts = selectors.brain_records_newest(agent=agent, kind=RecordKind.FACT, limit=FACTS_SHOWN)
     if stream is None:
@@ -90,14 +92,14 @@ def _citable(
     return Citable(shown=shown, texts={anchor(kind, str(seq)): text for (kind, seq), text in texts.items()})
 
 
-def _version(state: selectors.BrainState) -> str:
+def _version(agent: Agent, state: selectors.BrainState) -> str:
     """Moves whenever the panels would show something else: a change to the brain's row, an
-    entry added to any list (every service that writes logs it), or a tick ending (which
-    writes its emotions and hormones to its run)."""
+    entry added to any list (every service that writes logs it), a tick ending (which writes
+    its emotions and hormones to its run), or a message added to the conversation."""
     changed = state.brain.updated_at.timestamp() if state.brain.updated_at else 0
     last = state.ticking.last.number if state.ticking.last else 0
     newest = ".".join(str(state.newest.get(kind, 0)) for kind in RecordKind.values)
-    return f"{changed:.6f}-{last}-{newest}"
+    return f"{changed:.6f}-{last}-{newest}-{agent.message_count}"
 
 
 def _stream_context(
@@ -111,7 +113,7 @@ def _stream_context(
         "state": state,
         "stream": stream,
         "awaited": awaited,
-        "version": _version(state),
+        "version": _version(agent, state),
         "settled": state.ticking.idle and awaited is None,
         "poll_s": POLL_S,
         # Whether heuristics wrote the last tick's thoughts and choices.
@@ -130,7 +132,8 @@ def _charts(agent: Agent) -> tuple[LineChart, LineChart]:
 def _panels(agent: Agent, state: selectors.BrainState, stream: list[Record]) -> dict[str, Any]:
     """Every panel but the stream (given, for what citations link to), the forms and the controls."""
     emotions, hormones = _charts(agent)
-    chat = selectors.brain_records_newest(agent=agent, kind=RecordKind.CHAT, limit=CHAT_SHOWN)
+    # The conversation's newest messages, as the agent's page shows them: one thread.
+    chat = context_selectors.message_page(agent=agent, size=CHAT_SHOWN).messages
     facts = selectors.brain_records_newest(agent=agent, kind=RecordKind.FACT, limit=FACTS_SHOWN)
     return {
         "emotions_chart": emotions,
@@ -309,18 +312,19 @@ def brain_goal_complete(request: HtmxHttpRequest, agent_id: int, goal_id: int) -
 # -- chat --------------------------------------------------------------------------------------
 
 
-def _chat_send(agent: Agent, text: str, by: Principal) -> tuple[list[Record], bool, ServiceError | None]:
-    """The lines to append, whether "goal: ..." added a goal, and the refusal if there was one.
-    The reply is an LLM call made while the request waits: it takes one of the process's slots
-    for waiting, or is refused as Busy. When the LLM fails the user's line is kept, and shown."""
+def _chat_send(agent: Agent, text: str, by: Principal) -> tuple[list[Message], bool, ServiceError | None]:
+    """The messages to append, whether "goal: ..." added a goal, and the refusal if there was
+    one. The reply is an LLM call made while the request waits: it takes one of the process's
+    slots for waiting, or is refused as Busy. When the LLM fails the user's message is kept, and
+    shown."""
     try:
         with wait_slots().hold_or_busy():
             exchange = services.chat_send(agent=agent, text=text, by=by)
     except ServiceError as error:
-        kept = error.data.get("user_line")
-        line = selectors.brain_record(agent=agent, kind=RecordKind.CHAT, seq=kept) if isinstance(kept, int) else None
-        return ([line] if line is not None else []), False, error
-    return [exchange.user_line, exchange.reply_line], exchange.goal is not None, None
+        kept = error.data.get("user_message")
+        said = context_selectors.message_at(agent=agent, position=kept) if isinstance(kept, int) else None
+        return ([said] if said is not None else []), False, error
+    return [exchange.user_message, exchange.reply_message], exchange.goal is not None, None
 
 
 @require_POST
@@ -330,7 +334,7 @@ def brain_chat(request: HtmxHttpRequest, agent_id: int) -> HttpResponse:
     form keeps the text and says why."""
     agent = agent_or_404(request, agent_id)
     form = ChatForm(request.POST)
-    lines: list[Record] = []
+    lines: list[Message] = []
     goal_added = False
     refusal: ServiceError | None = None
     if not form.is_valid():

@@ -37,7 +37,7 @@ DELETION_LABELS = {
     "context.summary": ("conversation summary", "conversation summaries"),
     "brains.brain": ("brain", "brains"),
     "brains.brainextra": None,  # the rest of the brain's row: its line stands for it
-    "brains.record": ("brain record", "brain records (thoughts, episodes, facts, chat, logs)"),
+    "brains.record": ("brain record", "brain records (thoughts, episodes, facts, logs)"),
     "brains.goal": ("goal", "goals"),
     "brains.explored": ("explored path or URL", "explored paths and URLs"),
     "brains.neuron": ("neuron", "neurons"),

@@ -120,6 +120,10 @@ class Message(models.Model):
     pinned = models.BooleanField(default=False)  # never dropped from the context
     importance = models.FloatField(default=0.5)
     references = models.JSONField(default=list, blank=True)  # positions of earlier messages it builds on
+    # A chat line's keys beyond role, content and time, as memory.json's chatHistory keeps them:
+    # a chat reply's citations and provider, or an imported entry written back as the file had
+    # it (docs/memory-json.md). Shown, never sent.
+    data = models.JSONField(default=dict, blank=True)
 
     # What the message costs in a request, counted once by the agent's model's encoding.
     token_count = models.PositiveIntegerField()
@@ -198,8 +202,8 @@ class Summary(models.Model):
     that cuts the history at the same place. Each extends the newest earlier summary (`base`)
     with the messages after it: a summary of a summary, `level` deep.
 
-    Messages are only ever appended, so a summary stays true until a checkpoint restore, which
-    deletes the agent's summaries."""
+    Messages are only ever appended, so a summary stays true until a checkpoint restore or a
+    memory.json import replaces the conversation and deletes the agent's summaries."""
 
     Status = SummaryStatus
 

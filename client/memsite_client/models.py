@@ -220,6 +220,7 @@ class Message(Model):
     sender: str = ""
     pinned: bool = False
     importance: float
+    data: dict[str, Any] = Field(default_factory=dict)  # a chat reply's citations and provider
     token_count: int
     created_at: datetime
 
@@ -246,13 +247,6 @@ class AgentContext(Model):
 
     messages: list[dict[str, Any]]
     report: ContextReport
-
-
-class BrainRecord(Model):
-    seq: int
-    text: str
-    data: Any = None
-    created_at: datetime
 
 
 class Goal(Model):
@@ -305,11 +299,12 @@ class ChatCitation(Model):
 
 
 class ChatExchange(Model):
-    """The user's line and the agent's reply, what it cites, and the provider that wrote it
-    (`offline`: heuristics, no model); `goal` when the line was `goal: ...`."""
+    """The user's line and the agent's reply, two messages of its conversation; what the reply
+    cites, and the provider that wrote it (`offline`: heuristics, no model); `goal` when the
+    line was `goal: ...`."""
 
-    user: BrainRecord
-    reply: BrainRecord
+    user: Message
+    reply: Message
     goal: Goal | None = None
     citations: list[ChatCitation] = Field(default_factory=list)
     provider: str | None = None

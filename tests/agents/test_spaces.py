@@ -77,7 +77,7 @@ def _agent_calls(ours: dict) -> list[tuple[str, str, tuple, object]]:
     return [
         ("get", "agent-detail", (agent,), None),
         ("patch", "agent-detail", (agent,), {"name": "renamed"}),
-        ("post", "message-append", (agent,), {"role": "user", "content": "hello"}),
+        ("post", "messages", (agent,), {"role": "user", "content": "hello"}),
         ("get", "agent-context", (agent,), None),
         ("post", "checkpoint-create", (agent,), None),
         ("post", "checkpoint-restore", (agent, checkpoint), None),

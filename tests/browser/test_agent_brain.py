@@ -1,5 +1,6 @@
 """An agent's brain in a real browser: send a chat message and see it and the agent's reply
-appear without a reload; the page shows the charts of the ticks so far."""
+appear without a reload, then in the agent's conversation; the page shows the charts of the
+ticks so far."""
 
 import re
 from datetime import timedelta
@@ -8,8 +9,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from agents.brains.models import Record, TickRun
+from agents.brains.models import TickRun
 from agents.brains.services.brains import brain_writing, goal_create
+from agents.context.models import Message
 from tests.factories import AgentFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -64,8 +66,15 @@ def test_chat_with_the_agent(page, live_server, screenshot):
     expect(lines).to_have_count(2)
     expect(lines.first).to_contain_text("What have you learnt about cats?")
     expect(lines.nth(1)).to_have_class(re.compile(r"\bchat-assistant\b"))
-    reply = Record.objects.get(brain_id=agent.pk, kind="chat", seq=2).text
+    reply = Message.objects.get(agent=agent, position=2).content
     expect(lines.nth(1).locator(".chat-text")).to_have_text(reply)
     expect(page.get_by_label("Message")).to_have_value("")
     expect(page).to_have_url(brain_url)
     screenshot("agent-brain-chat")
+
+    # The agent's page shows the same thread, newest first.
+    page.locator("#chat").get_by_role("link", name="conversation on the agent's page").click()
+    messages = page.locator("#messages > li.message")
+    expect(messages).to_have_count(2)
+    expect(messages.first.locator(".message-content")).to_have_text(reply)
+    expect(messages.nth(1).locator(".message-content")).to_have_text("What have you learnt about cats?")

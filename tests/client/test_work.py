@@ -111,10 +111,16 @@ def test_an_agents_context_brain_and_chat(memsite):
 
     exchange = memsite.chat(agent.id, "goal: map the notes")
     assert isinstance(exchange, ChatExchange) and exchange.goal is not None
-    assert exchange.user.text == "goal: map the notes" and exchange.reply.seq == exchange.user.seq + 1
+    assert exchange.user.content == "goal: map the notes" and exchange.reply.position == exchange.user.position + 1
     brain = memsite.brain(agent)
     assert isinstance(brain, Brain) and [goal.text for goal in brain.goals] == ["map the notes"]
-    assert brain.counts["chat"] == 2 and memsite.get_agent(agent).message_count == 1
+    # One conversation: the message added, then the chat's two lines.
+    assert memsite.get_agent(agent).message_count == 3
+    assert [message.content for message in memsite.messages(agent, page_size=2)] == [
+        "Goal added: map the notes",
+        "goal: map the notes",
+        "Where are the deployment notes?",
+    ]
 
 
 def test_memorize_and_recall_are_waited_for(memsite):

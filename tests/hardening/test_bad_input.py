@@ -3145,7 +3145,7 @@ WRITE_ENDPOINTS = {
     ("POST", "memory-api:question-answer"),
     ("POST", "agents-api:agent-create"),
     ("PATCH", "agents-api:agent-detail"),
-    ("POST", "agents-api:message-append"),
+    ("POST", "agents-api:messages"),
     ("GET", "agents-api:agent-context"),
     ("POST", "agents-api:checkpoint-create"),
     ("POST", "agents-api:checkpoint-restore"),

@@ -21,6 +21,7 @@ from agents.brains import services as brain_services
 from agents.brains.logic.caps import cap
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, RecordKind, Synapse, TickRun
 from agents.brains.services.brains import goal_create
+from agents.context.models import Message
 from agents.graphs import selectors as agent_selectors
 from agents.graphs import services as graph_services
 from agents.graphs.logic.snapshot import snapshot_read
@@ -468,7 +469,7 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
     settings.MEMSITE_TICK_DEEP_REFLECT_EVERY = 3
     agent = AgentFactory(name="racer")
     ticked_by(agent)
-    chats: list[tuple[int, int]] = []  # the seqs of each exchange's user and reply lines
+    chats: list[tuple[int, int]] = []  # the positions of each exchange's user and reply messages
     goals_made, goals_done = 0, 0
 
     def ticker() -> list[TickRun | None]:
@@ -476,14 +477,14 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
 
     def chatter(text: str) -> tuple[int, int]:
         exchange = brain_services.chat_send(agent=agent, text=text, by=system())
-        return exchange.user_line.seq, exchange.reply_line.seq
+        return exchange.user_message.position, exchange.reply_message.position
 
     def chatter_api(text: str) -> tuple[int, int]:
         url = reverse("agents-api:chat", kwargs={"agent_id": agent.pk})
         response = api_client(token).post(url, {"text": text}, format="json")
         assert response.status_code == 201, response.content
         body = response.json()
-        return body["user"]["seq"], body["reply"]["seq"]
+        return body["user"]["position"], body["reply"]["position"]
 
     def goal_maker(text: str) -> int:
         url = reverse("agents-api:goal-create", kwargs={"agent_id": agent.pk})
@@ -549,11 +550,10 @@ def test_ticks_chats_and_goals_on_one_agent_lose_no_write(tree, token, settings,
         return [step["detail"] for run in runs for step in run.steps if step["name"] == name]
 
     # Every write is there: chat lines, thoughts, episodes, logs, goals.
-    chat_seqs = [seq for pair in chats for seq in pair]
-    assert len(set(chat_seqs)) == len(chat_seqs)
-    stored = set(Record.objects.filter(brain=brain, kind=RecordKind.CHAT).values_list("seq", flat=True))
-    assert set(chat_seqs) <= stored
-    assert Record.objects.filter(brain=brain, kind=RecordKind.CHAT, data__role="user").count() == len(chats)
+    positions = [position for pair in chats for position in pair]
+    assert len(set(positions)) == len(positions)
+    stored = dict(Message.objects.filter(agent=agent).values_list("position", "role"))
+    assert set(positions) <= set(stored) and list(stored.values()).count("user") == len(chats)
     assert count(RecordKind.THOUGHT) == sum(1 for detail in steps("reflect") if "thought" in detail)
     assert count(RecordKind.EPISODE) == len(steps("record"))
     goals_by_ticks = sum(len(detail.get("goals", [])) for detail in steps("deep_reflect"))

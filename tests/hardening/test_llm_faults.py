@@ -17,6 +17,7 @@ from agents.brains import services as brain_services
 from agents.brains.models import Brain, Goal, Record, TickRun
 from agents.brains.services.brains import brain_create, brain_writing
 from agents.brains.services.chat import ChatFailed
+from agents.context.models import Message
 from agents.graphs import services as graph_services
 from agents.graphs.models import Graph, GraphEdge, GraphNode, GraphOp, Turn
 from memory import services
@@ -348,7 +349,7 @@ def test_a_chat_the_llm_cannot_answer_keeps_the_users_line(llm, internal, fault)
 
     assert_all_consumed(llm)
     assert info.value.data["reason"] == fault.reason.value
-    lines = list(Record.objects.filter(brain_id=agent.pk, kind="chat").values_list("data__role", "text"))
+    lines = list(Message.objects.filter(agent=agent).values_list("role", "content"))
     assert lines == [("user", "What did you find?")]
     [failed] = LLMCall.objects.filter(purpose="chat")
     assert_failed_call(failed, fault)

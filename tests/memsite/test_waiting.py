@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings as project_settings
 from django.urls import reverse
 
-from agents.brains.models import Record, RecordKind
+from agents.context.models import Message
 from memory.models import Search
 from memory.services import node_create
 from memsite.limits import BodyReadTimeout, WaitSlots, wait_slots
@@ -54,7 +54,7 @@ def agent(offline_llm):
 
 
 def chat_lines(agent) -> list[str]:
-    return list(Record.objects.filter(brain_id=agent.pk, kind=RecordKind.CHAT).values_list("text", flat=True))
+    return list(Message.objects.filter(agent=agent).order_by("position").values_list("content", flat=True))
 
 
 def search_start(api, wait: int):

@@ -131,7 +131,7 @@ def snapshot(world: World) -> bytes:
 
 
 BRAIN_COLLECTIONS = (
-    "thoughts", "inner-thoughts", "episodes", "facts", "self-instructions", "chat", "logs",
+    "thoughts", "inner-thoughts", "episodes", "facts", "self-instructions", "logs",
     "explored-paths", "explored-urls", "neurons", "synapses", "ticks",
 )  # fmt: skip
 POLLING = frozenset({200, 286})  # a live partial answers 286 once it stops polling
@@ -172,7 +172,9 @@ ROUTES: dict[str, Route] = {
     # -- the API: agents ------------------------------------------------------------------------
     "api/agents/": api(post=ok(201, json=lambda w: {"name": "new agent", "model": "gpt-4"})),
     "api/agents/<int:agent_id>/": api(agent, get=ok(), patch=ok(json=lambda w: {"instructions": "Be brief."})),
-    "api/agents/<int:agent_id>/messages/": api(agent, post=ok(201, json=lambda w: {"role": "user", "content": "Hi."})),
+    "api/agents/<int:agent_id>/messages/": api(
+        agent, get=ok(), post=ok(201, json=lambda w: {"role": "user", "content": "Hi."})
+    ),
     "api/agents/<int:agent_id>/context/": api(agent, get=ok()),
     "api/agents/<int:agent_id>/checkpoints/": api(agent, post=ok(201, json=lambda w: {})),
     "api/agents/<int:agent_id>/checkpoints/<int:checkpoint_id>/restore/": api(

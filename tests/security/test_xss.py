@@ -231,6 +231,8 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
                 f"{text('Help the user.')} {text('Ada')}",
                 text("Hello there."),
                 text("Hello, Ada."),
+                text("A cited reply."),
+                "/" + name("cited notes"),
             ],
         ),
         (reverse("agents:agent_edit", args=[agent]), [text("scout"), text("Help the user.")]),
@@ -241,7 +243,7 @@ def shown(world: World) -> list[tuple[str, list[str]]]:
             [
                 text("A thought."),
                 text("A fact."),
-                text("A chat."),
+                text("Hello there."),  # the conversation is the chat
                 text("A cited reply."),
                 "/" + name("cited notes"),
                 text("A self_instruction."),

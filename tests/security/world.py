@@ -159,17 +159,19 @@ def build_world(words: Words = PLAIN) -> World:
         agent=agent, role="user", content=text("Hello there."), sender=text("ada")
     )
     context_services.message_append(agent=agent, role="assistant", content=text("Hello, Ada."))
+    # A chat reply citing a node: its label is the node's path, made of names users write.
+    cited = {"id": f"node:{document.pk}", "kind": "node", "ref": document.pk, "label": "/" + name("cited notes")}
+    context_services.message_append(
+        agent=agent,
+        role="assistant",
+        content=text("A cited reply."),
+        data={"provider": "offline", "citations": [cited]},
+    )
     start = timezone.now() - timedelta(minutes=10)
     with brain_writing(agent=agent) as brain:
-        for kind in ("thought", "inner_thought", "episode", "fact", "self_instruction", "chat", "log"):
+        for kind in ("thought", "inner_thought", "episode", "fact", "self_instruction", "log"):
             item = {"type": text("list_dir"), "where": text("/notes")} if kind == "episode" else {}
-            if kind == "chat":
-                item = {"role": "user"}
             brain.record(kind=kind, text=text(f"A {kind}."), item=item, at=start)
-        # A reply citing a node: its label is the node's path, made of names users write.
-        cited = {"id": f"node:{document.pk}", "kind": "node", "ref": document.pk, "label": "/" + name("cited notes")}
-        reply = {"role": "assistant", "provider": "offline", "citations": [cited]}
-        brain.record(kind="chat", text=text("A cited reply."), item=reply, at=start)
         brain.explored(kind="path", key=text("/user/notes"), summary=text("Notes of the user."), at=start)
         brain.explored(kind="url", key="https://docs.example.org/" + name("guide"), summary=text("A guide."), at=start)
         me = brain.neuron(kind="self", label="self", at=start, strength=0.5)

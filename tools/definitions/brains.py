@@ -1,5 +1,5 @@
-"""The brain tools: chat with an agent's brain, and its state, as /api/agents/<id>/chat/ and
-/brain/ answer them."""
+"""The brain tools: chat with an agent (its conversation gets both lines), and its brain's state,
+as /api/agents/<id>/chat/ and /brain/ answer them."""
 
 from typing import Annotated, Any
 
@@ -51,8 +51,8 @@ def state_run(principal: Principal, args: StateArgs) -> dict[str, Any]:
 TOOLS = [
     Tool(
         name="brain_chat",
-        description="Say something to an agent's brain and get its reply (an LLM call); `goal: ...` gives it a "
-        "goal instead.",
+        description="Say something to an agent and get its reply (an LLM call that reads the agent's assembled "
+        "context); both are appended to its conversation. `goal: ...` gives it a goal instead.",
         args=ChatArgs,
         run=chat_run,
         writes=True,

@@ -53,7 +53,9 @@ CHAT_FAILED = inline_serializer(
     fields={
         "detail": serializers.CharField(),
         "reason": serializers.CharField(help_text="Why the LLM call failed: timeout, rate_limited, ..."),
-        "user_line": serializers.IntegerField(help_text="The seq of the user's line, kept in the chat."),
+        "user_message": serializers.IntegerField(
+            help_text="The position of the user's message, kept in the conversation."
+        ),
     },
 )
 
@@ -64,7 +66,9 @@ errors = refusals(
         409: "Conflict: the goal is already done, or the agent has as many active goals as it may.",
         411: "The document was sent without a Content-Length.",
         413: "The document is larger than MEMSITE_BRAIN_IMPORT_MAX_BYTES.",
-        502: "The LLM could not answer; the user's line is kept in the chat (user_line: its seq).",
+        422: "The conversation has spent its token budget, or the message and what chat adds to the context "
+        "do not fit the agent's window.",
+        502: "The LLM could not answer; the user's message is kept in the conversation (user_message: its position).",
     },
     bodies={502: CHAT_FAILED},
 )
@@ -244,15 +248,17 @@ class ChatApi(APIView):
         tags=[TAG],
         operation_id="agent_chat",
         summary="Say something to the agent and get its reply",
-        description="Both lines join the chat history; the user's line is written first and kept if the "
-        "LLM fails (502). The reply is an LLM call made while the request waits: when as many "
-        "requests wait as the server allows (MEMSITE_WAIT_SLOTS), 429 with Retry-After, and "
-        "nothing is written.",
+        description="Both lines are messages appended to the agent's conversation (the one "
+        "/api/agents/{id}/messages/ lists and appends to), and the reply's prompt is the agent's "
+        "assembled context (as /api/agents/{id}/context/ gives it), so it knows every message there. "
+        "The user's message is written first and kept if the LLM fails (502). The reply is an LLM call "
+        "made while the request waits: when as many requests wait as the server allows "
+        "(MEMSITE_WAIT_SLOTS), 429 with Retry-After, and nothing is written.",
         parameters=[AGENT_ID],
         request=InputSerializer,
         responses={
             201: BrainChatExchangeSerializer,
-            **errors(400, 404, 409, 502),
+            **errors(400, 404, 409, 422, 502),
             **quota_refusals(also="or as many requests wait for an LLM as the server lets wait (MEMSITE_WAIT_SLOTS)"),
         },
     )

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from agents.brains.models import TickRun
+from agents.context.api.serializers import MessageSerializer
 from memsite.llm.serializers import ProviderField, ProviderListSerializer
 
 
@@ -12,7 +13,7 @@ class BrainRecordSerializer(serializers.Serializer):
     )
     text = serializers.CharField()
     data = serializers.JSONField(  # type: ignore[assignment]  # DRF pops declared fields off the class
-        help_text="The entry as memory.json has it: an object (an episode's type, a chat line's role), "
+        help_text="The entry as memory.json has it: an object (an episode's type, what and where), "
         "or a string (self-instructions and the user's messages are kept as strings)."
     )
     created_at = serializers.DateTimeField()
@@ -128,7 +129,6 @@ class BrainCountsSerializer(serializers.Serializer):
     episodes = serializers.IntegerField()
     facts = serializers.IntegerField()
     self_instructions = serializers.IntegerField()
-    chat = serializers.IntegerField()
     logs = serializers.IntegerField()
     explored_paths = serializers.IntegerField()
     explored_urls = serializers.IntegerField()
@@ -193,13 +193,13 @@ class BrainCitationSerializer(serializers.Serializer):
 class BrainChatExchangeSerializer(serializers.Serializer):
     """A `services.ChatExchange`."""
 
-    user = BrainRecordSerializer(source="user_line")
-    reply = BrainRecordSerializer(source="reply_line")
+    user = MessageSerializer(source="user_message", help_text="The user's message, appended to the conversation.")
+    reply = MessageSerializer(source="reply_message", help_text="The agent's reply, the message after it.")
     goal = BrainGoalSerializer(allow_null=True, help_text="The goal `goal: ...` added.")
     citations = BrainCitationSerializer(
         many=True,
         help_text="What the reply draws on, among the facts, episodes and memory passages its prompt gave "
-        "(the reply line's entry keeps them too).",
+        "(the reply's `data` keeps them too).",
     )
     provider = serializers.CharField(
         allow_null=True,

@@ -11,6 +11,8 @@ DEFAULT_CAPS = {
     "episode": 2_000,
     "fact": 500,
     "self_instruction": 10,
+    # chat lines memory.json's chatHistory keeps of the conversation: the newest (her own cap);
+    # the conversation itself keeps every message
     "chat": 200,
     "log": 50_000,
     "user_message": 10,

@@ -221,13 +221,16 @@ class _Document(_Strict):
     state: _State | None = None
 
 
+# chatHistory is the agent's conversation: its user and assistant messages with text, the newest
+# up to the `chat` cap.
+CHAT_SECTION = "chatHistory"
+CHAT_CAP = "chat"
 # The list collections kept as Record rows: where memory.json has them, their kind, their entries.
 RECORD_SECTIONS: tuple[tuple[str, RecordKind, type[Entry]], ...] = (
     ("thoughts", RecordKind.THOUGHT, TextEntry),
     ("innerThoughts", RecordKind.INNER_THOUGHT, TextEntry),
     ("episodes", RecordKind.EPISODE, EpisodeEntry),
     ("semanticFacts", RecordKind.FACT, FactEntry),
-    ("chatHistory", RecordKind.CHAT, ChatEntry),
     ("logs", RecordKind.LOG, LogEntry),
     ("userModel.lastMessages", RecordKind.USER_MESSAGE, TextEntry),
     ("state.selfInstructions", RecordKind.SELF_INSTRUCTION, TextEntry),
@@ -471,6 +474,16 @@ def stored_entry(item: Any, fields: Sequence[EntryField]) -> dict[str, Any]:
         return {}
     entry = keyed_entry(item if isinstance(item, dict) else {}, fields)
     return {} if _same(entry, written) else entry
+
+
+def chat_role(entry: ChatEntry) -> str:
+    """The role of a chat line's message: her writes `user` and `assistant`; any other is a user's."""
+    return "assistant" if (entry.model_extra or {}).get("role") == "assistant" else "user"
+
+
+def chat_line_fields(*, role: str, content: str, at: datetime) -> list[EntryField]:
+    """A chat line's entry as her `addChatMessage` writes it."""
+    return [("role", role, role), ("content", content, content), ("t", at, ms(at))]
 
 
 def explored_fields(*, at: datetime, summary: str) -> list[EntryField]:

@@ -28,8 +28,7 @@ class Outcome:
     where: str = ""  # the path or URL the action was about
     state: dict[str, Any] = field(default_factory=dict)  # memory.json state keys to set
     counters: dict[str, int] = field(default_factory=dict)  # memory.json state counters to add to
-    chat: str = ""  # a line the agent says in its chat
-    detail: dict[str, Any] = field(default_factory=dict)  # ids of what it made: node, search
+    detail: dict[str, Any] = field(default_factory=dict)  # what it made: a node, a search, a message
 
 
 def refused(message: str, *, where: str = "") -> Outcome:

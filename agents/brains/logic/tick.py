@@ -103,7 +103,7 @@ def explore_entries(perceived: tuple[Perceived, ...], now: datetime) -> list[Ent
 def tick_entries(
     decided: Decided | None, outcome: Outcome, reflected: Reflected | None, thought: str, now: datetime
 ) -> list[Entry]:
-    """The tick's list entries after its perception: thought, inner thought, log, episode, chat."""
+    """The tick's list entries after its perception: thought, inner thought, log, episode."""
     texts: list[tuple[str, str, dict[str, Any]]] = []  # (kind, text, the entry's other keys)
     if reflected is not None:
         inner = (reflected.inner_thought or "").strip()
@@ -117,7 +117,6 @@ def tick_entries(
     what = f"{action} {json.dumps(decided.arguments, ensure_ascii=False)}" if decided else "no action"
     episode = {"type": action or "none", "what": clip(what, "entry_chars"), "where": outcome.where}
     texts.append((RecordKind.EPISODE, outcome.summary, episode))
-    texts.extend([(RecordKind.CHAT, outcome.chat, {"role": "assistant"})] if outcome.chat else [])
     return [(kind, text, mj.entry(kind, text, now, **keys)) for kind, text, keys in texts]
 
 

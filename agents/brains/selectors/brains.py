@@ -46,7 +46,6 @@ BRAIN_COLLECTIONS: dict[str, BrainCollection] = {
         _records(RecordKind.EPISODE, "episodes"),
         _records(RecordKind.FACT, "facts"),
         _records(RecordKind.SELF_INSTRUCTION, "self-instructions"),
-        _records(RecordKind.CHAT, "chat"),
         _records(RecordKind.LOG, "logs"),
         BrainCollection("explored-paths", "explored paths", Explored, "-id", Explored.Kind.PATH),
         BrainCollection("explored-urls", "explored URLs", Explored, "-id", Explored.Kind.URL),
@@ -206,10 +205,6 @@ def brain_records_texts(*, agent: Agent, records: set[tuple[str, int]]) -> dict[
     kinds, seqs = {kind for kind, _ in records}, {seq for _, seq in records}
     found = Record.objects.filter(brain_id=agent.pk, kind__in=kinds, seq__in=seqs).values_list("kind", "seq", "text")
     return {(kind, seq): text for kind, seq, text in found if (kind, seq) in records}
-
-
-def brain_record(*, agent: Agent, kind: str, seq: int) -> Record | None:
-    return Record.objects.filter(brain_id=agent.pk, kind=kind, seq=seq).first()
 
 
 def neuron_strongest(*, agent: Agent, limit: int, links: int = LINKS_PER_NEURON) -> list[NeuronLinks]:

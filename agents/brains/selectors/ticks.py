@@ -100,7 +100,6 @@ class BrainView:
     paths: list[Explored]
     urls: list[Explored]
     associations: list[Neuron]
-    chat: list[Record]
 
     @property
     def primary_goal(self) -> Goal | None:
@@ -120,9 +119,8 @@ VIEW_LISTS = {
     "self_instructions": RecordKind.SELF_INSTRUCTION,
     "thoughts": RecordKind.THOUGHT,
     "inner_thoughts": RecordKind.INNER_THOUGHT,
-    "chat": RecordKind.CHAT,
 }
-TICK_LISTS = {"episodes": 5, "facts": 3, "self_instructions": 7, "thoughts": 5, "inner_thoughts": 3, "chat": 0}
+TICK_LISTS = {"episodes": 5, "facts": 3, "self_instructions": 7, "thoughts": 5, "inner_thoughts": 3}
 
 
 class NewestLists(TypedDict):
@@ -133,7 +131,6 @@ class NewestLists(TypedDict):
     self_instructions: list[Record]
     thoughts: list[Record]
     inner_thoughts: list[Record]
-    chat: list[Record]
 
 
 def _newest(brain: Brain, lists: Mapping[str, int]) -> NewestLists:

@@ -1,5 +1,5 @@
 """The actions a tick may take: list and read the memory tree, start memory searches, write notes
-in the agent's folder of `swarmstar`, fetch allowed web pages, reply in its chat, or idle. Each
+in the agent's folder of `swarmstar`, fetch allowed web pages, reply in its conversation, or idle. Each
 acts as the tick's principal (whoever set the agent ticking or asked for the tick): its writes
 and searches stay within their folder, caps and budgets. Each returns an `Outcome` and never
 writes to the brain; a refusal is an outcome that did not work. Explained in docs/brains.md."""
@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agents.brains.logic.outcomes import Outcome, Perceived, refused
 from agents.brains.models import Brain, Explored
 from agents.brains.selectors.ticks import brain_explored_folders, brain_unexplored
-from agents.context.models import Agent
+from agents.context.models import Agent, Role
+from agents.context.services import message_append
 from agents.fields import max_chars
 from memory import selectors as memory_selectors
 from memory import services as memory_services
@@ -316,7 +317,9 @@ def fetch_url(agent: Agent, arguments: UrlArguments, by: Principal) -> Outcome:
 
 
 def reply(agent: Agent, arguments: ReplyArguments, by: Principal) -> Outcome:
-    return Outcome(ok=True, summary=f"Said: {_clip(arguments.text, 200)}", chat=arguments.text)
+    """The line, said as an assistant message of the agent's conversation, as a chat reply is."""
+    said = message_append(agent=agent, role=Role.ASSISTANT, content=arguments.text)
+    return Outcome(ok=True, summary=f"Said: {_clip(arguments.text, 200)}", detail={"message_position": said.position})
 
 
 def idle(agent: Agent, arguments: NoArguments, by: Principal) -> Outcome:
@@ -333,7 +336,7 @@ ACTIONS: dict[str, Action] = {
         ),
         Action("write_note", f"write a markdown note in your folder of /{NOTE_FOLDER}", NoteArguments, write_note),
         Action("fetch_url", "fetch a web page from an allowed host", UrlArguments, fetch_url),
-        Action("reply", "say something to the user in your chat", ReplyArguments, reply),
+        Action("reply", "say something to the user in your conversation", ReplyArguments, reply),
         Action("idle", "do nothing this tick", NoArguments, idle),
     )
 }

@@ -22,6 +22,8 @@ from agents.brains.services.brains import (
     brain_writing,
 )
 from agents.context.models import Agent
+from agents.context.selectors import message_chat_lines
+from agents.context.services import ChatLine, conversation_replace
 from agents.fields import column_field, max_chars
 
 BATCH_SIZE = 2_000  # rows per INSERT (Django splits further where the database needs it)
@@ -100,11 +102,15 @@ def brain_import(*, agent: Agent, document: bytes | str | Mapping[str, Any]) -> 
     MEMSITE_BRAIN_IMPORT_MAX_BYTES (TooLarge). Left out and reported: entries over a cap
     (`trimmed`); explored paths, URLs and neurons whose keys are empty or longer than a key may
     be, and synapses whose ends are missing, that join a neuron to itself or repeat a pair
-    (the later one is kept) (`dropped`)."""
+    (the later one is kept), and chat lines without text (`dropped`).
+
+    The file's chatHistory replaces the agent's conversation (docs/memory-json.md); a file
+    without one leaves the conversation as it is."""
     memory = mj.Memory(mj.load(document))
     now = timezone.now()
     report = ImportReport(kept_keys=memory.kept_keys)
     records = _records(memory, report, now=now)
+    chat = _chat_lines(memory, report, now=now)
     goals = _goals(memory, report, agent=agent, now=now)
     explored = {kind: _explored(memory, report, kind=kind, now=now) for kind in EXPLORED_SECTIONS}
     neurons = _neurons(memory, report, now=now)
@@ -125,6 +131,8 @@ def brain_import(*, agent: Agent, document: bytes | str | Mapping[str, Any]) -> 
         _insert(Synapse, SYNAPSE_COLUMNS, brain, (_synapse_row(row, ids) for row in synapses))
         if kept:
             BrainExtra.objects.create(brain=brain, document=kept)
+        if chat is not None:
+            conversation_replace(agent=agent, lines=chat)
         writer.set(
             **fields,
             # in order: the last is the highest
@@ -140,11 +148,13 @@ def brain_import(*, agent: Agent, document: bytes | str | Mapping[str, Any]) -> 
 
 def brain_export(*, agent: Agent) -> dict[str, Any]:
     """The agent's brain as a memory.json document, read in one transaction with the brain's
-    row locked, so that no tick's writes show half done."""
+    row locked, so that no tick's writes show half done; its chatHistory is the conversation's
+    newest chat lines."""
     with transaction.atomic():
         brain = Brain.objects.select_for_update().filter(pk=agent.pk).first()
+        chat = _export_chat(agent)
         if brain is None:
-            return mj.default_document(at=timezone.now())
+            return {**mj.default_document(at=timezone.now()), mj.CHAT_SECTION: chat}
         lists = _export_lists(brain)
         explored = _export_explored(brain)
         neurons, keys = _export_neurons(brain)
@@ -168,7 +178,7 @@ def brain_export(*, agent: Agent) -> dict[str, Any]:
         "exploredUrls": explored[Explored.Kind.URL],
         "neurons": neurons,
         "synapses": synapses,
-        "chatHistory": lists["chatHistory"],
+        mj.CHAT_SECTION: chat,
         "logs": lists["logs"],
         **mj.kept_defaults(),
         **(kept or {}),
@@ -187,6 +197,13 @@ def _export_lists(brain: Brain) -> dict[str, list[Any]]:
     for kind, text, data, at in rows.iterator(chunk_size=CHUNK_SIZE):
         lists[section_of[kind]].append(mj.record_entry(kind=kind, text=text, data=data, at=at))
     return lists
+
+
+def _export_chat(agent: Agent) -> list[Any]:
+    return [
+        mj.keyed_entry(line.data, mj.chat_line_fields(role=line.role, content=line.content, at=line.created_at))
+        for line in message_chat_lines(agent=agent, limit=cap(mj.CHAT_CAP))
+    ]
 
 
 def _export_explored(brain: Brain) -> dict[str, dict[str, Any]]:
@@ -265,6 +282,32 @@ def _records(memory: mj.Memory, report: ImportReport, *, now: datetime) -> list[
         report.count(report.imported, name, seq)
         report.count(report.trimmed, name, first_kept)
     return rows
+
+
+def _chat_lines(memory: mj.Memory, report: ImportReport, *, now: datetime) -> list[ChatLine] | None:
+    """The conversation the file's chatHistory makes: its newest lines within the `chat` cap,
+    each kept as a message whose `data` writes the entry back as the file has it; None when
+    the file has no chatHistory."""
+    name = mj.CHAT_SECTION
+    if memory.section(name) is None:
+        return None
+    first_kept = max(0, memory.length(name) - cap(mj.CHAT_CAP))
+    lines = []
+    for index, item, entry in memory.items(name, mj.ChatEntry):
+        text = entry.main_text()
+        if index < first_kept:
+            continue  # checked all the same: a document is refused for any wrong entry
+        if not text.strip():
+            report.count(report.dropped, name)  # a message says something
+            continue
+        content = clip(text, "entry_chars")
+        report.count(report.clipped, name, content != text)
+        role, at = mj.chat_role(entry), entry.t or now
+        data = mj.stored_entry(item, mj.chat_line_fields(role=role, content=content, at=at))
+        lines.append(ChatLine(role=role, content=content, created_at=at, data=data))
+    report.count(report.imported, name, len(lines))
+    report.count(report.trimmed, name, first_kept)
+    return lines
 
 
 def _goals(memory: mj.Memory, report: ImportReport, *, agent: Agent, now: datetime) -> list[Goal]:

@@ -335,7 +335,7 @@ def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome, *, by: Prin
 
 def _record(tick: _Tick, decided: Decided | None, outcome: Outcome, reflected: Reflected | None) -> Brain:
     """What the tick did and felt, in one write with its step: perception, thought and its
-    concepts, inner thought, episode, chat line, log, emotions, hormones, last error, plan step.
+    concepts, inner thought, episode, log, emotions, hormones, last error, plan step.
     The brain as the write left it."""
     started = time.monotonic()
     now = timezone.now()

@@ -38,7 +38,8 @@ from agents.context.services.messages import MAX_REFERENCES
 from agents.http import AGENT_ID, agent_of
 from memsite.api import BoundedJSONParser, json_body_limit
 from memsite.limits import max_body_bytes
-from memsite.schema import refusals
+from memsite.pagination import OrderedPagination
+from memsite.schema import page_parameters, refusals
 from memsite.serializers import (
     BoundedListField,
     StrictBooleanField,
@@ -215,10 +216,20 @@ class MessageContentField(serializers.Field):
         return field.run_validation(data)
 
 
+MESSAGE_PAGE = inline_serializer(
+    "AgentMessagePage",
+    fields={
+        "next": serializers.URLField(allow_null=True, help_text="The next, older page; null on the last."),
+        "previous": serializers.URLField(allow_null=True, help_text="The newer page; null on the first."),
+        "results": MessageSerializer(many=True),
+    },
+)
+
+
 # A message's text and its tool calls, 100,000 characters each, escaped as JSON may escape them
 # (six bytes a character), and its other fields: more than a form's 1 MiB.
 @max_body_bytes(json_body_limit)
-class MessageAppendApi(APIView):
+class MessagesApi(APIView):
     class InputSerializer(StrictInputSerializer):
         """A message as the chat API takes it or returns it (`ChatCompletionMessage.model_dump()`
         included), and memsite's own fields: sender, pinned, importance, references."""
@@ -294,6 +305,21 @@ class MessageAppendApi(APIView):
 
     OutputSerializer = MessageSerializer
     parser_classes = [BoundedJSONParser]  # JSON only: a form's fields hold no more than 1 MiB
+
+    @extend_schema(
+        tags=[TAG],
+        operation_id="agent_message_list",
+        summary="The agent's conversation, newest first, a page at a time",
+        description="Every message of the conversation: those appended here and the lines of the agent's chat "
+        "(POST /api/agents/{id}/chat/ appends both the user's line and the reply), one thread.",
+        parameters=[AGENT_ID, *page_parameters(OrderedPagination)],
+        responses={200: MESSAGE_PAGE, **errors(404)},
+    )
+    def get(self, request: Request, agent_id: int) -> Response:
+        agent = agent_of(request, agent_id)
+        paginator = OrderedPagination("-position")
+        page = paginator.paginate_queryset(selectors.message_list(agent=agent), request, view=self)
+        return paginator.get_paginated_response(MessageSerializer(page, many=True).data)
 
     @extend_schema(
         tags=[TAG],

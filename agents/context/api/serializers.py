@@ -60,6 +60,10 @@ class MessageSerializer(serializers.Serializer):
     pinned = serializers.BooleanField()
     importance = serializers.FloatField()
     references = serializers.ListField(child=serializers.IntegerField())
+    data = serializers.DictField(  # type: ignore[assignment]  # DRF pops declared fields off the class
+        help_text="A chat line's keys beyond role, content and time, as memory.json's chatHistory keeps them: "
+        "a chat reply's citations and provider; shown, never sent."
+    )
     token_count = serializers.IntegerField(help_text="Counted once, when written, with the agent's model.")
     token_encoding = serializers.CharField()
     tokens_approximate = serializers.BooleanField()

@@ -7,7 +7,7 @@ from agents.context.api import agents
 urlpatterns = [
     path("", agents.AgentCreateApi.as_view(), name="agent-create"),
     path("<int:agent_id>/", agents.AgentDetailApi.as_view(), name="agent-detail"),
-    path("<int:agent_id>/messages/", agents.MessageAppendApi.as_view(), name="message-append"),
+    path("<int:agent_id>/messages/", agents.MessagesApi.as_view(), name="messages"),
     path("<int:agent_id>/context/", agents.AgentContextApi.as_view(), name="agent-context"),
     path(
         "<int:agent_id>/checkpoints/",

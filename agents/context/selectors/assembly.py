@@ -36,6 +36,7 @@ from agents.context.logic.assembly import (
 from agents.context.logic.instructions import instructions_render
 from agents.context.models import Agent, Strategy
 from agents.context.selectors.messages import StoredMessage
+from memsite.errors import InvalidInput
 from memsite.llm.config import llm_config
 from memsite.llm.tokens import TokenCounter, counter_for_model
 
@@ -174,6 +175,18 @@ def _conversation(agent: Agent) -> Conversation:
     )
 
 
+def _as_of(agent: Agent, through: int) -> Agent:
+    """The agent's row with its counters as they stood once message `through` was written: what
+    a reply to that message reads, whatever was appended since. Never saved."""
+    if isinstance(through, bool) or not isinstance(through, int) or not 0 <= through <= agent.message_count:
+        raise InvalidInput(f"through must be a message position from 0 to {agent.message_count}.")
+    every, unpinned = selectors.message_tokens_after(agent=agent, position=through)
+    agent.message_count = through
+    agent.conversation_tokens -= every
+    agent.history_tokens -= unpinned
+    return agent
+
+
 def context_assemble(
     *,
     agent: Agent,
@@ -183,11 +196,15 @@ def context_assemble(
     working_memory: Sequence[str] = (),
     long_term: Sequence[str] = (),
     long_term_budget: int | None = None,
+    through: int | None = None,
 ) -> AssembledContext:
     """The messages for one call of `agent` to `model` (default: the agent's) with `strategy`
     (default: the agent's); `turns` overrides the agent's `window_turns` for sliding_window;
-    `long_term_budget` caps long-term memory in tokens (default: a quarter of the window)."""
+    `long_term_budget` caps long-term memory in tokens (default: a quarter of the window);
+    `through` ends the conversation at that message (default: the newest)."""
     agent = selectors.agent_fresh(agent=agent)
+    if through is not None:
+        agent = _as_of(agent, through)
     request = context_request(
         model=agent.model if model is None else model,
         strategy=agent.strategy if strategy is None else strategy,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet, TextField
+from django.db.models import Q, QuerySet, Sum, TextField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -73,6 +73,28 @@ class HistoryPoint:
 
 def message_list(*, agent: Agent) -> QuerySet[Message]:
     return Message.objects.filter(agent=agent).order_by("position")
+
+
+def message_tokens_after(*, agent: Agent, position: int) -> tuple[int, int]:
+    """The tokens of the messages after `position`, and of the unpinned among them: one range
+    read of the (agent, position) index, as long as what came after."""
+    later = Message.objects.filter(agent=agent, position__gt=position).aggregate(
+        every=Sum("token_count"), unpinned=Sum("token_count", filter=Q(pinned=False))
+    )
+    return later["every"] or 0, later["unpinned"] or 0
+
+
+def message_at(*, agent: Agent, position: int) -> Message | None:
+    return Message.objects.filter(agent=agent, position=position).first()
+
+
+def message_chat_lines(*, agent: Agent, limit: int) -> list[Message]:
+    """The newest `limit` chat lines of the conversation, oldest first: its user and assistant
+    messages with text, as memory.json's chatHistory keeps them. Read newest first along the
+    (agent, position) index, so the cost follows `limit`."""
+    lines = Message.objects.filter(agent=agent, role__in=[Role.USER, Role.ASSISTANT]).exclude(content="")
+    newest = lines.only("role", "content", "data", "created_at").order_by("-position")[:limit]
+    return list(reversed(newest))
 
 
 def _stored_rows(messages: QuerySet[Message]) -> QuerySet[Message, tuple[Any, ...]]:

@@ -43,10 +43,13 @@ MESSAGE_FIELDS = (
     "tokens_approximate",
     "history_offset",
     "created_at",
+    "data",
 )
-# Fields added since the first documents were written: those documents restore them empty.
-LATER_MESSAGE_FIELDS = ("content_parts", "name", "refusal", "audio", "function_call", "annotations")
-EARLIER_MESSAGE_FIELDS = frozenset(MESSAGE_FIELDS) - frozenset(LATER_MESSAGE_FIELDS)
+# Fields added since the first documents were written: a document without them restores them
+# empty.
+LATER_MESSAGE_FIELDS = ("content_parts", "name", "refusal", "audio", "function_call", "annotations", "data")
+ALL_MESSAGE_FIELDS = frozenset(MESSAGE_FIELDS)
+EARLIER_MESSAGE_FIELDS = ALL_MESSAGE_FIELDS - frozenset(LATER_MESSAGE_FIELDS)
 RESTORE_BATCH = 1_000
 
 
@@ -81,8 +84,9 @@ def _readable(checkpoint: Checkpoint) -> dict:
     state, messages = document.get("agent"), document.get("messages")
     if not isinstance(state, dict) or set(state) != set(AGENT_FIELDS) or not isinstance(messages, list):
         raise unreadable
-    fields = (set(MESSAGE_FIELDS), EARLIER_MESSAGE_FIELDS)
-    if not all(isinstance(entry, dict) and set(entry) in fields for entry in messages):
+    if not all(
+        isinstance(entry, dict) and EARLIER_MESSAGE_FIELDS <= entry.keys() <= ALL_MESSAGE_FIELDS for entry in messages
+    ):
         raise unreadable
     return document
 

@@ -1,13 +1,18 @@
 """Appending to an agent's conversation: each message is checked, counted once with the
 agent's model's encoding, and written with the agent's counters under a lock on the agent;
-a message and the tool results that answer it form one unit. Explained in docs/context.md."""
+a message and the tool results that answer it form one unit. A memory.json import replaces the
+conversation with its chat lines. Explained in docs/context.md."""
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from agents.context.logic.message_fields import (
+    MAX_CONTENT_CHARS,
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
     call_name,
@@ -15,13 +20,26 @@ from agents.context.logic.message_fields import (
     short_text,
 )
 from agents.context.logic.wire import estimated, wire_message_of, wire_tokens
-from agents.context.models import RESULT_ROLES, Agent, Message, Role
+from agents.context.models import RESULT_ROLES, Agent, Message, Role, Summary
 from agents.fields import max_chars
 from memsite.errors import Conflict, InvalidInput
 from memsite.llm.tokens import counter_for_model
+from memsite.storable import unstorable
 
 MAX_SENDER_CHARS = max_chars(Message, "sender")
 MAX_REFERENCES = 32
+CHAT_ROLES = (Role.USER, Role.ASSISTANT)  # the roles of a chat line
+REPLACE_BATCH = 1_000
+
+
+@dataclass(frozen=True)
+class ChatLine:
+    """A message of a chat, as memory.json's chatHistory has it."""
+
+    role: str
+    content: str
+    created_at: datetime
+    data: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _references(value: object) -> list[int]:
@@ -51,21 +69,41 @@ def _role_rules(fields: dict[str, Any], pinned: bool) -> None:
         )
 
 
+def _data(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidInput("data must be an object.")
+    problem = unstorable(value, "data")
+    if problem is not None:
+        raise InvalidInput(f"{problem}.")
+    if len(json.dumps(value, ensure_ascii=False)) > MAX_CONTENT_CHARS:
+        raise InvalidInput(f"data is longer than {MAX_CONTENT_CHARS} characters as JSON.")
+    return dict(value)
+
+
 def _checked(
     *,
     role: str,
-    tool_call_id: object,
-    tool_name: object,
-    sender: object,
-    pinned: object,
-    importance: object,
-    references: object,
-    **chat: object,
+    content: object = "",
+    name: object = "",
+    refusal: object = "",
+    audio: object = None,
+    function_call: object = None,
+    tool_calls: object = (),
+    annotations: object = (),
+    tool_call_id: object = "",
+    tool_name: object = "",
+    sender: object = "",
+    pinned: object = False,
+    importance: object = 0.5,
+    references: object = (),
+    data: object = None,
 ) -> dict[str, Any]:
-    """The message's fields, checked on their own (the conversation is checked under the lock).
-    `chat` holds the fields the chat API has (`message_fields.chat_fields`)."""
+    """The message's fields, checked on their own (the conversation is checked under the lock):
+    the fields the chat API has (`message_fields.chat_fields`), and memsite's own."""
     if role not in Role.values:
         raise InvalidInput(f"role must be one of {', '.join(Role.values)}.")
+    chat = {"content": content, "name": name, "refusal": refusal, "audio": audio}
+    chat.update(function_call=function_call, tool_calls=tool_calls, annotations=annotations)
     fields = {"role": role, **chat_fields(role=role, **chat)}
     tool_call_id = short_text("tool_call_id", tool_call_id, MAX_ID_CHARS)
     tool_name = short_text("tool_name", tool_name, MAX_NAME_CHARS)
@@ -86,6 +124,7 @@ def _checked(
         "pinned": pinned,
         "importance": float(importance),
         "references": _references(references),
+        "data": {} if data is None else _data(data),
     }
 
 
@@ -195,10 +234,12 @@ def message_append(
     pinned: bool = False,
     importance: float = 0.5,
     references: Sequence[int] = (),
+    data: Mapping[str, Any] | None = None,
 ) -> Message:
     """Append a message to the agent's conversation: the chat API's fields as it takes or
     returns them (null is left out), and memsite's own. `references` are positions of earlier
-    messages it builds on (the importance strategy keeps those longer)."""
+    messages it builds on (the importance strategy keeps those longer); `data`, a chat line's
+    other keys (`Message.data`)."""
     fields = _checked(
         role=role,
         content=content,
@@ -214,5 +255,39 @@ def message_append(
         pinned=pinned,
         importance=importance,
         references=references,
+        data=data,
     )
     return _write(agent, fields)
+
+
+def conversation_replace(*, agent: Agent, lines: Sequence[ChatLine]) -> int:
+    """Replace the agent's conversation with `lines`, in order, each checked and counted as an
+    append is, before anything is deleted. As a checkpoint restore does, it drops the agent's
+    summaries, which describe messages that are gone. The number of messages written."""
+    counted = []
+    offset = 0
+    for number, line in enumerate(lines):
+        if line.role not in CHAT_ROLES:
+            raise InvalidInput(
+                f"Chat line {number} has the role {line.role!r}: a chat line is a user's or an assistant's."
+            )
+        fields = _checked(role=line.role, content=line.content, data=line.data)
+        cost = _cost(agent.model, fields)
+        counted.append((fields, cost, offset, line.created_at))
+        offset += cost["token_count"]
+    messages = (
+        Message(agent=agent, position=number, history_offset=start, created_at=at, **cost, **fields)
+        for number, (fields, cost, start, at) in enumerate(counted, 1)
+    )
+    with transaction.atomic():
+        agent = Agent.objects.select_for_update().get(pk=agent.pk)
+        Message.objects.filter(agent=agent).delete()
+        Summary.objects.filter(agent=agent).delete()
+        Message.objects.bulk_create(messages, batch_size=REPLACE_BATCH)
+        agent.message_count = len(counted)
+        agent.conversation_tokens = agent.history_tokens = offset
+        agent.pending_tool_calls = []
+        agent.save(
+            update_fields=["message_count", "conversation_tokens", "history_tokens", "pending_tool_calls", "updated_at"]
+        )
+    return len(counted)

@@ -39,6 +39,11 @@ class AgentFlows:
         call = Call("POST", agent_url(agent, "messages/"), json={"role": role, "content": content, **message})
         return (yield from fetch(call, Message, self.policy))
 
+    def messages(self, agent: AgentRef, *, page_size: int | None = None) -> Listing[Message]:
+        """The agent's conversation, newest first: the messages added and the chat's lines."""
+        call = Call("GET", agent_url(agent, "messages/"), params=params(page_size=page_size))
+        return Listing(done(call), Page[Message], self.policy)
+
     def context(
         self, agent: AgentRef, *, model: str | None = None, strategy: str | None = None, turns: int | None = None
     ) -> Flow[AgentContext]:
@@ -50,7 +55,8 @@ class AgentFlows:
         return (yield from fetch(Call("GET", agent_url(agent, "brain/")), Brain, self.policy))
 
     def chat(self, agent: AgentRef, text: str) -> Flow[ChatExchange]:
-        """Says `text` to the agent; its reply is an LLM call made while the request waits."""
+        """Says `text` to the agent; its reply is an LLM call made while the request waits. Both
+        are appended to the agent's conversation."""
         return (
             yield from fetch(Call("POST", agent_url(agent, "chat/"), json={"text": text}), ChatExchange, self.policy)
         )

@@ -75,18 +75,17 @@ def test_without_a_reflection_or_a_decision_the_log_says_what_happened():
     assert episode_kind == "episode" and episode["type"] == "none" and episode["what"] == "no action"
 
 
-def test_an_inner_thought_and_a_chat_line_are_recorded():
-    outcome = Outcome(ok=True, summary="Said hello.", chat="Hello!")
+def test_an_inner_thought_is_recorded_and_a_reply_is_no_entry_of_the_brain():
+    outcome = Outcome(ok=True, summary="Said: Hello!")
     made = recording(Decided("reply", {"text": "Hello!"}, "greet"), outcome, Reflected("I greeted.", " shy "), NOW)
 
+    # The reply itself is a message of the conversation, said by the action.
     assert [(kind, text) for kind, text, _ in made.entries] == [
         ("thought", "I greeted."),
         ("inner_thought", "shy"),
         ("log", "I greeted."),
-        ("episode", "Said hello."),
-        ("chat", "Hello!"),
+        ("episode", "Said: Hello!"),
     ]
-    assert made.entries[-1][2]["role"] == "assistant"
 
 
 def test_counters_add_to_numbers_and_restart_what_is_not_one():

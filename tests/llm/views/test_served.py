@@ -7,10 +7,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils import timezone
 
-from agents.brains.models import Brain, Record, RecordKind, TickRun
+from agents.brains.models import Brain, TickRun
 from agents.context.models import Summary
+from agents.context.services import message_append
 from agents.graphs.models import GraphOp
 from tests.factories import AgentFactory, GraphFactory, SearchFactory
 from tests.llm.factories import make_call
@@ -35,7 +35,7 @@ def served(db) -> dict[str, tuple[object, str]]:
         "search": (search, reverse("memory:search_detail", args=[search.pk])),
         "tick": (TickRun.objects.create(brain=brain, number=1), reverse("agents:brain_detail", args=[agent.pk])),
         "chat line": (
-            Record.objects.create(brain=brain, kind=RecordKind.CHAT, seq=1, text="hi", created_at=timezone.now()),
+            message_append(agent=agent, role="user", content="hi"),
             reverse("agents:brain_detail", args=[agent.pk]),
         ),
         "graph operation": (

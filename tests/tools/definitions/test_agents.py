@@ -8,8 +8,9 @@ from contextlib import ExitStack
 import pytest
 from rest_framework.test import APIClient
 
-from agents.brains.models import Goal, Record, RecordKind
+from agents.brains.models import Goal
 from agents.context import services as context_services
+from agents.context.models import Message
 from agents.graphs.models import GraphOp, Turn
 from memsite.errors import Forbidden, NotFound
 from memsite.limits import Busy, wait_slots
@@ -69,10 +70,10 @@ def test_context_assemble_takes_a_strategy_and_turns(call, rest, agent):
 def test_brain_chat_answers_with_the_exchange(call, agent, editor):
     result = call("brain_chat", agent="scout", text="What have you read?")
 
-    assert result["user"]["text"] == "What have you read?" and result["reply"]["text"]
-    assert result["reply"]["seq"] == result["user"]["seq"] + 1 and result["goal"] is None
-    chat = list(Record.objects.filter(brain_id=agent.pk, kind=RecordKind.CHAT).values_list("text", flat=True))
-    assert chat == ["What have you read?", result["reply"]["text"]]
+    assert result["user"]["content"] == "What have you read?" and result["reply"]["content"]
+    assert result["reply"]["position"] == result["user"]["position"] + 1 and result["goal"] is None
+    said = list(Message.objects.filter(agent=agent).order_by("position").values_list("content", flat=True))
+    assert said[-2:] == ["What have you read?", result["reply"]["content"]]
 
 
 def test_brain_chat_sets_a_goal_and_the_state_shows_it(call, rest, agent):
@@ -92,7 +93,7 @@ def test_brain_chat_without_a_slot_to_wait_in_is_a_429_that_writes_nothing(call,
         with pytest.raises(Busy):
             call("brain_chat", agent="scout", text="Hello?")
 
-    assert not Record.objects.filter(brain_id=agent.pk, kind=RecordKind.CHAT).exists()
+    assert not Message.objects.filter(agent=agent, content="Hello?").exists()
 
 
 # -- reasoning graphs ----------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from rest_framework.test import APIClient
 from agents.brains.models import Brain, Goal, Record, RecordKind, TickRun
 from agents.brains.selectors.brains import BRAIN_COLLECTIONS
 from agents.brains.services.brains import brain_create, brain_writing, goal_complete, goal_create
+from agents.context.logic.assembly import LONG_TERM_HEADING, WORKING_HEADING
+from agents.context.models import Message
 from tests.factories import AgentFactory
 from tests.fake_openai import Reply
 from tests.llm.factories import make_call
@@ -30,6 +32,10 @@ def url(name: str, *args) -> str:
 
 def records(agent, kind: str = RecordKind.THOUGHT) -> list[tuple[int, str]]:
     return list(Record.objects.filter(brain_id=agent.pk, kind=kind).order_by("seq").values_list("seq", "text"))
+
+
+def conversation(agent) -> list[tuple[int, str, str]]:
+    return list(Message.objects.filter(agent=agent).order_by("position").values_list("position", "role", "content"))
 
 
 def brain_row(agent) -> dict:
@@ -187,7 +193,6 @@ def test_the_brain_gives_its_state_plan_goals_and_counts(api, agent):
         "episodes": 1,
         "facts": 1,
         "self_instructions": 0,
-        "chat": 0,
         "logs": 3,  # a goal added, done, and another added
         "explored_paths": 1,
         "explored_urls": 0,
@@ -292,7 +297,7 @@ def test_bad_page_parameters_are_refused(api, agent, query, field):
 def test_each_list_collection_holds_its_own_kind(api, agent):
     with brain_writing(agent=agent) as brain:
         for kind in RecordKind.values:
-            brain.record(kind=kind, text=f"a {kind}", item={"role": "user"} if kind == "chat" else {}, at=START)
+            brain.record(kind=kind, text=f"a {kind}", item={}, at=START)
     for name, collection in BRAIN_COLLECTIONS.items():
         if collection.model is not Record:
             continue
@@ -400,10 +405,55 @@ def test_chat_answers_with_the_exchange(api, agent):
 
     assert response.status_code == 201
     body = response.json()
-    assert body["user"]["text"] == "What have you read?" and body["user"]["data"]["role"] == "user"
-    assert body["reply"]["data"]["role"] == "assistant" and body["reply"]["text"]
-    assert body["reply"]["seq"] == body["user"]["seq"] + 1 and body["goal"] is None
-    assert [text for _, text in records(agent, RecordKind.CHAT)] == ["What have you read?", body["reply"]["text"]]
+    assert body["user"]["content"] == "What have you read?" and body["user"]["role"] == "user"
+    assert body["reply"]["role"] == "assistant" and body["reply"]["content"]
+    assert body["reply"]["position"] == body["user"]["position"] + 1 and body["goal"] is None
+    assert conversation(agent) == [(1, "user", "What have you read?"), (2, "assistant", body["reply"]["content"])]
+
+
+def test_a_message_appended_to_the_conversation_is_in_the_next_chats_prompt(api, agent, openai_gateway):
+    llm = openai_gateway
+    llm.script(Reply.json({"reply": "It is the deploy checklist."}))
+    appended = {"role": "user", "content": "Remember: the checklist lives in /ops/deploy.md.", "sender": "ops"}
+    assert api.post(url("messages", agent.pk), appended, format="json").status_code == 201
+
+    body = api.post(url("chat", agent.pk), {"text": "Where is the checklist?"}, format="json").json()
+
+    prompt = llm.requests[-1].messages
+    said = [(message["role"], message["content"]) for message in prompt if message["role"] != "system"]
+    assert said == [("user", appended["content"]), ("user", "Where is the checklist?")]
+    assert conversation(agent) == [
+        (1, "user", appended["content"]),
+        (2, "user", "Where is the checklist?"),
+        (3, "assistant", "It is the deploy checklist."),
+    ]
+    # The thread the messages API lists is the chat's, newest first.
+    listed = api.get(url("messages", agent.pk)).json()["results"]
+    assert [message["content"] for message in listed] == [body["reply"]["content"], *reversed([c for _, c in said])]
+
+
+def test_a_chats_prompt_is_the_agents_assembled_context(api, agent, openai_gateway):
+    llm = openai_gateway
+    agent.instructions = "You are $who."
+    agent.context_variables = {"who": "the harbour's archivist"}
+    agent.save(update_fields=["instructions", "context_variables"])
+    with brain_writing(agent=agent) as brain:
+        brain.record(kind=RecordKind.FACT, text="The harbour office opens at nine.", item={}, at=START)
+    pinned = {"role": "system", "content": "Always answer in one sentence.", "pinned": True}
+    assert api.post(url("messages", agent.pk), pinned, format="json").status_code == 201
+    llm.script(Reply.json({"reply": "At nine.", "citations": ["fact:1"]}))
+    before = [message["content"] for message in api.get(url("agent-context", agent.pk)).json()["messages"]]
+
+    api.post(url("chat", agent.pk), {"text": "When does the harbour office open?"}, format="json")
+
+    prompt = [message["content"] for message in llm.requests[-1].messages]
+    assert before == ["You are the harbour's archivist.", "Always answer in one sentence."]
+    # The context the agent's page shows, with the user's line, and what chat adds as memory.
+    added = [content for content in prompt if content.startswith((WORKING_HEADING, LONG_TERM_HEADING))]
+    assert [content for content in prompt if content not in added] == [*before, "When does the harbour office open?"]
+    assert '[fact:1] "The harbour office opens at nine."' in added[-1]
+    after = [message["content"] for message in api.get(url("agent-context", agent.pk)).json()["messages"]]
+    assert after == [*before, "When does the harbour office open?", "At nine."]
 
 
 def test_chat_says_the_provider_and_what_the_reply_cites(api, agent, settings):
@@ -413,7 +463,7 @@ def test_chat_says_the_provider_and_what_the_reply_cites(api, agent, settings):
 
     body = api.post(url("chat", agent.pk), {"text": "When does the harbour office open?"}, format="json").json()
 
-    assert body["provider"] == "offline" and "opens at nine" in body["reply"]["text"]
+    assert body["provider"] == "offline" and "opens at nine" in body["reply"]["content"]
     cited = {"id": "fact:1", "kind": "fact", "ref": "1", "label": "fact 1"}
     assert body["citations"] == [cited]
     assert body["reply"]["data"]["citations"] == [cited] and body["reply"]["data"]["provider"] == "offline"
@@ -432,7 +482,29 @@ def test_chat_can_set_a_goal(api, agent):
 def test_bad_chat_is_refused_and_nothing_is_written(api, agent, body):
     response = api.post(url("chat", agent.pk), body, format="json")
     assert response.status_code == 400 and response.json()
-    assert records(agent, RecordKind.CHAT) == []
+    assert conversation(agent) == []
+
+
+def test_chat_while_tool_calls_wait_for_results_is_refused_and_writes_nothing(api, agent):
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    api.post(url("messages", agent.pk), {"role": "assistant", "tool_calls": [call]}, format="json")
+
+    response = api.post(url("chat", agent.pk), {"text": "Hello?"}, format="json")
+
+    assert response.status_code == 400 and "wait for their results" in response.json()["detail"]
+    assert conversation(agent) == [(1, "assistant", "")]
+    assert not Brain.objects.filter(pk=agent.pk).exists()  # nor the user model's last message
+
+
+def test_chat_on_a_conversation_past_its_budget_is_refused_and_writes_nothing(api, agent):
+    api.post(url("messages", agent.pk), {"role": "user", "content": "A long story. " * 20}, format="json")
+    agent.conversation_token_budget = 10
+    agent.save(update_fields=["conversation_token_budget"])
+
+    response = api.post(url("chat", agent.pk), {"text": "goal: map the notes"}, format="json")
+
+    assert response.status_code == 422 and response.json()["reason"] == "conversation_budget"
+    assert len(conversation(agent)) == 1 and not Goal.objects.filter(brain_id=agent.pk).exists()
 
 
 def test_a_failed_reply_is_502_and_the_users_line_is_kept(api, agent, settings, fake_openai):
@@ -446,8 +518,8 @@ def test_a_failed_reply_is_502_and_the_users_line_is_kept(api, agent, settings, 
 
     assert response.status_code == 502
     body = response.json()
-    assert "LLM call failed" in body["detail"] and body["reason"] == "server_error" and body["user_line"] == 1
-    assert records(agent, RecordKind.CHAT) == [(1, "Are you there?")]
+    assert "LLM call failed" in body["detail"] and body["reason"] == "server_error" and body["user_message"] == 1
+    assert conversation(agent) == [(1, "user", "Are you there?")]
 
 
 def test_goals_are_created_and_completed(api, agent):

@@ -6,6 +6,8 @@ from django.contrib.auth import get_user_model
 from agents.brains import services
 from agents.brains.models import Brain, Explored, Neuron, Record, Synapse
 from agents.brains.services.actions import ACTIONS, action_run, explore_next, note_folder_name
+from agents.context.models import Message
+from agents.context.services import message_append
 from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Node, Search
@@ -346,14 +348,25 @@ def test_fetch_url_reads_an_allowed_page_and_a_tick_marks_it_explored(agent, int
 # reply and idle ----------------------------------------------------------------------------------------
 
 
-def test_reply_adds_an_assistant_line_to_the_chat(agent, internal, llm):
+def test_reply_adds_an_assistant_message_to_the_conversation(agent, internal, llm):
     keep_plan(agent)
     script_tick(llm, "reply", text="I have mapped the user folder.")
 
-    services.tick_run(agent_id=agent.pk)
+    tick = services.tick_run(agent_id=agent.pk)
 
-    [line] = Record.objects.filter(brain_id=agent.pk, kind="chat")
-    assert line.text == "I have mapped the user folder." and line.data["role"] == "assistant"
+    [said] = Message.objects.filter(agent=agent)
+    assert (said.role, said.content) == ("assistant", "I have mapped the user folder.")
+    assert tick.outcome == "Said: I have mapped the user folder."
+
+
+def test_a_reply_while_tool_calls_wait_is_refused_and_says_nothing(agent):
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    message_append(agent=agent, role="assistant", tool_calls=[call])
+
+    outcome = run(agent, "reply", text="Done.")
+
+    assert not outcome.ok and outcome.summary.startswith("reply failed: The assistant's tool calls call_1 wait")
+    assert Message.objects.filter(agent=agent).count() == 1
 
 
 def test_idle_does_nothing(agent):

@@ -1,11 +1,15 @@
 """Chat with an agent: goals by `goal: ...`, replies through the LLM, the user model, and a
-failed call that keeps the user's line."""
+failed call that keeps the user's line. Both lines are messages of the agent's conversation."""
 
 import pytest
 
 from agents.brains import services
 from agents.brains.models import Brain, Goal, Record
+from agents.brains.services import chat as chat_service
 from agents.brains.services.brains import brain_writing, goal_complete, goal_create
+from agents.context.logic.assembly import WORKING_HEADING
+from agents.context.models import Message
+from agents.context.services import message_append
 from memsite.errors import InvalidInput
 from memsite.llm.models import LLMCall
 from tests.factories import system
@@ -15,8 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def chat(agent) -> list[tuple[str, str]]:
-    lines = Record.objects.filter(brain_id=agent.pk, kind="chat").order_by("seq")
-    return [(line.data["role"], line.text) for line in lines]
+    return list(Message.objects.filter(agent=agent).order_by("position").values_list("role", "content"))
 
 
 def test_goal_adds_a_goal_and_confirms_without_an_llm_call(agent):
@@ -24,7 +27,7 @@ def test_goal_adds_a_goal_and_confirms_without_an_llm_call(agent):
 
     goal = Goal.objects.get(brain_id=agent.pk)
     assert goal.text == "map the projects folder" and goal.status == Goal.Status.ACTIVE
-    assert exchange.goal == goal and exchange.reply_line.text == "Goal added: map the projects folder"
+    assert exchange.goal == goal and exchange.reply_message.content == "Goal added: map the projects folder"
     assert chat(agent) == [
         ("user", "Goal:  map the projects folder"),
         ("assistant", "Goal added: map the projects folder"),
@@ -38,7 +41,8 @@ def test_a_goal_past_the_cap_is_answered_not_raised(agent, settings):
 
     exchange = services.chat_send(agent=agent, text="goal: another", by=system())
 
-    assert exchange.goal is None and exchange.reply_line.text.startswith("I could not add that goal: The agent has 1")
+    assert exchange.goal is None
+    assert exchange.reply_message.content.startswith("I could not add that goal: The agent has 1")
     assert Goal.objects.filter(brain_id=agent.pk).count() == 1
 
 
@@ -59,7 +63,7 @@ def test_a_message_gets_a_reply_and_both_join_the_history(agent, llm):
 
     exchange = services.chat_send(agent=agent, text="What have you found?", by=system())
 
-    assert exchange.reply_line.text == "Three folders so far." and exchange.goal is None
+    assert exchange.reply_message.content == "Three folders so far." and exchange.goal is None
     assert chat(agent) == [
         ("user", "Hello, who are you?"),
         ("assistant", "Hello! I map the tree."),
@@ -69,17 +73,16 @@ def test_a_message_gets_a_reply_and_both_join_the_history(agent, llm):
     brain = Brain.objects.get(pk=agent.pk)
     assert brain.last_user_message == "What have you found?"
     messages = llm.requests[1].messages
-    assert messages[0]["role"] == "system"
-    assert (
-        '"I map memsite\'s memory tree."' in messages[0]["content"] and '"Map the projects"' in messages[0]["content"]
-    )
-    assert [(message["role"], message["content"]) for message in messages[1:]] == [
+    [working] = [message["content"] for message in messages if message["content"].startswith(WORKING_HEADING)]
+    assert '"I map memsite\'s memory tree."' in working and '"Map the projects"' in working
+    # The rest is the conversation, as the agent's context assembles it.
+    assert [(message["role"], message["content"]) for message in messages if message["role"] != "system"] == [
         ("user", "Hello, who are you?"),
         ("assistant", "Hello! I map the tree."),
         ("user", "What have you found?"),
     ]
     call = LLMCall.objects.order_by("id").last()
-    assert call.purpose == "chat" and call.served_id == exchange.user_line.pk
+    assert call.purpose == "chat" and call.served == exchange.user_message
 
 
 def test_the_user_model_keeps_the_last_ten_messages(agent):
@@ -88,7 +91,7 @@ def test_the_user_model_keeps_the_last_ten_messages(agent):
 
     kept = Record.objects.filter(brain_id=agent.pk, kind="user_message").order_by("seq")
     assert [record.text for record in kept] == [f"message {number}" for number in range(3, 13)]
-    assert Record.objects.filter(brain_id=agent.pk, kind="chat").count() == 24
+    assert Message.objects.filter(agent=agent).count() == 24
 
 
 def test_a_failed_llm_call_keeps_the_users_line(agent, llm):
@@ -109,3 +112,19 @@ def test_empty_or_oversized_messages_are_refused_before_anything_is_written(agen
         services.chat_send(agent=agent, text=text, by=system())
 
     assert chat(agent) == []
+
+
+def test_a_message_appended_while_the_reply_is_made_is_not_in_its_prompt(agent, llm, monkeypatch):
+    remembered = chat_service._remembered
+
+    def meanwhile(*args, **kwargs):
+        message_append(agent=agent, role="user", content="Said meanwhile.")
+        return remembered(*args, **kwargs)
+
+    monkeypatch.setattr(chat_service, "_remembered", meanwhile)
+    llm.script(Reply.json({"reply": "Hi."}))
+
+    services.chat_send(agent=agent, text="Hello?", by=system())
+
+    assert llm.requests[0].messages[-1] == {"role": "user", "content": "Hello?"}
+    assert chat(agent) == [("user", "Hello?"), ("user", "Said meanwhile."), ("assistant", "Hi.")]

@@ -9,10 +9,11 @@ from django.utils import timezone
 
 from agents.brains import services
 from agents.brains.logic.recall import MemoryItem, citations_kept, citations_shown
-from agents.brains.models import Record, RecordKind
+from agents.brains.models import RecordKind
 from agents.brains.services.brains import brain_writing
-from agents.brains.services.prompts import CHAT_MEMORY_HEADING, memory_line, memory_lines_read
-from agents.context.models import Agent
+from agents.brains.services.prompts import memory_line, memory_lines_read
+from agents.context.logic.assembly import LONG_TERM_HEADING
+from agents.context.models import Agent, Message
 from memsite.llm.models import LLMCall
 from memsite.llm.tokens import counter_for_model
 from memsite.spaces.principals import token_principal
@@ -46,12 +47,12 @@ def limited(agent: Agent, tokens: int) -> None:
 
 def memory_of(call: LLMCall) -> str:
     """The prompt's memory message, or '' when it had none."""
-    found = [message["content"] for message in call.messages if CHAT_MEMORY_HEADING in message["content"]]
+    found = [message["content"] for message in call.messages if message["content"].startswith(LONG_TERM_HEADING)]
     return found[0] if found else ""
 
 
-def reply_entry(agent: Agent) -> dict:
-    return Record.objects.filter(brain_id=agent.pk, kind=RecordKind.CHAT).order_by("seq").last().data
+def reply_data(agent: Agent) -> dict:
+    return Message.objects.filter(agent=agent).order_by("position").last().data
 
 
 def test_the_prompt_carries_relevant_facts_recent_episodes_and_retrieved_passages(agent):
@@ -96,20 +97,40 @@ def test_a_small_window_cuts_the_last_items_and_their_citations(agent, llm):
     assert "[episode:1]" not in memory  # over the memory's half of the window
     # cited but not given (cut, invented, not an id): dropped
     assert exchange.citations == [{"id": "fact:1", "kind": "fact", "ref": "1", "label": "fact 1"}]
-    assert reply_entry(agent)["citations"] == exchange.citations
-    assert exchange.provider == "openai" and reply_entry(agent)["provider"] == "openai"
+    assert reply_data(agent)["citations"] == exchange.citations
+    assert exchange.provider == "openai" and reply_data(agent)["provider"] == "openai"
 
 
 def test_memory_takes_at_most_half_the_window(agent, llm):
-    remember(agent, facts=[f"Harbour fact number {number} says a great deal." for number in range(5)])
-    limited(agent, 200)
+    facts = [f"Harbour fact number {number} says a great deal about the harbour office." * 3 for number in range(5)]
+    remember(agent, facts=facts)
+    limited(agent, 500)
     llm.script(Reply.json({"reply": "Yes."}))
 
     services.chat_send(agent=agent, text="Tell me about the harbour.", by=system())
 
     call = LLMCall.objects.get(purpose="chat")
-    assert memory_of(call).count("[fact:") == 3  # 17 tokens each, in 100
-    assert counter_for_model(agent.model).count_messages(call.messages) <= 200
+    counter = counter_for_model(agent.model)
+    memory = memory_of(call)
+    given = memory.count("[fact:")
+    assert 0 < given < 5 and counter.count_messages([{"role": "system", "content": memory}]) <= 250
+    one_more = f"{memory}\n\n{memory_line(MemoryItem(kind='fact', ref='9', text=facts[0]))}"
+    assert counter.count_messages([{"role": "system", "content": one_more}]) > 250  # the next did not fit
+    assert counter.count_messages(call.messages) <= 500
+
+
+def test_memory_gives_way_to_the_users_message_in_a_small_window(agent, llm):
+    remember(agent, facts=[f"Harbour fact number {number} says a great deal." for number in range(5)])
+    limited(agent, 200)  # half of it holds three facts, but chat's working memory takes most of the rest
+    llm.script(Reply.json({"reply": "Yes.", "citations": [f"fact:{number}" for number in range(1, 6)]}))
+
+    exchange = services.chat_send(agent=agent, text="Tell me about the harbour.", by=system())
+
+    call = LLMCall.objects.get(purpose="chat")
+    assert call.messages[-1] == {"role": "user", "content": "Tell me about the harbour."}
+    given = memory_of(call).count("[fact:")
+    assert 0 < given < 3 and counter_for_model(agent.model).count_messages(call.messages) <= 200
+    assert len(exchange.citations) == given  # only what the prompt gave may be cited
 
 
 def test_offline_the_reply_quotes_the_closest_passage_and_cites_its_node(agent):
@@ -118,11 +139,11 @@ def test_offline_the_reply_quotes_the_closest_passage_and_cites_its_node(agent):
 
     exchange = services.chat_send(agent=agent, text="Where did Ana move?", by=system())
 
-    assert "Lisbon" in exchange.reply_line.text and "/swarmstar/logs/session-3" in exchange.reply_line.text
+    assert "Lisbon" in exchange.reply_message.content and "/swarmstar/logs/session-3" in exchange.reply_message.content
     assert exchange.citations == [
         {"id": f"node:{doc.pk}", "kind": "node", "ref": doc.pk, "label": "/swarmstar/logs/session-3"}
     ]
-    assert exchange.provider == "offline" and reply_entry(agent)["provider"] == "offline"
+    assert exchange.provider == "offline" and reply_data(agent)["provider"] == "offline"
 
 
 def test_offline_with_nothing_relevant_the_reply_says_so_and_cites_nothing(agent):
@@ -130,7 +151,7 @@ def test_offline_with_nothing_relevant_the_reply_says_so_and_cites_nothing(agent
 
     exchange = services.chat_send(agent=agent, text="Where did Ana move?", by=system())
 
-    assert exchange.reply_line.text == "Nothing I remember bears on that." and exchange.citations == []
+    assert exchange.reply_message.content == "Nothing I remember bears on that." and exchange.citations == []
     assert exchange.provider == "offline"
 
 

@@ -20,9 +20,13 @@ from agents.brains.models import (
     Synapse,
 )
 from agents.brains.services.brains import brain_writing, goal_create
+from agents.context.logic.wire import wire_tokens
+from agents.context.models import Message, Summary
+from agents.context.services import checkpoint_create, message_append
 from memsite.errors import InvalidInput, TooLarge
+from memsite.llm.tokens import counter_for_model
 from tests.agents.brains.loop import her
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, system
 
 DATA = Path(__file__).parent / "data"
 SMALL_CAPS = {
@@ -51,6 +55,21 @@ def imported(version: str) -> tuple[dict, services.ImportReport, dict]:
     return original, report, services.brain_export(agent=agent)
 
 
+def said(agent) -> list[tuple[str, str]]:
+    return list(Message.objects.filter(agent=agent).order_by("position").values_list("role", "content"))
+
+
+def round_trip(document) -> tuple[dict, dict]:
+    """`document` imported into a new agent and exported, and that export imported into another
+    and exported again."""
+    first = AgentFactory()
+    services.brain_import(agent=first, document=document)
+    exported = services.brain_export(agent=first)
+    second = AgentFactory()
+    services.brain_import(agent=second, document=json.dumps(exported))
+    return exported, services.brain_export(agent=second)
+
+
 def texts(agent, kind: str) -> list[str]:
     rows = Record.objects.filter(brain_id=agent.pk, kind=kind).order_by("seq")
     return list(rows.values_list("text", flat=True))
@@ -64,6 +83,30 @@ def test_a_file_her_wrote_comes_back_field_by_field(db, version):
     assert report.trimmed == {} and report.dropped == {} and report.clipped == {}
     assert report.added_self_neuron is False and report.kept_keys == ["fileContents", "embeddings"]
     assert report.imported["synapses"] == len(original["synapses"]) == 31
+
+
+@pytest.mark.parametrize("version", her.VERSIONS)
+def test_a_file_her_wrote_round_trips_through_an_import_of_its_export(db, version):
+    exported, again = round_trip(her.fixture(version).read_bytes())
+
+    assert json.dumps(again) == json.dumps(exported)
+    assert exported["chatHistory"] == json.loads(her.fixture(version).read_text())["chatHistory"]
+
+
+@pytest.mark.parametrize("version", her.VERSIONS)
+def test_her_chat_history_is_the_agents_conversation(db, version):
+    agent = AgentFactory()
+    message_append(agent=agent, role="user", content="An older thread, replaced.")
+
+    report = services.brain_import(agent=agent, document=her.fixture(version).read_bytes())
+
+    assert said(agent) == [("user", "How do we deploy?"), ("assistant", "Migrate first, then restart.")]
+    times = list(Message.objects.filter(agent=agent).order_by("position").values_list("created_at", flat=True))
+    assert [mj.ms(moment) for moment in times] == [1770411716000, 1770411717000]
+    assert report.imported["chatHistory"] == 2
+    agent.refresh_from_db()
+    counted = sum(Message.objects.filter(agent=agent).values_list("token_count", flat=True))
+    assert agent.message_count == 2 and agent.conversation_tokens == agent.history_tokens == counted
 
 
 @pytest.mark.parametrize("version", her.VERSIONS)
@@ -136,6 +179,12 @@ def test_import_of_a_hand_written_file_trims_to_the_caps_and_keeps_what_it_leave
     ]  # no summary: what
     assert texts(agent, RecordKind.LOG) == ["a is first", "rest"]  # a log's thought, else its type
     assert texts(agent, RecordKind.FACT) == ["a is first", "c follows a"]
+    assert said(agent) == [("assistant", "hi"), ("user", "read /a")]  # the conversation, at the chat cap
+    assert exported["chatHistory"] == [
+        {"role": "assistant", "content": "hi", "t": 1714550401000},
+        {"role": "user", "content": "read /a", "t": 1714550460000},
+    ]
+    assert report.trimmed["chatHistory"] == 1 and report.imported["chatHistory"] == 2
     assert list(exported["exploredPaths"]) == ["/a", "/c"]  # /b was the least recently seen
     assert exported["userModel"] == {
         "lastMessages": ["read /a", "thanks"],
@@ -245,6 +294,85 @@ def test_a_brain_memsite_wrote_exports_entries_as_her_writes_them(db):
     newest = her.load(exported, her.NEWEST)
     assert her.differences(newest["state"]["goals"], exported["state"]["goals"]) == []
     assert her.differences(newest["thoughts"], exported["thoughts"]) == []
+
+
+def memsite_chat(agent) -> None:
+    """A conversation as memsite writes it: appended messages, among them a tool call and its
+    result, and a chat exchange whose reply cites a fact."""
+    with brain_writing(agent=agent) as write:
+        write.record(kind=RecordKind.FACT, text="Deploys need a migration first.", item={}, at=timezone.now())
+        write.set(self_summary="I keep the deploy notes.")  # her load seeds a memory without one
+    message_append(agent=agent, role="system", content="Be brief.", pinned=True)
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    message_append(agent=agent, role="assistant", tool_calls=[call])
+    message_append(agent=agent, role="tool", tool_call_id="call_1", content="3 notes")
+    message_append(agent=agent, role="user", content="What do deploys need?", sender="ops")
+    services.chat_send(agent=agent, text="Tell me about deploys and migrations.", by=system())
+
+
+def test_a_conversation_memsite_wrote_exports_its_chat_lines_as_her_writes_them(db, offline_llm):
+    agent = AgentFactory()
+    memsite_chat(agent)
+    reply = Message.objects.filter(agent=agent).order_by("position").last()
+
+    chat = services.brain_export(agent=agent)["chatHistory"]
+
+    # Its user and assistant messages with text: the tool call, its result and the system message stay out.
+    assert [(line["role"], line["content"]) for line in chat] == [
+        ("user", "What do deploys need?"),
+        ("user", "Tell me about deploys and migrations."),
+        ("assistant", reply.content),
+    ]
+    assert set(chat[0]) == {"role", "content", "t"} and isinstance(chat[0]["t"], int)
+    assert chat[2]["citations"] == [{"id": "fact:1", "kind": "fact", "ref": "1", "label": "fact 1"}]
+    assert chat[2]["provider"] == "offline" and set(chat[2]) == {"role", "content", "t", "citations", "provider"}
+    newest = her.load(services.brain_export(agent=agent), her.NEWEST)
+    assert her.differences(newest["chatHistory"], chat) == []
+
+
+def test_a_conversation_memsite_wrote_round_trips_and_its_replies_keep_their_citations(db, offline_llm):
+    agent = AgentFactory()
+    memsite_chat(agent)
+
+    exported, again = round_trip(services.brain_export(agent=agent))
+
+    assert json.dumps(again) == json.dumps(exported)
+    second = Message.objects.order_by("agent_id", "position").last()
+    assert second.agent_id != agent.pk and second.role == "assistant"
+    assert second.data["citations"] == exported["chatHistory"][-1]["citations"]
+
+
+def test_an_import_replaces_the_conversation_whole(db, offline_llm):
+    agent = AgentFactory()
+    memsite_chat(agent)
+    Summary.objects.create(agent=agent, through=2)
+    kept = checkpoint_create(agent=agent)
+    document = {"chatHistory": [{"role": "user", "content": "Hello."}, {"role": "assistant", "content": "  "}, "Hi"]}
+
+    report = services.brain_import(agent=agent, document=document)
+
+    assert said(agent) == [("user", "Hello."), ("user", "Hi")]  # a bare string is a user's line
+    assert report.dropped == {"chatHistory": 1}  # a line without text is no message
+    assert not Summary.objects.filter(agent=agent).exists()
+    agent.refresh_from_db()
+    costs = list(Message.objects.filter(agent=agent).order_by("position").values_list("token_count", "history_offset"))
+    assert [offset for _, offset in costs] == [0, costs[0][0]]
+    assert agent.message_count == 2 and agent.pending_tool_calls == []
+    assert agent.conversation_tokens == agent.history_tokens == sum(tokens for tokens, _ in costs)
+    assert costs[0][0] == wire_tokens(counter_for_model(agent.model), {"role": "user", "content": "Hello."})
+    assert kept.message_count == 6  # a checkpoint made before keeps the conversation it replaced
+
+
+def test_a_file_without_chat_history_leaves_the_conversation_as_it_is(db):
+    agent = AgentFactory()
+    message_append(agent=agent, role="user", content="Keep me.")
+
+    services.brain_import(agent=agent, document={"thoughts": ["one"]})
+
+    assert said(agent) == [("user", "Keep me.")]
+    assert services.brain_export(agent=agent)["chatHistory"] == [
+        {"role": "user", "content": "Keep me.", "t": mj.ms(Message.objects.get(agent=agent).created_at)}
+    ]
 
 
 def test_an_invalid_file_changes_nothing(db):

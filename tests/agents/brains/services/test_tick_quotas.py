@@ -9,8 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.brains import services
-from agents.brains.models import Brain, Record, RecordKind, TickRun
+from agents.brains.models import Brain, TickRun
 from agents.brains.services.ticks import ASKER_GONE
+from agents.context.models import Message
 from memory.models import Node
 from memsite.errors import InvalidInput
 from memsite.llm.models import LLMCall
@@ -236,6 +237,6 @@ def test_a_chat_with_the_budget_spent_is_429_and_writes_nothing(api, user):
     assert refused.status_code == 429, refused.content
     assert refused.json()["quota"] == "daily_llm_budget"
     assert_documented(refused, "/api/agents/{agent_id}/chat/", "post")
-    assert not Record.objects.filter(brain_id=agent.pk, kind=RecordKind.CHAT).exists()
+    assert not Message.objects.filter(agent=agent).exists()
     # A goal asks no LLM.
     assert api.post(api_url("chat", agent), {"text": "goal: map the tree"}, format="json").status_code == 201

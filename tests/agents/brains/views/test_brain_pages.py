@@ -10,7 +10,8 @@ from django.utils import timezone
 from agents.brains import views as views_brains
 from agents.brains.models import Brain, Goal, Record, RecordKind, TickRun
 from agents.brains.services.brains import brain_create, brain_writing, goal_complete, goal_create
-from agents.context.models import Agent
+from agents.context.models import Agent, Message
+from agents.context.services import message_append
 from tests.agents.conftest import HTMX
 from tests.factories import AgentFactory, DocumentFactory
 from tests.fake_openai import Reply
@@ -33,6 +34,10 @@ def stream_url(agent: Agent, **query) -> str:
 
 def records(agent: Agent, kind: str) -> list[str]:
     return list(Record.objects.filter(brain_id=agent.pk, kind=kind).order_by("seq").values_list("text", flat=True))
+
+
+def conversation(agent: Agent) -> list[str]:
+    return list(Message.objects.filter(agent=agent).order_by("position").values_list("content", flat=True))
 
 
 def tick(agent: Agent, number: int, *, joy: float, dopamine: float = 0.5, status: str = "done") -> TickRun:
@@ -263,15 +268,15 @@ def test_written_text_is_escaped(user_client, agent):
     with brain_writing(agent=agent) as brain:
         for kind in (RecordKind.THOUGHT, RecordKind.EPISODE, RecordKind.FACT, RecordKind.SELF_INSTRUCTION):
             brain.record(kind=kind, text=f"{kind} {SCRIPT}", item={"where": SCRIPT, "type": SCRIPT}, at=START)
-        brain.record(kind=RecordKind.CHAT, text=SCRIPT, item={"role": "user"}, at=START)
         brain.neuron(kind="concept", label=SCRIPT, at=START)
         brain.set(self_summary=SCRIPT, plan=[SCRIPT], last_error=SCRIPT, last_user_message=SCRIPT)
     goal_create(agent=agent, text=SCRIPT)
+    message_append(agent=agent, role="user", content=SCRIPT, sender=SCRIPT)
 
     html = user_client.get(page_url(agent)).content.decode()
 
     assert SCRIPT not in html
-    assert html.count(ESCAPED) == 14  # the goal twice: its text and its button's label
+    assert html.count(ESCAPED) == 15  # the goal twice: its text and its button's label; the line and its sender
 
 
 # -- the live stream ---------------------------------------------------------------------------
@@ -462,8 +467,8 @@ def test_chat_appends_the_exchange(user_client, agent):
 
     assert response.status_code == 200
     html = response.content.decode()
-    user_line, reply = records(agent, RecordKind.CHAT)
-    assert user_line == "What do you know?" and reply
+    said, reply = conversation(agent)
+    assert said == "What do you know?" and reply
     appended = re.search(r'<ol hx-swap-oob="beforeend:#chat-log">(.*)</ol>', html, re.DOTALL).group(1)
     assert re.findall(r'<li class="chat-line chat-(\w+)" id="chat-(\d+)">', appended) == [
         ("user", "1"),
@@ -493,17 +498,15 @@ def test_an_offline_reply_is_marked_heuristic_and_links_what_it_cites(user_clien
 
 
 def test_a_reply_of_a_model_is_not_marked_and_stored_citations_are_escaped(user_client, agent):
-    with brain_writing(agent=agent) as brain:
-        item = {
-            "role": "assistant",
-            "provider": "openai",
-            "citations": [
-                {"kind": "node", "ref": "memory_ab", "label": SCRIPT},
-                {"kind": "node", "ref": "javascript:alert(1)", "label": "bad"},
-                {"kind": "fact", "ref": "1; x", "label": "bad"},
-            ],
-        }
-        brain.record(kind=RecordKind.CHAT, text="From a model.", item=item, at=START)
+    data = {
+        "provider": "openai",
+        "citations": [
+            {"kind": "node", "ref": "memory_ab", "label": SCRIPT},
+            {"kind": "node", "ref": "javascript:alert(1)", "label": "bad"},
+            {"kind": "fact", "ref": "1; x", "label": "bad"},
+        ],
+    }
+    message_append(agent=agent, role="assistant", content="From a model.", data=data)
 
     html = user_client.get(page_url(agent)).content.decode()
 
@@ -517,9 +520,10 @@ def test_a_cited_fact_the_page_does_not_show_is_quoted_not_linked(user_client, a
     with brain_writing(agent=agent) as brain:
         for number in range(1, shown + 2):  # fact 1 is one too old to be shown
             brain.record(kind=RecordKind.FACT, text=f"Fact <{number}>.", item={}, at=START)
-        cited = [{"kind": "fact", "ref": ref, "label": f"fact {ref}"} for ref in ("1", str(shown + 1), "999")]
-        item = {"role": "assistant", "provider": "openai", "citations": cited}
-        brain.record(kind=RecordKind.CHAT, text="From memory.", item=item, at=START)
+    cited = [{"kind": "fact", "ref": ref, "label": f"fact {ref}"} for ref in ("1", str(shown + 1), "999")]
+    message_append(
+        agent=agent, role="assistant", content="From memory.", data={"provider": "openai", "citations": cited}
+    )
 
     html = user_client.get(page_url(agent)).content.decode()
 
@@ -541,7 +545,7 @@ def test_an_empty_message_is_shown_and_nothing_is_written(user_client, agent):
     assert response.status_code == 400
     html = response.content.decode()
     assert 'class="alert alert-error"' in html and "hx-swap-oob" not in html
-    assert records(agent, RecordKind.CHAT) == []
+    assert conversation(agent) == []
 
 
 def test_a_failed_reply_is_shown_with_the_kept_line(user_client, agent, settings, fake_openai):
@@ -557,7 +561,7 @@ def test_a_failed_reply_is_shown_with_the_kept_line(user_client, agent, settings
     html = response.content.decode()
     assert "LLM call failed" in html and "Are you there?</textarea>" in html
     assert re.findall(r'id="chat-(\d+)"', html) == ["1"]
-    assert records(agent, RecordKind.CHAT) == ["Are you there?"]
+    assert conversation(agent) == ["Are you there?"]
 
 
 def test_chat_works_without_javascript(user_client, agent):
@@ -573,3 +577,63 @@ def test_a_goal_said_in_chat_shows_in_the_goals(user_client, agent):
     goal = Goal.objects.get()
     assert re.search(r'<ul class="goals" id="goal-list" hx-swap-oob="true">', html)
     assert f'id="goal-{goal.pk}"' in html and "Goal added: map the notes" in html
+
+
+# -- one thread --------------------------------------------------------------------------------
+
+
+def brain_thread(html: str) -> list[tuple[str, str, str]]:
+    """(position, role, text) of the brain page's chat, oldest first."""
+    chat = re.search(r'<ol class="chat-log".*?</ol>', html, re.DOTALL).group(0)
+    lines = re.findall(
+        r'<li class="chat-line chat-(\w+)" id="chat-(\d+)">.*?<span class="chat-text[^"]*">(.*?)</span>',
+        chat,
+        re.DOTALL,
+    )
+    return [(position, role, text) for role, position, text in lines]
+
+
+def agent_thread(html: str) -> list[tuple[str, str, str]]:
+    """(position, role, text) of the agent page's conversation, oldest first."""
+    found = re.findall(
+        r'<li class="message message-(\w+)[^"]*" id="message-(\d+)">'
+        r'.*?(?:<pre class="code message-content">(.*?)</pre>|</li>)',
+        html,
+        re.DOTALL,
+    )
+    return [(position, role, text) for role, position, text in reversed(found)]
+
+
+def test_the_brain_page_and_the_agent_page_show_one_thread(user_client, agent, settings):
+    settings.MEMSITE_EMBEDDINGS = "off"
+    with brain_writing(agent=agent) as brain:
+        brain.record(kind=RecordKind.FACT, text="The harbour office opens at nine.", item={}, at=START)
+    message_append(agent=agent, role="user", content="The office moved to pier 4.", sender="ops")
+    user_client.post(reverse("agents:brain_chat", args=[agent.pk]), {"text": "When does the harbour office open?"})
+
+    brain_page = user_client.get(page_url(agent)).content.decode()
+    agent_page = user_client.get(reverse("agents:agent_detail", args=[agent.pk])).content.decode()
+
+    reply = Message.objects.get(agent=agent, position=3)
+    expected = [
+        ("1", "user", "The office moved to pier 4."),
+        ("2", "user", "When does the harbour office open?"),
+        ("3", "assistant", reply.content.replace('"', "&quot;")),
+    ]
+    assert brain_thread(brain_page) == agent_thread(agent_page) == expected
+    assert '<span class="chat-who">ops</span>' in brain_page  # who said it, when not the page's user
+    # The reply's citation and its heuristic mark, on both pages.
+    for html in (brain_page, agent_page):
+        assert re.search(r'class="citation citation-fact"[^>]*>fact 1', html)
+        assert html.count('class="badge badge-heuristic"') == 1
+
+
+def test_a_message_appended_elsewhere_comes_to_the_chat_with_the_next_poll(user_client, lived_in):
+    Brain.objects.filter(pk=lived_in.pk).update(ticking=True, next_tick_at=timezone.now())
+    poll = polling(user_client.get(page_url(lived_in)).content.decode())
+
+    message_append(agent=lived_in, role="user", content="Said through the API.")
+    partial = user_client.get(poll, **HTMX).content.decode()
+
+    assert re.search(r'id="chat-log"[^>]*hx-swap-oob="true"', partial)
+    assert [line[2] for line in brain_thread(partial)][-1] == "Said through the API."

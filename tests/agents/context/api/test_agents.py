@@ -118,7 +118,7 @@ class TestMessageAppend:
         agent = AgentFactory(model="gpt-4")
 
         response = api.post(
-            url("message-append", agent.pk),
+            url("messages", agent.pk),
             {"role": "user", "content": "hello there", "sender": "ops", "importance": 0.9},
             format="json",
         )
@@ -132,7 +132,7 @@ class TestMessageAppend:
         agent = AgentFactory()
 
         def append(body: dict):
-            return api.post(url("message-append", agent.pk), body, format="json")
+            return api.post(url("messages", agent.pk), body, format="json")
 
         calls = append({"role": "assistant", "tool_calls": [CALL]})
         early = append({"role": "user", "content": "well?"})
@@ -156,13 +156,34 @@ class TestMessageAppend:
     )
     def test_bad_messages_are_refused_and_nothing_is_written(self, api, body):
         agent = AgentFactory()
-        response = api.post(url("message-append", agent.pk), body, format="json")
+        response = api.post(url("messages", agent.pk), body, format="json")
         assert response.status_code == 400
         assert not Message.objects.exists()
 
     def test_an_unknown_agent_is_not_found(self, api):
-        response = api.post(url("message-append", 999), {"role": "user", "content": "hi"}, format="json")
+        response = api.post(url("messages", 999), {"role": "user", "content": "hi"}, format="json")
         assert response.status_code == 404
+
+
+class TestMessageList:
+    def test_lists_the_conversation_newest_first_a_page_at_a_time(self, api):
+        agent = AgentFactory()
+        for number in range(1, 6):
+            services.message_append(agent=agent, role="user", content=f"line {number}")
+        services.message_append(agent=agent, role="assistant", content="Done.", data={"provider": "offline"})
+
+        first = api.get(url("messages", agent.pk), {"page_size": 4})
+        body = first.json()
+        rest = api.get(body["next"]).json()
+
+        assert first.status_code == 200
+        assert_documented(first, "/api/agents/{agent_id}/messages/", "get")
+        assert [message["position"] for message in body["results"]] == [6, 5, 4, 3]
+        assert body["results"][0]["data"] == {"provider": "offline"} and body["results"][1]["data"] == {}
+        assert [message["content"] for message in rest["results"]] == ["line 2", "line 1"] and rest["next"] is None
+
+    def test_another_spaces_agent_is_not_found(self, api):
+        assert api.get(url("messages", 999)).status_code == 404
 
 
 class TestContext:
@@ -297,6 +318,7 @@ def test_every_agent_operation_is_in_the_schema(client):
         ("/api/agents/", "post"),
         (f"{agent}/", "get"),
         (f"{agent}/", "patch"),
+        (f"{agent}/messages/", "get"),
         (f"{agent}/messages/", "post"),
         (f"{agent}/context/", "get"),
         (f"{agent}/checkpoints/", "post"),
@@ -305,7 +327,7 @@ def test_every_agent_operation_is_in_the_schema(client):
     assert "422" in schema["paths"][f"{agent}/context/"]["get"]["responses"]
 
 
-@pytest.mark.parametrize("name", ["agent-create", "agent-detail", "message-append"])
+@pytest.mark.parametrize("name", ["agent-create", "agent-detail", "messages"])
 def test_json_nested_too_deeply_is_400_and_writes_nothing(api, name):
     agent = AgentFactory()
     path = url(name) if name == "agent-create" else url(name, agent.pk)

@@ -45,7 +45,7 @@ def agent():
 @pytest.fixture
 def post(api, agent):
     def post(body: dict):
-        return api.post(reverse("agents-api:message-append", args=[agent.pk]), body, format="json")
+        return api.post(reverse("agents-api:messages", args=[agent.pk]), body, format="json")
 
     return post
 

@@ -480,7 +480,27 @@ def test_reads_follow_what_is_kept_not_the_conversations_length(strategy):
     assert queries(30) == queries(300)
 
 
-@pytest.mark.parametrize("arguments", [{"strategy": "truncate"}, {"turns": 0}, {"model": ""}, {"long_term_budget": -1}])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_through_assembles_the_conversation_as_it_stood_at_a_message(agent, strategy):
+    fill(agent, [100] * 9)
+    services.message_append(agent=agent, role="system", content=words(20), pinned=True)
+    fill(agent, [100])
+    before = context_assemble(agent=agent, strategy=strategy)
+    through = before.report.stored_messages
+
+    fill(agent, [100] * 4)
+    services.message_append(agent=agent, role="system", content=words(30), pinned=True)
+
+    assert context_assemble(agent=agent, strategy=strategy, through=through) == before
+    assert context_assemble(agent=agent, strategy=strategy, through=Message.objects.count()) == context_assemble(
+        agent=agent, strategy=strategy
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"strategy": "truncate"}, {"turns": 0}, {"model": ""}, {"long_term_budget": -1}, {"through": 99}, {"through": -1}],
+)
 def test_refuses_invalid_arguments(agent, arguments):
     with pytest.raises(InvalidInput):
         context_assemble(agent=agent, **arguments)

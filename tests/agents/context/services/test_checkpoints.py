@@ -113,6 +113,7 @@ def test_the_chat_apis_fields_are_restored_too():
         refusal="No.",
         audio={"id": "audio_1", "transcript": "No."},
     )
+    services.message_append(agent=agent, role="assistant", content="From a note.", data={"provider": "offline"})
     services.message_append(agent=agent, role="assistant", function_call={"name": "lookup", "arguments": "{}"})
     before = stored(agent)
     checkpoint = services.checkpoint_create(agent=agent)
@@ -121,6 +122,7 @@ def test_the_chat_apis_fields_are_restored_too():
     restored = services.checkpoint_restore(agent=agent, checkpoint=checkpoint)
 
     assert comparable(stored(restored)) == comparable(before)
+    assert restored.messages.get(content="From a note.").data == {"provider": "offline"}
 
 
 def test_a_document_written_before_the_chat_apis_other_fields_restores_them_empty():
@@ -137,3 +139,18 @@ def test_a_document_written_before_the_chat_apis_other_fields_restores_them_empt
     restored = services.checkpoint_restore(agent=agent, checkpoint=checkpoint)
 
     assert comparable(stored(restored)) == comparable(before)
+
+
+def test_a_document_written_before_chat_lines_were_messages_restores_their_data_empty():
+    agent = AgentFactory()
+    say(agent, 10)
+    checkpoint = services.checkpoint_create(agent=agent)
+    for entry in checkpoint.document["messages"]:
+        del entry["data"]
+    before = stored(agent)
+    services.message_append(agent=agent, role="assistant", content="Later.", data={"provider": "offline"})
+
+    restored = services.checkpoint_restore(agent=agent, checkpoint=checkpoint)
+
+    assert comparable(stored(restored)) == comparable(before)
+    assert not restored.messages.exclude(data={}).exists()

@@ -2,6 +2,7 @@ import re
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from agents.context import services
 from agents.context.logic.message_fields import MAX_CONTENT_CHARS
@@ -321,3 +322,75 @@ class TestFunctionResults:
         services.message_append(agent=agent, role="assistant", function_call={"name": "lookup"})
         with pytest.raises(InvalidInput, match="pinned"):
             services.message_append(agent=agent, role="function", name="lookup", content="42", pinned=True)
+
+
+class TestChatLines:
+    def test_a_line_keeps_its_data_shown_and_never_sent(self):
+        agent = AgentFactory()
+        data = {"citations": [{"kind": "fact", "ref": "1", "label": "fact 1"}], "provider": "offline"}
+
+        said = services.message_append(agent=agent, role="assistant", content="At nine.", data=data)
+
+        assert said.data == data
+        assert said.token_count == wire_tokens(
+            counter_for_model(agent.model), {"role": "assistant", "content": "At nine."}
+        )
+
+    @pytest.mark.parametrize(
+        ("data", "says"),
+        [
+            (["fact:1"], "data must be an object"),
+            ({"note": "a\x00b"}, "NUL"),
+            ({"x": "y" * MAX_CONTENT_CHARS}, "longer"),
+        ],
+    )
+    def test_data_that_cannot_be_kept_is_refused(self, data, says):
+        agent = AgentFactory()
+        with pytest.raises(InvalidInput, match=says):
+            services.message_append(agent=agent, role="assistant", content="At nine.", data=data)
+        assert not Message.objects.filter(agent=agent).exists()
+
+    def test_a_conversation_replaced_by_chat_lines_is_counted_as_appends_are(self):
+        agent, appended = AgentFactory(), AgentFactory()
+        say(agent, 10)
+        lines = [
+            services.ChatLine(role="user", content="Hello.", created_at=timezone.now()),
+            services.ChatLine(role="assistant", content="Hi.", created_at=timezone.now(), data={"provider": "openai"}),
+        ]
+
+        assert services.conversation_replace(agent=agent, lines=lines) == 2
+        for line in lines:
+            services.message_append(agent=appended, role=line.role, content=line.content, data=line.data)
+
+        columns = ("position", "role", "content", "data", "token_count", "history_offset")
+        assert [row[1:] for row in stored_columns(agent, columns)] == [
+            row[1:] for row in stored_columns(appended, columns)
+        ]
+        kept = Agent.objects.get(pk=agent.pk)
+        fresh = Agent.objects.get(pk=appended.pk)
+        assert (kept.message_count, kept.conversation_tokens, kept.history_tokens) == (
+            fresh.message_count,
+            fresh.conversation_tokens,
+            fresh.history_tokens,
+        )
+
+    @pytest.mark.parametrize(
+        ("line", "says"),
+        [
+            (services.ChatLine(role="tool", content="42", created_at=timezone.now()), "a user's or an assistant's"),
+            (services.ChatLine(role="user", content="   ", created_at=timezone.now()), "needs content"),
+        ],
+    )
+    def test_a_line_that_is_no_chat_line_changes_nothing(self, line, says):
+        agent = AgentFactory()
+        say(agent, 10)
+        before = stored(agent)
+
+        with pytest.raises(InvalidInput, match=says):
+            services.conversation_replace(agent=agent, lines=[line])
+
+        assert stored(agent) == before
+
+
+def stored_columns(agent: Agent, columns: tuple[str, ...]) -> list[tuple]:
+    return list(Message.objects.filter(agent=agent).order_by("position").values_list(*columns))
