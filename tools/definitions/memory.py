@@ -5,7 +5,7 @@ Each calls what memory's REST API calls, and answers in its shapes."""
 from typing import Annotated, Any
 
 from django.db import transaction
-from pydantic import ConfigDict, Field, StringConstraints, field_validator
+from pydantic import AliasChoices, ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
 from memory import selectors, services
@@ -117,8 +117,10 @@ class WriteArgs(ToolArgs):
     )
 
     parent: NodeRef = Field(
+        # `folder` was its name before 0.1; accepted until the next release (README, MCP).
+        validation_alias=AliasChoices("parent", "folder"),
         description="The folder the document is in: a path, such as /swarmstar/nodes/a (folders missing on the "
-        "way are made), or an id."
+        "way are made), or an id.",
     )
     name: Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_BYTES)] = Field(
         description="The document's name in the folder, such as findings.md."

@@ -69,6 +69,7 @@ def search_outcome(search: Search) -> dict[str, Any]:
     question = selectors.search_question_pending(search=search)
     outcome: dict[str, Any] = {
         "id": search.pk,  # as the REST API names it
+        "search_id": search.pk,  # its name before 0.1, answered until the next release (README, MCP)
         "status": search.status,
         "ended_because": search.ended_because,
         "result": None if search.is_active else search.result,

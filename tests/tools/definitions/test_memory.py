@@ -161,6 +161,16 @@ def test_write_creates_a_document_then_updates_it(call, editor, internal):
     assert (document.type, document.description, document.created_by) == ("document", "Ports", editor.user)
 
 
+def test_write_takes_folder_the_old_name_of_parent_but_not_both(call):
+    written = call("memory_write", folder="/references", name="ports.md", content="# Ports\n")
+    assert written["created"] and written["node"]["path"] == "/references/ports.md"
+
+    with pytest.raises(InvalidInput) as refused:
+        call("memory_write", folder="/references", parent="/references", name="more.md", content="x")
+    assert "folder" in refused.value.data["arguments"]
+    assert not Node.objects.filter(name="more.md").exists()
+
+
 def test_write_replaces_content_and_description_together(call):
     document = DocumentFactory(name="plan.md", description="Old")
 

@@ -51,6 +51,7 @@ def test_a_search_still_running_gives_its_id_to_poll_and_get_answers_it_later(ca
     assert started["poll"] == f"Not ended yet: call memory_search_get with search_id {started['id']}."
     assert inline_worker == [0.2] and polled["status"] == "done"
     assert polled["result"]["answers"][0]["complete"] and "poll" not in polled
+    assert started["search_id"] == started["id"] == polled["search_id"]  # the old name, for one release
 
 
 def test_search_takes_its_options(call):
