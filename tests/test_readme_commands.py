@@ -120,9 +120,10 @@ def environment(var: Path, port: int) -> dict[str, str]:
 def set_up_commands(port: int, env: dict[str, str]) -> list[list[str]]:
     """The manage.py commands `make run` runs before honcho, as make shows them."""
     shown = subprocess.run(
-        ["make", "-n", "-o", "install", "run", f"PORT={port}"],
+        ["make", "--no-print-directory", "-n", "-o", "install", "run", f"PORT={port}"],
         cwd=ROOT,
-        env=env,
+        # Under `make test` the outer make's flags would reach this one.
+        env={name: value for name, value in env.items() if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")},
         capture_output=True,
         text=True,
         check=True,

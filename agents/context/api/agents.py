@@ -313,7 +313,7 @@ class MessagesApi(APIView):
         description="Every message of the conversation: those appended here and the lines of the agent's chat "
         "(POST /api/agents/{id}/chat/ appends both the user's line and the reply), one thread.",
         parameters=[AGENT_ID, *page_parameters(OrderedPagination)],
-        responses={200: MESSAGE_PAGE, **errors(404)},
+        responses={200: MESSAGE_PAGE, **errors(400, 404)},
     )
     def get(self, request: Request, agent_id: int) -> Response:
         agent = agent_of(request, agent_id)
