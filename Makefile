@@ -71,6 +71,7 @@ bench: install nginx
 	$(PY) benchmarks/llm.py
 	$(PY) benchmarks/search.py --sizes 1000,10000
 	$(PY) benchmarks/retrieval.py
+	$(PY) benchmarks/realdata/run.py
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/brain.py
 	$(PY) benchmarks/graph.py
