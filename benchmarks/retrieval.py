@@ -335,8 +335,10 @@ class Api:
         key = token_create(member=user, space=space_default(), name="retrieval benchmark").key
         self.client = Client(HTTP_AUTHORIZATION=f"Token {key}")
 
-    def retrieve(self, query: str, *, k: int = 10, start: str | None = None) -> list[dict]:
+    def retrieve(self, query: str, *, k: int = 10, start: str | None = None, per_node: int | None = None) -> list[dict]:
         body = {"query": query, "k": k, **({"start": start} if start else {})}
+        if per_node is not None:
+            body["per_node"] = per_node
         response = self.client.post("/api/retrieve/", body, content_type="application/json")
         if response.status_code != 200:
             raise RuntimeError(f"POST /api/retrieve/ answered {response.status_code}: {response.content[:300]!r}")

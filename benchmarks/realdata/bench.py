@@ -24,7 +24,9 @@ from memsite.spaces.selectors import space_default
 
 WARMUP = 5  # untimed retrieve calls first in each set: lazy imports, the vector matrix, caches
 DEPTH = 10
-METHODS = ("retrieve", "BM25 units", "BM25 documents", "dense units")
+# "retrieve nodes" asks for the best nodes (`per_node: 1`), as a node that wants sessions or files
+# does; "retrieve" asks for passages.
+METHODS = ("retrieve", "retrieve nodes", "BM25 units", "BM25 documents", "dense units")
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,11 @@ class Asker:
     def ask(self, question: Question) -> Asked:
         query = tail(question.text, retrieval.MAX_QUERY_CHARS)
         found, hits, millis = self.retrieve(question, query)
+        nodes, _, _ = self.retrieve(question, query, per_node=1)
         vector = self.model.embed([query], by=system_principal(space_default()))[0] if self.model else None
         rankings = {
             "retrieve": found,
+            "retrieve nodes": nodes,
             "BM25 units": self.baselines.bm25_units(question, query),
             "BM25 documents": self.baselines.bm25_documents(question, query),
             "dense units": self.baselines.dense(question, vector),
@@ -123,14 +127,16 @@ class Asker:
             one_prompt=self.counter.count(query) + sum(self.document_tokens[k] for k in self.candidates(question)),
         )
 
-    def retrieve(self, question: Question, query: str) -> tuple[list[Found], list[dict], float]:
+    def retrieve(
+        self, question: Question, query: str, *, per_node: int | None = None
+    ) -> tuple[list[Found], list[dict], float]:
         """Its hits in the question's scope; where the set restricts candidates, as many as the API
         gives, those outside left out, the first ten kept. Timed from the request to the answer,
         the query embedded afresh as a new query would be."""
         k = DEPTH if question.candidates is None else retrieval.MAX_K
         retrieval.query_cache.clear()
         started = time.perf_counter()
-        hits = self.node.retrieve(query, k=k, start=self.written.scope(question.scope))
+        hits = self.node.retrieve(query, k=k, start=self.written.scope(question.scope), per_node=per_node)
         millis = (time.perf_counter() - started) * 1000
         kept = []
         for hit in hits:

@@ -46,8 +46,9 @@ def unit_recall(question: Question, found: Sequence[Found], k: int) -> float:
 
 
 def document_recall(gold_documents: Sequence[str], found: Sequence[Found], k: int) -> float:
-    """The share of the gold's documents among the first k items' documents."""
-    return recall(gold_documents, [item.document for item in found], k)
+    """The share of the gold's documents among the first k distinct documents of the items: a
+    ranking of units ranks each document by its best unit."""
+    return recall(gold_documents, list(dict.fromkeys(item.document for item in found)), k)
 
 
 def gold_documents(question: Question, units: dict[str, Unit]) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from memory import selectors
 from memory.api.serializers import HitSerializer, node_id_field, type_field
-from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, retrieve
+from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
 from memory.types import get_type
 from memsite.api import BoundedJSONParser
 from memsite.errors import InvalidInput
@@ -43,6 +43,14 @@ class RetrieveApi(APIView):
         )
         k = StrictIntegerField(
             required=False, default=10, min_value=1, max_value=MAX_K, help_text=f"1 to {MAX_K} passages."
+        )
+        per_node = StrictIntegerField(
+            required=False,
+            allow_null=True,
+            default=None,
+            min_value=1,
+            max_value=MAX_K,
+            help_text=PER_NODE_HELP,
         )
         types = BoundedListField(
             child=type_field(), required=False, default=list, max_length=16, help_text="Only nodes of these types."
@@ -79,5 +87,6 @@ class RetrieveApi(APIView):
             start=start,
             k=data["k"],
             types=data["types"],
+            per_node=data["per_node"],
         )
         return Response({"query": data["query"], "results": HitSerializer(hits, many=True).data})

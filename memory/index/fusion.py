@@ -1,7 +1,8 @@
 """Reciprocal-rank fusion (pure): each ranking adds weight / (K + rank) to the items it ranked,
-so an item found by one ranking alone stays a candidate, behind those found by more; and the
-repeats of an item put behind the distinct ones."""
+so an item found by one ranking alone stays a candidate, behind those found by more; the
+repeats of an item put behind the distinct ones; and at most so many items of one group."""
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
@@ -31,3 +32,17 @@ def distinct_first(items: Sequence[T], *, key: Callable[[T], Hashable]) -> list[
         (repeats if key(item) in seen else first).append(item)
         seen.add(key(item))
     return first + repeats
+
+
+def at_most(items: Sequence[T], *, each: int | None, key: Callable[[T], Hashable]) -> list[T]:
+    """The items in order, but no more than `each` of those sharing a key (all of them when
+    None)."""
+    if each is None:
+        return list(items)
+    taken: Counter[Hashable] = Counter()
+    kept: list[T] = []
+    for item in items:
+        if taken[key(item)] < each:
+            taken[key(item)] += 1
+            kept.append(item)
+    return kept

@@ -13,7 +13,7 @@ from django.db import connection
 from memory import selectors
 from memory.index import fulltext, naming, vectors
 from memory.index.fulltext import Scope, query_words, scope_sql
-from memory.index.fusion import distinct_first, fuse
+from memory.index.fusion import at_most, distinct_first, fuse
 from memory.models import Node, Passage
 from memsite.spaces.principals import Principal
 
@@ -22,6 +22,9 @@ SNIPPET_CHARS = 300
 # The longest query and the most passages one retrieval takes, however it is asked for.
 MAX_QUERY_CHARS = 2_000
 MAX_K = 100
+PER_NODE_HELP = (
+    "At most this many passages of one node; 1 for the best k nodes, each by its best passage. Absent for no cap."
+)
 
 
 @dataclass(frozen=True)
@@ -186,29 +189,42 @@ def retrieve(
     start: Node | None = None,
     k: int = 10,
     types: Sequence[str] = (),
+    per_node: int | None = None,
 ) -> list[Hit]:
     """The `k` best passages for `query` in `by`'s space, in `start`'s subtree (the space's
-    whole tree when None). The query's embedding is charged to `by`."""
+    whole tree when None), at most `per_node` of any one node (no cap when None): with 1, the
+    `k` best nodes, each by its best passage. The query's embedding is charged to `by`."""
     scope = Scope(space_id=by.space.pk, path=start.path if start is not None else None, types=tuple(types))
-    limit = max(k, settings.MEMSITE_INDEX_CANDIDATES)
-    return _hits(rankings(query, scope=scope, limit=limit, by=by), query, k)
+    # A node of many passages fills a ranking's head: a cap looks deeper for k nodes.
+    depth = k if per_node is None else k * max(1, PER_NODE_DEPTH // per_node)
+    limit = min(max(depth, settings.MEMSITE_INDEX_CANDIDATES), MAX_CANDIDATES)
+    return _hits(rankings(query, scope=scope, limit=limit, by=by), query, k, per_node=per_node)
 
 
-def _hits(ranked: Rankings, query: str, k: int) -> list[Hit]:
+PER_NODE_DEPTH = 10
+MAX_CANDIDATES = 1_000
+
+
+def _hits(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> list[Hit]:
     """The `k` best fused passages still in the table, best first, a text said word for word in
     several places once before its repeats ("Elif: Tell me more!" in thirty sessions tells none
-    of them apart). The first 2k candidates are read back, the rest only if too few of those
-    are left: the vector matrix keeps passages deleted since its last reload, and they are gone
-    here."""
+    of them apart), at most `per_node` of a node. The first 2k candidates are read back, the
+    rest only if too few of those are left: the vector matrix keeps passages deleted since its
+    last reload, and they are gone here."""
     fused = ranked.fused()
     live: list[tuple[int, float, Passage]] = []
+    chosen: list[tuple[int, float, Passage]] = []
     for window in (fused[: k * 2], fused[k * 2 :]):
-        if len({row.text for _, _, row in live}) >= k or not window:
+        if not window:
             break
         rows = _passages([pk for pk, _ in window])
         live += [(pk, score, rows[pk]) for pk, score in window if pk in rows]
-    live = distinct_first(live, key=lambda item: item[2].text)[:k]
-    paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in live}.values())
+        distinct = distinct_first(live, key=lambda item: item[2].text)
+        chosen = at_most(distinct, each=per_node, key=lambda item: item[2].node_id)
+        if len({row.text for _, _, row in chosen}) >= k:
+            break
+    chosen = chosen[:k]
+    paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in chosen}.values())
     words, nearest, named = dict(ranked.words.hits), dict(ranked.nearest), dict(ranked.named)
     return [
         Hit(
@@ -228,7 +244,7 @@ def _hits(ranked: Rankings, query: str, k: int) -> list[Hit]:
             vector=nearest.get(pk),
             named=named.get(pk),
         )
-        for pk, score, row in live
+        for pk, score, row in chosen
     ]
 
 

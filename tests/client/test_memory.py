@@ -151,6 +151,8 @@ def test_retrieve_and_search_find_passages_without_an_llm(memsite):
     assert (best.node, best.path, best.kind) == (node.id, "/references/http.md", "content")
     assert "conflict" in best.snippet and best.scores.fulltext is not None and best.end > best.start
     assert memsite.search("conflict", k=3, start="/references") == passages
+    memsite.write("/references/more.md", "conflict\n" * 6, description="More")
+    assert [p.path for p in memsite.retrieve("conflict", k=2, per_node=1)].count("/references/more.md") == 1
 
 
 def test_refusals_carry_the_api_message_and_status(server, memsite):

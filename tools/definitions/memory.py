@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from memory import selectors, services
 from memory.api.serializers import HitSerializer, NodeDetailSerializer, NodeSerializer
-from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, retrieve
+from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
 from memory.models import Node
 from memory.types import ContentKind, get_type
 from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES
@@ -41,6 +41,7 @@ class RetrieveArgs(ToolArgs):
     types: list[str] = Field(
         default_factory=list, max_length=MAX_TYPES, description="Only nodes of these types, such as document."
     )
+    per_node: int | None = Field(None, ge=1, le=MAX_K, description=PER_NODE_HELP)
 
     @field_validator("types")
     @classmethod
@@ -61,6 +62,7 @@ def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
         start=start,
         k=args.k,
         types=args.types,
+        per_node=args.per_node,
     )
     return {"query": args.query, "results": HitSerializer(hits, many=True).data}
 

@@ -171,9 +171,16 @@ class MemoryFlows:
         yield from exchange(Call("DELETE", node_url(node_id)), self.policy)
 
     def retrieve(
-        self, query: str, *, start: NodeRef | None = None, k: int = 10, types: Sequence[str] = ()
+        self,
+        query: str,
+        *,
+        start: NodeRef | None = None,
+        k: int = 10,
+        types: Sequence[str] = (),
+        per_node: int | None = None,
     ) -> Flow[list[Passage]]:
-        """The `k` best passages for `query`, best first, under `start` if given: no LLM."""
+        """The `k` best passages for `query`, best first, under `start` if given, at most
+        `per_node` of one node if given (1: the best k nodes): no LLM."""
         start_id = (yield from self.node_id(start)) if start is not None else None
-        body = fields(query=query, start=start_id, k=k, types=list(types) or None)
+        body = fields(query=query, start=start_id, k=k, types=list(types) or None, per_node=per_node)
         return (yield from fetch(Call("POST", "retrieve/", json=body), Retrieval, self.policy)).results

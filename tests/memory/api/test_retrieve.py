@@ -40,6 +40,19 @@ def test_start_limits_the_subtree(api):
     assert [hit["node"] for hit in response.json()["results"]] == [in_b.pk]
 
 
+def test_per_node_caps_the_passages_of_one_node_and_looks_deeper_for_others(api):
+    folder = NodeFactory()
+    crowded = DocumentFactory(parent=folder, content="\n".join(f"pelican line {n}" for n in range(30)).encode())
+    others = [DocumentFactory(parent=folder, content=f"a pelican {n} once".encode()) for n in range(4)]
+    capped = api.post(URL, {"query": "pelican line", "k": 5, "per_node": 1}, format="json").json()["results"]
+    assert [hit["node"] for hit in capped][0] == crowded.pk
+    assert sorted(hit["node"] for hit in capped) == sorted([crowded.pk, *(doc.pk for doc in others)])
+    two = api.post(URL, {"query": "pelican line", "k": 5, "per_node": 2}, format="json").json()["results"]
+    assert [hit["node"] for hit in two].count(crowded.pk) == 2 and len(two) == 5
+    uncapped = api.post(URL, {"query": "pelican line", "k": 5}, format="json").json()["results"]
+    assert {hit["node"] for hit in uncapped} == {crowded.pk}
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -49,6 +62,8 @@ def test_start_limits_the_subtree(api):
         ({"query": "x", "k": 101}, "k"),
         ({"query": "x", "k": "5"}, "k"),
         ({"query": "x", "types": ["nonsense"]}, "types"),
+        ({"query": "x", "per_node": 0}, "per_node"),
+        ({"query": "x", "per_node": 101}, "per_node"),
         ({"query": "x", "extra": 1}, "extra"),
         ({}, "query"),
     ],

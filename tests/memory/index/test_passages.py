@@ -5,7 +5,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.index.fusion import distinct_first, fuse
+from memory.index.fusion import at_most, distinct_first, fuse
 from memory.index.passages import MAX_CHARS, cut
 
 
@@ -74,3 +74,10 @@ def test_repeated_items_come_after_the_distinct_ones_in_their_order():
         (4, "nurse"),
         (5, "tell me more"),
     ]
+
+
+def test_at_most_keeps_the_first_of_each_group_in_order():
+    items = [("a", 1), ("a", 2), ("b", 3), ("a", 4), ("b", 5), ("c", 6)]
+    assert at_most(items, each=1, key=lambda item: item[0]) == [("a", 1), ("b", 3), ("c", 6)]
+    assert at_most(items, each=2, key=lambda item: item[0]) == [("a", 1), ("a", 2), ("b", 3), ("b", 5), ("c", 6)]
+    assert at_most(items, each=None, key=lambda item: item[0]) == items

@@ -59,6 +59,20 @@ def test_retrieve_under_a_start_given_by_path(call):
     assert [hit["node"] for hit in result["results"]] == [in_b.pk]
 
 
+def test_retrieve_per_node_answers_the_best_nodes_as_the_rest_api_does(call, editor):
+    folder = NodeFactory(name="f")
+    crowded = DocumentFactory(parent=folder, content="\n".join(f"pelican {n}" for n in range(12)).encode())
+    other = DocumentFactory(parent=folder, content=b"one pelican")
+
+    result = call("memory_retrieve", query="pelican", k=2, per_node=1)
+
+    assert {hit["node"] for hit in result["results"]} == {crowded.pk, other.pk}
+    rest = APIClient()
+    rest.credentials(HTTP_AUTHORIZATION=f"Token {token_for(editor.user)}")
+    response = rest.post("/api/retrieve/", {"query": "pelican", "k": 2, "per_node": 1}, format="json")
+    assert json.loads(json.dumps(result)) == response.json()
+
+
 def test_the_query_s_embedding_is_charged_to_the_caller_and_their_token(settings, openai_gateway, monkeypatch, editor):
     settings.MEMSITE_EMBEDDINGS = "server"
     monkeypatch.setattr("memory.index.retrieve.query_cache", {})
