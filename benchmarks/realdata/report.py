@@ -5,6 +5,7 @@ outcome as a row of JSON."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from benchmarks.harness import Stats, TablesReport, TitledTable
 from benchmarks.realdata.bench import DEPTH, METHODS, Asked, SetRun
@@ -46,32 +47,39 @@ def groups(run: SetRun) -> list[tuple[str, list[Asked]]]:
     return rows + [("all", run.asked)] if len(categories) > 1 else rows
 
 
-def unit_table(runs: Sequence[SetRun]) -> TitledTable:
+@dataclass(frozen=True)
+class Level:
+    """What recall is counted at: the set's unit, or the document; the methods ranked there."""
+
+    name: str
+    title: str
+    methods: tuple[str, ...]
+    recall_at: Callable[[Asked, str, int], float]  # of a question, by a method, at k
+
+
+UNIT = Level(
+    "unit",
+    "Recall at the set's unit (a passage counts when its span overlaps a gold unit's), tuned / untouched",
+    UNIT_METHODS,
+    lambda a, method, k: unit_recall(a.question, a.rankings[method], k),
+)
+DOCUMENT = Level(
+    "document",
+    "Recall at the document (the gold units' documents among the first k items'), tuned / untouched",
+    METHODS,
+    lambda a, method, k: document_recall(a.gold_documents, a.rankings[method], k),
+)
+
+
+def recall_table(runs: Sequence[SetRun], level: Level) -> TitledTable:
     table = TitledTable(
-        "Recall at the set's unit (a passage counts when its span overlaps a gold unit's), tuned / untouched",
-        ("set", "category", "questions", *(f"{m} @{k}" for m in UNIT_METHODS for k in KS)),
+        level.title, ("set", "category", "questions", *(f"{m} @{k}" for m in level.methods for k in KS))
     )
     for run in runs:
         for category, asked in groups(run):
             cells = [
-                side_by_side(asked, lambda a, m=method, k=k: unit_recall(a.question, a.rankings[m], k))
-                for method in UNIT_METHODS
-                for k in KS
-            ]
-            table.rows.append((run.dataset.name, category, counts(asked), *cells))
-    return table
-
-
-def document_table(runs: Sequence[SetRun]) -> TitledTable:
-    table = TitledTable(
-        "Recall at the document (the gold units' documents among the first k items'), tuned / untouched",
-        ("set", "category", "questions", *(f"{m} @{k}" for m in METHODS for k in KS)),
-    )
-    for run in runs:
-        for category, asked in groups(run):
-            cells = [
-                side_by_side(asked, lambda a, m=method, k=k: document_recall(a.gold_documents, a.rankings[m], k))
-                for method in METHODS
+                side_by_side(asked, lambda a, m=method, k=k: level.recall_at(a, m, k))
+                for method in level.methods
                 for k in KS
             ]
             table.rows.append((run.dataset.name, category, counts(asked), *cells))
@@ -194,8 +202,8 @@ def sets_table(runs: Sequence[SetRun]) -> TitledTable:
     return table
 
 
-def _best_at(asked: Sequence[Asked], at: Callable[[Asked, str], float], methods: Sequence[str]) -> dict[str, float]:
-    return {method: mean([at(a, method) for a in asked]) or 0.0 for method in methods}
+def _best_at(asked: Sequence[Asked], level: Level, k: int) -> dict[str, float]:
+    return {method: mean([level.recall_at(a, method, k) for a in asked]) or 0.0 for method in level.methods}
 
 
 def verdicts(runs: Sequence[SetRun]) -> list[str]:
@@ -203,16 +211,13 @@ def verdicts(runs: Sequence[SetRun]) -> list[str]:
     document, over all its questions (both parts)."""
     lines = []
     for run in runs:
-        for level, methods, at in (
-            ("unit", UNIT_METHODS, lambda a, m: unit_recall(a.question, a.rankings[m], 5)),
-            ("document", METHODS, lambda a, m: document_recall(a.gold_documents, a.rankings[m], 5)),
-        ):
-            scores = _best_at(run.asked, at, methods)
-            rival = max((m for m in methods if m != "retrieve"), key=lambda m: scores[m])
+        for level in (UNIT, DOCUMENT):
+            scores = _best_at(run.asked, level, 5)
+            rival = max((m for m in level.methods if m != "retrieve"), key=lambda m: scores[m])
             ours, theirs = scores["retrieve"], scores[rival]
             verdict = "ahead" if ours > theirs else "level" if ours == theirs else "BEHIND"
             lines.append(
-                f"{run.dataset.name}, R@5 at the {level}: retrieve {_pct(scores['retrieve'])}, best baseline "
+                f"{run.dataset.name}, R@5 at the {level.name}: retrieve {_pct(scores['retrieve'])}, best baseline "
                 f"{rival} {_pct(scores[rival])} → {verdict}."
             )
     return lines
@@ -287,8 +292,8 @@ def build(runs: Sequence[SetRun], *, title: str, preamble: list[str], skipped: S
             table
             for table in (
                 sets_table(runs),
-                unit_table(runs),
-                document_table(runs),
+                recall_table(runs, UNIT),
+                recall_table(runs, DOCUMENT),
                 cost_table(runs),
                 search_table(runs),
                 answer_table(runs),

@@ -15,6 +15,7 @@ from memory.index.writes import chunks, content_text, index_nodes
 from memory.models import Node, NodeContent, PendingDescription
 from memory.selectors import node_content_slice
 from memory.validation import validate_description
+from memsite.llm.config import llm_config
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.purposes import Purpose
@@ -68,11 +69,15 @@ def descriptions_sweep() -> None:
 
 def _budgets_back() -> None:
     """Put the nodes set aside for a spent budget back in the queue, in their old places, once
-    their space's budgets have room: the day ended, or the owner raised one."""
+    their space's budgets have room: the day ended, or the owner raised one. The budgets are
+    those the describe calls count against, of the provider that serves them."""
+    provider = llm_config().provider
     set_aside = PendingDescription.objects.filter(waiting_for_budget=True)
     for space_id in set_aside.values_list("node__space_id", flat=True).distinct():
         space = space_get(space_id=space_id)
-        if space is not None and not any(spend.spent for spend in spends_today(by=system_principal(space))):
+        if space is None:
+            continue  # deleted, its nodes and their queue rows with it
+        if not any(spend.spent for spend in spends_today(by=system_principal(space), provider=provider)):
             _spaces_nodes(set_aside, space_id).update(waiting_for_budget=False)
 
 

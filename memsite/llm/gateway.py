@@ -74,15 +74,16 @@ def _normalized(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return normalized
 
 
-def _budget_require(by: Principal) -> None:
-    """LLMError(BUDGET_SPENT) once a budget the call counts against is spent today (the user's,
-    their own in the space, the whole space's, the asking token's; memsite's own in the space for
-    its upkeep). Checked before each call, with the space and token as they are now (an owner
-    may have changed a budget since slow work began): calls running at once may each pass it, so
-    a day may end a few calls over."""
+def _budget_require(by: Principal, provider: str) -> None:
+    """LLMError(BUDGET_SPENT) once a budget the call counts against is spent today: for a call
+    a model serves, the user's, their own in the space, the whole space's, the asking token's
+    (memsite's own in the space for its upkeep); for the offline provider's, its cap alone.
+    Checked before each call, with the space and token as they are now (an owner may have
+    changed a budget since slow work began): calls running at once may each pass it, so a day
+    may end a few calls over."""
     space = space_get(space_id=by.space.pk) or by.space  # or deleted meanwhile, its work with it
     token = token_get(token_id=by.token_id) if by.token_id is not None else None
-    for spend in spends_today(by=replace(by, space=space, token=token)):
+    for spend in spends_today(by=replace(by, space=space, token=token), provider=provider):
         if spend.spent:
             raise LLMError(Reason.BUDGET_SPENT, f"{spend.named} is spent: {spend.describe()}.")
 
@@ -174,7 +175,7 @@ def recorded_call(
     """Run `send` (it fills `trace` as it goes) as one ledger row, charged to `by`: a spent
     budget raises LLMError(BUDGET_SPENT) with nothing sent or recorded. Returns the result, its
     usage and the row; a failure raises LLMError with the row on `exc.call`."""
-    _budget_require(by)
+    _budget_require(by, provider)
     started = time.monotonic()
     error: LLMError | None = None
     try:

@@ -45,13 +45,19 @@ def in_flight(kind: str, *, by: Principal, **options: object) -> int:
     return _counters[kind](by=by, **options)
 
 
+def _served_calls() -> QuerySet:
+    """The ledger's calls a model served, which the daily budgets count: the offline provider's
+    cost nothing, and only its own cap counts them."""
+    from memsite.llm.models import LLMCall
+
+    return LLMCall.objects.exclude(provider=OFFLINE)
+
+
 def _spend(
     rows: QuerySet, *, calls_limit: int | None, tokens_limit: int | None, now: datetime | None, budget: Budget
 ) -> Spend:
-    """Today's rows against a budget. The offline provider's calls cost nothing, so only its own
-    cap counts them, and every other budget counts the rest."""
+    """Today's `rows` against a budget."""
     start, end = day_bounds(timezone.localtime(now or timezone.now()))
-    rows = rows.filter(provider=OFFLINE) if budget is Budget.OFFLINE else rows.exclude(provider=OFFLINE)
     totals = (
         rows.filter(created_at__gte=start)
         .order_by()
@@ -74,10 +80,8 @@ def _spend(
 def user_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
     """The user's ledger rows since the start of today in every space (those of deleted spaces
     too), against the site's daily budget for a user."""
-    from memsite.llm.models import LLMCall
-
     return _spend(
-        LLMCall.objects.filter(user=by.user),
+        _served_calls().filter(user=by.user),
         calls_limit=settings.MEMSITE_LLM_DAILY_CALLS,
         tokens_limit=settings.MEMSITE_LLM_DAILY_TOKENS,
         now=now,
@@ -88,10 +92,8 @@ def user_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
 def member_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
     """The user's ledger rows today in `by`'s space, against the budget the space's owner set
     for each member (None bounds nothing: the site's budget for the user still does)."""
-    from memsite.llm.models import LLMCall
-
     return _spend(
-        LLMCall.objects.filter(user=by.user, space=by.space),
+        _served_calls().filter(user=by.user, space=by.space),
         calls_limit=by.space.member_llm_daily_calls,
         tokens_limit=by.space.member_llm_daily_tokens,
         now=now,
@@ -102,10 +104,8 @@ def member_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
 def space_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
     """The whole space's ledger rows today against the budget its owner set, if any (a limit
     of None bounds nothing)."""
-    from memsite.llm.models import LLMCall
-
     return _spend(
-        LLMCall.objects.filter(space=space),
+        _served_calls().filter(space=space),
         calls_limit=space.llm_daily_calls,
         tokens_limit=space.llm_daily_tokens,
         now=now,
@@ -119,7 +119,7 @@ def system_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
     from memsite.llm.models import LLMCall
 
     return _spend(
-        LLMCall.objects.filter(space=space, acted_as=LLMCall.ActedAs.SYSTEM),
+        _served_calls().filter(space=space, acted_as=LLMCall.ActedAs.SYSTEM),
         calls_limit=settings.MEMSITE_SYSTEM_LLM_DAILY_CALLS,
         tokens_limit=settings.MEMSITE_SYSTEM_LLM_DAILY_TOKENS,
         now=now,
@@ -130,10 +130,8 @@ def system_spend_today(*, space: Space, now: datetime | None = None) -> Spend:
 def token_spend_today(*, token: ApiToken, now: datetime | None = None) -> Spend:
     """The ledger rows today of the token and of every token minted from it, against its own
     budget, if it has one: the tokens it mints share it."""
-    from memsite.llm.models import LLMCall
-
     return _spend(
-        LLMCall.objects.filter(token_id__in=token_family_ids(token_id=token.pk)),
+        _served_calls().filter(token_id__in=token_family_ids(token_id=token.pk)),
         calls_limit=token.llm_daily_calls,
         tokens_limit=token.llm_daily_tokens,
         now=now,
@@ -146,10 +144,11 @@ def offline_spend_today(*, by: Principal, now: datetime | None = None) -> Spend:
     the space, against a cap generous enough for any real work and there to stop a runaway loop."""
     from memsite.llm.models import LLMCall
 
+    offline = LLMCall.objects.filter(provider=OFFLINE)
     rows = (
-        LLMCall.objects.filter(space=by.space, acted_as=LLMCall.ActedAs.SYSTEM)
+        offline.filter(space=by.space, acted_as=LLMCall.ActedAs.SYSTEM)
         if by.is_system
-        else LLMCall.objects.filter(user=by.user)
+        else offline.filter(user=by.user)
     )
     return _spend(
         rows, calls_limit=settings.MEMSITE_OFFLINE_LLM_DAILY_CALLS, tokens_limit=None, now=now, budget=Budget.OFFLINE
@@ -162,18 +161,28 @@ def _bounded(calls: int | None, tokens: int | None) -> bool:
     return calls is not None or tokens is not None
 
 
-def spends_today(*, by: Principal, now: datetime | None = None) -> list[Spend]:
-    """The budgets new LLM work of `by` counts against: for a user's, the user's in every space,
-    their own in the space when its owner set one, the whole space's, and those of the asking
-    token and of the tokens that minted it, each that has one of its own; for memsite's own
-    upkeep, its budget in the space and the whole space's. And the cap on offline calls, which
-    those budgets do not count."""
+def spends_today(*, by: Principal, now: datetime | None = None, provider: str | None = None) -> list[Spend]:
+    """The budgets new LLM work of `by` counts against. A call that `provider` serves counts
+    against those of its kind alone: an offline call against the cap on offline calls, any
+    other against the budgets of calls a model served. Without `provider`, the budgets of both
+    kinds, for work whose calls either may serve (its completions and its embeddings may go to
+    different providers)."""
     now = now or timezone.now()
+    if provider == OFFLINE:
+        return [offline_spend_today(by=by, now=now)]
+    served = _served_spends(by, now)
+    return served if provider is not None else [*served, offline_spend_today(by=by, now=now)]
+
+
+def _served_spends(by: Principal, now: datetime) -> list[Spend]:
+    """The budgets of calls a model served that `by`'s work counts against: for a user's, the
+    user's in every space, their own in the space when its owner set one, the whole space's,
+    and those of the asking token and of the tokens that minted it, each that has one of its
+    own; for memsite's own upkeep, its budget in the space and the whole space's."""
     space = by.space
     whole = [space_spend_today(space=space, now=now)] if _bounded(space.llm_daily_calls, space.llm_daily_tokens) else []
-    offline = offline_spend_today(by=by, now=now)
     if by.is_system:
-        return [system_spend_today(space=space, now=now), *whole, offline]
+        return [system_spend_today(space=space, now=now), *whole]
     member_bounded = _bounded(space.member_llm_daily_calls, space.member_llm_daily_tokens)
     member = [member_spend_today(by=by, now=now)] if member_bounded else []
     tokens = [by.token, *token_makers(token=by.token)] if by.token is not None else []
@@ -182,7 +191,7 @@ def spends_today(*, by: Principal, now: datetime | None = None) -> list[Spend]:
         for token in tokens
         if _bounded(token.llm_daily_calls, token.llm_daily_tokens)
     ]
-    return [user_spend_today(by=by, now=now), *member, *whole, *own, offline]
+    return [user_spend_today(by=by, now=now), *member, *whole, *own]
 
 
 @dataclass(frozen=True)

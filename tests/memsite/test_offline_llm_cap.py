@@ -3,6 +3,8 @@ their own (MEMSITE_OFFLINE_LLM_DAILY_CALLS, a user's in every space, memsite's o
 stops a loop that never ends. Where the spend is shown says so too."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from memory.models import Search
@@ -58,6 +60,40 @@ def test_offline_calls_spend_no_budget_of_a_user_a_member_a_space_a_token_or_mem
     assert selectors.offline_spend_today(by=acting(user)).calls == 5
     llm_budget_require(by=token_principal(token))  # new work still starts
     llm_budget_require(by=system(space))
+
+
+def refusal(by) -> str:
+    """The message of the refusal of `by`'s next call."""
+    with pytest.raises(LLMError) as refused:
+        complete(purpose="route", messages=MESSAGES, by=by)
+    assert refused.value.reason is Reason.BUDGET_SPENT and refused.value.call is None
+    return refused.value.message
+
+
+def test_a_call_counts_against_the_budgets_of_its_provider_alone(request, user, budgets):
+    offline_calls(3, by=acting(user))  # the offline cap is spent
+    request.getfixturevalue("served_llm")
+    for _ in range(2):  # a model serves these: the offline cap holds up none
+        complete(purpose="route", messages=MESSAGES, by=acting(user))
+    assert refusal(acting(user)).startswith("The daily LLM budget is spent: 2 of 2 LLM calls")
+    budgets.MEMSITE_LLM_PROVIDER = "offline"
+    budgets.MEMSITE_OFFLINE_LLM_DAILY_CALLS = 4
+    offline_calls(1, by=acting(user))  # the budget a model's calls spent holds up no offline call
+    assert refusal(acting(user)).startswith("The daily cap on offline LLM calls is spent: 4 of 4 LLM calls")
+    with pytest.raises(QuotaExceeded):  # new work may call either provider: every budget bounds it
+        llm_budget_require(by=acting(user))
+
+
+@pytest.mark.parametrize("served", [False, True], ids=["offline", "served"])
+def test_a_call_reads_the_spend_of_its_own_providers_calls_alone(request, user, budgets, served):
+    if served:
+        request.getfixturevalue("served_llm")
+    by = acting(user)
+    with CaptureQueriesContext(connection) as queries:
+        complete(purpose="route", messages=MESSAGES, by=by)
+    spends = [query["sql"] for query in queries if query["sql"].startswith('SELECT COUNT("llm_llmcall"."id")')]
+    assert len(spends) == 1, spends  # the user's budget, or the offline cap: not both
+    assert len(queries) == 3  # the space as it is now, that spend, the ledger row
 
 
 def test_the_offline_cap_refuses_a_users_calls_and_new_work_once_spent(api, user, budgets):

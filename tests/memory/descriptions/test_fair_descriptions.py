@@ -21,7 +21,8 @@ BACKLOG = 45  # the other space's nodes queued first: more than two passes' wort
 
 
 @pytest.fixture(autouse=True)
-def offline(offline_llm, settings):
+def served(served_llm, settings):
+    """A model serves the describe calls: the daily budgets count only such calls."""
     settings.MEMSITE_EMBEDDINGS = "off"
 
 
@@ -115,3 +116,23 @@ def test_a_node_queued_while_its_spaces_budget_is_spent_joins_the_others_aside(l
 
     assert PendingDescription.objects.get(node_id=late.pk).waiting_for_budget
     assert waiting_for_budget(lab) == BACKLOG + 1
+
+
+def test_offline_descriptions_wait_for_the_offline_cap_alone(lab, settings, monkeypatch):
+    from memory import tasks
+
+    monkeypatch.setattr(tasks.descriptions_write, "delay", lambda: None)
+    settings.MEMSITE_LLM_PROVIDER = "offline"
+    settings.MEMSITE_OFFLINE_LLM_DAILY_CALLS = 1
+    spend_the_days_budget(lab)  # by a model's call: it holds up no offline one
+
+    assert descriptions_write_pending(limit=PASS) == PASS  # one described, then the cap sets the rest aside
+    assert waiting_for_budget(lab) == BACKLOG - 1
+    descriptions_sweep()  # still capped
+    assert waiting_for_budget(lab) == BACKLOG - 1
+
+    settings.MEMSITE_OFFLINE_LLM_DAILY_CALLS = 20_000
+    descriptions_sweep()  # back, though the budget of calls a model served is spent
+    assert waiting_for_budget(lab) == 0
+    assert descriptions_write_pending(limit=PASS) == PASS
+    assert LLMCall.objects.filter(purpose="describe", space=lab, provider="offline").count() == PASS + 1

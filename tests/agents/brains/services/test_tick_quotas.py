@@ -92,7 +92,7 @@ def test_a_tick_is_charged_to_whoever_asked_for_it(user, ticks_queued):
     assert Brain.objects.get(pk=agent.pk).tick_queued_at is None  # it began: no longer queued
 
 
-def test_a_tick_that_meets_a_spent_budget_fails_with_the_reason(user):
+def test_a_tick_that_meets_a_spent_budget_fails_with_the_reason(user, served_llm):
     agent = AgentFactory()
     services.ticking_start(agent=agent, interval_s=60, by=acting(user))
     spend_the_day(user)
