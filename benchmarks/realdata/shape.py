@@ -70,6 +70,12 @@ class Dataset:
     by_folder: bool = False
     dropped: dict[str, int] = field(default_factory=dict)  # questions (or memories) left out, by why
 
+    @cached_property
+    def whole_documents(self) -> bool:
+        """Whether each unit is a whole document (a session, a memory, a function): a node that
+        wants such units asks for the best nodes, not passages."""
+        return all(unit.start == 0 and unit.end == len(self.document(unit.document).text) for unit in self.units)
+
     def text_of(self, unit: Unit) -> str:
         return self.document(unit.document).text[unit.start : unit.end]
 
