@@ -11,8 +11,11 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 
 from memory.validation import validate_name
 from memsite.errors import InvalidInput
-from memsite.llm.providers.offline import Reading, rank, roots, unit
 from memsite.llm.quoting import DATA_RULE, data_block
+from memsite.text.ranking import rank
+from memsite.text.reading import Reading
+from memsite.text.units import unit
+from memsite.text.words import roots
 
 ROUTE_SYSTEM = (
     "You guide a search through a tree of memory. Given the questions, choose the one option "
@@ -113,7 +116,7 @@ def option_name(label: str) -> str:
 
 # Offline heuristics -------------------------------------------------------------------------
 
-# Offline: thresholds on the best sentence's score (`offline.rank`, in [0, 1]; without
+# Offline: thresholds on the best sentence's score (`memsite.text.ranking.rank`, in [0, 1]; without
 # embeddings, the weighted share of the question's terms the sentence holds, its headings
 # included). A sentence holding a single term of a question of several scores under PARTIAL.
 PARTIAL = 0.34  # a sentence scoring this answers the question in part
@@ -150,7 +153,7 @@ class RouteReplyBase(BaseModel):
         units = [unit(f"{option.key or ''} {option.text}") for option in options]
         scores = dict.fromkeys((option.index for option in options), 0.0)
         for question in reading.query.split(" | "):
-            for scored in rank(question, units):
+            for scored in rank(question, units, cosines=reading.cosines):
                 index = options[scored.position].index
                 scores[index] = max(scores[index], scored.score)
         wanted = frozenset(roots(reading.query))

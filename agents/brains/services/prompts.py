@@ -30,9 +30,13 @@ from agents.context.logic.wire import wire_tokens
 from agents.context.models import Agent, Message, Strategy
 from agents.context.selectors.assembly import SHORT_TERM, AssembledContext, TokenBudgetExceeded, context_assemble
 from agents.context.services import context_build
+from memsite.llm import similarity
 from memsite.llm.config import llm_config
-from memsite.llm.providers.offline import Reading, rank, unit, words
 from memsite.llm.tokens import counter_for_model
+from memsite.text.ranking import rank
+from memsite.text.reading import Reading
+from memsite.text.units import unit
+from memsite.text.words import words
 
 # The decision sees this many turns of the agent's stored conversation.
 TICK_TURNS = 2
@@ -67,7 +71,7 @@ def relevant(query: str, texts: Sequence[str], *, limit: int) -> list[int]:
     the offline ranking, which runs the local sentence model where memsite does)."""
     if not texts or limit < 1:
         return []
-    scored = rank(query, [unit(text) for text in texts])
+    scored = rank(query, [unit(text) for text in texts], cosines=similarity.cosines)
     return [entry.position for entry in scored if entry.score > 0][:limit]
 
 
