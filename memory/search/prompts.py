@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 from memory.validation import validate_name
 from memsite.errors import InvalidInput
 from memsite.llm.quoting import DATA_RULE, data_block
+from memsite.text.lines import one_line
 from memsite.text.ranking import rank
 from memsite.text.reading import Reading
 from memsite.text.units import unit
@@ -91,14 +92,8 @@ def option_label(name: str, description: str, snippet: str = "") -> str:
     the snippet on one line, cut to SNIPPET_CHARS."""
     description = " ".join(description.split())
     label = f"{name}: {description}" if description else name
-    snippet = one_line(snippet)
+    snippet = one_line(snippet, SNIPPET_CHARS)
     return f"{label}{MATCHED}{snippet}" if snippet else label
-
-
-def one_line(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """A passage as the router is shown it: on one line, cut to `limit` characters."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
 def _label_parts(label: str) -> tuple[str, str]:

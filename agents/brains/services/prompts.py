@@ -33,6 +33,7 @@ from agents.context.services import context_build
 from memsite.llm import similarity
 from memsite.llm.config import llm_config
 from memsite.llm.tokens import counter_for_model
+from memsite.text.lines import one_line
 from memsite.text.ranking import rank
 from memsite.text.reading import Reading
 from memsite.text.units import unit
@@ -76,11 +77,8 @@ def relevant(query: str, texts: Sequence[str], *, limit: int) -> list[int]:
 
 
 def quoted(text: str, limit: int = ENTRY_PROMPT_CHARS) -> str:
-    """`text` as one JSON string: quoted, its newlines escaped, cut to `limit` characters."""
-    text = " ".join(text.split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "\u2026"
-    return json.dumps(text, ensure_ascii=False)
+    """`text` as one JSON string: quoted, on one line, cut to `limit` characters."""
+    return json.dumps(one_line(text, limit), ensure_ascii=False)
 
 
 # Replies -----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from memsite.llm.providers.base import CallTrace, LLMRequest
 from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import without_fences
 from memsite.llm.replies import ReplyInvalid, describe_validation_error, parse_reply
+from memsite.text.lines import one_line
 from memsite.text.reading import Option, Reading
 from memsite.text.stems import stem
 from memsite.text.words import frequent_words, overlap, terms, words
@@ -108,11 +109,6 @@ def read_messages(messages: list[dict[str, Any]]) -> Reading:
     )
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
-
-
 DESCRIPTION_CHARS = 300
 
 
@@ -134,47 +130,47 @@ def _themes(reading: Reading) -> str:
 def _choice(reading: Reading) -> str:
     best = reading.best
     if best is None:
-        return _clip(reading.query, 200) or "none"
+        return one_line(reading.query, 200) or "none"
     return best.ref
 
 
 def _answer(reading: Reading) -> str:
     found = reading.relevant(2)
     if found:
-        return _clip(" ".join(found), 800)
+        return one_line(" ".join(found), 800)
     return "The stored context does not say."
 
 
 def _reflection(reading: Reading) -> str:
     salient = reading.relevant(1) or reading.lead(1)
-    return _clip(f"Recurring themes: {_themes(reading)}. Most salient: {' '.join(salient)}", 600)
+    return one_line(f"Recurring themes: {_themes(reading)}. Most salient: {' '.join(salient)}", 600)
 
 
 def _deep_reflection(reading: Reading) -> str:
     salient = reading.relevant(3) or reading.lead(3)
     pair = reading.keywords[:2]
     question = f" Open question: how do {pair[0]} and {pair[1]} relate?" if len(pair) == 2 else ""
-    return _clip(f"Recurring themes: {_themes(reading)}. Salient points: {' '.join(salient)}{question}", 1200)
+    return one_line(f"Recurring themes: {_themes(reading)}. Salient points: {' '.join(salient)}{question}", 1200)
 
 
 def _summary(reading: Reading) -> str:
     """The lead and the most relevant sentences, in the text's order."""
     count = max(1, min(5, len(reading.sentences) // 4 or 1))
     chosen = set(reading.lead(1)) | set(reading.relevant(count))
-    return _clip(" ".join(sentence for sentence in reading.sentences if sentence in chosen), 800)
+    return one_line(" ".join(sentence for sentence in reading.sentences if sentence in chosen), 800)
 
 
 # The text reply each purpose calls for; summarize, recall and any purpose not named: a summary.
 PURPOSE_TEXTS: dict[str, Callable[[Reading], str]] = {
     Purpose.ROUTE: _choice,
     Purpose.DECIDE: _choice,
-    Purpose.READ: lambda reading: _clip(" ".join(reading.relevant(3) or reading.lead(2)), 1200),
+    Purpose.READ: lambda reading: one_line(" ".join(reading.relevant(3) or reading.lead(2)), 1200),
     Purpose.ANSWER: _answer,
     Purpose.CHAT: _answer,
     Purpose.DESCRIBE: describe,
     Purpose.REFLECT: _reflection,
     Purpose.DEEP_REFLECT: _deep_reflection,
-    Purpose.MEMORIZE: lambda reading: _clip(" ".join(reading.relevant(2) or reading.lead(2)), 600),
+    Purpose.MEMORIZE: lambda reading: one_line(" ".join(reading.relevant(2) or reading.lead(2)), 600),
 }
 
 
@@ -407,7 +403,7 @@ class SchemaFiller:
         if _name_matches(name, *QUERY_NAMES):
             return reading.query
         if _name_matches(name, *TITLE_NAMES):
-            return " ".join(word.capitalize() for word in reading.keywords[:3]) or _clip(reading.query, 60)
+            return " ".join(word.capitalize() for word in reading.keywords[:3]) or one_line(reading.query, 60)
         if _name_matches(name, *KEYWORD_NAMES):
             return reading.keywords[item % len(reading.keywords)] if reading.keywords else reading.query
         if _name_matches(name, *EVIDENCE_NAMES):
