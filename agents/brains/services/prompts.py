@@ -69,7 +69,7 @@ SUGGESTED_ARGUMENT = {"list_dir": "path", "read_file": "path", "search_memory": 
 
 def relevant(query: str, texts: Sequence[str], *, limit: int) -> list[int]:
     """The positions of up to `limit` texts that share something with `query`, best first (by
-    the offline ranking, which runs the local sentence model where memsite does)."""
+    the text tools' hybrid ranking, with the local sentence model where memsite runs it)."""
     if not texts or limit < 1:
         return []
     scored = rank(query, [unit(text) for text in texts], cosines=similarity.cosines)
