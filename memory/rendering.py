@@ -11,8 +11,9 @@ from cmarkgfm.cmark import Options
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from memory.index.fulltext import WORD, query_words
-from memsite.llm.providers.offline import root
+from memory.index.fulltext import query_words
+from memsite.text.stems import root
+from memsite.text.words import WORD
 
 logger = logging.getLogger(__name__)
 

@@ -40,6 +40,16 @@ def test_a_page_imported_by_another_app_fails_the_lint(tmp_path):
     assert "agents.brains.planted -> memory.views (l.3)" in linted.stdout
 
 
+def test_a_text_tool_reaching_django_or_the_apps_fails_the_lint(tmp_path):
+    tree = copy_of_the_tree(tmp_path)
+    planted = '"""Planted."""\n\nfrom django.conf import settings\nfrom memory.rendering import marked\n'
+    (tree / "memsite" / "text" / "planted.py").write_text(planted)
+    linted = lint_imports(tree)
+    assert linted.returncode == 1, linted.stdout + linted.stderr
+    assert "memsite.text.planted -> django (l.3)" in linted.stdout
+    assert "memsite.text.planted -> memory.rendering (l.4)" in linted.stdout
+
+
 def test_the_tree_keeps_its_contracts(tmp_path):
     linted = lint_imports(copy_of_the_tree(tmp_path))
     assert linted.returncode == 0, linted.stdout + linted.stderr

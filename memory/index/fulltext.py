@@ -3,16 +3,14 @@ embedded default, PostgreSQL's tsvector (english stemming, ts_rank_cd) in produc
 question is turned into its content words joined by OR: a passage holding some of them is a
 candidate, and the more and rarer it holds, the better it ranks."""
 
-import re
 from dataclasses import dataclass
 from time import monotonic
 
 import snowballstemmer
 from django.db import connection
 
-from memsite.llm.providers.offline import STOPWORDS
+from memsite.text.words import content_words
 
-WORD = re.compile(r"\w+", re.UNICODE)
 MAX_WORDS = 32
 
 
@@ -24,8 +22,8 @@ class Scope:
 
 
 def query_words(query: str) -> list[str]:
-    words = [word for word in WORD.findall(query.lower()) if word not in STOPWORDS and len(word) > 1]
-    return list(dict.fromkeys(words))[:MAX_WORDS]
+    """The query's content words, once each, the first MAX_WORDS of them: what full text matches."""
+    return list(dict.fromkeys(content_words(query)))[:MAX_WORDS]
 
 
 def scope_sql(scope: Scope) -> tuple[str, list[str | int]]:

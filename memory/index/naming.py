@@ -5,7 +5,7 @@ Explained in docs/memory.md."""
 import re
 from collections.abc import Collection
 
-from memsite.llm.providers.offline import STOPWORDS
+from memsite.text.words import STOPWORDS
 
 WORD = re.compile(r"[^\W\d_][\w-]*")
 SENTENCE_END = ".?!:;\n"

@@ -11,8 +11,12 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 
 from memory.validation import validate_name
 from memsite.errors import InvalidInput
-from memsite.llm.providers.offline import Reading, rank, roots, unit
 from memsite.llm.quoting import DATA_RULE, data_block
+from memsite.text.lines import one_line
+from memsite.text.ranking import rank
+from memsite.text.reading import Reading
+from memsite.text.units import unit
+from memsite.text.words import roots
 
 ROUTE_SYSTEM = (
     "You guide a search through a tree of memory. Given the questions, choose the one option "
@@ -88,14 +92,8 @@ def option_label(name: str, description: str, snippet: str = "") -> str:
     the snippet on one line, cut to SNIPPET_CHARS."""
     description = " ".join(description.split())
     label = f"{name}: {description}" if description else name
-    snippet = one_line(snippet)
+    snippet = one_line(snippet, SNIPPET_CHARS)
     return f"{label}{MATCHED}{snippet}" if snippet else label
-
-
-def one_line(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """A passage as the router is shown it: on one line, cut to `limit` characters."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
 def _label_parts(label: str) -> tuple[str, str]:
@@ -113,7 +111,7 @@ def option_name(label: str) -> str:
 
 # Offline heuristics -------------------------------------------------------------------------
 
-# Offline: thresholds on the best sentence's score (`offline.rank`, in [0, 1]; without
+# Offline: thresholds on the best sentence's score (`memsite.text.ranking.rank`, in [0, 1]; without
 # embeddings, the weighted share of the question's terms the sentence holds, its headings
 # included). A sentence holding a single term of a question of several scores under PARTIAL.
 PARTIAL = 0.34  # a sentence scoring this answers the question in part
@@ -150,7 +148,7 @@ class RouteReplyBase(BaseModel):
         units = [unit(f"{option.key or ''} {option.text}") for option in options]
         scores = dict.fromkeys((option.index for option in options), 0.0)
         for question in reading.query.split(" | "):
-            for scored in rank(question, units):
+            for scored in rank(question, units, cosines=reading.cosines):
                 index = options[scored.position].index
                 scores[index] = max(scores[index], scored.score)
         wanted = frozenset(roots(reading.query))

@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 from memory import selectors
 from memory.index.retrieve import best_by_node, retrieve
 from memory.models import Node
-from memsite.llm.providers.offline import Reading, terms
 from memsite.spaces.principals import Principal
+from memsite.text.reading import Reading
+from memsite.text.words import terms
 
 MAX_RESULTS = 20
 MAX_GREP_FILES = 500

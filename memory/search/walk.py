@@ -24,6 +24,7 @@ from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
 from memsite.llm.tokens import offline_counter
 from memsite.spaces.principals import Principal
+from memsite.text.lines import one_line
 
 Kind = SearchStep.Kind
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -262,7 +263,7 @@ def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str,
             "node": option.key,
             "name": prompts.option_name(option.label),
             "score": best[option.key].score if option.key in best else None,
-            "snippet": prompts.one_line(best[option.key].snippet) if option.key in best else "",
+            "snippet": one_line(best[option.key].snippet, prompts.SNIPPET_CHARS) if option.key in best else "",
         }
         for option in options[:MAX_CANDIDATES_SHOWN]
     ]
@@ -278,7 +279,10 @@ def _shortcut(search: Search, state: WalkState, start: Node | None, *, by: Princ
     state.shortcut_done = True  # offered once: the walk then ranks the tree by the same passages
     if not best:
         return None
-    options = [prompts.Option(node_id, f"{hit.path}: {prompts.one_line(hit.snippet)}") for node_id, hit in best.items()]
+    options = [
+        prompts.Option(node_id, f"{hit.path}: {one_line(hit.snippet, prompts.SNIPPET_CHARS)}")
+        for node_id, hit in best.items()
+    ]
     where = "the passages that best match the questions"
     return _route(
         search,

@@ -5,9 +5,12 @@ import numpy as np
 import pytest
 
 from memory.search import prompts
+from memsite.llm import similarity
 from memsite.llm.gateway import complete
 from memsite.llm.providers import offline
-from memsite.llm.providers.offline import read_messages, root, unit
+from memsite.text.ranking import rank
+from memsite.text.units import unit
+from memsite.text.words import WORD, roots
 from tests.factories import system
 
 pytestmark = pytest.mark.django_db
@@ -25,15 +28,6 @@ def read(text: str, *questions: str):
     return complete(by=system(), purpose="read", messages=messages, schema=prompts.read_reply(len(questions))).value
 
 
-def ranked(question: str, text: str) -> list[str]:
-    return [scored.text for scored in read_messages([{"role": "user", "content": text}]).rank(question)]
-
-
-def test_irregular_and_inflected_forms_share_a_root():
-    assert root("ran") == root("run") == root("running") == root("runs")
-    assert root("bought") == root("buy") and root("went") == root("go") and root("met") == root("meeting")
-
-
 def test_ran_answers_a_question_about_running():
     reply = read(
         "Maya ran the Lisbon marathon in May 2023. She trains on Sundays.", "When did Maya run the Lisbon marathon?"
@@ -42,16 +36,6 @@ def test_ran_answers_a_question_about_running():
     [finding] = reply.findings
     assert finding.complete and reply.is_answer
     assert finding.answer.startswith("Maya ran the Lisbon marathon in May 2023.")
-
-
-def test_the_sentence_paraphrasing_the_question_is_ranked_first():
-    text = (
-        "Tom's new job started in March.\n"
-        "He rides a bicycle to work most days.\n"
-        "Tom bought his bicycle at a small shop in Leeds.\n"
-        "The shop also sells coffee."
-    )
-    assert ranked("Where did Tom buy his bicycle?", text)[0] == "Tom bought his bicycle at a small shop in Leeds."
 
 
 def test_a_text_sharing_one_common_word_does_not_answer():
@@ -133,7 +117,7 @@ def test_option_labels_carry_the_snippet_on_one_line_and_option_score_counts_it(
     assert label.startswith("notes.md: My notes | matched: first line word")
     assert "\n" not in label and len(label.split(" | matched: ", 1)[1]) == prompts.SNIPPET_CHARS
     assert prompts.option_label("notes.md", "", snippet="kayak") == "notes.md | matched: kayak"
-    wanted = frozenset(offline.roots("kayak"))
+    wanted = frozenset(roots("kayak"))
     assert (
         prompts.option_score("notes.md | matched: a red kayak", wanted) > prompts.option_score("notes.md", wanted) == 0
     )
@@ -157,7 +141,7 @@ class FakeModel:
 def test_embeddings_raise_a_paraphrase_sharing_no_word(monkeypatch):
     question = "Where did Tom purchase his bike?"
     paraphrase = "He got the cycle from a little store near the station."
-    monkeypatch.setattr(offline, "_embedder", lambda: FakeModel({question: 0, paraphrase: 0}))
+    monkeypatch.setattr(similarity, "local_model", lambda: FakeModel({question: 0, paraphrase: 0}))
     text = f"Tom cooks pasta on Fridays.\n{paraphrase}"
 
     reply = read(text, question)
@@ -167,15 +151,16 @@ def test_embeddings_raise_a_paraphrase_sharing_no_word(monkeypatch):
 
 def test_embeddings_never_demote_a_sentence_holding_the_question(monkeypatch):
     question = "Which port does Redis listen on?"
-    monkeypatch.setattr(offline, "_embedder", lambda: FakeModel({question: 0}))  # nothing else is close
+    monkeypatch.setattr(similarity, "local_model", lambda: FakeModel({question: 0}))  # nothing else is close
 
     assert read("Redis listens on port 6379.", question).is_answer
 
 
 def test_without_the_local_model_the_score_is_lexical(settings):
     settings.MEMSITE_EMBEDDINGS = "server"  # a server's embeddings are never fetched by an offline call
-    assert offline._embedder() is None
-    assert [scored.score for scored in offline.rank("kayak", [unit("a red kayak"), unit("a blue boat")])] == [1.0, 0.0]
+    assert similarity.local_model() is None and similarity.cosines("kayak", ["a red kayak"]) is None
+    units = [unit("a red kayak"), unit("a blue boat")]
+    assert [scored.score for scored in rank("kayak", units, cosines=similarity.cosines)] == [1.0, 0.0]
 
 
 def describe(text: str) -> str:
@@ -200,7 +185,7 @@ def test_the_description_is_key_terms_and_the_most_representative_sentence():
 
     assert description.startswith("kayak, paddled, river")
     assert description.endswith("Ana and Bo paddled the kayak on the river and lake for two days in June.")
-    assert {word for word in offline.WORD.findall(description.lower())} <= set(offline.WORD.findall(text.lower()))
+    assert {word for word in WORD.findall(description.lower())} <= set(WORD.findall(text.lower()))
 
 
 def test_a_long_description_is_cut_at_a_word():
@@ -209,4 +194,4 @@ def test_a_long_description_is_cut_at_a_word():
     description = describe(text)
 
     assert len(description) <= offline.DESCRIPTION_CHARS and description.endswith("\u2026")
-    assert set(offline.WORD.findall(description)) <= set(offline.WORD.findall(text))
+    assert set(WORD.findall(description)) <= set(WORD.findall(text))

@@ -5,7 +5,7 @@ Explained in docs/ticks.md."""
 
 import re
 
-from memsite.llm.providers.offline import root
+from memsite.text.stems import root
 
 MAX_CONCEPTS = 3  # concept neurons one thought adds
 CONCEPT_MIN_CHARS = 4

@@ -25,6 +25,7 @@ from memsite.errors import Conflict, NotFound, ServiceError
 from memsite.llm.replies import describe_validation_error
 from memsite.llm.tokens import counter_for_model
 from memsite.spaces.principals import Principal
+from memsite.text.lines import one_line
 
 MAX_KEY_CHARS = max_chars(Explored, "key")
 LIST_LIMIT = 50  # children named in a listing
@@ -119,11 +120,6 @@ def _where(arguments: Arguments) -> str:
     return str(getattr(arguments, "path", None) or getattr(arguments, "url", None) or "")
 
 
-def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
-
-
 def normal_path(path: str) -> str:
     """`/a/b` for `a/b/`, `/a/b` or ` /a//b `; `/` for the top of the tree."""
     names = [name for name in path.strip().split("/") if name]
@@ -134,7 +130,7 @@ def _perceived(kind: str, key: str, summary: str, *, folder: bool = False) -> tu
     # A key past the explored index's limit is read but not remembered as explored.
     if len(key) > MAX_KEY_CHARS:
         return ()
-    return (Perceived(kind=kind, key=key, summary=_clip(summary), folder=folder),)
+    return (Perceived(kind=kind, key=key, summary=one_line(summary, SUMMARY_CHARS), folder=folder),)
 
 
 # The actions ------------------------------------------------------------------------------------
@@ -158,7 +154,7 @@ def list_dir(agent: Agent, arguments: PathArguments, by: Principal) -> Outcome:
     summary = f"Listed {path}: {total} {'child' if total == 1 else 'children'}: {listing}."
     return Outcome(
         ok=True,
-        summary=_clip(summary, 2_000),
+        summary=one_line(summary, 2_000),
         perceived=_perceived(Explored.Kind.PATH, path, summary, folder=True),
         content="\n".join(names) + (f"\n({total - LIST_LIMIT} more)" if more else ""),
         where=path,
@@ -182,7 +178,7 @@ def read_file(agent: Agent, arguments: PathArguments, by: Principal) -> Outcome:
     text = counter.truncate(body, settings.MEMSITE_TICK_READ_TOKENS)
     cut = " (cut to the read budget)" if len(text) < len(body) else ""
     about = node.description or body
-    summary = f"Read {path} ({len(data)} bytes{cut}): {_clip(about, 200)}"
+    summary = f"Read {path} ({len(data)} bytes{cut}): {one_line(about, 200)}"
     return Outcome(
         ok=True,
         summary=summary,
@@ -283,7 +279,7 @@ def search_memory(agent: Agent, arguments: SearchArguments, by: Principal) -> Ou
     )
     return Outcome(
         ok=True,
-        summary=f"Started memory search {search.pk}: {_clip(arguments.query, 200)}",
+        summary=f"Started memory search {search.pk}: {one_line(arguments.query, 200)}",
         novel=True,
         where=f"search:{search.pk}",
         detail={"search_id": search.pk},
@@ -307,7 +303,7 @@ def fetch_url(agent: Agent, arguments: UrlArguments, by: Principal) -> Outcome:
     cut = " (cut to the read budget)" if len(text) < len(page.text) or page.truncated else ""
     return Outcome(
         ok=True,
-        summary=f"Fetched {url} ({page.content_type}{cut}): {_clip(page.text, 200)}",
+        summary=f"Fetched {url} ({page.content_type}{cut}): {one_line(page.text, 200)}",
         perceived=_perceived(Explored.Kind.URL, url, page.text),
         content=text,
         where=url,
@@ -319,7 +315,8 @@ def fetch_url(agent: Agent, arguments: UrlArguments, by: Principal) -> Outcome:
 def reply(agent: Agent, arguments: ReplyArguments, by: Principal) -> Outcome:
     """The line, said as an assistant message of the agent's conversation, as a chat reply is."""
     said = message_append(agent=agent, role=Role.ASSISTANT, content=arguments.text)
-    return Outcome(ok=True, summary=f"Said: {_clip(arguments.text, 200)}", detail={"message_position": said.position})
+    summary = f"Said: {one_line(arguments.text, 200)}"
+    return Outcome(ok=True, summary=summary, detail={"message_position": said.position})
 
 
 def idle(agent: Agent, arguments: NoArguments, by: Principal) -> Outcome:
@@ -387,7 +384,7 @@ def explore_next(*, brain: Brain, limit: int = 5) -> Exploration:
             path = f"{prefix}/{child.name}"
             # The description is the tree's data, quoted like everything remembered.
             about = (
-                f", described as {json.dumps(_clip(child.description, 120), ensure_ascii=False)}"
+                f", described as {json.dumps(one_line(child.description, 120), ensure_ascii=False)}"
                 if child.description
                 else ""
             )

@@ -30,9 +30,14 @@ from agents.context.logic.wire import wire_tokens
 from agents.context.models import Agent, Message, Strategy
 from agents.context.selectors.assembly import SHORT_TERM, AssembledContext, TokenBudgetExceeded, context_assemble
 from agents.context.services import context_build
+from memsite.llm import similarity
 from memsite.llm.config import llm_config
-from memsite.llm.providers.offline import Reading, rank, unit, words
 from memsite.llm.tokens import counter_for_model
+from memsite.text.lines import one_line
+from memsite.text.ranking import rank
+from memsite.text.reading import Reading
+from memsite.text.units import unit
+from memsite.text.words import words
 
 # The decision sees this many turns of the agent's stored conversation.
 TICK_TURNS = 2
@@ -64,19 +69,16 @@ SUGGESTED_ARGUMENT = {"list_dir": "path", "read_file": "path", "search_memory": 
 
 def relevant(query: str, texts: Sequence[str], *, limit: int) -> list[int]:
     """The positions of up to `limit` texts that share something with `query`, best first (by
-    the offline ranking, which runs the local sentence model where memsite does)."""
+    the text tools' hybrid ranking, with the local sentence model where memsite runs it)."""
     if not texts or limit < 1:
         return []
-    scored = rank(query, [unit(text) for text in texts])
+    scored = rank(query, [unit(text) for text in texts], cosines=similarity.cosines)
     return [entry.position for entry in scored if entry.score > 0][:limit]
 
 
 def quoted(text: str, limit: int = ENTRY_PROMPT_CHARS) -> str:
-    """`text` as one JSON string: quoted, its newlines escaped, cut to `limit` characters."""
-    text = " ".join(text.split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "\u2026"
-    return json.dumps(text, ensure_ascii=False)
+    """`text` as one JSON string: quoted, on one line, cut to `limit` characters."""
+    return json.dumps(one_line(text, limit), ensure_ascii=False)
 
 
 # Replies -----------------------------------------------------------------------------------------

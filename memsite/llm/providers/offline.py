@@ -1,38 +1,24 @@
 """The `offline` provider: deterministic heuristics, so the product runs with no key.
 Explained in docs/llm.md."""
 
-import functools
-import logging
-import math
 import re
-import threading
 import uuid
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable
 from typing import Any
 
-import snowballstemmer
-from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
+from memsite.llm import similarity
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.providers.base import CallTrace, LLMRequest
 from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import without_fences
 from memsite.llm.replies import ReplyInvalid, describe_validation_error, parse_reply
+from memsite.text.lines import one_line
+from memsite.text.reading import Option, Reading
+from memsite.text.stems import stem
+from memsite.text.words import frequent_words, overlap, terms, words
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    please reply json return given use uses used using one also like get gets make makes""".split()
-)
 CONTEXT_LABEL = re.compile(r"^\s*(?:context|text|content|document|notes?|memory|input|passage)\s*:\s*", re.IGNORECASE)
 QUERY_LABEL = re.compile(
     r"^\s*(?:query|question|goal|task|search|request|topic|find|looking for)\s*:\s*(?P<text>\S.*)$",
@@ -45,386 +31,6 @@ OPTION_LINE = re.compile(
     r"|[-*\u2022]\s+(?:\[(?P<bkey>[^\]\n]{1,160})\]\s*|(?P<ckey>[A-Za-z][\w.\-/]{0,80}):\s+)?"
     r")(?P<text>\S.*)$"
 )
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-WORD = re.compile(r"\w+", re.UNICODE)
-
-logger = logging.getLogger(__name__)
-
-# Forms no suffix rule reaches: a question asks whether she ran, the text says she runs. Only
-# words with one common reading: "left" or "found" would join unrelated words.
-IRREGULAR = {
-    "ran": "run",
-    "went": "go",
-    "gone": "go",
-    "bought": "buy",
-    "met": "meet",
-    "ate": "eat",
-    "eaten": "eat",
-    "saw": "see",
-    "seen": "see",
-    "took": "take",
-    "taken": "take",
-    "gave": "give",
-    "given": "give",
-    "wrote": "write",
-    "written": "write",
-    "told": "tell",
-    "said": "say",
-    "thought": "think",
-    "brought": "bring",
-    "came": "come",
-    "began": "begin",
-    "begun": "begin",
-    "sold": "sell",
-    "paid": "pay",
-    "spent": "spend",
-    "sent": "send",
-    "built": "build",
-    "felt": "feel",
-    "kept": "keep",
-    "lost": "lose",
-    "won": "win",
-    "held": "hold",
-    "knew": "know",
-    "known": "know",
-    "flew": "fly",
-    "flown": "fly",
-    "drove": "drive",
-    "driven": "drive",
-    "spoke": "speak",
-    "spoken": "speak",
-    "taught": "teach",
-    "caught": "catch",
-    "chose": "choose",
-    "chosen": "choose",
-    "broke": "break",
-    "broken": "break",
-    "grew": "grow",
-    "grown": "grow",
-    "wore": "wear",
-    "worn": "wear",
-    "slept": "sleep",
-    "swam": "swim",
-    "sang": "sing",
-    "sung": "sing",
-    "heard": "hear",
-    "understood": "understand",
-    "sat": "sit",
-    "forgot": "forget",
-    "forgotten": "forget",
-    "children": "child",
-    "men": "man",
-    "women": "woman",
-    "people": "person",
-    "mice": "mouse",
-    "feet": "foot",
-    "teeth": "tooth",
-}
-_stemmers = threading.local()  # a Snowball stemmer holds the word it works on: one per thread
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper, for the terms an option or a field name is matched by; ranking
-    uses `root`."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-@functools.lru_cache(maxsize=65_536)
-def root(word: str) -> str:
-    """The Snowball (Porter 2) English stem of a lower-case word, its irregular forms mapped
-    first (ran, runs and running all give `run`)."""
-    stemmer = getattr(_stemmers, "english", None)
-    if stemmer is None:
-        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
-    return stemmer.stemWord(IRREGULAR.get(word, word))
-
-
-def roots(text: str) -> list[str]:
-    """The roots of a text's content words, in order: what ranking compares."""
-    return [root(word) for word in WORD.findall(text.lower()) if word not in STOPWORDS and len(word) > 1]
-
-
-def words(text: str) -> list[tuple[str, str]]:
-    """(stem, word) for each content word."""
-    return [(stem(word), word) for word in WORD.findall(text.lower()) if word not in STOPWORDS and len(word) > 1]
-
-
-def terms(text: str) -> list[str]:
-    return [term for term, _ in words(text)]
-
-
-def overlap(query_terms: frozenset[str], text: str) -> float:
-    """Shared terms, normalised by the text's length so a short precise option beats a long one
-    that happens to mention everything."""
-    text_terms = terms(text)
-    if not text_terms or not query_terms:
-        return 0.0
-    shared = sum(1 for term in dict.fromkeys(text_terms) if term in query_terms)
-    return shared / math.sqrt(len(set(text_terms)))
-
-
-# Hybrid scores ------------------------------------------------------------------------------
-
-K1, B = 1.2, 0.75  # BM25's saturation and length normalisation: among equal shares, short units first
-ONE_TERM = 0.3  # a unit holding one term of a question of several: below any partial answer
-LEXICAL_WEIGHT = 0.4  # of the lexical share, in the blend with the embedding's score
-# all-MiniLM-L6-v2's cosines with a question: a sentence on another subject stays under the
-# floor, one on the question's subject is near 0.6 (not an answer for that), a paraphrase of it
-# 0.8 and up: alone, a cosine answers only at the top.
-COSINE_FLOOR, COSINE_FULL = 0.3, 0.9
-EMBEDDED_TEXTS = 4_096  # vectors kept between calls: a node read for several questions is embedded once
-HEADING = re.compile(r"^(?:(?P<hashes>#{1,6})\s+\S|Node:\s)")
-REPRESENTATIVE_TERMS = 4  # a sentence with fewer says too little to describe a text
-
-
-@dataclass(frozen=True)
-class Unit:
-    """A text scored as a whole: a sentence, a line, an option's label."""
-
-    text: str
-    own: frozenset[str]  # its terms
-    under: frozenset[str] = frozenset()  # the terms of the headings it sits under
-    length: int = 0  # its terms, repeats counted
-    heading: bool = False
-
-    @property
-    def terms(self) -> frozenset[str]:
-        return self.own | self.under
-
-
-def unit(text: str, *, under: frozenset[str] = frozenset(), heading: bool = False) -> Unit:
-    own = roots(text)
-    return Unit(text=text, own=frozenset(own), under=under, length=len(own), heading=heading)
-
-
-@dataclass(frozen=True)
-class Scored:
-    score: float  # in [0, 1]
-    text: str
-    position: int  # in the units scored
-
-
-class Lexical:
-    """BM25's statistics over the units scored together: a term held by few of them weighs more."""
-
-    def __init__(self, units: Sequence[Unit]):
-        self.count = len(units)
-        # Counted over the units' own terms: a heading's terms, shared by all the lines under
-        # it, still count as rare when the question names them.
-        self.held_by = Counter(term for item in units for term in item.own)
-        self.average = max(1.0, sum(item.length for item in units) / max(len(units), 1))
-
-    def weight(self, term: str) -> float:
-        """BM25's idf; a term no unit holds weighs as the rarest held term, not more."""
-        held = max(self.held_by.get(term, 0), 1)
-        return math.log(1 + (self.count - held + 0.5) / (held + 0.5))
-
-    def share(self, wanted: frozenset[str], item: Unit) -> float:
-        """The weighted share of the question's terms the unit holds, itself or by its
-        headings; nothing unless it holds one itself, and at most ONE_TERM for a single term
-        of a question of several."""
-        held = wanted & item.terms
-        if not wanted or not wanted & item.own:
-            return 0.0
-        weights = {term: self.weight(term) for term in wanted}
-        share = sum(weights[term] for term in held) / sum(weights.values())
-        return min(share, ONE_TERM) if len(held) < min(2, len(wanted)) else share
-
-    def bm25(self, wanted: frozenset[str], item: Unit) -> float:
-        norm = K1 * (1 - B + B * item.length / self.average)
-        return sum(self.weight(term) * (K1 + 1) / (1 + norm) for term in wanted & item.own)
-
-
-def fuse(share: float, cosine: float) -> float:
-    """The lexical share, raised by a close embedding: a paraphrase sharing no word can answer;
-    a unit holding the question's terms is never demoted by a model that finds it far (tables
-    and code lines embed poorly)."""
-    semantic = min(1.0, max(0.0, (cosine - COSINE_FLOOR) / (COSINE_FULL - COSINE_FLOOR)))
-    return max(share, LEXICAL_WEIGHT * share + (1 - LEXICAL_WEIGHT) * semantic)
-
-
-def rank(query: str, units: Sequence[Unit]) -> list[Scored]:
-    """The units best first by hybrid score; equal scores by BM25, then in the text's order."""
-    wanted = frozenset(roots(query))
-    lexical = Lexical(units)
-    cosines = _cosines(query, [item.text for item in units]) if units else None
-    scored = []
-    for position, item in enumerate(units):
-        share = lexical.share(wanted, item)
-        score = share if cosines is None else fuse(share, cosines[position])
-        scored.append((round(score, 6), lexical.bm25(wanted, item), position, item.text))
-    scored.sort(key=lambda entry: (-entry[0], -entry[1], entry[2]))
-    return [Scored(score=score, text=text, position=position) for score, _, position, text in scored]
-
-
-def _embedder() -> Any:
-    """The local sentence model when memsite runs it (MEMSITE_EMBEDDINGS=local), else None. A
-    server's embeddings would make an offline call reach the network."""
-    if settings.MEMSITE_EMBEDDINGS != "local":
-        return None
-    from memsite.llm import minilm  # numpy and the weights, loaded once used
-
-    return minilm.model()
-
-
-_embedded: dict[tuple[str, str], Any] = {}
-
-
-def _cosines(query: str, texts: Sequence[str]) -> list[float] | None:
-    """Each text's cosine with the query (the vectors are L2-normalised), or None with no model."""
-    model = _embedder()
-    if model is None:
-        return None
-    vectors: dict[str, Any] = {text: _embedded.get((model.name, text)) for text in (query, *texts)}
-    missing = [text for text, vector in vectors.items() if vector is None]
-    if missing:
-        try:
-            vectors.update(zip(missing, model.embed(missing), strict=True))
-        except Exception:  # a broken model costs the fusion, not the reply
-            logger.warning("The offline reading could not embed; lexical scores alone.", exc_info=True)
-            return None
-        if len(_embedded) + len(missing) > EMBEDDED_TEXTS:
-            _embedded.clear()
-        _embedded.update({(model.name, text): vectors[text] for text in missing})
-    return [float(vectors[text] @ vectors[query]) for text in texts]
-
-
-def headed_units(text: str) -> tuple[Unit, ...]:
-    """The text's sentences in order, once each, every one with the terms of the headings above
-    it: a table row or a list item is read under its title (a markdown heading, or the `Node:`
-    line a prompt introduces a node's content with)."""
-    stack: list[tuple[int, frozenset[str]]] = []
-    units: dict[str, Unit] = {}
-    for line in text.splitlines():
-        match = HEADING.match(line.strip())
-        under = frozenset().union(*(heading_terms for _, heading_terms in stack))
-        if match:
-            level = len(match["hashes"] or "")
-            units.setdefault(line.strip(), unit(line.strip(), under=under, heading=True))
-            stack = [entry for entry in stack if entry[0] < level] + [(level, frozenset(roots(line)))]
-            continue
-        for part in SENTENCE_END.split(line):
-            part = part.strip()
-            if len(part) > 1:
-                units.setdefault(part, unit(part, under=under))
-    return tuple(units.values())
-
-
-@dataclass(frozen=True)
-class Option:
-    position: int  # 0-based order in the prompt
-    number: int | None  # as numbered in the prompt ("3. ..."), if it was
-    key: str | None  # an id shown with it ("[memory_ab12] ...", "- docs: ...")
-    text: str
-    score: float
-
-    @property
-    def index(self) -> int:
-        return self.number if self.number is not None else self.position
-
-    @property
-    def ref(self) -> str:
-        return self.key or (str(self.number) if self.number is not None else self.text)
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What the heuristics read from a conversation."""
-
-    query: str
-    context: str
-    options: tuple[Option, ...]
-    system: str = ""  # the system messages' text, which `context` leaves out
-    last: str = ""  # the last user message, whole
-
-    @cached_property
-    def query_terms(self) -> frozenset[str]:
-        return frozenset(terms(self.query))
-
-    @cached_property
-    def best(self) -> Option | None:
-        if not self.options:
-            return None
-        return max(self.options, key=lambda option: (option.score, -option.position))
-
-    @cached_property
-    def ranked_options(self) -> tuple[Option, ...]:
-        return tuple(sorted(self.options, key=lambda option: (-option.score, option.position)))
-
-    @cached_property
-    def sentences(self) -> tuple[str, ...]:
-        parts = (part.strip() for part in SENTENCE_END.split(self.context))
-        return tuple(dict.fromkeys(part for part in parts if len(part) > 1))
-
-    @cached_property
-    def units(self) -> tuple[Unit, ...]:
-        return headed_units(self.context)
-
-    @cached_property
-    def body(self) -> tuple[Unit, ...]:
-        """The text's own sentences and lines: not its headings, nor the line naming the node."""
-        return tuple(item for item in self.units if not item.heading)
-
-    @cached_property
-    def ranked_sentences(self) -> tuple[tuple[float, str], ...]:
-        """(score, sentence), most relevant to the query first; ties keep the text's order."""
-        return tuple((scored.score, scored.text) for scored in rank(self.query, self.units))
-
-    def rank(self, query: str) -> list[Scored]:
-        """The body's sentences best first for `query` (a question of several the prompt asks)."""
-        if query not in self._ranks:
-            self._ranks[query] = rank(query, self.body)
-        return self._ranks[query]
-
-    @cached_property
-    def _ranks(self) -> dict[str, list[Scored]]:
-        return {}
-
-    @cached_property
-    def keywords(self) -> tuple[str, ...]:
-        return frequent_words(self.context or self.query)
-
-    def representative(self) -> str:
-        """The body's sentence closest to the whole: for each of its terms, how many of the
-        body's sentences hold it, summed, per square root of its own count (a cosine with the
-        text's term vector), among those of REPRESENTATIVE_TERMS terms or more when there are."""
-        counts = Counter(term for item in self.body for term in item.own)
-        candidates = [item for item in self.body if len(item.own) >= REPRESENTATIVE_TERMS] or list(self.body)
-        if not candidates:
-            return ""
-        closeness = [sum(counts[term] for term in item.own) / math.sqrt(len(item.own) or 1) for item in candidates]
-        return candidates[max(range(len(candidates)), key=lambda at: (closeness[at], -at))].text
-
-    @property
-    def confidence(self) -> float:
-        """The best option's overlap squashed into [0, 1], or the best sentence's score."""
-        if self.best:
-            return round(self.best.score / (1.0 + self.best.score), 3)
-        return round(self.ranked_sentences[0][0], 3) if self.ranked_sentences else 0.0
-
-    def relevant(self, count: int) -> list[str]:
-        """Up to `count` sentences sharing terms with the query, in the text's order."""
-        chosen = [sentence for score, sentence in self.ranked_sentences[:count] if score > 0]
-        return [sentence for sentence in self.sentences if sentence in chosen]
-
-    def lead(self, count: int) -> list[str]:
-        return list(self.sentences[:count])
-
-
-def frequent_words(text: str, count: int = 8) -> tuple[str, ...]:
-    """The most frequent content words, as first written; ties keep the text's order."""
-    counts: dict[str, int] = {}
-    surface: dict[str, str] = {}
-    for term, word in words(text):
-        if len(word) > 2 and not word.isdigit():
-            counts[term] = counts.get(term, 0) + 1
-            surface.setdefault(term, word)
-    order = {term: position for position, term in enumerate(counts)}
-    ranked = sorted(counts, key=lambda term: (-counts[term], order[term]))
-    return tuple(surface[term] for term in ranked[:count])
 
 
 def _text_of(message: dict[str, Any]) -> str:
@@ -434,59 +40,73 @@ def _text_of(message: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
-def read_messages(messages: list[dict[str, Any]]) -> Reading:
-    # The fences of quoted data (memsite.llm.quoting) are markup, not what the text says.
-    turns = [(message.get("role"), without_fences(_text_of(message))) for message in messages]
-    user_texts = [text for role, text in turns if role == "user"] or [text for _, text in turns]
-    last = user_texts[-1] if user_texts else ""
-
-    query = ""
+def _query(user_texts: list[str], *, left_out: set[str]) -> str:
+    """The text of the first line labelled as the query ("Question: ...") in the latest user
+    message that has one; else the last one's first line not in `left_out`, else it whole."""
     for text in reversed(user_texts):
         for line in text.splitlines():
             match = QUERY_LABEL.match(line)
             if match:
-                query = match["text"].strip()
-                break
-        if query:
-            break
+                return match["text"].strip()
+    last = user_texts[-1] if user_texts else ""
+    plain = [line for line in last.splitlines() if line not in left_out and line.strip()]
+    return plain[0].strip() if plain else last.strip()
 
-    option_lines: set[str] = set()
-    raw_options: list[tuple[int | None, str | None, str]] = []
-    for line in last.splitlines():
+
+def _offered(text: str) -> list[tuple[str, int | None, str | None, str]]:
+    """(line, number, key, text) for each line of `text` that offers an option."""
+    offered = []
+    for line in text.splitlines():
         match = OPTION_LINE.match(line)
         if match and not QUERY_LABEL.match(line):
             number = int(match["num"]) if match["num"] else None
             key = match["nkey"] or match["key"] or match["bkey"] or match["ckey"]
-            raw_options.append((number, key.strip() if key else None, match["text"].strip()))
-            option_lines.add(line)
+            offered.append((line, number, key.strip() if key else None, match["text"].strip()))
+    return offered
 
-    plain_last = [line for line in last.splitlines() if line not in option_lines and line.strip()]
-    if not query:
-        query = plain_last[0].strip() if plain_last else last.strip()
-    context_parts = []
+
+def _context(turns: list[tuple[Any, str]], *, left_out: set[str], query: str) -> str:
+    """The messages' text but the system's, less the option lines, the query's label and the
+    query itself, with the labels of their sections taken off; the query when nothing is left."""
+    parts = []
     for role, text in turns:
         if role == "system":
             continue
         kept = [
             line
             for line in text.splitlines()
-            if line not in option_lines and not QUERY_LABEL.match(line) and line.strip() != query
+            if line not in left_out and not QUERY_LABEL.match(line) and line.strip() != query
         ]
-        context_parts.append("\n".join(CONTEXT_LABEL.sub("", line) for line in kept))
-    context = "\n".join(part for part in context_parts if part.strip()) or query
+        parts.append("\n".join(CONTEXT_LABEL.sub("", line) for line in kept))
+    return "\n".join(part for part in parts if part.strip()) or query
 
+
+def _scored(offered: list[tuple[str, int | None, str | None, str]], query: str) -> tuple[Option, ...]:
+    """The options offered, each scored by the terms it shares with the query."""
     query_terms = frozenset(terms(query))
-    options = tuple(
+    return tuple(
         Option(position=position, number=number, key=key, text=text, score=overlap(query_terms, f"{key or ''} {text}"))
-        for position, (number, key, text) in enumerate(raw_options)
+        for position, (_, number, key, text) in enumerate(offered)
     )
-    system = "\n".join(text for role, text in turns if role == "system")
-    return Reading(query=query, context=context, options=options, system=system, last=last)
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+def read_messages(messages: list[dict[str, Any]]) -> Reading:
+    """The query, the options the last user message offers and the context the messages give."""
+    # The fences of quoted data (memsite.llm.quoting) are markup, not what the text says.
+    turns = [(message.get("role"), without_fences(_text_of(message))) for message in messages]
+    user_texts = [text for role, text in turns if role == "user"] or [text for _, text in turns]
+    last = user_texts[-1] if user_texts else ""
+    offered = _offered(last)
+    option_lines = {line for line, *_ in offered}
+    query = _query(user_texts, left_out=option_lines)
+    return Reading(
+        query=query,
+        context=_context(turns, left_out=option_lines, query=query),
+        options=_scored(offered, query),
+        cosines=similarity.cosines,
+        system="\n".join(text for role, text in turns if role == "system"),
+        last=last,
+    )
 
 
 DESCRIPTION_CHARS = 300
@@ -503,37 +123,60 @@ def describe(reading: Reading) -> str:
     return text[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:\u2014 ") + "\u2026"
 
 
-def purpose_text(purpose: str, reading: Reading) -> str:
-    """The text reply a purpose calls for."""
-    keywords = ", ".join(reading.keywords[:5]) or "nothing in particular"
-    if purpose in (Purpose.ROUTE, Purpose.DECIDE):
-        best = reading.best
-        if best is None:
-            return _clip(reading.query, 200) or "none"
-        return best.ref
-    if purpose == Purpose.READ:
-        return _clip(" ".join(reading.relevant(3) or reading.lead(2)), 1200)
-    if purpose in (Purpose.ANSWER, Purpose.CHAT):
-        found = reading.relevant(2)
-        if found:
-            return _clip(" ".join(found), 800)
-        return "The stored context does not say."
-    if purpose == Purpose.DESCRIBE:
-        return describe(reading)
-    if purpose == Purpose.REFLECT:
-        salient = reading.relevant(1) or reading.lead(1)
-        return _clip(f"Recurring themes: {keywords}. Most salient: {' '.join(salient)}", 600)
-    if purpose == Purpose.DEEP_REFLECT:
-        salient = reading.relevant(3) or reading.lead(3)
-        pair = reading.keywords[:2]
-        question = f" Open question: how do {pair[0]} and {pair[1]} relate?" if len(pair) == 2 else ""
-        return _clip(f"Recurring themes: {keywords}. Salient points: {' '.join(salient)}{question}", 1200)
-    if purpose == Purpose.MEMORIZE:
-        return _clip(" ".join(reading.relevant(2) or reading.lead(2)), 600)
-    # summarize, recall and anything new: the lead and the most relevant sentences.
+def _themes(reading: Reading) -> str:
+    return ", ".join(reading.keywords[:5]) or "nothing in particular"
+
+
+def _choice(reading: Reading) -> str:
+    best = reading.best
+    if best is None:
+        return one_line(reading.query, 200) or "none"
+    return best.ref
+
+
+def _answer(reading: Reading) -> str:
+    found = reading.relevant(2)
+    if found:
+        return one_line(" ".join(found), 800)
+    return "The stored context does not say."
+
+
+def _reflection(reading: Reading) -> str:
+    salient = reading.relevant(1) or reading.lead(1)
+    return one_line(f"Recurring themes: {_themes(reading)}. Most salient: {' '.join(salient)}", 600)
+
+
+def _deep_reflection(reading: Reading) -> str:
+    salient = reading.relevant(3) or reading.lead(3)
+    pair = reading.keywords[:2]
+    question = f" Open question: how do {pair[0]} and {pair[1]} relate?" if len(pair) == 2 else ""
+    return one_line(f"Recurring themes: {_themes(reading)}. Salient points: {' '.join(salient)}{question}", 1200)
+
+
+def _summary(reading: Reading) -> str:
+    """The lead and the most relevant sentences, in the text's order."""
     count = max(1, min(5, len(reading.sentences) // 4 or 1))
     chosen = set(reading.lead(1)) | set(reading.relevant(count))
-    return _clip(" ".join(sentence for sentence in reading.sentences if sentence in chosen), 800)
+    return one_line(" ".join(sentence for sentence in reading.sentences if sentence in chosen), 800)
+
+
+# The text reply each purpose calls for; summarize, recall and any purpose not named: a summary.
+PURPOSE_TEXTS: dict[str, Callable[[Reading], str]] = {
+    Purpose.ROUTE: _choice,
+    Purpose.DECIDE: _choice,
+    Purpose.READ: lambda reading: one_line(" ".join(reading.relevant(3) or reading.lead(2)), 1200),
+    Purpose.ANSWER: _answer,
+    Purpose.CHAT: _answer,
+    Purpose.DESCRIBE: describe,
+    Purpose.REFLECT: _reflection,
+    Purpose.DEEP_REFLECT: _deep_reflection,
+    Purpose.MEMORIZE: lambda reading: one_line(" ".join(reading.relevant(2) or reading.lead(2)), 600),
+}
+
+
+def purpose_text(purpose: str, reading: Reading) -> str:
+    """The text reply a purpose calls for."""
+    return PURPOSE_TEXTS.get(purpose, _summary)(reading)
 
 
 def _word_forms(word: str) -> set[str]:
@@ -635,6 +278,16 @@ ENUM_HINTS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _kind(schema: dict[str, Any]) -> str:
+    """The JSON type a schema asks for: its first but null, else object or string by its keys."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((entry for entry in kind if entry != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema else "string"
+    return str(kind)
+
+
 class SchemaFiller:
     """Builds a JSON value for a JSON schema from a reading, deterministically."""
 
@@ -662,22 +315,26 @@ class SchemaFiller:
             return schema["const"]
         if "enum" in schema:
             return self.choose_enum(schema["enum"], name)
+        combined = self.combined(schema)
+        if combined is not None:
+            return self.value(combined, name=name, item=item, depth=depth + 1)
+        fill = getattr(self, f"fill_{_kind(schema)}", self.fill_null)
+        return fill(schema, name=name, item=item, depth=depth)
+
+    def combined(self, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """The schema an anyOf or oneOf stands for (its first variant but null) or an allOf (its
+        parts merged); None for a schema that combines none."""
         for combinator in ("anyOf", "oneOf"):
             if combinator in schema:
                 variants = [self.resolve(variant) for variant in schema[combinator]]
                 concrete = [variant for variant in variants if variant.get("type") != "null"] or variants
-                return self.value(concrete[0], name=name, item=item, depth=depth + 1)
+                return concrete[0]
         if "allOf" in schema:
             merged: dict[str, Any] = {}
             for part in schema["allOf"]:
                 merged.update(self.resolve(part))
-            return self.value(merged, name=name, item=item, depth=depth + 1)
-        kind = schema.get("type")
-        if isinstance(kind, list):
-            kind = next((entry for entry in kind if entry != "null"), "null")
-        if kind is None:
-            kind = "object" if "properties" in schema else "string"
-        return getattr(self, f"fill_{kind}", self.fill_null)(schema, name=name, item=item, depth=depth)
+            return merged
+        return None
 
     def fill_null(self, schema: dict[str, Any], **_: Any) -> None:
         return None
@@ -702,19 +359,20 @@ class SchemaFiller:
         if _name_matches(name, *KEYWORD_NAMES) and items.get("type") == "string":
             values: list[Any] = list(self.reading.keywords[:3])
         elif _name_matches(name, *ID_NAMES, *INDEX_NAMES) and is_scalar and self.reading.options:
-            ranked = self.reading.ranked_options
-            relevant = [option for option in ranked if option.score > 0] or list(ranked[:1])
-            values = [option.index if items.get("type") != "string" else option.ref for option in relevant[:1]]
-            values += [
-                option.index if items.get("type") != "string" else option.ref
-                for option in ranked
-                if option not in relevant[:1]
-            ][: max(low - 1, 0)]
+            values = self.chosen_options(by_ref=items.get("type") == "string", count=max(low, 1))
         else:
             values = [self.value(items, name=name, item=index, depth=depth + 1) for index in range(max(low, 1))]
         while len(values) < low:
             values.append(self.value(items, name=name, item=len(values), depth=depth + 1))
         return values[:high] if high is not None else values
+
+    def chosen_options(self, *, by_ref: bool, count: int) -> list[int | str]:
+        """The best option (the first when none shares a term with the query), then the next in
+        rank order up to `count`: by their refs, or by their indices."""
+        ranked = self.reading.ranked_options
+        best = ([option for option in ranked if option.score > 0] or list(ranked))[:1]
+        chosen = best + [option for option in ranked if option not in best][: count - 1]
+        return [option.ref if by_ref else option.index for option in chosen]
 
     def fill_string(self, schema: dict[str, Any], *, name: str, item: int, **_: Any) -> str:
         text = self.string_for(schema, name=name, item=item)
@@ -734,13 +392,18 @@ class SchemaFiller:
             return str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
         if fmt in FORMATTED_STRINGS:
             return FORMATTED_STRINGS[fmt]
+        return self.named_string(name, item)
+
+    def named_string(self, name: str, item: int) -> str:
+        """The string a field's name asks for (an id, a query, a title, keywords, evidence...)."""
+        reading = self.reading
         ranked = [sentence for _, sentence in reading.ranked_sentences]
         if _name_matches(name, *ID_NAMES) and reading.options:
             return reading.best.ref  # type: ignore[union-attr]
         if _name_matches(name, *QUERY_NAMES):
             return reading.query
         if _name_matches(name, *TITLE_NAMES):
-            return " ".join(word.capitalize() for word in reading.keywords[:3]) or _clip(reading.query, 60)
+            return " ".join(word.capitalize() for word in reading.keywords[:3]) or one_line(reading.query, 60)
         if _name_matches(name, *KEYWORD_NAMES):
             return reading.keywords[item % len(reading.keywords)] if reading.keywords else reading.query
         if _name_matches(name, *EVIDENCE_NAMES):
