@@ -134,8 +134,8 @@ class NodeVersion(models.Model):
 
 class Passage(models.Model):
     """A piece of a node's text in the content index (`memory.index`): its name and description
-    (`label`), or a line of its content (short lines joined while the passage stays within 60
-    characters, long ones cut at 1,200), with character offsets into the text. Full-text search
+    (`label`), or a piece of its content (a turn of a dialogue, else a paragraph; none longer
+    than 1,000 characters), with character offsets into the text. Full-text search
     runs over `text` (an FTS5 table kept by triggers on SQLite, a generated tsvector column on
     PostgreSQL); `vector` is its sentence embedding, filled after the write commits."""
 

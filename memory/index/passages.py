@@ -1,18 +1,30 @@
-"""Cutting a node's text into passages (pure): a line each, short lines joined and long ones cut
-between words, with character offsets into the text, so a hit can be shown and cited where it
-is."""
+"""Cutting a node's text into passages (pure): a turn each where the text is a dialogue, a
+paragraph each elsewhere, those too long for the embedding model cut between lines (between
+words where a line is itself too long), with character offsets into the text, so a hit can be
+shown and cited where it is. Explained in docs/retrieval.md, "Passages"."""
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# A fact is usually said in one line (a turn, a note, a setting), and a sentence embedding is
-# the mean of its tokens: lines joined into a passage of 320 characters drowned the fact among
-# its neighbours, and the evidence's document was in the top five 53% of the time against 66%
-# at a line each (benchmarks/retrieval.py; docs/retrieval.md). Lines are joined while the passage
-# they make stays within this ("}", "import os"), so code does not become a passage a token.
+# The embedding model reads 256 word pieces, some 1,000 characters of English: a longer passage
+# would be ranked by its beginning alone.
+MAX_CHARS = 1_000
+# Paragraphs are joined while the passage they make stays within this ("}", "import os"), so
+# that code does not become a passage a token. Turns are never joined: each is a unit of its own.
 TARGET_CHARS = 60
-MAX_CHARS = 1_200
+# A line that starts a turn: a speaker's name or role and a colon, after an optional timestamp
+# ("[14:02]", "2023-05-08 14:02"). "https://" is no turn: the colon must be followed by a space.
+TURN = re.compile(
+    r"^[ \t]*(?:\[[^\]\n]{1,40}\][ \t]*|\d{4}-\d\d-\d\d[ T]\d\d?:\d\d(?::\d\d)?[ \t]+|\d\d?:\d\d(?::\d\d)?[ \t]+)?"
+    r"(?P<speaker>[^\W\d_][^:\n]{0,39}?)[ \t]*:(?:[ \t]|$)",
+    re.MULTILINE,
+)
+# A dialogue has at least this many speakers who each speak more than once: a document with
+# one "Date:" line or one "Note:" is not one.
+SPEAKERS = 2
+PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 LINE = re.compile(r"\n")
 SPACE = re.compile(r"\s")
 
@@ -24,19 +36,40 @@ class Piece:
     text: str
 
 
-def _lines(text: str) -> Iterator[tuple[int, int]]:
-    """The spans of the text's lines, blank ones left out, one at a time."""
-    at = 0
-    for match in LINE.finditer(text):
+def turn_starts(text: str) -> list[int]:
+    """Where the text's turns start, if it is a dialogue (at least SPEAKERS speakers starting
+    more than one line each; only their lines start turns); [] if it is not."""
+    lines = [(match.start(), match["speaker"].strip().lower()) for match in TURN.finditer(text)]
+    counts = Counter(speaker for _, speaker in lines)
+    speakers = {speaker for speaker, count in counts.items() if count > 1}
+    if len(speakers) < SPEAKERS:
+        return []
+    return [at for at, speaker in lines if speaker in speakers]
+
+
+def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The non-blank spans of text[start:end] between matches of `pattern`."""
+    at = start
+    for match in pattern.finditer(text, start, end):
         if text[at : match.start()].strip():
             yield at, match.start()
         at = match.end()
-    if text[at:].strip():
-        yield at, len(text)
+    if text[at:end].strip():
+        yield at, end
+
+
+def _blocks(text: str) -> Iterator[tuple[int, int, bool]]:
+    """The text's turns, and its paragraphs elsewhere (before the first turn, or all of a text
+    that is no dialogue), in order, each (start, end, is a turn)."""
+    starts = turn_starts(text)
+    yield from ((a, b, False) for a, b in _spans(text, PARAGRAPH_BREAK, 0, starts[0] if starts else len(text)))
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=False):
+        if text[start:end].strip():
+            yield start, end, True
 
 
 def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """A line longer than MAX_CHARS, cut between words (hard where there are none)."""
+    """A span longer than MAX_CHARS, cut between words (hard where there are none)."""
     spans, at = [], start
     while end - at > MAX_CHARS:
         cut = max(
@@ -48,6 +81,31 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
+def _joined(spans: Iterator[tuple[int, int]], limit: int) -> Iterator[tuple[int, int]]:
+    """Consecutive spans joined while what they make stays within `limit` characters."""
+    first: int | None = None
+    last = 0
+    for a, b in spans:
+        if first is not None and b - first > limit:
+            yield first, last
+            first = None
+        if first is None:
+            first = a
+        last = b
+    if first is not None:
+        yield first, last
+
+
+def _within_max(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The block, or its lines joined up to MAX_CHARS where it is longer (a line too long alone
+    cut between words)."""
+    if end - start <= MAX_CHARS:
+        yield start, end
+        return
+    lines = (span for line in _spans(text, LINE, start, end) for span in _split_long(text, *line))
+    yield from _joined(lines, MAX_CHARS)
+
+
 def _trimmed(text: str, start: int, end: int) -> Piece:
     while start < end and text[start].isspace():
         start += 1
@@ -57,19 +115,17 @@ def _trimmed(text: str, start: int, end: int) -> Piece:
 
 
 def cut(text: str) -> Iterator[Piece]:
-    """Lines (those too long cut between words) joined up to TARGET_CHARS, one at a time: a
-    long text of short lines is many pieces."""
-    first: int | None = None
-    last = 0
-    for a, b in (span for line in _lines(text) for span in _split_long(text, *line)):
-        if first is not None and b - first > TARGET_CHARS:
-            yield _trimmed(text, first, last)
-            first = None
-        if first is None:
-            first = a
-        last = b
-    if first is not None:
-        yield _trimmed(text, first, last)
+    """The text's passages, one at a time: a turn each in a dialogue, paragraphs elsewhere (those
+    shorter than TARGET_CHARS joined), none longer than MAX_CHARS."""
+    pending: list[tuple[int, int]] = []  # short paragraphs, joined when the next block comes
+    for start, end, turn in _blocks(text):
+        if not turn and end - start <= TARGET_CHARS:
+            pending.append((start, end))
+            continue
+        yield from (_trimmed(text, a, b) for a, b in _joined(iter(pending), TARGET_CHARS))
+        pending = []
+        yield from (_trimmed(text, a, b) for a, b in _within_max(text, start, end))
+    yield from (_trimmed(text, a, b) for a, b in _joined(iter(pending), TARGET_CHARS))
 
 
 def label(name: str, description: str) -> str:

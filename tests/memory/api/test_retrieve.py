@@ -42,7 +42,7 @@ def test_start_limits_the_subtree(api):
 
 def test_per_node_caps_the_passages_of_one_node_and_looks_deeper_for_others(api):
     folder = NodeFactory()
-    crowded = DocumentFactory(parent=folder, content="\n".join(f"pelican line {n}" for n in range(30)).encode())
+    crowded = DocumentFactory(parent=folder, content="\n\n".join(f"pelican line {n}" for n in range(30)).encode())
     others = [DocumentFactory(parent=folder, content=f"a pelican {n} once".encode()) for n in range(4)]
     capped = api.post(URL, {"query": "pelican line", "k": 5, "per_node": 1}, format="json").json()["results"]
     assert [hit["node"] for hit in capped][0] == crowded.pk

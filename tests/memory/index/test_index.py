@@ -185,13 +185,13 @@ def cut_afresh(text: str) -> list[tuple]:
     return [(seq, piece.start, piece.end, piece.text) for seq, piece in enumerate(cut(text), start=1)]
 
 
-LINES = [f"line {n:02d} holds a fact of its own, said just once" for n in range(30)]  # a passage each
+LINES = [f"line {n:02d} holds a fact of its own, said just once" for n in range(30)]  # a passage each, a paragraph each
 
 
 def test_an_append_writes_only_the_new_passage_and_keeps_the_others_with_their_vectors():
-    doc = DocumentFactory(content="\n".join(LINES).encode())
+    doc = DocumentFactory(content="\n\n".join(LINES).encode())
     before = give_vectors()
-    text = "\n".join([*LINES, "an appended line, long enough to be a passage alone"])
+    text = "\n\n".join([*LINES, "an appended line, long enough to be a passage alone"])
     services.node_content_set(node=doc, data=text.encode(), by=system())
     after = give_vectors()
     assert content_passages(doc) == cut_afresh(text)
@@ -203,10 +203,10 @@ def test_an_append_writes_only_the_new_passage_and_keeps_the_others_with_their_v
 
 def test_lines_moved_changed_and_repeated_keep_their_rows_in_their_new_places():
     repeated = "this line is said twice in the document, word for word"
-    doc = DocumentFactory(content="\n".join([*LINES, repeated, repeated]).encode())
+    doc = DocumentFactory(content="\n\n".join([*LINES, repeated, repeated]).encode())
     old = list(Passage.objects.filter(node=doc, kind="content").values_list("id", "text"))
     edited = [line.replace("fact", "changed fact") if line.startswith("line 20") else line for line in LINES]
-    text = "\n".join(["a new first line, long enough to stand alone", *edited[:10], *edited[11:], repeated, repeated])
+    text = "\n\n".join(["a new first line, long enough to stand alone", *edited[:10], *edited[11:], repeated, repeated])
     services.node_content_set(node=doc, data=text.encode(), by=system())
     assert content_passages(doc) == cut_afresh(text)
     new = list(Passage.objects.filter(node=doc, kind="content").values_list("id", "text"))
@@ -218,7 +218,7 @@ def test_lines_moved_changed_and_repeated_keep_their_rows_in_their_new_places():
 
 
 def test_content_that_turns_binary_or_empty_leaves_the_label_alone():
-    doc = DocumentFactory(name="notes.md", content="\n".join(LINES).encode())
+    doc = DocumentFactory(name="notes.md", content="\n\n".join(LINES).encode())
     label_id = Passage.objects.get(node=doc, kind="label").pk
     services.node_content_set(node=doc, data=b"\x00 read as binary, as git would", by=system())
     assert content_passages(doc) == [] and Passage.objects.get(node=doc).pk == label_id
@@ -259,11 +259,11 @@ def test_an_archive_import_indexes_each_node_once(user, monkeypatch):
 
 def test_each_process_s_vectors_follow_an_append_without_stale_rows():
     vectors.forget()
-    doc = DocumentFactory(content="\n".join(LINES).encode())
+    doc = DocumentFactory(content="\n\n".join(LINES).encode())
     give_vectors()
     assert len(vectors.current().ids) == Passage.objects.count()
     first = Passage.objects.get(node=doc, text=LINES[0]).pk
-    text = "\n".join([*LINES[1:], "a line that is new, and long enough"])
+    text = "\n\n".join([*LINES[1:], "a line that is new, and long enough"])
     services.node_content_set(node=doc, data=text.encode(), by=system())
     stored = give_vectors()
     matrix = vectors.current()  # the rows embedded since merged in, the table not read again
@@ -275,7 +275,7 @@ def test_each_process_s_vectors_follow_an_append_without_stale_rows():
 def test_vectors_embedded_after_an_empty_look_are_merged_in():
     vectors.forget()
     assert len(vectors.current().ids) == 0  # a fresh index: nothing embedded yet
-    DocumentFactory(content="\n".join(LINES).encode())
+    DocumentFactory(content="\n\n".join(LINES).encode())
     stored = give_vectors()
     matrix = vectors.current()
     assert sorted(matrix.ids.tolist()) == sorted(stored)

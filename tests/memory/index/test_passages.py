@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.index.fusion import at_most, distinct_first, fuse
-from memory.index.passages import MAX_CHARS, cut
+from memory.index.passages import MAX_CHARS, cut, turn_starts
 
 
 def test_short_lines_are_joined_and_offsets_point_into_the_text():
@@ -25,12 +25,50 @@ def test_a_conversation_is_cut_a_turn_each():
         assert text[piece.start : piece.end] == piece.text
 
 
-def test_lines_are_joined_only_while_the_passage_stays_short():
-    text = "Bo: hi!\nAna: yes?\nAna: I adopted a cat named Miso, a tabby, on Saturday morning.\nBo: nice."
-    assert [piece.text for piece in cut(text)] == [
-        "Bo: hi!\nAna: yes?",
-        "Ana: I adopted a cat named Miso, a tabby, on Saturday morning.",
+def test_each_turn_is_a_passage_of_its_own_its_later_paragraphs_with_it():
+    text = (
+        "Date: 2023-05-08\n\nBo: hi!\nAna: yes?\n"
+        "assistant: First, the plan.\n\n- water the tomatoes\n- stake them\n\nuser: thanks\n"
+        "Ana: I adopted a cat named Miso.\nBo: nice.\nassistant: Glad to help.\nuser: bye"
+    )
+    pieces = list(cut(text))
+    assert [piece.text for piece in pieces] == [
+        "Date: 2023-05-08",
+        "Bo: hi!",
+        "Ana: yes?",
+        "assistant: First, the plan.\n\n- water the tomatoes\n- stake them",
+        "user: thanks",
+        "Ana: I adopted a cat named Miso.",
         "Bo: nice.",
+        "assistant: Glad to help.",
+        "user: bye",
+    ]
+    assert all(text[piece.start : piece.end] == piece.text for piece in pieces)
+
+
+def test_a_dialogue_needs_two_speakers_who_each_speak_twice():
+    assert turn_starts("Date: today\nNote: a\nNote: b\nsee https://x.org: and 10:30 now") == []
+    assert len(turn_starts("Ana: a\nBo: b\nAna: c\nBo: d\nEve: once")) == 4
+    log = "[14:02] Ana: hi\n[14:03] Bo: hello\n2023-05-08 14:04 Ana: how are you\n14:05 Bo: fine"
+    assert len(turn_starts(log)) == 4
+
+
+def test_a_long_turn_is_cut_between_lines_within_the_model_s_reach():
+    text = "user: tell me\nassistant: " + "\n".join(f"step {n} of the long recipe goes here" for n in range(100))
+    text += "\nuser: ok\nassistant: done"
+    pieces = list(cut(text))
+    assert pieces[0].text == "user: tell me"
+    assert [piece.text for piece in pieces[-2:]] == ["user: ok", "assistant: done"]
+    assert all(len(piece.text) <= MAX_CHARS for piece in pieces) and len(pieces) > 4
+    assert all(not piece.text.startswith("tep") for piece in pieces)
+
+
+def test_prose_is_cut_a_paragraph_each_short_ones_joined():
+    text = "# Notes\n\nThe deploy runs at nine and takes about twenty minutes on a quiet day.\n\n}\n\n)\n"
+    assert [piece.text for piece in cut(text)] == [
+        "# Notes",
+        "The deploy runs at nine and takes about twenty minutes on a quiet day.",
+        "}\n\n)",
     ]
 
 

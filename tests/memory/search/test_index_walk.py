@@ -222,11 +222,14 @@ def test_an_option_with_no_description_is_entered_by_its_name(sessions, llm):
 PART = re.compile(r"\(part (\d+) of (\d+)\)")
 
 
+SPEAKERS = ("Bo", "Cy")
+
+
 @pytest.fixture
 def diary(db, internal, search_settings):
-    """A document of many short lines, read in chunks of 40 tokens; the fact is its first line."""
+    """A dialogue of many short turns, read in chunks of 40 tokens; the fact is its first turn."""
     search_settings.MEMSITE_SEARCH_READ_TOKENS = 40
-    lines = [f"Bo: Note {number}: the kettle whistled at {number} past seven." for number in range(40)]
+    lines = [f"{SPEAKERS[n % 2]}: Note {n}: the kettle whistled at {n} past seven." for n in range(40)]
     lines.insert(0, FACT)
     return services.node_create(
         parent=internal["swarmstar"],
@@ -264,7 +267,7 @@ def test_a_partial_finding_read_again_in_its_own_chunk_is_kept_once(diary, llm):
 
 def test_the_best_passages_fill_one_reading_budget(db, internal, llm, search_settings):
     search_settings.MEMSITE_SEARCH_READ_TOKENS = 300
-    lines = [f"Bo: Walk {number}: the greyhound ran round the {number}th tree." for number in range(60)]
+    lines = [f"{SPEAKERS[n % 2]}: Walk {n}: the greyhound ran round the {n}th tree." for n in range(60)]
     walks = services.node_create(
         parent=internal["swarmstar"],
         type="document",
