@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from benchmarks.realdata import ablation
 from benchmarks.realdata.baselines import Baselines
 from benchmarks.realdata.measures import Found, Units, gold_documents, tail
 from benchmarks.realdata.node import SwarmNode, Written, write
@@ -49,6 +50,8 @@ class Asked:
     tokens: dict[int, int]  # of retrieve's first k hits' snippets, by k
     one_prompt: int  # a prompt holding the question and every candidate document
     searches: dict[str, SearchRun] = field(default_factory=dict)  # by output
+    # retrieve as a node wanting the set's unit asks, with each piece of its ranking off in turn
+    pieces_off: dict[str, list[Found]] = field(default_factory=dict)
 
 
 @dataclass
@@ -97,6 +100,7 @@ class Asker:
         self.counter = offline_counter()
         self.document_tokens = {d.key: self.counter.count(d.text) for d in dataset.documents}
         self.model = embedder()
+        self.by = system_principal(space_default())
 
     def candidates(self, question: Question) -> list[str]:
         inside = [key for key in self.document_tokens if not question.scope or key.startswith(question.scope + "/")]
@@ -106,7 +110,7 @@ class Asker:
         query = tail(question.text, retrieval.MAX_QUERY_CHARS)
         found, hits, millis = self.retrieve(question, query)
         nodes, _, _ = self.retrieve(question, query, per_node=1)
-        vector = self.model.embed([query], by=system_principal(space_default()))[0] if self.model else None
+        vector = self.model.embed([query], by=self.by)[0] if self.model else None
         rankings = {
             "retrieve": found,
             "retrieve nodes": nodes,
@@ -125,6 +129,7 @@ class Asker:
             retrieve_ms=millis,
             tokens={k: sum(self.counter.count(hit["snippet"]) for hit in hits[:k]) for k in (5, 10)},
             one_prompt=self.counter.count(query) + sum(self.document_tokens[k] for k in self.candidates(question)),
+            pieces_off=self.pieces_off(question, query),
         )
 
     def retrieve(
@@ -146,6 +151,25 @@ class Asker:
         kept = kept[:DEPTH]
         found = [Found(document, self.covered(hit, document)) for hit, document in kept]
         return found, [hit for hit, _ in kept], millis
+
+    def pieces_off(self, question: Question, query: str) -> dict[str, list[Found]]:
+        k = DEPTH if question.candidates is None else retrieval.MAX_K
+        per_node = 1 if self.dataset.whole_documents else None
+        variants = ablation.pieces_off(
+            query, start=self.written.scope(question.scope), k=k, per_node=per_node, by=self.by
+        )
+        rankings = {}
+        for name, hits in variants.items():
+            kept = [
+                (hit, document)
+                for hit in hits
+                if (document := self.written.document_of(hit.path) or hit.path) in (question.candidates or {document})
+            ]
+            rankings[name] = [
+                Found(document, self.covered({"kind": hit.kind, "start": hit.start, "end": hit.end}, document))
+                for hit, document in kept[:DEPTH]
+            ]
+        return rankings
 
     def covered(self, hit: dict, document: str) -> frozenset[str]:
         # A label passage's offsets are in the node's name and description, not in its text.

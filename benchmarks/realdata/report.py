@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from benchmarks.harness import Stats, TablesReport, TitledTable
+from benchmarks.realdata.ablation import VARIANTS
 from benchmarks.realdata.bench import DEPTH, METHODS, Asked, SetRun
 from benchmarks.realdata.measures import KS, document_recall, holds_answer, unit_recall
 from benchmarks.realdata.shape import Dataset
@@ -92,6 +93,26 @@ def recall_table(runs: Sequence[SetRun], level: Level) -> TitledTable:
                 for k in KS
             ]
             table.rows.append((run.dataset.name, category, counts(asked), *cells))
+    return table
+
+
+def ablation_table(runs: Sequence[SetRun]) -> TitledTable:
+    """R@5 of retrieve at the set's unit with each piece of its ranking off in turn, per set and
+    over every set's questions together (a piece earns its place there, not on one set)."""
+    table = TitledTable(
+        "Each piece of retrieve's ranking off in turn: recall at the set's unit @5 (passages, or the best nodes "
+        "where the unit is a whole document), tuned / untouched",
+        ("set", "questions", *VARIANTS),
+    )
+
+    def row(name: str, asked: Sequence[Asked]) -> tuple[str, ...]:
+        cells = (side_by_side(asked, lambda a, v=v: unit_recall(a.question, a.pieces_off[v], 5)) for v in VARIANTS)
+        return (name, counts(asked), *cells)
+
+    measured = [run for run in runs if all(a.pieces_off for a in run.asked)]
+    table.rows.extend(row(run.dataset.name, run.asked) for run in measured)
+    if len(measured) > 1:
+        table.rows.append(row("every set's questions", [a for run in measured for a in run.asked]))
     return table
 
 
@@ -305,6 +326,7 @@ def build(runs: Sequence[SetRun], *, title: str, preamble: list[str], skipped: S
                 sets_table(runs),
                 recall_table(runs, UNIT),
                 recall_table(runs, DOCUMENT),
+                ablation_table(runs),
                 cost_table(runs),
                 search_table(runs),
                 answer_table(runs),

@@ -103,10 +103,11 @@ class Rankings:
     words: fulltext.Ranking
     nearest: list[tuple[int, float]]
     named: list[tuple[int, float]]
+    named_weight: float = NAMED_WEIGHT  # the benchmark weighs each piece with others
 
     def fused(self) -> list[tuple[int, float]]:
         ranked = [[pk for pk, _ in ranking] for ranking in (self.words.hits, self.nearest, self.named)]
-        return fuse(ranked, weights=[self.words.share, 1.0, NAMED_WEIGHT])
+        return fuse(ranked, weights=[self.words.share, 1.0, self.named_weight])
 
 
 def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings:
@@ -195,17 +196,22 @@ def retrieve(
     whole tree when None), at most `per_node` of any one node (no cap when None): with 1, the
     `k` best nodes, each by its best passage. The query's embedding is charged to `by`."""
     scope = Scope(space_id=by.space.pk, path=start.path if start is not None else None, types=tuple(types))
-    # A node of many passages fills a ranking's head: a cap looks deeper for k nodes.
-    depth = k if per_node is None else k * max(1, PER_NODE_DEPTH // per_node)
-    limit = min(max(depth, settings.MEMSITE_INDEX_CANDIDATES), MAX_CANDIDATES)
-    return _hits(rankings(query, scope=scope, limit=limit, by=by), query, k, per_node=per_node)
+    ranked = rankings(query, scope=scope, limit=candidates(k, per_node=per_node), by=by)
+    return hits_of(ranked, query, k, per_node=per_node)
 
 
 PER_NODE_DEPTH = 10
 MAX_CANDIDATES = 1_000
 
 
-def _hits(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> list[Hit]:
+def candidates(k: int, *, per_node: int | None) -> int:
+    """How deep each ranking is read for k hits: a node of many passages fills a ranking's
+    head, so a cap on them looks deeper for k nodes."""
+    depth = k if per_node is None else k * max(1, PER_NODE_DEPTH // per_node)
+    return min(max(depth, settings.MEMSITE_INDEX_CANDIDATES), MAX_CANDIDATES)
+
+
+def hits_of(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> list[Hit]:
     """The `k` best fused passages still in the table, best first, a text said word for word in
     several places once before its repeats ("Elif: Tell me more!" in thirty sessions tells none
     of them apart), at most `per_node` of a node. The first 2k candidates are read back, the

@@ -2,10 +2,13 @@
 category (and one for all of a set's categories when it has several), each cell the tuned part's
 mean and the untouched slice's (benchmarks/realdata/report.py)."""
 
+from dataclasses import replace
+
+from benchmarks.realdata.ablation import VARIANTS
 from benchmarks.realdata.bench import Asked, SetRun
 from benchmarks.realdata.measures import Found
 from benchmarks.realdata.node import Written
-from benchmarks.realdata.report import DOCUMENT, UNIT, recall_table, verdicts
+from benchmarks.realdata.report import DOCUMENT, UNIT, ablation_table, recall_table, verdicts
 from benchmarks.realdata.shape import Dataset, Document, Question, Unit
 
 MISS = Found("elsewhere", frozenset())
@@ -95,3 +98,16 @@ def test_the_verdicts_weigh_retrieve_as_a_node_asks_against_the_best_baseline_at
         "code, R@5 at the unit: retrieve nodes 100%, best baseline BM25 units 100% → level.",
         "code, R@5 at the document: retrieve nodes 100%, best baseline BM25 units 100% → level.",
     ]
+
+
+def test_the_ablation_table_has_a_column_per_variant_and_a_row_for_every_set_together():
+    with_pieces = [
+        run("chat", replace(asked("q1", "a"), pieces_off={v: [Found("q1", frozenset({"q1"}))] for v in VARIANTS})),
+        run("code", replace(asked("q4", "c"), pieces_off={v: [MISS] if v == "no vectors" else [] for v in VARIANTS})),
+    ]
+    table = ablation_table(with_pieces)
+    assert table.header == ("set", "questions", *VARIANTS)
+    off = list(VARIANTS).index("no vectors")
+    assert table.rows[0] == ("chat", "1 / 0", *["100% / —"] * len(VARIANTS))
+    assert table.rows[1] == ("code", "1 / 0", *["0% / —"] * len(VARIANTS))
+    assert table.rows[2][:2] == ("every set's questions", "2 / 0") and table.rows[2][2 + off] == "50% / —"
