@@ -95,6 +95,9 @@ def advance(search: Search, *, by: Principal) -> Outcome:
         return Outcome(Kind.FINISH, state, "Cancelled.", end="cancelled", status=Search.Status.CANCELLED)
     if not state.remaining:
         return Outcome(Kind.FINISH, state, "Every question is answered.", end="answered")
+    if search.output == Search.Output.NODE and state.each_has_a_node:
+        # Nodes were asked for, not an answer: reading on would only compose one.
+        return Outcome(Kind.FINISH, state, "Every question has a node that answers it.", end="found")
     settle = settings.MEMSITE_SEARCH_SETTLE_READS
     if state.all_answered_in_part and state.reads_since_found >= settle:
         said = f"Every question has an answer in part, and the last {settle} readings added nothing."
@@ -463,7 +466,9 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
     before = [entry.answer for entry in open_entries]
     answered = _apply_findings(open_entries, reply.findings, node)
     added = any(entry.answer != answer for entry, answer in zip(open_entries, before, strict=True))
-    if reply.is_answer and node is not None and node.pk not in state.found:
+    # An answer's node; where nodes are asked for, any node that answers in part.
+    holds = reply.is_answer or (search.output == Search.Output.NODE and bool(answered))
+    if holds and node is not None and node.pk not in state.found:
         state.found.append(node.pk)
     known = {*state.arisen, *(entry.question for entry in state.answers)}
     new = [question for question in dict.fromkeys(reply.new_questions) if question not in known]
