@@ -51,8 +51,19 @@ class Scores(Model):
     named: float | None = None
 
 
+class Expansion(Model):
+    """A passage with its neighbours in the node (`retrieve`'s `expand_tokens`): where the span
+    lies in the node's text, its passages joined, and the tokens they hold."""
+
+    start: int
+    end: int
+    text: str
+    tokens: int
+
+
 class Passage(Model):
-    """A passage `retrieve` found: its node, where it lies in the node's text, and its scores."""
+    """A passage `retrieve` found: its node, where it lies in the node's text, and its scores;
+    `expanded` when asked for with `expand_tokens` (a content passage only)."""
 
     node: str
     path: str
@@ -64,6 +75,7 @@ class Passage(Model):
     snippet: str
     score: float
     scores: Scores
+    expanded: Expansion | None = None
 
 
 class Retrieval(Model):

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from memory import selectors
 from memory.api.serializers import HitSerializer, node_id_field, type_field
+from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS, expanded
 from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
 from memory.types import get_type
 from memsite.api import BoundedJSONParser
@@ -52,6 +53,14 @@ class RetrieveApi(APIView):
             max_value=MAX_K,
             help_text=PER_NODE_HELP,
         )
+        expand_tokens = StrictIntegerField(
+            required=False,
+            allow_null=True,
+            default=None,
+            min_value=1,
+            max_value=MAX_EXPAND_TOKENS,
+            help_text=EXPAND_TOKENS_HELP,
+        )
         types = BoundedListField(
             child=type_field(), required=False, default=list, max_length=16, help_text="Only nodes of these types."
         )
@@ -89,4 +98,5 @@ class RetrieveApi(APIView):
             types=data["types"],
             per_node=data["per_node"],
         )
-        return Response({"query": data["query"], "results": HitSerializer(hits, many=True).data})
+        results = HitSerializer(expanded(hits, tokens=data["expand_tokens"]), many=True).data
+        return Response({"query": data["query"], "results": results})

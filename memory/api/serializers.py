@@ -123,6 +123,24 @@ class NodePageSerializer(serializers.Serializer):
         ref_name = "NodePage"
 
 
+class ExpansionSerializer(serializers.Serializer):
+    start = serializers.IntegerField(help_text="Character offset of the first passage in the node's text.")
+    end = serializers.IntegerField(
+        help_text="Past the last passage: the node's text from start to end (memory_read at offset start) is the "
+        "span as the node has it."
+    )
+    text = serializers.CharField(
+        help_text="The passages in order, a blank line between two that do not touch in the node's text."
+    )
+    tokens = serializers.IntegerField(
+        help_text="What the budget held: the passages' tokens and the blank lines', counted one by one (counted "
+        "whole, the text has as many or a few fewer). Over the budget only when the hit's passage alone is."
+    )
+
+    class Meta:
+        ref_name = "RetrieveExpansion"
+
+
 class HitSerializer(serializers.Serializer):
     class ScoresSerializer(serializers.Serializer):
         fulltext = serializers.FloatField(allow_null=True, help_text="Its full-text score, if that ranking found it.")
@@ -146,6 +164,11 @@ class HitSerializer(serializers.Serializer):
     snippet = serializers.CharField()
     score = serializers.FloatField(help_text="Reciprocal-rank fusion of the three rankings.")
     scores = ScoresSerializer(source="*")
+    expanded = ExpansionSerializer(
+        allow_null=True,
+        help_text="Asked with expand_tokens, a content hit's passage with its neighbours in the node; null "
+        "otherwise, and for a label hit.",
+    )
 
     class Meta:
         ref_name = "RetrieveHit"

@@ -12,6 +12,7 @@ from django.db import connection
 
 from memory import selectors
 from memory.index import fulltext, naming, vectors
+from memory.index.expand import Expansion
 from memory.index.fulltext import Scope, query_words, scope_sql
 from memory.index.fusion import at_most, distinct_first, fuse
 from memory.models import Node, Passage
@@ -36,6 +37,7 @@ class Hit:
     type: str
     name: str
     kind: str  # "label" (name and description) or "content"
+    seq: int  # its place among the node's passages (expand.py reads its neighbours by it)
     start: int
     end: int
     text: str
@@ -44,6 +46,7 @@ class Hit:
     fulltext: float | None  # its full-text score, if that ranking found it
     vector: float | None  # its cosine to the query, if that ranking found it
     named: float | None  # its cosine to the query less its names, if it is about what the query names
+    expanded: Expansion | None = None  # with its neighbours, when asked for (expand.py)
 
 
 # Query vectors this process has computed, by (model, text): a question asked again, or by the
@@ -241,6 +244,7 @@ def hits_of(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> li
             type=row.node.type,
             name=row.node.name,
             kind=row.kind,
+            seq=row.seq,
             start=row.start,
             end=row.end,
             text=row.text,
@@ -258,7 +262,7 @@ def _passages(ids: list[int]) -> dict[int, Passage]:
     rows = (
         Passage.objects.filter(pk__in=ids)
         .select_related("node")
-        .only("id", "kind", "start", "end", "text", "node__id", "node__path", "node__name", "node__type", "node__depth")
+        .only("seq", "kind", "start", "end", "text", "node__path", "node__name", "node__type", "node__depth")
     )
     return {row.pk: row for row in rows}
 

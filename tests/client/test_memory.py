@@ -155,6 +155,21 @@ def test_retrieve_and_search_find_passages_without_an_llm(memsite):
     assert [p.path for p in memsite.retrieve("conflict", k=2, per_node=1)].count("/references/more.md") == 1
 
 
+def test_retrieve_expands_each_passage_to_its_neighbours_when_asked(memsite):
+    text = "# Codes\n\nA 409 means the resource is in conflict.\n\nRetry after reading it again.\n"
+    memsite.write("/references/http.md", text, description="HTTP")
+
+    [plain] = memsite.retrieve("conflict", k=1)
+    [passage] = memsite.retrieve("conflict", k=1, expand_tokens=200)
+
+    assert plain.expanded is None and passage.expanded is not None
+    assert passage.expanded.text == text.strip() == text[passage.expanded.start : passage.expanded.end]
+    assert 0 < passage.expanded.tokens <= 200
+    with pytest.raises(BadRequest) as refused:
+        memsite.retrieve("conflict", expand_tokens=4_001)
+    assert refused.value.message == "expand_tokens: Ensure this value is less than or equal to 4000."
+
+
 def test_refusals_carry_the_api_message_and_status(server, memsite):
     with pytest.raises(NotFound) as missing:
         memsite.get("/references/missing.md")

@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from memory import selectors, services
 from memory.api.serializers import HitSerializer, NodeDetailSerializer, NodeSerializer
+from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS, expanded
 from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
 from memory.models import Node
 from memory.types import ContentKind, get_type
@@ -42,6 +43,7 @@ class RetrieveArgs(ToolArgs):
         default_factory=list, max_length=MAX_TYPES, description="Only nodes of these types, such as document."
     )
     per_node: int | None = Field(None, ge=1, le=MAX_K, description=PER_NODE_HELP)
+    expand_tokens: int | None = Field(None, ge=1, le=MAX_EXPAND_TOKENS, description=EXPAND_TOKENS_HELP)
 
     @field_validator("types")
     @classmethod
@@ -64,7 +66,7 @@ def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
         types=args.types,
         per_node=args.per_node,
     )
-    return {"query": args.query, "results": HitSerializer(hits, many=True).data}
+    return {"query": args.query, "results": HitSerializer(expanded(hits, tokens=args.expand_tokens), many=True).data}
 
 
 # -- memory_read ---------------------------------------------------------------------------------
@@ -288,7 +290,8 @@ TOOLS = [
     Tool(
         name="memory_retrieve",
         description="The best passages of memory for a query, at once and with no LLM: each with its node's path "
-        "and id, the character range and a snippet. Read more around one with memory_read.",
+        "and id, the character range and a snippet, and with expand_tokens the passages around it. Read more around "
+        "one with memory_read.",
         args=RetrieveArgs,
         run=retrieve_run,
         writes=False,

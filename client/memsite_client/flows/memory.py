@@ -178,9 +178,13 @@ class MemoryFlows:
         k: int = 10,
         types: Sequence[str] = (),
         per_node: int | None = None,
+        expand_tokens: int | None = None,
     ) -> Flow[list[Passage]]:
         """The `k` best passages for `query`, best first, under `start` if given, at most
-        `per_node` of one node if given (1: the best k nodes): no LLM."""
+        `per_node` of one node if given (1: the best k nodes), each content passage with the
+        passages around it within `expand_tokens` tokens if given (`expanded`): no LLM."""
         start_id = (yield from self.node_id(start)) if start is not None else None
-        body = fields(query=query, start=start_id, k=k, types=list(types) or None, per_node=per_node)
+        body = fields(
+            query=query, start=start_id, k=k, types=list(types) or None, per_node=per_node, expand_tokens=expand_tokens
+        )
         return (yield from fetch(Call("POST", "retrieve/", json=body), Retrieval, self.policy)).results

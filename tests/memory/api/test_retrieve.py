@@ -4,6 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from memsite.llm.models import LLMCall
+from memsite.llm.tokens import offline_counter
 from memsite.spaces import services as space_services
 from memsite.spaces.models import ApiToken
 from memsite.spaces.principals import token_principal
@@ -53,6 +54,45 @@ def test_per_node_caps_the_passages_of_one_node_and_looks_deeper_for_others(api)
     assert {hit["node"] for hit in uncapped} == {crowded.pk}
 
 
+DIALOGUE = (
+    "Ana: Where should we go this summer?\n\n"
+    "Bo: Lisbon, for the tiles and the fado.\n\n"
+    "Ana: Sounds good, book it.\n\n"
+    "Bo: Done, two weeks in July."
+)
+QUESTION, REPLY, AFTER, LAST = DIALOGUE.split("\n\n")
+
+
+def test_expand_tokens_gives_a_hit_the_turn_before_then_after_within_the_budget(api):
+    doc = DocumentFactory(name="trip", description="Summer", content=DIALOGUE.encode())
+    count = offline_counter().count
+    budget = count(REPLY) + count("\n\n") + count(QUESTION)  # the question fits, the turn after no more
+    body = {"query": "tiles and fado", "k": 1}
+
+    plain = api.post(URL, body, format="json").json()["results"]
+    asked = api.post(URL, {**body, "expand_tokens": budget}, format="json").json()["results"]
+    roomier = api.post(URL, {**body, "expand_tokens": budget + 30}, format="json").json()["results"]
+
+    assert plain[0]["node"] == doc.pk and plain[0]["expanded"] is None
+    expanded = asked[0]["expanded"]
+    assert expanded["text"] == f"{QUESTION}\n\n{REPLY}" == DIALOGUE[expanded["start"] : expanded["end"]]
+    assert expanded["tokens"] == budget and {**asked[0], "expanded": None} == plain[0]
+    wider = roomier[0]["expanded"]
+    assert wider["text"] == DIALOGUE[wider["start"] : wider["end"]] == "\n\n".join([QUESTION, REPLY, AFTER, LAST])
+    assert wider["tokens"] <= budget + 30
+
+
+def test_a_label_hit_or_a_budget_below_the_hit_s_own_tokens_gives_no_more(api):
+    DocumentFactory(name="pelican-notes", description="Birds", content=DIALOGUE.encode())
+    labels = api.post(URL, {"query": "pelican", "expand_tokens": 500}, format="json").json()["results"]
+    tight = api.post(URL, {"query": "tiles and fado", "k": 1, "expand_tokens": 1}, format="json").json()["results"]
+
+    assert [(hit["kind"], hit["expanded"]) for hit in labels] == [("label", None)]
+    expanded = tight[0]["expanded"]
+    assert (expanded["start"], expanded["end"]) == (tight[0]["start"], tight[0]["end"])
+    assert expanded["text"] == REPLY and expanded["tokens"] == offline_counter().count(REPLY)
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -64,6 +104,10 @@ def test_per_node_caps_the_passages_of_one_node_and_looks_deeper_for_others(api)
         ({"query": "x", "types": ["nonsense"]}, "types"),
         ({"query": "x", "per_node": 0}, "per_node"),
         ({"query": "x", "per_node": 101}, "per_node"),
+        ({"query": "x", "expand_tokens": 0}, "expand_tokens"),
+        ({"query": "x", "expand_tokens": 4_001}, "expand_tokens"),
+        ({"query": "x", "expand_tokens": "100"}, "expand_tokens"),
+        ({"query": "x", "expand_tokens": 1.5}, "expand_tokens"),
         ({"query": "x", "extra": 1}, "extra"),
         ({}, "query"),
     ],

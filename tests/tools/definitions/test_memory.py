@@ -73,6 +73,22 @@ def test_retrieve_per_node_answers_the_best_nodes_as_the_rest_api_does(call, edi
     assert json.loads(json.dumps(result)) == response.json()
 
 
+def test_retrieve_expands_a_hit_as_the_rest_api_does_to_a_span_memory_read_reads(call, editor, logs):
+    result = call("memory_retrieve", query="Where did Ana move?", k=1, expand_tokens=100)
+
+    rest = APIClient()
+    rest.credentials(HTTP_AUTHORIZATION=f"Token {token_for(editor.user)}")
+    body = {"query": "Where did Ana move?", "k": 1, "expand_tokens": 100}
+    assert json.loads(json.dumps(result)) == rest.post("/api/retrieve/", body, format="json").json()
+    expanded = result["results"][0]["expanded"]
+    assert expanded["text"] == SESSION.strip() and expanded["tokens"] <= 100
+    read = call("memory_read", node=logs.pk, offset=expanded["start"], limit=expanded["end"] - expanded["start"])
+    assert read["content"] == expanded["text"]
+    with pytest.raises(InvalidInput) as refused:
+        call("memory_retrieve", query="Lisbon", expand_tokens=0)
+    assert "expand_tokens" in refused.value.data["arguments"]
+
+
 def test_the_query_s_embedding_is_charged_to_the_caller_and_their_token(settings, openai_gateway, monkeypatch, editor):
     settings.MEMSITE_EMBEDDINGS = "server"
     monkeypatch.setattr("memory.index.retrieve.query_cache", {})
