@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from memory import selectors
 from memory.api.serializers import HitSerializer, node_id_field, type_field
-from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS, expanded
+from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS
 from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
 from memory.types import get_type
 from memsite.api import BoundedJSONParser
@@ -97,6 +97,6 @@ class RetrieveApi(APIView):
             k=data["k"],
             types=data["types"],
             per_node=data["per_node"],
+            expand_tokens=data["expand_tokens"],
         )
-        results = HitSerializer(expanded(hits, tokens=data["expand_tokens"]), many=True).data
-        return Response({"query": data["query"], "results": results})
+        return Response({"query": data["query"], "results": HitSerializer(hits, many=True).data})

@@ -12,7 +12,7 @@ from django.db import connection
 
 from memory import selectors
 from memory.index import fulltext, naming, vectors
-from memory.index.expand import Expansion
+from memory.index.expand import Expansion, expanded
 from memory.index.fulltext import Scope, query_words, scope_sql
 from memory.index.fusion import at_most, distinct_first, fuse
 from memory.models import Node, Passage
@@ -194,13 +194,15 @@ def retrieve(
     k: int = 10,
     types: Sequence[str] = (),
     per_node: int | None = None,
+    expand_tokens: int | None = None,
 ) -> list[Hit]:
     """The `k` best passages for `query` in `by`'s space, in `start`'s subtree (the space's
     whole tree when None), at most `per_node` of any one node (no cap when None): with 1, the
-    `k` best nodes, each by its best passage. The query's embedding is charged to `by`."""
+    `k` best nodes, each by its best passage; each content hit with its neighbours within
+    `expand_tokens` tokens, if given (expand.py). The query's embedding is charged to `by`."""
     scope = Scope(space_id=by.space.pk, path=start.path if start is not None else None, types=tuple(types))
     ranked = rankings(query, scope=scope, limit=candidates(k, per_node=per_node), by=by)
-    return hits_of(ranked, query, k, per_node=per_node)
+    return expanded(hits_of(ranked, query, k, per_node=per_node), tokens=expand_tokens)
 
 
 PER_NODE_DEPTH = 10

@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from memory import selectors, services
 from memory.api.serializers import HitSerializer, NodeDetailSerializer, NodeSerializer
-from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS, expanded
+from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS
 from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
 from memory.models import Node
 from memory.types import ContentKind, get_type
@@ -65,8 +65,9 @@ def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
         k=args.k,
         types=args.types,
         per_node=args.per_node,
+        expand_tokens=args.expand_tokens,
     )
-    return {"query": args.query, "results": HitSerializer(expanded(hits, tokens=args.expand_tokens), many=True).data}
+    return {"query": args.query, "results": HitSerializer(hits, many=True).data}
 
 
 # -- memory_read ---------------------------------------------------------------------------------
