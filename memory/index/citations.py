@@ -16,7 +16,8 @@ MAX_CITATIONS = 3
 
 def locate(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
     """Ranges of the text holding the answer: each sentence of it found word for word, else
-    the passage sharing the most words with it (an LLM's answer is rarely a quotation)."""
+    the lines of the text the answer quotes (a reader that joins lines of a table or a list),
+    else the passage sharing the most words with it (an LLM's answer is rarely a quotation)."""
     ranges = []
     for sentence in (part.strip() for part in SENTENCE.split(answer)):
         if len(sentence) < MIN_QUOTE:
@@ -26,12 +27,27 @@ def locate(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int,
             if at >= 0:
                 ranges.append((start + at, start + at + len(sentence)))
                 break
+    ranges = ranges or _quoted_lines(answer, passages)
     if ranges:
         return list(dict.fromkeys(ranges))[:MAX_CITATIONS]
     wanted = set(query_words(answer))
     shared = [(len(wanted & set(query_words(text))), start, end) for start, end, text in passages]
     best = max(shared, default=(0, 0, 0))
     return [(best[1], best[2])] if best[0] else []
+
+
+def _quoted_lines(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """The ranges of the passages' lines that the answer holds word for word, in order."""
+    ranges = []
+    for start, _, text in passages:
+        at = 0
+        for line in text.split("\n"):
+            quoted = line.strip()
+            if len(quoted) >= MIN_QUOTE and quoted in answer:
+                begin = start + at + line.index(quoted)
+                ranges.append((begin, begin + len(quoted)))
+            at += len(line) + 1
+    return ranges
 
 
 def content_passages(*, node_id: str) -> list[tuple[int, int, str]]:
