@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 import time
 from datetime import datetime
@@ -72,6 +73,10 @@ class Node(MP_Node):
     mode: models.PositiveSmallIntegerField[int | None, int | None] = models.PositiveSmallIntegerField(
         null=True, blank=True
     )
+    # The day its content speaks of (a session's, a meeting's), as its writer gave it; null when
+    # none was given, and the index reads one from its description or first lines
+    # (`memory.logic.dates`).
+    date: models.DateField[dt.date | None, dt.date | None] = models.DateField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -151,11 +156,17 @@ class Passage(models.Model):
     text = models.TextField()
     vector = models.BinaryField(null=True, blank=True)  # float32, L2-normalised
     embedded_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # The day it speaks of: the last dated line's above it in the text, else its node's (given,
+    # or read from the description or first lines); null when nothing dates it.
+    date = models.DateField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["node", "seq"], name="memory_passage_unique_seq")]
         indexes = [
             models.Index(fields=["id"], condition=Q(vector__isnull=True), name="memory_passage_pending"),
+            # A time window's passages (retrieve's `after` and `before`), and a scope's newest
+            # date; passages nothing dates (most of a project's files) are left out of it.
+            models.Index(fields=["date"], condition=Q(date__isnull=False), name="memory_passage_dated"),
         ]
 
     def __str__(self) -> str:

@@ -20,6 +20,7 @@ VARIANTS: dict[str, Variant] = {
     "no named ranking": lambda ranked: replace(ranked, named=[]),
     "named weighs 1": lambda ranked: replace(ranked, named_weight=1.0),
     "full text weighs 1": lambda ranked: replace(ranked, words=replace(ranked.words, share=1.0)),
+    "no time": lambda ranked: replace(ranked, timely=frozenset()),
 }
 
 

@@ -1,6 +1,7 @@
 """What the API answers, as pydantic models named after its serializers. Fields the server
 adds later are kept (extra="allow"), so an older client reads a newer server."""
 
+import datetime as dt
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -42,6 +43,7 @@ class Node(Model):
     version: int
     created_by: str | None = None
     mode: str | None = None
+    date: dt.date | None = None  # the day its content speaks of, as its writer gave it
     children_ids: list[str] | None = None
 
 
@@ -76,6 +78,7 @@ class Passage(Model):
     score: float
     scores: Scores
     expanded: Expansion | None = None
+    date: dt.date | None = None  # the day it speaks of; None when nothing dates it
 
 
 class Retrieval(Model):

@@ -34,6 +34,8 @@ from memory.api.http import (
     with_etag,
 )
 from memory.api.serializers import (
+    DATE_HELP,
+    IsoDateField,
     NodeDetailSerializer,
     NodePageSerializer,
     NodeSerializer,
@@ -140,6 +142,7 @@ class NodeCreateApi(APIView):
             allow_blank=True,
             help_text="Binary content in standard base64, for project_file_bytes; not together with `content`.",
         )
+        date = IsoDateField(required=False, allow_null=True, default=None, help_text=DATE_HELP)
         # Seed 000's node shape (swarmstar's MemoryMetadata) carries these three too.
         id = StrictCharField(
             required=False,
@@ -205,6 +208,7 @@ class NodeCreateApi(APIView):
             context=data["context"],
             content=data.get("content"),
             node_id=data.get("id"),
+            date=data["date"],
             by=principal_of(request),
         )
         response = Response(self.OutputSerializer(node).data, status=status.HTTP_201_CREATED)
@@ -223,6 +227,7 @@ class NodeDetailApi(APIView):
         type = type_field(required=False)
         # A field, not the Field attribute of that name: DRF's metaclass takes it off the class.
         context = context_field(required=False)  # type: ignore[assignment]
+        date = IsoDateField(required=False, allow_null=True, help_text=f"{DATE_HELP} Null takes the given one away.")
         version = StrictIntegerField(
             required=False,
             min_value=1,
@@ -235,7 +240,7 @@ class NodeDetailApi(APIView):
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if not set(attrs) - {"version"}:
                 raise serializers.ValidationError(
-                    "Nothing to change: send at least one of name, description, type, context."
+                    "Nothing to change: send at least one of name, description, type, context, date."
                 )
             return attrs
 
@@ -255,7 +260,7 @@ class NodeDetailApi(APIView):
     @extend_schema(
         tags=[TAG],
         operation_id="node_update",
-        summary="Rename, describe, retype or change the context of a node",
+        summary="Rename, describe, retype, date or change the context of a node",
         parameters=[NODE_ID, IF_MATCH],
         request=UpdateInputSerializer,
         responses={200: NodeDetailSerializer, **errors(400, 403, 404, 409)},

@@ -8,9 +8,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import selectors
-from memory.api.serializers import HitSerializer, node_id_field, type_field
+from memory.api.serializers import HitSerializer, IsoDateField, node_id_field, type_field
 from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS
 from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
+from memory.index.times import AFTER_HELP, BEFORE_HELP
 from memory.types import get_type
 from memsite.api import BoundedJSONParser
 from memsite.errors import InvalidInput
@@ -64,6 +65,8 @@ class RetrieveApi(APIView):
         types = BoundedListField(
             child=type_field(), required=False, default=list, max_length=16, help_text="Only nodes of these types."
         )
+        after = IsoDateField(required=False, allow_null=True, default=None, help_text=AFTER_HELP)
+        before = IsoDateField(required=False, allow_null=True, default=None, help_text=BEFORE_HELP)
 
         class Meta:
             ref_name = "RetrieveInput"
@@ -98,5 +101,7 @@ class RetrieveApi(APIView):
             types=data["types"],
             per_node=data["per_node"],
             expand_tokens=data["expand_tokens"],
+            after=data["after"],
+            before=data["before"],
         )
         return Response({"query": data["query"], "results": HitSerializer(hits, many=True).data})

@@ -2,14 +2,25 @@
 in the same shapes: the two output forms of a node and its input fields, a retrieved passage, what
 a search spent, and a question a search put to the user."""
 
+import datetime
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memory import selectors
+from memory.index.times import TIME_BOOST
+from memory.logic.dates import iso_date
 from memory.models import Node, SearchQuestion
 from memory.types import all_types
 from memsite.serializers import StrictCharField
+
+DATE_HELP = (
+    "The day its content speaks of (a session's, a meeting's), in ISO 8601: 2023-05-08, or a date and time "
+    "(2023-05-08T14:02:00+02:00), of which the day is kept as written. Null when none was given: the index "
+    "then reads one from its description or its text's first lines."
+)
 
 
 def node_id_field(**kwargs: Any) -> StrictCharField:
@@ -21,6 +32,20 @@ def type_field(**kwargs: Any) -> StrictCharField:
     known = ", ".join(memory_type.name for memory_type in all_types())
     kwargs.setdefault("help_text", f"A memory type. Known types: {known}.")
     return StrictCharField(**kwargs)
+
+
+@extend_schema_field(OpenApiTypes.DATE)
+class IsoDateField(StrictCharField):
+    """A day, as `memory.logic.dates.iso_date` reads it: an ISO 8601 date, or a date and time."""
+
+    def to_internal_value(self, data: Any) -> datetime.date:  # type: ignore[override]
+        try:
+            return iso_date(super().to_internal_value(data))
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+    def to_representation(self, value: datetime.date) -> str:  # type: ignore[override]
+        return value.isoformat()
 
 
 def context_field(**kwargs: Any) -> serializers.DictField:
@@ -60,6 +85,7 @@ class NodeSerializer(serializers.Serializer):
         help_text='A project file\'s permission bits in octal, such as "0755", as its archive gave '
         "them and its export gives them back; null for other nodes."
     )
+    date = serializers.DateField(read_only=True, allow_null=True, help_text=DATE_HELP)
 
     class Meta:
         ref_name = "NodeListItem"
@@ -84,6 +110,7 @@ class NodeSerializer(serializers.Serializer):
             "version": node.version,
             "created_by": self.get_created_by(node),
             "mode": self.get_mode(node),
+            "date": node.date.isoformat() if node.date is not None else None,
         }
 
     def get_path(self, node: Node) -> str:
@@ -162,12 +189,20 @@ class HitSerializer(serializers.Serializer):
     start = serializers.IntegerField(help_text="Character offset of the passage in the node's text.")
     end = serializers.IntegerField()
     snippet = serializers.CharField()
-    score = serializers.FloatField(help_text="Reciprocal-rank fusion of the three rankings.")
+    score = serializers.FloatField(
+        help_text=f"Reciprocal-rank fusion of the three rankings, raised by {TIME_BOOST:.0%} for a passage dated in "
+        "the time the query names (or saying a time, for a question asking when)."
+    )
     scores = ScoresSerializer(source="*")
     expanded = ExpansionSerializer(
         allow_null=True,
         help_text="Asked with expand_tokens, a content hit's passage with its neighbours in the node; null "
         "otherwise, and for a label hit.",
+    )
+    date = serializers.DateField(
+        allow_null=True,
+        help_text="The day the passage speaks of: the last dated line's above it in its node's text, else its "
+        "node's date; null when nothing dates it.",
     )
 
     class Meta:

@@ -4,6 +4,7 @@ question is turned into its content words joined by OR: a passage holding some o
 candidate, and the more and rarer it holds, the better it ranks."""
 
 from dataclasses import dataclass
+from datetime import date
 from time import monotonic
 
 import snowballstemmer
@@ -19,6 +20,13 @@ class Scope:
     space_id: int | None = None  # only the nodes of this space (None: of every space)
     path: str | None = None  # a node's treebeard path: only it and its subtree
     types: tuple[str, ...] = ()  # only nodes of these types
+    after: date | None = None  # only passages dated on or after this day (docs/retrieval.md, "Time")
+    before: date | None = None  # only passages dated on or before this day
+
+    @property
+    def dated(self) -> bool:
+        """Whether a time window keeps only the passages dated in it."""
+        return self.after is not None or self.before is not None
 
 
 def query_words(query: str) -> list[str]:
@@ -26,10 +34,11 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(content_words(query)))[:MAX_WORDS]
 
 
-def scope_sql(scope: Scope) -> tuple[str, list[str | int]]:
-    """SQL conditions on the nodes `n` for the scope, and their parameters (to which callers add)."""
+def scope_sql(scope: Scope) -> tuple[str, list[str | int | date]]:
+    """SQL conditions on the nodes `n` for the scope, and on the passages `p` for its time
+    window, and their parameters (to which callers add)."""
     clauses: list[str] = []
-    params: list[str | int] = []
+    params: list[str | int | date] = []
     if scope.space_id is not None:
         clauses.append("n.space_id = %s")
         params.append(scope.space_id)
@@ -41,6 +50,12 @@ def scope_sql(scope: Scope) -> tuple[str, list[str | int]]:
     if scope.types:
         clauses.append(f"n.type IN ({', '.join(['%s'] * len(scope.types))})")
         params.extend(scope.types)
+    if scope.after is not None:  # the partial index of dated passages serves both bounds
+        clauses.append("p.date >= %s")
+        params.append(scope.after)
+    if scope.before is not None:
+        clauses.append("p.date <= %s")
+        params.append(scope.before)
     return "".join(f" AND {clause}" for clause in clauses), params
 
 

@@ -1,17 +1,18 @@
 """Ranked passages for a query, with no LLM: full text, nearest vectors and the passages about
 what the query names (naming.py), fused."""
 
+import datetime
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.conf import settings
 from django.db import connection
 
 from memory import selectors
-from memory.index import fulltext, naming, vectors
+from memory.index import fulltext, naming, times, vectors
 from memory.index.expand import Expansion, expanded
 from memory.index.fulltext import Scope, query_words, scope_sql
 from memory.index.fusion import at_most, distinct_first, fuse
@@ -47,6 +48,7 @@ class Hit:
     vector: float | None  # its cosine to the query, if that ranking found it
     named: float | None  # its cosine to the query less its names, if it is about what the query names
     expanded: Expansion | None = None  # with its neighbours, when asked for (expand.py)
+    date: datetime.date | None = None  # the day it speaks of (times.py)
 
 
 # Query vectors this process has computed, by (model, text): a question asked again, or by the
@@ -107,10 +109,11 @@ class Rankings:
     nearest: list[tuple[int, float]]
     named: list[tuple[int, float]]
     named_weight: float = NAMED_WEIGHT  # the benchmark weighs each piece with others
+    timely: frozenset[int] = frozenset()  # those the question's time favours (times.timely)
 
     def fused(self) -> list[tuple[int, float]]:
         ranked = [[pk for pk, _ in ranking] for ranking in (self.words.hits, self.nearest, self.named)]
-        return fuse(ranked, weights=[self.words.share, 1.0, self.named_weight])
+        return times.boosted(fuse(ranked, weights=[self.words.share, 1.0, self.named_weight]), self.timely)
 
 
 def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings:
@@ -123,13 +126,18 @@ def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings
     texts = [query, naming.without(query, named)] if named else [query]
     embedded = query_vectors(texts, by=by)
     if embedded is None:
-        return Rankings(words, [], [])
+        return _timed(query, scope, Rankings(words, [], []))
     matrix = vectors.current()
     nearest = vectors.rank(embedded[0], scope=scope, limit=limit, matrix=matrix)
     about = (
         named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit, matrix=matrix) if named else []
     )
-    return Rankings(words, nearest, about)
+    return _timed(query, scope, Rankings(words, nearest, about))
+
+
+def _timed(query: str, scope: Scope, found: Rankings) -> Rankings:
+    candidates = [pk for ranking in (found.words.hits, found.nearest, found.named) for pk, _ in ranking]
+    return replace(found, timely=times.timely(query, scope=scope, candidates=candidates))
 
 
 NAME_PASSAGES_MAX = 5_000  # of the passages holding a name, at most these are ranked
@@ -176,7 +184,7 @@ def named_ranking(
     for word in dict.fromkeys([*said, *nodes]):
         found = set(fulltext.holding(word, scope=scope, limit=NAME_PASSAGES_MAX)) if word in said else set()
         for path in nodes.get(word, ()):
-            within = Scope(space_id=scope.space_id, path=path, types=scope.types)
+            within = replace(scope, path=path)
             under = vectors.rank(rest, scope=within, limit=limit, matrix=matrix)
             cosine.update(under)
             found.update(pk for pk, _ in under)
@@ -195,12 +203,17 @@ def retrieve(
     types: Sequence[str] = (),
     per_node: int | None = None,
     expand_tokens: int | None = None,
+    after: datetime.date | None = None,
+    before: datetime.date | None = None,
 ) -> list[Hit]:
     """The `k` best passages for `query` in `by`'s space, in `start`'s subtree (the space's
     whole tree when None), at most `per_node` of any one node (no cap when None): with 1, the
     `k` best nodes, each by its best passage; each content hit with its neighbours within
-    `expand_tokens` tokens, if given (expand.py). The query's embedding is charged to `by`."""
+    `expand_tokens` tokens, if given (expand.py); only those dated from `after` to `before`
+    (both included) when either is given. The query's embedding is charged to `by`."""
+    times.window_check(after, before)
     scope = Scope(space_id=by.space.pk, path=start.path if start is not None else None, types=tuple(types))
+    scope = replace(scope, after=after, before=before)
     ranked = rankings(query, scope=scope, limit=candidates(k, per_node=per_node), by=by)
     return expanded(hits_of(ranked, query, k, per_node=per_node), tokens=expand_tokens)
 
@@ -255,6 +268,7 @@ def hits_of(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> li
             fulltext=words.get(pk),
             vector=nearest.get(pk),
             named=named.get(pk),
+            date=row.date,
         )
         for pk, score, row in chosen
     ]
@@ -264,7 +278,7 @@ def _passages(ids: list[int]) -> dict[int, Passage]:
     rows = (
         Passage.objects.filter(pk__in=ids)
         .select_related("node")
-        .only("seq", "kind", "start", "end", "text", "node__path", "node__name", "node__type", "node__depth")
+        .only("seq", "kind", "start", "end", "text", "date", "node__path", "node__name", "node__type", "node__depth")
     )
     return {row.pk: row for row in rows}
 

@@ -158,7 +158,7 @@ def rank(
     matrix = matrix if matrix is not None else current()
     if not len(matrix.ids) or matrix.vectors.shape[1] != query_vector.shape[0]:
         return []
-    if scope.path is None and not scope.types:
+    if scope.path is None and not scope.types and not scope.dated:
         rows = _space_rows(matrix, scope.space_id)
         return _top(matrix.ids[rows], matrix.vectors[rows] @ query_vector, limit)
     scoped = _in_scope(scope)

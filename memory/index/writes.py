@@ -3,6 +3,7 @@ Explained in docs/memory.md."""
 
 from collections import deque
 from collections.abc import Collection, Iterator
+from datetime import date
 
 import numpy as np
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.db.models.functions import Length, Substr
 from django.utils import timezone
 
 from memory.index.passages import cut, label
+from memory.logic.dates import Timeline, document_date
 from memory.models import Node, NodeContent, Passage
 from memory.rows import insert_rows
 from memory.types import ContentKind, get_type
@@ -64,10 +66,10 @@ def _texts(node_ids: list[str]) -> dict[str, str]:
 
 
 def _old_passages(node_ids: list[str]) -> dict[str, list[tuple]]:
-    """(id, seq, start, end, text) of these nodes' content passages, by node; no vectors."""
+    """(id, seq, start, end, text, date) of these nodes' content passages, by node; no vectors."""
     old: dict[str, list[tuple]] = {}
     rows = Passage.objects.filter(node_id__in=node_ids, kind=Passage.Kind.CONTENT).order_by("node_id", "seq")
-    for node_id, *row in rows.values_list("node_id", "id", "seq", "start", "end", "text"):
+    for node_id, *row in rows.values_list("node_id", "id", "seq", "start", "end", "text", "date"):
         old.setdefault(node_id, []).append(tuple(row))
     return old
 
@@ -78,8 +80,8 @@ def chunks(ids: list, size: int = IDS_PER_QUERY) -> Iterator[list]:
         yield ids[at : at + size]
 
 
-PASSAGE_COLUMNS = ("node", "seq", "kind", "start", "end", "text", "vector", "embedded_at")
-PASSAGE_TYPES = ("text", "int4", "text", "int4", "int4", "text", "bytea", "timestamptz")
+PASSAGE_COLUMNS = ("node", "seq", "kind", "start", "end", "text", "vector", "embedded_at", "date")
+PASSAGE_TYPES = ("text", "int4", "text", "int4", "int4", "text", "bytea", "timestamptz", "date")
 # Above any passage's place (a node's text is at most a few million characters). The passages of
 # a node that move or come new are written here first and brought down once its others are
 # gone, so that no two of them ever hold one place, as the unique (node, seq) forbids.
@@ -92,15 +94,21 @@ def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
     (with `labels_only`, just their name and description). A passage whose text is unchanged
     stays, its id and vector with it (moved if its place changed): appending to a long document
     writes only what is new, and nothing is embedded again. Contents are read and cut a few MiB
-    at a time. Returns how many passages were written anew."""
+    at a time. Each passage is dated (docs/retrieval.md, "Time"): a node whose date changed
+    (its own, or its description's) has its content passages dated again, `labels_only` or not.
+    Returns how many passages were written anew."""
     written = 0
     for chunk in chunks(list(dict.fromkeys(node_ids)), NODES_PER_QUERY):
         nodes = list(
-            Node.objects.filter(pk__in=chunk).values_list("id", "name", "description", "type", "content__size")
+            Node.objects.filter(pk__in=chunk).values_list(
+                "id", "name", "description", "type", "content__size", "date", "description_auto"
+            )
         )
-        written += _index_labels(nodes)
-        if not labels_only:
-            written += _index_contents(nodes)
+        dated = _node_dates(nodes)
+        labels_written, redated = _index_labels(nodes, dated)
+        written += labels_written
+        if not labels_only or redated:
+            written += _index_contents([row for row in nodes if not labels_only or row[0] in redated], dated)
     if written and settings.MEMSITE_EMBEDDINGS != "off":
         from memory.tasks import index_embed
 
@@ -108,32 +116,51 @@ def index_nodes(node_ids: Collection[str], *, labels_only: bool = False) -> int:
     return written
 
 
-def _index_labels(nodes: list[tuple]) -> int:
-    """Each node's name and description as its passage 0, written anew only where it changed."""
+def _node_dates(nodes: list[tuple]) -> dict[str, date | None]:
+    """Each node's date (`memory.logic.dates.document_date`): its own, else its description's,
+    else its text's first lines', read (their first BINARY_SNIFF bytes) only for the nodes that
+    need them. A description memsite wrote is not read: it repeats the text, and may carry a date
+    said anywhere in it rather than its first lines'."""
+    dated = {row[0]: document_date(given=row[5], description="" if row[6] else row[2], text="") for row in nodes}
+    unread = [row[0] for row in nodes if dated[row[0]] is None and row[4]]
+    first_bytes = Substr("data", 1, BINARY_SNIFF, output_field=BinaryField())
+    for node_id, data in NodeContent.objects.filter(node_id__in=unread).values_list("node_id", first_bytes):
+        text = content_text(bytes(data))
+        dated[node_id] = document_date(given=None, description="", text=text) if text else None
+    return dated
+
+
+def _index_labels(nodes: list[tuple], dated: dict[str, date | None]) -> tuple[int, set[str]]:
+    """Each node's name and description as its passage 0, written anew only where it changed,
+    dated as its node. Returns how many were written, and the nodes whose date changed."""
     old = {
-        node_id: (pk, text)
-        for node_id, pk, text in Passage.objects.filter(
+        node_id: (pk, text, day)
+        for node_id, pk, text, day in Passage.objects.filter(
             node_id__in=[row[0] for row in nodes], kind=Passage.Kind.LABEL
-        ).values_list("node_id", "id", "text")
+        ).values_list("node_id", "id", "text", "date")
     }
-    labels = ((node_id, label(name, description)) for node_id, name, description, _, _ in nodes)
-    rows = [
-        (node_id, 0, Passage.Kind.LABEL.value, 0, 0, text, None, None)
-        for node_id, text in labels
-        if old.get(node_id, (None, None))[1] != text
-    ]
+    rows, redated = [], set()
+    for node_id, name, description, *_ in nodes:
+        text, day = label(name, description), dated[node_id]
+        before = old.get(node_id)
+        if before is None or before[1] != text:
+            rows.append((node_id, 0, Passage.Kind.LABEL.value, 0, 0, text, None, None, day))
+        if before is not None and before[2] != day:
+            redated.add(node_id)
     Passage.objects.filter(pk__in=[old[row[0]][0] for row in rows if row[0] in old]).delete()
     insert_rows(Passage, PASSAGE_COLUMNS, rows, types=PASSAGE_TYPES)
-    return len(rows)
+    rewritten = {row[0] for row in rows}
+    _move([(0, 0, 0, dated[node_id], old[node_id][0]) for node_id in redated - rewritten])
+    return len(rows), redated
 
 
-def _index_contents(nodes: list[tuple]) -> int:
+def _index_contents(nodes: list[tuple], dated: dict[str, date | None]) -> int:
     """The content passages of these nodes, those of a few MiB of text at a time: each node's
     text now, and the text of its passages before."""
     limit = settings.MEMSITE_INDEX_MAX_BYTES
     readable = {
         node_id: min(size, limit)
-        for node_id, _, _, type_name, size in nodes
+        for node_id, _, _, type_name, size, *_ in nodes
         if size and get_type(type_name).content is not ContentKind.NONE
     }
     indexed = (
@@ -150,7 +177,7 @@ def _index_contents(nodes: list[tuple]) -> int:
         texts = _texts([node_id for node_id in group if node_id in readable])
         old = _old_passages(group) if any(sizes[node_id] for node_id in group) else {}
         for node_id in group:
-            writer.node(node_id, texts.get(node_id), old.get(node_id, []))
+            writer.node(node_id, texts.get(node_id), old.get(node_id, []), start_date=dated[node_id])
     writer.flush()
     return writer.written
 
@@ -163,20 +190,24 @@ class _ContentWriter:
         self.moved: list[tuple] = []
         self.written = 0
 
-    def node(self, node_id: str, text: str | None, old: list[tuple]) -> None:
-        """Passages for `text` (None: none), keeping those of `old` whose text is in it."""
+    def node(self, node_id: str, text: str | None, old: list[tuple], *, start_date: date | None) -> None:
+        """Passages for `text` (None: none), keeping those of `old` whose text is in it, each
+        dated by the last dated line above it, or `start_date` (the node's) above the first: a
+        kept passage whose date changed (a dated line above it came or went) is dated again."""
         kept: dict[str, deque[tuple]] = {}
-        for pk, seq, start, end, passage_text in old:
-            kept.setdefault(passage_text, deque()).append((pk, seq, start, end))
+        for pk, seq, start, end, passage_text, day in old:
+            kept.setdefault(passage_text, deque()).append((pk, seq, start, end, day))
         shift = SEQ_SHIFT if old else 0
         shifted = False
+        timeline = Timeline(text or "", start_date=start_date)
         for seq, piece in enumerate(cut(text) if text is not None else (), start=1):
             same = kept.get(piece.text)
             match = same.popleft() if same else None
+            day = timeline.at(piece.start)
             if match is None:
-                self.new.append((node_id, seq + shift, CONTENT, piece.start, piece.end, piece.text, None, None))
-            elif match[1:] != (seq, piece.start, piece.end):
-                self.moved.append((seq + shift, piece.start, piece.end, match[0]))
+                self.new.append((node_id, seq + shift, CONTENT, piece.start, piece.end, piece.text, None, None, day))
+            elif match[1:] != (seq, piece.start, piece.end, day):
+                self.moved.append((seq + shift, piece.start, piece.end, day, match[0]))
             else:
                 continue
             shifted = bool(shift)
@@ -198,20 +229,20 @@ class _ContentWriter:
 
 
 def _move(rows: list[tuple]) -> None:
-    """Kept passages to their new places: (seq, start, end, id) each."""
+    """Kept passages to their new places and dates: (seq, start, end, date, id) each."""
     if not rows:
         return
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # One statement: executemany would be a round trip of the pipeline a row.
             cursor.execute(
-                'UPDATE memory_passage AS p SET seq = v.seq, start = v.start, "end" = v.end '
-                'FROM unnest(%s::int4[], %s::int4[], %s::int4[], %s::int8[]) AS v(seq, start, "end", id) '
-                "WHERE p.id = v.id",
+                'UPDATE memory_passage AS p SET seq = v.seq, start = v.start, "end" = v.end, date = v.date '
+                "FROM unnest(%s::int4[], %s::int4[], %s::int4[], %s::date[], %s::int8[]) "
+                'AS v(seq, start, "end", date, id) WHERE p.id = v.id',
                 [list(column) for column in zip(*rows, strict=True)],
             )
         else:
-            sql = 'UPDATE memory_passage SET seq = %s, start = %s, "end" = %s WHERE id = %s'
+            sql = 'UPDATE memory_passage SET seq = %s, start = %s, "end" = %s, date = %s WHERE id = %s'
             cursor.executemany(sql, rows)
 
 

@@ -1,6 +1,7 @@
 from memory.services.archives import project_export, project_import
 from memory.services.documents import document_write, folder_make
 from memory.services.nodes import (
+    Keep,
     NodeSpec,
     node_bulk_create,
     node_content_set,
@@ -20,6 +21,7 @@ from memory.services.searches import (
 )
 
 __all__ = [
+    "Keep",
     "NodeSpec",
     "document_write",
     "folder_make",

@@ -1,6 +1,8 @@
 """Every write to the memory tree. Each function validates in full before it saves, runs in one
 transaction, and raises a `memsite.errors.ServiceError` that says what is wrong."""
 
+import datetime
+import enum
 import functools
 import hashlib
 import json
@@ -30,6 +32,16 @@ from memsite.spaces.logic import Role
 from memsite.spaces.principals import Principal, role_require
 
 MAX_CHILDREN = len(Node.alphabet) ** Node.steplen - 1
+
+
+# What an update may change, as `node_update` takes them.
+UPDATED_FIELDS = ("name", "description", "type", "context", "date")
+
+
+class Keep(enum.Enum):
+    """What an update leaves as it is, where None is a value it may set (a node's date cleared)."""
+
+    KEEP = "keep"
 
 
 @dataclass
@@ -201,11 +213,13 @@ def node_create(
     context: dict[str, Any] | None = None,
     content: bytes | None = None,
     node_id: str | None = None,
+    date: datetime.date | None = None,
     by: Principal,
 ) -> Node:
     """Create one node, written by `by`, in its space and, for a token limited to a folder, in
     that folder. `node_id` is a client's own id for it (seed 000's clients name their nodes); a
-    taken id is a conflict, so that a retried create never makes a second node."""
+    taken id is a conflict, so that a retried create never makes a second node. `date`: the day
+    its content speaks of (docs/retrieval.md, "Time")."""
     memory_type = get_type(type)
     name = validate_name(name)
     description = validate_description(description)
@@ -237,6 +251,7 @@ def node_create(
         space_id=by.space.pk,
         created_by_id=by.user_id,
         mode=memory_type.file_mode,
+        date=date,
     )
     try:
         with transaction.atomic():
@@ -425,16 +440,18 @@ def node_update(
     description: str | None = None,
     type: str | None = None,
     context: dict[str, Any] | None = None,
+    date: datetime.date | None | Keep = Keep.KEEP,
     by: Principal,
 ) -> Node:
-    """Rename, describe, retype or change the context of a node. With `expected_version`, the
-    write happens only if nobody changed the node since that version (else Conflict). An update
-    that changes nothing writes nothing, and the version stays. `by`'s role says what of an
-    internal folder may change; its token may write only under its folder."""
+    """Rename, describe, retype, date (None: no date) or change the context of a node. With
+    `expected_version`, the write happens only if nobody changed the node since that version
+    (else Conflict). An update that changes nothing writes nothing, and the version stays.
+    `by`'s role says what of an internal folder may change; its token may write only under its
+    folder."""
     node = _lock(node)
     _check_version(node, expected_version)
     _check_update_allowed(node, by=by, name=name, type=type, context=context)
-    before = (node.name, node.description, node.type, node.context)
+    before = (node.name, node.description, node.type, node.context, node.date)
 
     memory_type = get_type(type if type is not None else node.type)
     if type is not None and type != node.type:
@@ -454,21 +471,21 @@ def node_update(
         if memory_type.name == "project_file_bytes":
             _check_file_path_free(_project_of(node), node.context["file_path"], exclude=node)
     node.type = memory_type.name
-    if (node.name, node.description, node.type, node.context) == before:
+    if date is not Keep.KEEP:
+        node.date = date
+    if (node.name, node.description, node.type, node.context, node.date) == before:
         return selectors.node_fresh(node=node)
     versions_keep(node=node, version_after=node.version + 1)
     node.version += 1
     try:
         with transaction.atomic():
-            node.save(
-                update_fields=["name", "description", "description_auto", "type", "context", "version", "updated_at"]
-            )
+            node.save(update_fields=[*UPDATED_FIELDS, "description_auto", "version", "updated_at"])
     except IntegrityError:
         raise Conflict(f"'{node.name}' is already used by a sibling of this node.") from None
     changed = (node.pk, node.version - 1, node.version)
     node_events_record(NodeEvent.Action.UPDATE, [changed], author=author_of(by=by))
-    if (node.name, node.description) != before[:2]:
-        index_nodes([node.pk], labels_only=True)
+    if (node.name, node.description, node.date) != (*before[:2], before[4]):
+        index_nodes([node.pk], labels_only=True)  # a new date dates its content too
     if before[1] and not node.description:
         descriptions_queue([node.pk])  # emptied: memsite describes it again
     return selectors.node_fresh(node=node)

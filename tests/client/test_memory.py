@@ -2,6 +2,8 @@
 versions, children a page at a time, delete, retrieve (and search), and refusals raised as
 MemsiteError subclasses with the API's message."""
 
+from datetime import date, datetime
+
 import httpx
 import pytest
 from memsite_client import (
@@ -168,6 +170,21 @@ def test_retrieve_expands_each_passage_to_its_neighbours_when_asked(memsite):
     with pytest.raises(BadRequest) as refused:
         memsite.retrieve("conflict", expand_tokens=4_001)
     assert refused.value.message == "expand_tokens: Ensure this value is less than or equal to 4000."
+
+
+def test_dates_written_and_a_window_of_days_retrieved(memsite):
+    may_8 = memsite.write("/references/may-8.md", "The pelican flew over.", date=date(2023, 5, 8))
+    may_9 = memsite.create("/references", "may-9.md", content="The pelican landed.", date=datetime(2023, 5, 9, 14, 2))
+    memsite.write("/references/undated.md", "A pelican, on no day in particular.")
+
+    assert (may_8.date, may_9.date) == (date(2023, 5, 8), date(2023, 5, 9))
+    [hit] = memsite.retrieve("pelican", after=date(2023, 5, 9), per_node=1)
+    assert (hit.node, hit.date) == (may_9.id, date(2023, 5, 9))
+    assert {p.node for p in memsite.retrieve("pelican", before=date(2023, 5, 9))} == {may_8.id, may_9.id}
+    assert memsite.update(may_9, date=date(2023, 5, 10)).date == date(2023, 5, 10)
+    assert memsite.retrieve("pelican", after=date(2023, 5, 9), before=date(2023, 5, 9)) == []
+    with pytest.raises(BadRequest, match="later than"):
+        memsite.retrieve("pelican", after=date(2023, 5, 9), before=date(2023, 5, 8))
 
 
 def test_refusals_carry_the_api_message_and_status(server, memsite):

@@ -2,16 +2,19 @@
 children, and the tree organised: a folder made, a node renamed or described, moved, deleted.
 Each calls what memory's REST API calls, and answers in its shapes."""
 
+import datetime
 from typing import Annotated, Any
 
 from django.db import transaction
-from pydantic import AliasChoices, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import AliasChoices, BeforeValidator, ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
 from memory import selectors, services
-from memory.api.serializers import HitSerializer, NodeDetailSerializer, NodeSerializer
+from memory.api.serializers import DATE_HELP, HitSerializer, NodeDetailSerializer, NodeSerializer
 from memory.index.expand import EXPAND_TOKENS_HELP, MAX_EXPAND_TOKENS
 from memory.index.retrieve import MAX_K, MAX_QUERY_CHARS, PER_NODE_HELP, retrieve
+from memory.index.times import AFTER_HELP, BEFORE_HELP
+from memory.logic.dates import iso_date
 from memory.models import Node
 from memory.types import ContentKind, get_type
 from memory.validation import MAX_DESCRIPTION_LENGTH, MAX_NAME_BYTES
@@ -26,6 +29,20 @@ READ_CHARS = 20_000  # what memory_read returns unless asked for less or more
 MAX_READ_CHARS = 100_000
 LIST_PAGE = 50
 MAX_LIST_PAGE = 200
+
+
+def _day(value: Any) -> Any:
+    """A string as the day it names (`iso_date`, as the API reads one); anything else as it is,
+    for the type to take (null) or refuse."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return iso_date(value)
+    except ValueError as exc:
+        raise PydanticCustomError("date", str(exc)) from None
+
+
+Day = Annotated[datetime.date, BeforeValidator(_day)]
 
 
 # -- memory_retrieve -----------------------------------------------------------------------------
@@ -44,6 +61,8 @@ class RetrieveArgs(ToolArgs):
     )
     per_node: int | None = Field(None, ge=1, le=MAX_K, description=PER_NODE_HELP)
     expand_tokens: int | None = Field(None, ge=1, le=MAX_EXPAND_TOKENS, description=EXPAND_TOKENS_HELP)
+    after: Day | None = Field(None, description=AFTER_HELP)
+    before: Day | None = Field(None, description=BEFORE_HELP)
 
     @field_validator("types")
     @classmethod
@@ -66,6 +85,8 @@ def retrieve_run(principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
         types=args.types,
         per_node=args.per_node,
         expand_tokens=args.expand_tokens,
+        after=args.after,
+        before=args.before,
     )
     return {"query": args.query, "results": HitSerializer(hits, many=True).data}
 
@@ -139,6 +160,7 @@ class WriteArgs(ToolArgs):
         ge=1,
         description="The version you read: if the document is at another, or gone, nothing is written (409).",
     )
+    date: Day | None = Field(None, description=f"{DATE_HELP} Null keeps the one it has.")
 
 
 def _folder_made(principal: Principal, ref: str) -> Node:
@@ -160,6 +182,7 @@ def write_run(principal: Principal, args: WriteArgs) -> dict[str, Any]:
         content=args.content,
         description=args.description,
         version=args.version,
+        date=args.date,
         by=principal,
     )
     return {"created": created, "node": NodeDetailSerializer(document).data}
@@ -242,19 +265,21 @@ class UpdateArgs(ToolArgs):
     description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH)] | None = Field(
         None, description="What it holds, in a sentence. Null keeps the one it has."
     )
+    date: Day | None = Field(None, description=f"{DATE_HELP} Null keeps the one it has.")
     version: int | None = Field(
         None, ge=1, description="The version you read: if the node is at another, nothing is written (409)."
     )
 
 
 def update_run(principal: Principal, args: UpdateArgs) -> dict[str, Any]:
-    if args.name is None and args.description is None:
-        raise InvalidInput("Nothing to change: give a name, a description or both.")
+    if args.name is None and args.description is None and args.date is None:
+        raise InvalidInput("Nothing to change: give a name, a description, a date or some of them.")
     node = services.node_update(
         node=node_of(principal, args.node),
         expected_version=args.version,
         name=args.name,
         description=args.description,
+        date=services.Keep.KEEP if args.date is None else args.date,
         by=principal,
     )
     return {"node": NodeDetailSerializer(node).data}
@@ -308,8 +333,8 @@ TOOLS = [
     Tool(
         name="memory_write",
         description="Write a markdown document into a folder (made, with the folders above it, if missing): created "
-        "when the folder has none of that name, else its content and description replaced. Send `version` to "
-        "write only if nobody changed it since.",
+        "when the folder has none of that name, else its content, description and date replaced (those given). "
+        "Send `version` to write only if nobody changed it since.",
         args=WriteArgs,
         run=write_run,
         writes=True,
@@ -332,8 +357,8 @@ TOOLS = [
     ),
     Tool(
         name="memory_update",
-        description="Rename a node in its folder, or change its description, or both. Send `version` to change "
-        "it only if nobody changed it since.",
+        description="Rename a node in its folder, or change its description or its date, or some of them. Send "
+        "`version` to change it only if nobody changed it since.",
         args=UpdateArgs,
         run=update_run,
         writes=True,

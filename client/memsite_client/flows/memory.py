@@ -2,6 +2,7 @@
 (If-Match versions), children a page at a time, and passages retrieved without an LLM."""
 
 import base64
+import datetime
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
@@ -24,6 +25,11 @@ def split_path(path: str) -> tuple[str, str]:
 
 def if_match(version: int | None) -> dict[str, str]:
     return {"If-Match": f'"{version}"'} if version is not None else {}
+
+
+def iso(day: datetime.date | None) -> str | None:
+    """A day as the API takes it (a datetime as itself, of which the server keeps the day)."""
+    return day.isoformat() if day is not None else None
 
 
 def node_url(node_id: str, tail: str = "") -> str:
@@ -85,10 +91,12 @@ class MemoryFlows:
         description: str = "",
         content: str | bytes | None = None,
         context: dict[str, Any] | None = None,
+        date: datetime.date | None = None,
     ) -> Flow[Node]:
-        """A new node in the folder `parent`; `content` as text, or bytes for a project file."""
+        """A new node in the folder `parent`; `content` as text, or bytes for a project file;
+        `date`, the day its content speaks of (a datetime's own day)."""
         parent_id = yield from self.node_id(parent)
-        body = fields(parent=parent_id, type=type, name=name, description=description, context=context)
+        body = fields(parent=parent_id, type=type, name=name, description=description, context=context, date=iso(date))
         if isinstance(content, bytes):
             body["content_base64"] = base64.b64encode(content).decode("ascii")
         elif content is not None:
@@ -114,15 +122,21 @@ class MemoryFlows:
         description: str | None = None,
         type: str = "document",
         version: int | None = None,
+        date: datetime.date | None = None,
     ) -> Flow[Node]:
-        """The document at `path` made, or its content (and description, if given) replaced.
-        Missing folders on the way are made. `version`: only if the document is still at it."""
+        """The document at `path` made, or its content (and description and date, if given)
+        replaced. Missing folders on the way are made. `version`: only if the document is still
+        at it."""
         folder, name = split_path(path)
         existing = yield from self.find(path)
         if existing is not None:
-            return (yield from self.update(existing, content=content, description=description, version=version))
+            return (
+                yield from self.update(existing, content=content, description=description, date=date, version=version)
+            )
         parent = yield from self.folder(folder)
-        return (yield from self.create(parent, name, type=type, description=description or "", content=content))
+        return (
+            yield from self.create(parent, name, type=type, description=description or "", content=content, date=date)
+        )
 
     def update(
         self,
@@ -133,15 +147,16 @@ class MemoryFlows:
         description: str | None = None,
         type: str | None = None,
         context: dict[str, Any] | None = None,
+        date: datetime.date | None = None,
         version: int | None = None,
     ) -> Flow[Node]:
-        """The node renamed, described, retyped, its context or content replaced. With `version`
-        (the one read), Conflict if the node has changed since. Metadata and content are two
-        requests: the second expects the version the first left."""
+        """The node renamed, described, retyped, dated, its context or content replaced. With
+        `version` (the one read), Conflict if the node has changed since. Metadata and content
+        are two requests: the second expects the version the first left."""
         node_id = yield from self.node_id(node)
-        changes = fields(name=name, description=description, type=type, context=context)
+        changes = fields(name=name, description=description, type=type, context=context, date=iso(date))
         if not changes and content is None:
-            raise ValueError("Nothing to update: give content, name, description, type or context.")
+            raise ValueError("Nothing to update: give content, name, description, type, context or date.")
         updated: Node | None = None
         if changes:
             call = Call("PATCH", node_url(node_id), json=changes, headers=if_match(version))
@@ -179,12 +194,22 @@ class MemoryFlows:
         types: Sequence[str] = (),
         per_node: int | None = None,
         expand_tokens: int | None = None,
+        after: datetime.date | None = None,
+        before: datetime.date | None = None,
     ) -> Flow[list[Passage]]:
         """The `k` best passages for `query`, best first, under `start` if given, at most
         `per_node` of one node if given (1: the best k nodes), each content passage with the
-        passages around it within `expand_tokens` tokens if given (`expanded`): no LLM."""
+        passages around it within `expand_tokens` tokens if given (`expanded`), dated from
+        `after` to `before` (both days included) if either is given: no LLM."""
         start_id = (yield from self.node_id(start)) if start is not None else None
         body = fields(
-            query=query, start=start_id, k=k, types=list(types) or None, per_node=per_node, expand_tokens=expand_tokens
+            query=query,
+            start=start_id,
+            k=k,
+            types=list(types) or None,
+            per_node=per_node,
+            expand_tokens=expand_tokens,
+            after=iso(after),
+            before=iso(before),
         )
         return (yield from fetch(Call("POST", "retrieve/", json=body), Retrieval, self.policy)).results

@@ -1,4 +1,5 @@
 import base64
+from datetime import date
 
 import pytest
 
@@ -37,6 +38,7 @@ def test_creates_a_folder_and_answers_with_the_node(api, user, internal):
         "version": 1,
         "created_by": user.username,
         "mode": None,
+        "date": None,
     }
     assert response["Location"] == url("node-detail", node)
     assert response["ETag"] == '"1"'
@@ -54,6 +56,15 @@ def test_creates_a_document_with_text_content(api, internal):
     assert body["path"] == "/user/conversation-notes.md"
     assert body["content_size"] == len(text.encode())
     assert selectors.node_content(node=Node.objects.get(pk=body["id"])) == text.encode()
+
+
+def test_creates_a_dated_document_whose_passages_carry_the_date(api, internal):
+    body = {"parent": internal["user"].id, "type": "document", "name": "standup.md", "content": "Ana: green."}
+    response = api.post(url("node-create"), {**body, "date": "2023-05-08"}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["date"] == "2023-05-08"
+    node = Node.objects.get(pk=response.json()["id"])
+    assert node.date == date(2023, 5, 8) and {p.date for p in node.passages.all()} == {date(2023, 5, 8)}
 
 
 def test_creates_a_project_file_from_base64(api):
@@ -98,6 +109,12 @@ BAD_BODIES = [
     ("missing parent", lambda: {"type": "folder", "name": "x"}, 400, "parent"),
     ("missing type", lambda: {"parent": swarmstar_id(), "name": "x"}, 400, "type"),
     ("name is a number", lambda: {"parent": swarmstar_id(), "type": "folder", "name": 7}, 400, "Must be a string"),
+    (
+        "date with no day",
+        lambda: {"parent": swarmstar_id(), "type": "folder", "name": "x", "date": "2023-05"},
+        400,
+        "ISO 8601",
+    ),
     ("parent is a list", lambda: {"parent": [swarmstar_id()], "type": "folder", "name": "x"}, 400, "parent"),
     (
         "context is a string",

@@ -1,6 +1,8 @@
+from datetime import date
+
 import pytest
 
-from memory.models import Node
+from memory.models import Node, Passage
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory
 from tests.memory.api.support import tree_state, url
 
@@ -32,6 +34,18 @@ def test_changes_the_context_of_a_project_file(api):
     response = api.patch(url("node-detail", file), {"context": {"file_path": "src/a.py"}}, format="json")
     assert response.status_code == 200, response.content
     assert Node.objects.get(pk=file.pk).context == {"file_path": "src/a.py"}
+
+
+def test_dates_a_node_and_takes_its_date_away(api):
+    doc = DocumentFactory(description="Standup", content=b"Ana: the build is green.")
+    dated = api.patch(url("node-detail", doc), {"date": "2023-05-08T09:30:00+02:00"}, format="json")
+    assert dated.status_code == 200, dated.content
+    assert (dated.json()["date"], dated.json()["version"]) == ("2023-05-08", 2)
+    assert set(Passage.objects.filter(node=doc).values_list("date", flat=True)) == {date(2023, 5, 8)}
+
+    cleared = api.patch(url("node-detail", doc), {"date": None}, format="json")
+    assert (cleared.json()["date"], Node.objects.get(pk=doc.pk).date) == (None, None)
+    assert set(Passage.objects.filter(node=doc).values_list("date", flat=True)) == {None}
 
 
 @pytest.mark.parametrize("where", ["body", "header", "weak header"])
@@ -78,6 +92,8 @@ BAD_PATCHES = [
     ("If-Match that is not a version", {"name": "x"}, {"HTTP_IF_MATCH": '"abc"'}, 400, "If-Match"),
     ("If-Match and body disagree", {"name": "x", "version": 1}, {"HTTP_IF_MATCH": '"2"'}, 400, "If-Match"),
     ("name with a slash", {"name": "a/b"}, {}, 400, "'/'"),
+    ("date not ISO 8601", {"date": "8 May 2023"}, {}, 400, "Not an ISO 8601 date"),
+    ("date as a number", {"date": 20230508}, {}, 400, "Must be a string"),
 ]
 
 

@@ -110,12 +110,29 @@ def test_a_label_hit_or_a_budget_below_the_hit_s_own_tokens_gives_no_more(api):
         ({"query": "x", "expand_tokens": 1.5}, "expand_tokens"),
         ({"query": "x", "extra": 1}, "extra"),
         ({}, "query"),
+        ({"query": "x", "after": "May 2023"}, "after"),
+        ({"query": "x", "after": "2023-02-30"}, "after"),
+        ({"query": "x", "before": 20230508}, "before"),
+        ({"query": "x", "after": "2023-05-09", "before": "2023-05-08"}, "before"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api, body, field):
     response = api.post(URL, body, format="json")
     assert response.status_code == 400
     assert field in response.content.decode()
+
+
+def test_a_window_keeps_the_passages_dated_in_it_and_each_hit_says_its_date(api):
+    folder = NodeFactory(name="diary", description="")
+    for day in ("2023-05-07", "2023-05-08", "2023-05-09"):
+        DocumentFactory(parent=folder, name=day, description="", content=f"Date: {day}\nThe pelican, seen.".encode())
+    DocumentFactory(parent=folder, description="", content=b"A pelican, seen on no day in particular.")
+
+    windowed = api.post(URL, {"query": "pelican", "after": "2023-05-08", "before": "2023-05-09"}, format="json")
+    assert windowed.status_code == 200, windowed.content
+    assert sorted(hit["date"] for hit in windowed.json()["results"]) == ["2023-05-08", "2023-05-09"]
+    everything = api.post(URL, {"query": "pelican"}, format="json").json()["results"]
+    assert sorted(hit["date"] or "none" for hit in everything) == ["2023-05-07", "2023-05-08", "2023-05-09", "none"]
 
 
 def test_an_unknown_start_node_is_a_404(api):

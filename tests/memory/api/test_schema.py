@@ -60,8 +60,10 @@ def test_bodies_are_described_as_they_are_sent(schema):
         "id",
         "is_folder",
         "children_ids",
+        "date",
     }
     assert set(create["required"]) == {"parent", "type", "name"}
+    assert (create["properties"]["date"]["format"], create["properties"]["date"]["nullable"]) == ("date", True)
 
     node = resolve(schema, paths["/api/nodes/"]["post"]["responses"]["201"]["content"]["application/json"]["schema"])
     assert {"id", "path", "children_ids", "child_count", "content_size", "version", "created_by"} <= set(

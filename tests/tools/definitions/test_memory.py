@@ -2,6 +2,7 @@
 where the API has the same call, and each refusal the API would give."""
 
 import json
+from datetime import date
 
 import pytest
 from rest_framework.test import APIClient
@@ -87,6 +88,37 @@ def test_retrieve_expands_a_hit_as_the_rest_api_does_to_a_span_memory_read_reads
     with pytest.raises(InvalidInput) as refused:
         call("memory_retrieve", query="Lisbon", expand_tokens=0)
     assert "expand_tokens" in refused.value.data["arguments"]
+
+
+def test_retrieve_in_a_window_of_days_answers_as_the_rest_api_does(call, editor):
+    folder = NodeFactory(name="diary", description="")
+    for day in ("2023-05-07", "2023-05-08", "2023-05-09"):
+        DocumentFactory(
+            parent=folder, name=day, description="", content=b"A pelican, seen.", date=date.fromisoformat(day)
+        )
+    window = {"query": "pelican", "after": "2023-05-08", "before": "2023-05-08"}
+
+    result = call("memory_retrieve", **window)
+
+    assert [hit["date"] for hit in result["results"]] == ["2023-05-08"]
+    rest = APIClient()
+    rest.credentials(HTTP_AUTHORIZATION=f"Token {token_for(editor.user)}")
+    assert json.loads(json.dumps(result)) == rest.post("/api/retrieve/", window, format="json").json()
+
+
+@pytest.mark.parametrize(
+    ("window", "field", "message"),
+    [
+        ({"after": "8 May 2023"}, "after", "Not an ISO 8601 date"),
+        ({"before": 20230508}, "before", "valid date"),
+        ({"after": "2023-05-09", "before": "2023-05-08"}, None, "later than `before`"),
+    ],
+)
+def test_retrieve_refuses_a_bad_window(call, window, field, message):
+    with pytest.raises(InvalidInput) as refused:
+        call("memory_retrieve", query="pelican", **window)
+    named = refused.value.data["arguments"][field][0] if field else refused.value.message
+    assert message in named
 
 
 def test_the_query_s_embedding_is_charged_to_the_caller_and_their_token(settings, openai_gateway, monkeypatch, editor):
@@ -208,6 +240,21 @@ def test_write_replaces_content_and_description_together(call):
 
     assert result["node"]["description"] == "New" and result["node"]["version"] == 3
     assert call("memory_read", node=document.pk)["content"] == "New text."
+
+
+def test_write_dates_a_document_made_or_there_and_null_keeps_its_date(call):
+    made = call("memory_write", parent="/swarmstar", name="standup.md", content="Ana: green.", date="2023-05-08")
+    kept = call("memory_write", parent="/swarmstar", name="standup.md", content="Ana: still green.")
+    dated = call("memory_write", parent="/swarmstar", name="standup.md", date="2023-05-09T08:00:00")
+
+    assert (made["node"]["date"], kept["node"]["date"], dated["node"]["date"]) == (
+        "2023-05-08",
+        "2023-05-08",
+        "2023-05-09",
+    )
+    assert call("memory_read", node=made["node"]["id"])["content"] == "Ana: still green."
+    hit = call("memory_retrieve", query="green")["results"][0]
+    assert (hit["node"], hit["date"]) == (made["node"]["id"], "2023-05-09")
 
 
 def test_write_of_a_description_alone_keeps_the_text(call):
@@ -383,9 +430,11 @@ def test_update_renames_and_describes_at_the_version_read(call):
 
     renamed = call("memory_update", node="/swarmstar/plan.md", name="goals.md", version=document.version)
     described = call("memory_update", node=document.pk, description="The swarm's goals")
+    dated = call("memory_update", node=document.pk, date="2023-05-08")
 
     assert renamed["node"]["path"] == "/swarmstar/goals.md"
     assert described["node"]["description"] == "The swarm's goals"
+    assert (dated["node"]["date"], dated["node"]["version"]) == ("2023-05-08", 4)
     before = tree_state()
     with pytest.raises(Conflict):
         call("memory_update", node=document.pk, name="late.md", version=document.version)
