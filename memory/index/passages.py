@@ -1,5 +1,5 @@
 """Cutting a node's text into passages (pure): a turn each where the text is a dialogue, a
-paragraph each elsewhere, those too long for the embedding model cut between lines (between
+paragraph each elsewhere (a list's items apart), those too long for the embedding model cut between lines (between
 words where a line is itself too long), with character offsets into the text, so a hit can be
 shown and cited where it is. Explained in docs/retrieval.md, "Passages"."""
 
@@ -24,6 +24,10 @@ TURN = re.compile(
 # A dialogue has at least this many speakers who each speak more than once: a document with
 # one "Date:" line or one "Note:" is not one.
 SPEAKERS = 2
+# A line that is an item of a list: a bullet or a number, a table's row, or a "key: value" or
+# "key = value" setting. A paragraph mostly of items is cut a line each, as a dialogue a turn
+# each: a note's list holds a fact a line, and a paragraph of them would drown each.
+ITEM = re.compile(r"^[ \t]*(?:[-*+•][ \t]|\d{1,3}[.)][ \t]|\||[^\W\d][\w .'-]{0,39}?[ \t]*[:=][ \t]*\S)")
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 LINE = re.compile(r"\n")
 SPACE = re.compile(r"\s")
@@ -96,14 +100,22 @@ def _joined(spans: Iterator[tuple[int, int]], limit: int) -> Iterator[tuple[int,
         yield first, last
 
 
-def _within_max(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """The block, or its lines joined up to MAX_CHARS where it is longer (a line too long alone
-    cut between words)."""
-    if end - start <= MAX_CHARS:
+def is_list(text: str) -> bool:
+    """Whether the paragraph is a list: more than one line, at least half of them items."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) > 1 and 2 * sum(1 for line in lines if ITEM.match(line)) >= len(lines)
+
+
+def _pieces(text: str, start: int, end: int, turn: bool) -> Iterator[tuple[int, int]]:
+    """The block whole; or, a list (not a turn) or a block longer than MAX_CHARS, its lines
+    (a line too long alone cut between words), joined up to TARGET_CHARS in a list and to
+    MAX_CHARS elsewhere."""
+    listed = not turn and is_list(text[start:end])
+    if end - start <= MAX_CHARS and not listed:
         yield start, end
         return
     lines = (span for line in _spans(text, LINE, start, end) for span in _split_long(text, *line))
-    yield from _joined(lines, MAX_CHARS)
+    yield from _joined(lines, TARGET_CHARS if listed else MAX_CHARS)
 
 
 def _trimmed(text: str, start: int, end: int) -> Piece:
@@ -116,7 +128,7 @@ def _trimmed(text: str, start: int, end: int) -> Piece:
 
 def cut(text: str) -> Iterator[Piece]:
     """The text's passages, one at a time: a turn each in a dialogue, paragraphs elsewhere (those
-    shorter than TARGET_CHARS joined), none longer than MAX_CHARS."""
+    shorter than TARGET_CHARS joined; a list's items apart), none longer than MAX_CHARS."""
     pending: list[tuple[int, int]] = []  # short paragraphs, joined when the next block comes
     for start, end, turn in _blocks(text):
         if not turn and end - start <= TARGET_CHARS:
@@ -124,7 +136,7 @@ def cut(text: str) -> Iterator[Piece]:
             continue
         yield from (_trimmed(text, a, b) for a, b in _joined(iter(pending), TARGET_CHARS))
         pending = []
-        yield from (_trimmed(text, a, b) for a, b in _within_max(text, start, end))
+        yield from (_trimmed(text, a, b) for a, b in _pieces(text, start, end, turn))
     yield from (_trimmed(text, a, b) for a, b in _joined(iter(pending), TARGET_CHARS))
 
 

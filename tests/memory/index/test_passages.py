@@ -119,3 +119,17 @@ def test_at_most_keeps_the_first_of_each_group_in_order():
     assert at_most(items, each=1, key=lambda item: item[0]) == [("a", 1), ("b", 3), ("c", 6)]
     assert at_most(items, each=2, key=lambda item: item[0]) == [("a", 1), ("a", 2), ("b", 3), ("b", 5), ("c", 6)]
     assert at_most(items, each=None, key=lambda item: item[0]) == items
+
+
+def test_a_list_is_cut_an_item_each_outside_a_dialogue_and_kept_whole_in_a_turn():
+    note = "# errands\n\n- buy bread and cheese for the weekend\nwifi: tern-5G (the password is on the fridge)\n"
+    note += "- call the bank"
+    assert [piece.text for piece in cut(note)] == [
+        "# errands",
+        "- buy bread and cheese for the weekend",
+        "wifi: tern-5G (the password is on the fridge)",
+        "- call the bank",
+    ]
+    reply = "assistant: Here is the plan:\n- buy bread and cheese for the weekend\n- call the bank"
+    chat = f"user: what now?\n{reply}\nuser: thanks\nassistant: welcome"
+    assert reply in [piece.text for piece in cut(chat)]
