@@ -5,7 +5,7 @@ from datetime import date
 import pytest
 
 from tests.factories import default_space
-from tests.migrations import migrate_to, migrate_to_latest
+from tests.migrations import migrate_to, migrate_to_latest, old_node
 
 BEFORE, AFTER = ("memory", "0023_passages_a_turn_each"), ("memory", "0024_dates")
 TEXT = "Ana: the first call, about the move to Porto.\n[2023-05-09 14:02] Bo: the second, a day later."
@@ -15,32 +15,11 @@ TEXT = "Ana: the first call, about the move to Porto.\n[2023-05-09 14:02] Bo: th
 def test_passages_already_indexed_are_dated_by_the_description_and_the_dated_lines():
     space_id = default_space().pk
     apps = migrate_to(BEFORE)
-    Node, NodeContent, Passage = (apps.get_model("memory", name) for name in ("Node", "NodeContent", "Passage"))
-    session = Node.objects.create(
-        path="Z000",
-        depth=1,
-        numchild=0,
-        type="document",
-        is_folder=False,
-        name="s",
-        description="Call of 8 May 2023",
-        space_id=space_id,
-    )
-    NodeContent.objects.create(node=session, data=TEXT.encode(), size=len(TEXT), sha256="0" * 64)
-    Passage.objects.create(node=session, seq=0, kind="label", start=0, end=0, text="s\nCall of 8 May 2023")
+    session = old_node(apps, path="Z000", name="s", description="Call of 8 May 2023", space_id=space_id, text=TEXT)
+    Passage = apps.get_model("memory", "Passage")
     for seq, line in enumerate(TEXT.split("\n"), start=1):
         Passage.objects.create(node=session, seq=seq, kind="content", start=TEXT.index(line), end=0, text=line)
-    undated = Node.objects.create(
-        path="Z001",
-        depth=1,
-        numchild=0,
-        type="folder",
-        is_folder=True,
-        name="u",
-        description="Nothing dated",
-        space_id=space_id,
-    )
-    Passage.objects.create(node=undated, seq=0, kind="label", start=0, end=0, text="u\nNothing dated")
+    undated = old_node(apps, path="Z001", name="u", description="Nothing dated", space_id=space_id)
     try:
         apps = migrate_to(AFTER)
         Passage = apps.get_model("memory", "Passage")

@@ -4,7 +4,7 @@ a line each, in its day: both cut with memory.index.passages as it is)."""
 import pytest
 
 from tests.factories import default_space
-from tests.migrations import migrate_to, migrate_to_latest
+from tests.migrations import migrate_to, migrate_to_latest, old_node
 
 BEFORE, AFTER = ("memory", "0022_node_versions"), ("memory", "0023_passages_a_turn_each")
 TEXT = (
@@ -19,20 +19,10 @@ TEXT = (
 def test_passages_of_the_old_cut_become_a_turn_each():
     space_id = default_space().pk
     apps = migrate_to(BEFORE)
-    Node, NodeContent, Passage = (apps.get_model("memory", name) for name in ("Node", "NodeContent", "Passage"))
-    node = Node.objects.create(
-        path="Z000",
-        depth=1,
-        numchild=0,
-        type="document",
-        is_folder=False,
-        name="session-1",
-        description="Session 1",
-        space_id=space_id,
+    node = old_node(apps, path="Z000", name="session-1", description="Session 1", space_id=space_id, text=TEXT)
+    apps.get_model("memory", "Passage").objects.create(
+        node=node, seq=1, kind="content", start=0, end=len(TEXT), text=TEXT
     )
-    NodeContent.objects.create(node=node, data=TEXT.encode(), size=len(TEXT), sha256="0" * 64)
-    Passage.objects.create(node=node, seq=0, kind="label", start=0, end=0, text="session-1\nSession 1")
-    Passage.objects.create(node=node, seq=1, kind="content", start=0, end=len(TEXT), text=TEXT)
     try:
         apps = migrate_to(AFTER)
         rows = apps.get_model("memory", "Passage").objects.filter(node_id=node.pk).order_by("seq")

@@ -298,12 +298,18 @@ def test_an_interactive_tool_never_creates_the_same_node_twice(llm, tree, settin
     assert llm.pending == 0
 
 
+# Routed to pg-tuning.md, which answers the question in part.
+PARTIAL_AT_PG_TUNING = (
+    pick("references"),
+    pick("databases"),
+    pick("pg-tuning.md"),
+    found("A share of the RAM.", complete=False),
+)
+
+
 def test_a_walk_that_finds_nothing_more_after_a_partial_answer_settles(llm, tree):
     llm.script(
-        pick("references"),
-        pick("databases"),
-        pick("pg-tuning.md"),
-        found("A share of the RAM.", complete=False),
+        *PARTIAL_AT_PG_TUNING,
         pick("frontend"),
         pick("css.md"),
         NOTHING,
@@ -322,13 +328,7 @@ def test_a_walk_that_finds_nothing_more_after_a_partial_answer_settles(llm, tree
 
 
 def test_a_search_for_nodes_reads_nothing_more_once_each_question_has_one(llm, tree):
-    llm.script(
-        pick("references"),
-        pick("databases"),
-        pick("pg-tuning.md"),
-        found("A share of the RAM.", complete=False),
-        pick(None),  # a call too many: the walk ended at its node
-    )
+    llm.script(*PARTIAL_AT_PG_TUNING, pick(None))  # a call too many: the walk ended at its node
     search = run_search([QUESTION], output="node")
 
     assert search.status == Search.Status.DONE and search.ended_because == "found"
@@ -338,13 +338,7 @@ def test_a_search_for_nodes_reads_nothing_more_once_each_question_has_one(llm, t
 
 
 def test_a_search_for_an_answer_reads_on_after_a_partial_one(llm, tree):
-    llm.script(
-        pick("references"),
-        pick("databases"),
-        pick("pg-tuning.md"),
-        found("A share of the RAM.", complete=False),
-        pick(None),
-    )
+    llm.script(*PARTIAL_AT_PG_TUNING, pick(None))
     search = run_search([QUESTION], max_llm_calls=5)
 
     assert search.llm_calls == 5 and llm.pending == 0 and search.ended_because != "found"
