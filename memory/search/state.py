@@ -67,11 +67,6 @@ class WalkState(BaseModel):
         return all(entry.answer for entry in self.answers)
 
     @property
-    def each_has_a_node(self) -> bool:
-        """Whether every question has an answer, in part at least, read from some node."""
-        return all(entry.node_ids for entry in self.answers)
-
-    @property
     def current(self) -> str | None:
         return self.trail[-1] if self.trail else None
 

@@ -95,9 +95,6 @@ def advance(search: Search, *, by: Principal) -> Outcome:
         return Outcome(Kind.FINISH, state, "Cancelled.", end="cancelled", status=Search.Status.CANCELLED)
     if not state.remaining:
         return Outcome(Kind.FINISH, state, "Every question is answered.", end="answered")
-    if search.output == Search.Output.NODE and state.each_has_a_node:
-        # Nodes were asked for, not an answer: reading on would only compose one.
-        return Outcome(Kind.FINISH, state, "Every question has a node that answers it.", end="found")
     settle = settings.MEMSITE_SEARCH_SETTLE_READS
     if state.all_answered_in_part and state.reads_since_found >= settle:
         said = f"Every question has an answer in part, and the last {settle} readings added nothing."
