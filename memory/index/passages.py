@@ -3,6 +3,7 @@ paragraph each elsewhere (a list's items apart), those too long for the embeddin
 words where a line is itself too long), with character offsets into the text, so a hit can be
 shown and cited where it is. Explained in docs/retrieval.md, "Passages"."""
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -27,9 +28,10 @@ SPEAKERS = 2
 # A line that is an item of a list: a bullet or a number, a table's row, or a "key: value" or
 # "key = value" setting. A paragraph mostly of items is cut a line each, as a dialogue a turn
 # each: a note's list holds a fact a line, and a paragraph of them would drown each.
-ITEM = re.compile(r"^[ \t]*(?:[-*+•][ \t]|\d{1,3}[.)][ \t]|\||[^\W\d][\w .'-]{0,39}?[ \t]*[:=][ \t]*\S)")
+ITEM = re.compile(r"[ \t]*(?:[-*+•][ \t]|\d{1,3}[.)][ \t]|\||[^\W\d][\w .'-]{0,39}?[ \t]*[:=][ \t]*\S)")
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 LINE = re.compile(r"\n")
+NON_BLANK = re.compile(r"\S")
 SPACE = re.compile(r"\s")
 
 
@@ -55,10 +57,10 @@ def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> Iterato
     """The non-blank spans of text[start:end] between matches of `pattern`."""
     at = start
     for match in pattern.finditer(text, start, end):
-        if text[at : match.start()].strip():
+        if NON_BLANK.search(text, at, match.start()):
             yield at, match.start()
         at = match.end()
-    if text[at:end].strip():
+    if NON_BLANK.search(text, at, end):
         yield at, end
 
 
@@ -68,7 +70,7 @@ def _blocks(text: str) -> Iterator[tuple[int, int, bool]]:
     starts = turn_starts(text)
     yield from ((a, b, False) for a, b in _spans(text, PARAGRAPH_BREAK, 0, starts[0] if starts else len(text)))
     for start, end in zip(starts, [*starts[1:], len(text)], strict=False):
-        if text[start:end].strip():
+        if NON_BLANK.search(text, start, end):
             yield start, end, True
 
 
@@ -100,17 +102,23 @@ def _joined(spans: Iterator[tuple[int, int]], limit: int) -> Iterator[tuple[int,
         yield first, last
 
 
-def is_list(text: str) -> bool:
-    """Whether the paragraph is a list: more than one line, at least half of them items."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    return len(lines) > 1 and 2 * sum(1 for line in lines if ITEM.match(line)) >= len(lines)
+# Lines looked at to tell a list: a paragraph of megabytes is not copied or split whole.
+LIST_SAMPLE = 64
+
+
+def is_list(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether text[start:end], a paragraph, is a list: more than one line, at least half of its
+    first LIST_SAMPLE lines items."""
+    lines = list(itertools.islice(_spans(text, LINE, start, len(text) if end is None else end), LIST_SAMPLE))
+    items = sum(1 for a, _ in lines if ITEM.match(text, a))
+    return len(lines) > 1 and 2 * items >= len(lines)
 
 
 def _pieces(text: str, start: int, end: int, turn: bool) -> Iterator[tuple[int, int]]:
     """The block whole; or, a list (not a turn) or a block longer than MAX_CHARS, its lines
     (a line too long alone cut between words), joined up to TARGET_CHARS in a list and to
     MAX_CHARS elsewhere."""
-    listed = not turn and is_list(text[start:end])
+    listed = not turn and is_list(text, start, end)
     if end - start <= MAX_CHARS and not listed:
         yield start, end
         return
