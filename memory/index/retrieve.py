@@ -212,8 +212,13 @@ def retrieve(
     `expand_tokens` tokens, if given (expand.py); only those dated from `after` to `before`
     (both included) when either is given. The query's embedding is charged to `by`."""
     times.window_check(after, before)
-    scope = Scope(space_id=by.space.pk, path=start.path if start is not None else None, types=tuple(types))
-    scope = replace(scope, after=after, before=before)
+    scope = Scope(
+        space_id=by.space.pk,
+        path=start.path if start is not None else None,
+        types=tuple(types),
+        after=after,
+        before=before,
+    )
     ranked = rankings(query, scope=scope, limit=candidates(k, per_node=per_node), by=by)
     return expanded(hits_of(ranked, query, k, per_node=per_node), tokens=expand_tokens)
 

@@ -12,6 +12,7 @@ from benchmarks.realdata.report import DOCUMENT, UNIT, ablation_table, recall_ta
 from benchmarks.realdata.shape import Dataset, Document, Question, Unit
 
 MISS = Found("elsewhere", frozenset())
+HIT4 = Found("q4", frozenset({"q4"}))
 
 
 def asked(key: str, category: str, *, untouched: bool = False) -> Asked:
@@ -103,11 +104,16 @@ def test_the_verdicts_weigh_retrieve_as_a_node_asks_against_the_best_baseline_at
 def test_the_ablation_table_has_a_column_per_variant_and_a_row_for_every_set_together():
     with_pieces = [
         run("chat", replace(asked("q1", "a"), pieces_off={v: [Found("q1", frozenset({"q1"}))] for v in VARIANTS})),
-        run("code", replace(asked("q4", "c"), pieces_off={v: [MISS] if v == "no vectors" else [] for v in VARIANTS})),
+        run("code", replace(asked("q4", "c"), pieces_off={v: [MISS] for v in VARIANTS} | {"no vectors": [HIT4]})),
     ]
     table = ablation_table(with_pieces)
     assert table.header == ("set", "questions", *VARIANTS)
     off = list(VARIANTS).index("no vectors")
     assert table.rows[0] == ("chat", "1 / 0", *["100% / —"] * len(VARIANTS))
-    assert table.rows[1] == ("code", "1 / 0", *["0% / —"] * len(VARIANTS))
-    assert table.rows[2][:2] == ("every set's questions", "2 / 0") and table.rows[2][2 + off] == "50% / —"
+    assert table.rows[1] == ("code", "1 / 0", *["100% / —" if v == "no vectors" else "0% / —" for v in VARIANTS])
+    assert table.rows[2] == (
+        "every set's questions",
+        "2 / 0",
+        *["100% / —" if v == "no vectors" else "50% / —" for v in VARIANTS],
+    )
+    assert table.rows[2][2 + off] == "100% / —"
