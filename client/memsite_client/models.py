@@ -90,11 +90,12 @@ class Retrieval(Model):
 
 
 class Citation(Model):
-    """Where an answer came from: a character range of a node's text."""
+    """Where an answer came from: a character range of a node's text, and the day it speaks of."""
 
     node: str
     start: int
     end: int
+    date: dt.date | None = None  # the day the cited passage speaks of
 
 
 class Answer(Model):

@@ -70,6 +70,10 @@ class SearchCitationSerializer(serializers.Serializer):
     node = serializers.CharField()
     start = serializers.IntegerField(help_text="Character offset in the node's text.")
     end = serializers.IntegerField()
+    # Citations written before they were dated have none.
+    date = serializers.DateField(
+        allow_null=True, default=None, help_text="The day the cited passage speaks of (as a hit's `date`), if known."
+    )
 
     class Meta:
         ref_name = "SearchCitation"

@@ -1,6 +1,8 @@
 """Where in a node an answer came from: character ranges of its text, for citations."""
 
+import datetime as dt
 import re
+from typing import NamedTuple
 
 from django.db.models import Q
 from django.db.models.functions import Substr
@@ -14,7 +16,16 @@ MIN_QUOTE = 12  # characters: a shorter piece of an answer says too little to be
 MAX_CITATIONS = 3
 
 
-def locate(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+class Held(NamedTuple):
+    """A content passage of a node, as `locate` looks in it."""
+
+    start: int
+    end: int
+    text: str
+    date: dt.date | None = None
+
+
+def locate(answer: str, passages: list[Held]) -> list[tuple[int, int]]:
     """Ranges of the text holding the answer: each sentence of it found word for word, else
     the lines of the text the answer quotes (a reader that joins lines of a table or a list),
     else the passage sharing the most words with it (an LLM's answer is rarely a quotation)."""
@@ -22,42 +33,47 @@ def locate(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int,
     for sentence in (part.strip() for part in SENTENCE.split(answer)):
         if len(sentence) < MIN_QUOTE:
             continue
-        for start, _, text in passages:
-            at = text.find(sentence)
+        for passage in passages:
+            at = passage.text.find(sentence)
             if at >= 0:
-                ranges.append((start + at, start + at + len(sentence)))
+                ranges.append((passage.start + at, passage.start + at + len(sentence)))
                 break
     ranges = ranges or _quoted_lines(answer, passages)
     if ranges:
         return list(dict.fromkeys(ranges))[:MAX_CITATIONS]
     wanted = set(query_words(answer))
-    shared = [(len(wanted & set(query_words(text))), start, end) for start, end, text in passages]
+    shared = [(len(wanted & set(query_words(passage.text))), passage.start, passage.end) for passage in passages]
     best = max(shared, default=(0, 0, 0))
     return [(best[1], best[2])] if best[0] else []
 
 
-def _quoted_lines(answer: str, passages: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+def _quoted_lines(answer: str, passages: list[Held]) -> list[tuple[int, int]]:
     """The ranges of the passages' lines that the answer holds word for word, in order."""
     ranges = []
-    for start, _, text in passages:
+    for passage in passages:
         at = 0
-        for line in text.split("\n"):
+        for line in passage.text.split("\n"):
             quoted = line.strip()
             if len(quoted) >= MIN_QUOTE and quoted in answer:
-                begin = start + at + line.index(quoted)
+                begin = passage.start + at + line.index(quoted)
                 ranges.append((begin, begin + len(quoted)))
             at += len(line) + 1
     return ranges
 
 
-def content_passages(*, node_id: str) -> list[tuple[int, int, str]]:
-    """The node's content passages, (start, end, text) in the text's order: what `locate`
-    looks in."""
-    return list(
+def content_passages(*, node_id: str) -> list[Held]:
+    """The node's content passages in the text's order: what `locate` looks in."""
+    rows = (
         Passage.objects.filter(node_id=node_id, kind=Passage.Kind.CONTENT)
         .order_by("seq")
-        .values_list("start", "end", "text")
+        .values_list("start", "end", "text", "date")
     )
+    return [Held(*row) for row in rows]
+
+
+def date_at(offset: int, passages: list[Held]) -> dt.date | None:
+    """The date of the passage holding the character at `offset`: what a citation there speaks of."""
+    return next((passage.date for passage in passages if passage.start <= offset < passage.end), None)
 
 
 def cited_passages(*, cited: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[int, int, str]]]:

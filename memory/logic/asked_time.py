@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from memory.logic.dates import DATE_PATTERN, MONTH, MONTHS, ORDINAL, date_of
+from memory.logic.dates import DATE_PATTERN, MONTH, MONTHS, ORDINAL, date_of, first_date
 
 
 @dataclass(frozen=True)
@@ -304,3 +304,11 @@ def asks_when(question: str) -> bool:
 def names_time(text: str) -> bool:
     """Whether the text says a time, as an answer to when does."""
     return TIME_SAID.search(text) is not None
+
+
+def said_when(question: str, answer: str, evidence: date | None) -> str:
+    """The answer, headed by the date of its evidence where the question asks when and the
+    answer itself writes no date: "We moved yesterday." says when only beside the day it was said."""
+    if evidence is None or not asks_when(question) or first_date(answer) is not None:
+        return answer
+    return f"{evidence.isoformat()}: {answer}"

@@ -1,5 +1,7 @@
 """The state of a search's walk, kept in `Search.state` and saved with every step."""
 
+import datetime as dt
+
 from pydantic import BaseModel, Field
 
 
@@ -7,6 +9,7 @@ class Citation(BaseModel):
     node: str
     start: int  # character offsets in the node's text
     end: int
+    date: dt.date | None = None  # the cited passage's (Passage.date)
 
 
 MAX_CITATIONS = 10  # of one answer: the latest kept

@@ -12,8 +12,9 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from memory import selectors
-from memory.index.citations import content_passages, locate
+from memory.index.citations import content_passages, date_at, locate
 from memory.index.retrieve import Hit, best_by_node, retrieve
+from memory.logic.asked_time import said_when
 from memory.models import Node, Search, SearchStep, ToolCall
 from memory.search import prompts
 from memory.search.state import Citation, WalkState
@@ -419,7 +420,8 @@ def _best_passages(search: Search, node: Node, *, by: Principal) -> str:
     ]
     counter, budget, kept = offline_counter(), settings.MEMSITE_SEARCH_READ_TOKENS, []
     for hit in hits:
-        piece = f"[characters {hit.start}-{hit.end}]\n{hit.text}"
+        dated = f", dated {hit.date.isoformat()}" if hit.date else ""
+        piece = f"[characters {hit.start}-{hit.end}{dated}]\n{hit.text}"
         budget -= counter.count(piece) + 1  # and the blank line that parts it from the next
         if budget < 0:
             break
@@ -433,6 +435,8 @@ def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) 
     chunks = _chunks(search, node, by=by)
     part = min(state.chunk, len(chunks) - 1)
     node_line = f"[{node.pk}] {prompts.option_label(node.name, node.description)}"
+    if node.date:
+        node_line += f" (dated {node.date.isoformat()})"
     if len(chunks) > 1:
         node_line += f" (part {part + 1} of {len(chunks)})"
     outcome = _read(search, state, node_line=node_line, text=chunks[part], node=node, by=by)
@@ -481,30 +485,38 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
 
 
 def _apply_findings(open_entries: list, findings: list, node: Node | None) -> list[str]:
-    """Each finding joined to its question's answer, with where in the node it came from;
-    returns the questions answered."""
+    """Each finding joined to its question's answer, with where in the node it came from and,
+    for a question asking when, the date it speaks of; returns the questions answered."""
     answered = []
     passages = content_passages(node_id=node.pk) if node is not None and findings else []
     for finding in findings:
         entry = open_entries[finding.question - 1]
-        entry.answer = _joined(entry.answer, finding)[-MAX_ANSWER_CHARS:]  # the latest findings, when they pile up
-        if node is not None:
-            if node.pk not in entry.node_ids:
-                entry.node_ids.append(node.pk)
-            entry.cite(
-                [Citation(node=node.pk, start=start, end=end) for start, end in locate(finding.answer, passages)]
-            )
+        cited = (
+            [
+                Citation(node=node.pk, start=start, end=end, date=date_at(start, passages))
+                for start, end in locate(finding.answer, passages)
+            ]
+            if node is not None
+            else []
+        )
+        evidence = next((citation.date for citation in cited if citation.date), None)
+        said = said_when(entry.question, finding.answer, evidence)
+        # The latest findings, when they pile up.
+        entry.answer = _joined(entry.answer, said, complete=finding.complete)[-MAX_ANSWER_CHARS:]
+        if node is not None and node.pk not in entry.node_ids:
+            entry.node_ids.append(node.pk)
+        entry.cite(cited)
         entry.complete = entry.complete or finding.complete
         answered.append(entry.question)
     return answered
 
 
-def _joined(answer: str, finding: prompts.Finding) -> str:
+def _joined(answer: str, finding: str, *, complete: bool) -> str:
     """The answer with a finding: a complete one replaces it; a partial one is added unless the
     answer holds it already (a long node's best passages are read again in their own chunk)."""
-    if finding.complete or not answer:
-        return finding.answer
-    return answer if finding.answer in answer else f"{answer} {finding.answer}".strip()
+    if complete or not answer:
+        return finding
+    return answer if finding in answer else f"{answer} {finding}".strip()
 
 
 # Tools ---------------------------------------------------------------------------------------

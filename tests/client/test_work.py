@@ -2,6 +2,8 @@
 (waited for on the server, or polled), the questions a search puts to the user, agents'
 context, brain and chat, and reasoning graphs' memorize and recall."""
 
+import datetime
+
 import pytest
 from memsite_client import AgentContext, Brain, ChatExchange, GraphOp, MemsiteClient, Question, WaitTimeout
 
@@ -22,7 +24,9 @@ def queued_searches(monkeypatch) -> list[int]:
 
 
 def test_ask_answers_with_citations(memsite, fake_time):
-    node = memsite.write("/references/http-codes.md", NOTES, description="HTTP status codes")
+    node = memsite.write(
+        "/references/http-codes.md", NOTES, description="HTTP status codes", date=datetime.date(2023, 5, 8)
+    )
 
     search = memsite.ask("Which status code means a conflict?", max_llm_calls=10)
 
@@ -32,7 +36,7 @@ def test_ask_answers_with_citations(memsite, fake_time):
     assert "409" in answer.text and answer.complete and answer.node_ids == [node.id]
     assert answer.citations and {citation.node for citation in answer.citations} == {node.id}
     cited = NOTES[answer.citations[0].start : answer.citations[0].end]
-    assert cited and cited in NOTES
+    assert cited and cited in NOTES and answer.citations[0].date == datetime.date(2023, 5, 8)
     assert search.budgets.max_llm_calls == 10 and search.spent.llm_calls >= 1
 
 

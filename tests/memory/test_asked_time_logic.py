@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from memory.logic.asked_time import Window, asks_when, named_times, names_time, windows
+from memory.logic.asked_time import Window, asks_when, named_times, names_time, said_when, windows
 
 WEDNESDAY = date(2023, 5, 17)  # the reference date of these questions
 
@@ -129,3 +129,19 @@ def test_a_question_asking_for_a_time_is_told_apart(question, asks):
 )
 def test_a_passage_saying_a_time_is_told_apart(text, says):
     assert names_time(text) is says
+
+
+MAY_8 = date(2023, 5, 8)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "evidence", "said"),
+    [
+        ("When did Ana move?", "Ana: we moved yesterday.", MAY_8, "2023-05-08: Ana: we moved yesterday."),
+        ("When did Ana move?", "Ana moved on 3 May 2023.", MAY_8, "Ana moved on 3 May 2023."),  # it says already
+        ("When did Ana move?", "Ana: we moved yesterday.", None, "Ana: we moved yesterday."),  # nothing dates it
+        ("Where did Ana move?", "Ana: we moved to Porto.", MAY_8, "Ana: we moved to Porto."),  # not asked when
+    ],
+)
+def test_an_answer_to_when_is_headed_by_its_evidence_s_date_unless_it_writes_one(question, answer, evidence, said):
+    assert said_when(question, answer, evidence) == said

@@ -65,7 +65,7 @@ class SearchGetArgs(ToolArgs):
 
 def search_outcome(search: Search) -> dict[str, Any]:
     """The search's status and, once it has ended, its result as stored: the answers with their
-    citations (node ids and character ranges), the nodes that answer and what stayed open."""
+    citations (node ids, character ranges and dates), the nodes that answer and what stayed open."""
     question = selectors.search_question_pending(search=search)
     outcome: dict[str, Any] = {
         "id": search.pk,  # as the REST API names it

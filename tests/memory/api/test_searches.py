@@ -253,7 +253,7 @@ def test_read_a_finished_search_with_its_spend_children_and_result(api, internal
 
 def test_answers_come_with_their_citations_and_found_nodes_with_their_passages(api, internal):
     node = internal["user"]
-    citation = {"node": node.pk, "start": 4, "end": 20}
+    citation = {"node": node.pk, "start": 4, "end": 20, "date": "2023-05-08"}
     found = {
         "id": node.pk,
         "name": "user",
@@ -266,6 +266,14 @@ def test_answers_come_with_their_citations_and_found_nodes_with_their_passages(a
     search = SearchFactory(questions=["Where?"], output="node", status=Search.Status.DONE, result=result)
 
     assert api.get(url("search-detail", search.pk)).json()["result"] == result
+
+    # A citation stored before citations were dated is read with no date.
+    undated = {key: value for key, value in citation.items() if key != "date"}
+    search.result = {**result, "answers": [{**answer, "citations": [undated]}]}
+    search.save(update_fields=["result"])
+    assert api.get(url("search-detail", search.pk)).json()["result"]["answers"][0]["citations"] == [
+        {**undated, "date": None}
+    ]
 
 
 def test_a_waiting_search_names_its_pending_question(api):

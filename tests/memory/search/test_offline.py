@@ -50,3 +50,23 @@ def test_an_offline_answer_quotes_the_text_not_its_keyword_description(db):
 
     [answer] = search.result["answers"]
     assert answer["answer"] == "Ana leads payments."
+
+
+def test_an_offline_answer_to_when_says_the_day_of_its_evidence_and_cites_it(db):
+    demo_memory_seed(by=system())
+    text = "Date: 2023-05-08\n\nAna: We moved the office to Porto yesterday.\n\nBo: Good, the old one was cramped."
+    session = services.node_create(
+        parent=selectors.node_internal_folder(space=default_space(), name="references"),
+        type="document",
+        name="session-17.md",
+        description="A session of Ana and Bo",
+        content=text.encode(),
+        by=system(),
+    )
+    search = run_search(["When did Ana move the office to Porto?"])
+
+    [answer] = search.result["answers"]
+    quote = "Ana: We moved the office to Porto yesterday."
+    assert answer["answer"] == f"2023-05-08: {quote}"
+    at = text.index(quote)
+    assert {"node": session.pk, "start": at, "end": at + len(quote), "date": "2023-05-08"} in answer["citations"]

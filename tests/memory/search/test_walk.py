@@ -44,7 +44,7 @@ def test_routes_down_marks_unviable_options_and_answers(llm, tree):
     [answer] = search.result["answers"]
     pg = tree["pg-tuning.md"].pk
     # Not a quotation: cited as the passage sharing the most words with it, the whole text here.
-    citations = [{"node": pg, "start": 0, "end": len("Set shared_buffers to a quarter of the RAM.")}]
+    citations = [{"node": pg, "start": 0, "end": len("Set shared_buffers to a quarter of the RAM."), "date": None}]
     assert answer == {
         "question": QUESTION,
         "answer": "A quarter of the RAM.",
