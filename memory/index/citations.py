@@ -23,42 +23,47 @@ class Held(NamedTuple):
     end: int
     text: str
     date: dt.date | None = None
+    node: str = ""
 
 
-def locate(answer: str, passages: list[Held]) -> list[tuple[int, int]]:
-    """Ranges of the text holding the answer: each sentence of it found word for word, else
-    the lines of the text the answer quotes (a reader that joins lines of a table or a list),
-    else the passage sharing the most words with it (an LLM's answer is rarely a quotation)."""
-    ranges = []
+Quote = tuple[Held, int, int]  # the passage a range of an answer is in, and the range
+
+
+def locate(answer: str, passages: list[Held]) -> list[Quote]:
+    """Ranges of the text holding the answer, each with its passage: each sentence of it found
+    word for word, else the lines of the text the answer quotes (a reader that joins lines of a
+    table or a list), else the passage sharing the most words with it (an LLM's answer is rarely
+    a quotation)."""
+    quotes: list[Quote] = []
     for sentence in (part.strip() for part in SENTENCE.split(answer)):
         if len(sentence) < MIN_QUOTE:
             continue
         for passage in passages:
             at = passage.text.find(sentence)
             if at >= 0:
-                ranges.append((passage.start + at, passage.start + at + len(sentence)))
+                quotes.append((passage, passage.start + at, passage.start + at + len(sentence)))
                 break
-    ranges = ranges or _quoted_lines(answer, passages)
-    if ranges:
-        return list(dict.fromkeys(ranges))[:MAX_CITATIONS]
+    quotes = quotes or _quoted_lines(answer, passages)
+    if quotes:
+        return list(dict.fromkeys(quotes))[:MAX_CITATIONS]
     wanted = set(query_words(answer))
-    shared = [(len(wanted & set(query_words(passage.text))), passage.start, passage.end) for passage in passages]
-    best = max(shared, default=(0, 0, 0))
-    return [(best[1], best[2])] if best[0] else []
+    shared = [(len(wanted & set(query_words(passage.text))), position) for position, passage in enumerate(passages)]
+    most, position = max(shared, default=(0, 0))
+    return [(passages[position], passages[position].start, passages[position].end)] if most else []
 
 
-def _quoted_lines(answer: str, passages: list[Held]) -> list[tuple[int, int]]:
+def _quoted_lines(answer: str, passages: list[Held]) -> list[Quote]:
     """The ranges of the passages' lines that the answer holds word for word, in order."""
-    ranges = []
+    quotes: list[Quote] = []
     for passage in passages:
         at = 0
         for line in passage.text.split("\n"):
             quoted = line.strip()
             if len(quoted) >= MIN_QUOTE and quoted in answer:
                 begin = passage.start + at + line.index(quoted)
-                ranges.append((begin, begin + len(quoted)))
+                quotes.append((passage, begin, begin + len(quoted)))
             at += len(line) + 1
-    return ranges
+    return quotes
 
 
 def content_passages(*, node_id: str) -> list[Held]:
@@ -68,12 +73,7 @@ def content_passages(*, node_id: str) -> list[Held]:
         .order_by("seq")
         .values_list("start", "end", "text", "date")
     )
-    return [Held(*row) for row in rows]
-
-
-def date_at(offset: int, passages: list[Held]) -> dt.date | None:
-    """The date of the passage holding the character at `offset`: what a citation there speaks of."""
-    return next((passage.date for passage in passages if passage.start <= offset < passage.end), None)
+    return [Held(*row, node=node_id) for row in rows]
 
 
 def cited_passages(*, cited: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[int, int, str]]]:

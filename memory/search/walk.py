@@ -12,7 +12,7 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from memory import selectors
-from memory.index.citations import content_passages, date_at, locate
+from memory.index.citations import Held, content_passages, locate
 from memory.index.retrieve import Hit, best_by_node, retrieve
 from memory.logic.asked_time import said_when
 from memory.models import Node, Search, SearchStep, ToolCall
@@ -100,6 +100,10 @@ def advance(search: Search, *, by: Principal) -> Outcome:
     if state.all_answered_in_part and state.reads_since_found >= settle:
         said = f"Every question has an answer in part, and the last {settle} readings added nothing."
         return Outcome(Kind.FINISH, state, said, end="settled")
+    fruitless = settings.MEMSITE_SEARCH_FRUITLESS_READS
+    if not state.known and state.reads_since_found >= fruitless:
+        said = f"The first {fruitless} readings found nothing for any question."
+        return Outcome(Kind.FINISH, state, said, end="fruitless")
     if state.start and search.start_node_id is None:  # not the whole tree instead
         return Outcome(
             Kind.FINISH, state, "The start node was deleted.", end="start node deleted", status=Search.Status.FAILED
@@ -216,6 +220,10 @@ def _notes(state: WalkState) -> list[str]:
 
 
 def _at_folder(search: Search, state: WalkState, folder: Node | None, *, by: Principal) -> Outcome:
+    if not state.trail and not state.best_passages_read:
+        outcome = _read_best_passages(search, state, folder, by=by)
+        if outcome is not None:
+            return outcome
     if not state.trail and not state.shortcut_done:
         outcome = _shortcut(search, state, folder, by=by)
         if outcome is not None:
@@ -245,6 +253,7 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None, *, by: Pri
 # The content index -----------------------------------------------------------------------------
 
 SHORTCUT_KEY = "hits"
+BEST_PASSAGES = "the passages of any node that best match the questions, each headed by its node's path"
 MAX_CANDIDATES_SHOWN = 20  # in a step's trace
 
 
@@ -295,6 +304,22 @@ def _shortcut(search: Search, state: WalkState, start: Node | None, *, by: Princ
         detail={"candidates": _seen(options, best)},
         by=by,
     )
+
+
+def _read_best_passages(search: Search, state: WalkState, start: Node | None, *, by: Principal) -> Outcome | None:
+    """Before anything else, the reader is shown the index's best passages for the questions,
+    of any node, within MEMSITE_SEARCH_FIRST_READ_TOKENS: a question they answer costs one call,
+    and no node is read whole for it. None when there are none. Once a search."""
+    state.best_passages_read = True
+    budget = settings.MEMSITE_SEARCH_FIRST_READ_TOKENS
+    kept = _within_tokens(_hits(state, start, settings.MEMSITE_INDEX_CANDIDATES, by=by), budget, with_path=True)
+    if not kept:
+        return None
+    rank = {hit.node_id: position for position, (hit, _) in reversed(list(enumerate(kept)))}
+    kept.sort(key=lambda pair: (rank[pair[0].node_id], pair[0].start))  # a node's passages together, in order
+    passages = Reading(passages=tuple(Held(hit.start, hit.end, hit.text, hit.date, hit.node_id) for hit, _ in kept))
+    text = "\n\n".join(piece for _, piece in kept)
+    return _read(search, state, node_line=BEST_PASSAGES, text=text, passages=passages, by=by)
 
 
 def _by_passages(
@@ -408,25 +433,24 @@ def _best_passages(search: Search, node: Node, *, by: Principal) -> str:
     """The node's passages that best match the questions, taken best first until one reading
     budget is full (a passage is a line: many fit), then put in the text's order, each headed
     by where it is."""
-    hits = [
-        hit
-        for hit in retrieve(
-            query=" ".join(search.questions),
-            by=by,
-            start=node,
-            k=settings.MEMSITE_INDEX_CANDIDATES,
-        )
-        if hit.kind == "content"
-    ]
-    counter, budget, kept = offline_counter(), settings.MEMSITE_SEARCH_READ_TOKENS, []
-    for hit in hits:
+    hits = retrieve(query=" ".join(search.questions), by=by, start=node, k=settings.MEMSITE_INDEX_CANDIDATES)
+    kept = _within_tokens(hits, settings.MEMSITE_SEARCH_READ_TOKENS, with_path=False)
+    return "\n\n".join(piece for _, piece in sorted((hit.start, piece) for hit, piece in kept))
+
+
+def _within_tokens(hits: list[Hit], budget: int, *, with_path: bool) -> list[tuple[Hit, str]]:
+    """The content hits, best first, each as the piece the reader is shown (headed by where it
+    is: its node's path too when they are of several nodes), while their pieces fit in `budget`."""
+    counter, kept = offline_counter(), []
+    for hit in (hit for hit in hits if hit.kind == "content"):
+        where = f"{hit.path}, " if with_path else ""
         dated = f", dated {hit.date.isoformat()}" if hit.date else ""
-        piece = f"[characters {hit.start}-{hit.end}{dated}]\n{hit.text}"
+        piece = f"[{where}characters {hit.start}-{hit.end}{dated}]\n{hit.text}"
         budget -= counter.count(piece) + 1  # and the blank line that parts it from the next
         if budget < 0:
             break
-        kept.append((hit.start, piece))
-    return "\n\n".join(piece for _, piece in sorted(kept))
+        kept.append((hit, piece))
+    return kept
 
 
 def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) -> Outcome:
@@ -439,7 +463,7 @@ def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) 
         node_line += f" (dated {node.date.isoformat()})"
     if len(chunks) > 1:
         node_line += f" (part {part + 1} of {len(chunks)})"
-    outcome = _read(search, state, node_line=node_line, text=chunks[part], node=node, by=by)
+    outcome = _read(search, state, node_line=node_line, text=chunks[part], passages=Reading.of(node), by=by)
     if outcome.spawn is not None:
         pass  # stay: this chunk is read again with the sub-search's answer, where it arose
     elif state.remaining and part + 1 < len(chunks):
@@ -452,12 +476,27 @@ def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) 
     return outcome
 
 
-def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: Node | None, by: Principal) -> Outcome:
+@dataclass(frozen=True)
+class Reading:
+    """What one reading call is shown the text of: a node (its passages are where the answers
+    are cited, and it is the node that answers), the best passages of several nodes (each
+    answer cites, and finds, the nodes it quotes), or neither (a tool's result)."""
+
+    node: Node | None = None
+    passages: tuple[Held, ...] = ()
+
+    @classmethod
+    def of(cls, node: Node) -> "Reading":
+        return cls(node, tuple(content_passages(node_id=node.pk)))
+
+
+def _read(search: Search, state: WalkState, *, node_line: str, text: str, passages: Reading, by: Principal) -> Outcome:
     open_entries = [entry for entry in state.answers if not entry.complete]
     questions = [entry.question for entry in open_entries]
     messages = prompts.read_messages(
         questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text
     )
+    node = passages.node
     try:
         reply, call = _ask(search, by=by, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
     except _Rejected as exc:
@@ -465,12 +504,12 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
             Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True}
         )
     before = [entry.answer for entry in open_entries]
-    answered = _apply_findings(open_entries, reply.findings, node)
+    applied = _apply_findings(open_entries, reply.findings, passages)
+    answered = list(dict.fromkeys(finding.question for finding in applied))
     added = any(entry.answer != answer for entry, answer in zip(open_entries, before, strict=True))
-    # An answer's node; where nodes are asked for, any node that answers in part.
-    holds = reply.is_answer or (search.output == Search.Output.NODE and bool(answered))
-    if holds and node is not None and node.pk not in state.found:
-        state.found.append(node.pk)
+    for node_id in _answering(search, reply, passages, applied):
+        if node_id not in state.found:
+            state.found.append(node_id)
     known = {*state.arisen, *(entry.question for entry in state.answers)}
     new = [question for question in dict.fromkeys(reply.new_questions) if question not in known]
     spawn = None
@@ -484,31 +523,45 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, node: 
     return Outcome(Kind.READ, state, f"{summary}.", node=node, call=call, detail=detail, spawn=spawn)
 
 
-def _apply_findings(open_entries: list, findings: list, node: Node | None) -> list[str]:
-    """Each finding joined to its question's answer, with where in the node it came from and,
-    for a question asking when, the date it speaks of; returns the questions answered."""
-    answered = []
-    passages = content_passages(node_id=node.pk) if node is not None and findings else []
+def _answering(search: Search, reply: Any, passages: Reading, applied: list["Applied"]) -> list[str]:
+    """The nodes a reading found to be answers: a node read that the reader says is one, or,
+    where nodes are asked for, that answers in part; of several nodes' passages, those that
+    complete answers quote, or, where nodes are asked for, that any answer quotes."""
+    for_nodes = search.output == Search.Output.NODE
+    if passages.node is not None:
+        return [passages.node.pk] if reply.is_answer or (for_nodes and applied) else []
+    quoted = (node_id for finding in applied if for_nodes or finding.complete for node_id in finding.nodes)
+    return list(dict.fromkeys(quoted))
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A finding joined to its question's answer: the nodes it came from, and whether it answers
+    the question whole."""
+
+    question: str
+    nodes: list[str]
+    complete: bool
+
+
+def _apply_findings(open_entries: list, findings: list, passages: Reading) -> list[Applied]:
+    """Each finding joined to its question's answer, with where it came from and, for a
+    question asking when, the date it speaks of."""
+    applied = []
     for finding in findings:
         entry = open_entries[finding.question - 1]
-        cited = (
-            [
-                Citation(node=node.pk, start=start, end=end, date=date_at(start, passages))
-                for start, end in locate(finding.answer, passages)
-            ]
-            if node is not None
-            else []
-        )
+        quotes = locate(finding.answer, list(passages.passages)) if passages.passages else []
+        cited = [Citation(node=held.node, start=start, end=end, date=held.date) for held, start, end in quotes]
         evidence = next((citation.date for citation in cited if citation.date), None)
         said = said_when(entry.question, finding.answer, evidence)
         # The latest findings, when they pile up.
         entry.answer = _joined(entry.answer, said, complete=finding.complete)[-MAX_ANSWER_CHARS:]
-        if node is not None and node.pk not in entry.node_ids:
-            entry.node_ids.append(node.pk)
+        nodes = list(dict.fromkeys([passages.node.pk] if passages.node else [citation.node for citation in cited]))
+        entry.node_ids.extend(node_id for node_id in nodes if node_id not in entry.node_ids)
         entry.cite(cited)
         entry.complete = entry.complete or finding.complete
-        answered.append(entry.question)
-    return answered
+        applied.append(Applied(entry.question, nodes, finding.complete))
+    return applied
 
 
 def _joined(answer: str, finding: str, *, complete: bool) -> str:
@@ -676,7 +729,7 @@ def _tool_results(search: Search, state: WalkState, *, by: Principal) -> Outcome
         state,
         node_line=f"Result of {tool_call.tool} {tool_call.arguments}",
         text=tool_call.result,
-        node=None,
+        passages=Reading(),
         by=by,
     )
 

@@ -13,11 +13,17 @@ MEMSITE_SEARCH_MAX_DEPTH = env_int("MEMSITE_SEARCH_MAX_DEPTH", 2)  # sub-searche
 # Once every question has an answer in part, the readings in a row that may add nothing to any
 # before the walk ends (`settled`): a reader may find the rest further on, but rarely after this.
 MEMSITE_SEARCH_SETTLE_READS = env_int("MEMSITE_SEARCH_SETTLE_READS", 2, minimum=1)
+# A walk that has found nothing for any question ends after this many readings: the index's best
+# passages and the nodes the router chose from them were read, and the rest is guessing.
+MEMSITE_SEARCH_FRUITLESS_READS = env_int("MEMSITE_SEARCH_FRUITLESS_READS", 6, minimum=1)
 MEMSITE_SEARCH_ROUTE_TOKENS = env_int("MEMSITE_SEARCH_ROUTE_TOKENS", 3_000)  # options shown per routing call
 MEMSITE_SEARCH_READ_TOKENS = env_int("MEMSITE_SEARCH_READ_TOKENS", 3_000)  # content shown per reading call
 MEMSITE_SEARCH_TOOLS = env_bool("MEMSITE_SEARCH_TOOLS", True)  # offer a folder's tool tree before leaving it
 MEMSITE_SEARCH_NOTES_TOKENS = env_int("MEMSITE_SEARCH_NOTES_TOKENS", 1_500)  # what was learnt, in each prompt
 MEMSITE_SEARCH_MAX_CHUNKS = env_int("MEMSITE_SEARCH_MAX_CHUNKS", 4)  # chunks of one node's content read
+# The index's best passages, of any node, read before the walk begins, within this many tokens
+# (0: none): a question they answer costs one call.
+MEMSITE_SEARCH_FIRST_READ_TOKENS = env_int("MEMSITE_SEARCH_FIRST_READ_TOKENS", 1_500, minimum=0)
 # Nodes of the best passages offered to the router before it routes from the start (0: none).
 MEMSITE_SEARCH_SHORTCUT_HITS = env_int("MEMSITE_SEARCH_SHORTCUT_HITS", 5, minimum=0)
 # A running search whose worker has not written a step for this long is re-queued (or failed

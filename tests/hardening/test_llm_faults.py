@@ -88,6 +88,7 @@ def llm(settings, openai_gateway: FakeOpenAI, request) -> FakeOpenAI:
     settings.MEMSITE_LLM_TIMEOUT_MS = 5_000 if timing_out else 2 * SPARE_TIMEOUT_MS
     settings.MEMSITE_SEARCH_TOOLS = False
     settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0  # scripted walks follow the tree
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 0
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
     settings.MEMSITE_TICK_DEEP_REFLECT_EVERY = 1_000
     return openai_gateway

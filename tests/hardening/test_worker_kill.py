@@ -179,6 +179,7 @@ def workers(shared_db, broker_prefix, fake_openai: FakeOpenAI, tmp_path) -> Iter
         "MEMSITE_LLM_REQUEST_TIMEOUT_MS": str((SLOW_S + 10) * 1000),
         "MEMSITE_SEARCH_TOOLS": "false",
         "MEMSITE_SEARCH_SHORTCUT_HITS": "0",  # the scripted walks follow the tree
+        "MEMSITE_SEARCH_FIRST_READ_TOKENS": "0",
         "MEMSITE_EMBEDDINGS": "off",
         "MEMSITE_SEARCH_MAX_RESTARTS": "0",
         "MEMSITE_SEARCH_STALE_S": "2",

@@ -17,6 +17,7 @@ def worker(transactional_db, settings, fake_openai: FakeOpenAI, sqlite_waits_for
     settings.OPENAI_BASE_URL = fake_openai.url
     settings.MEMSITE_SEARCH_TOOLS = False
     settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0  # scripted walks follow the tree
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 0
     forget_working_modes()
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
         yield fake_openai

@@ -31,6 +31,7 @@ def offline_search(settings):
     settings.OPENAI_BASE_URL = None
     settings.MEMSITE_SEARCH_TOOLS = False
     settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0  # scripted walks follow the tree
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 0
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
     return settings
 

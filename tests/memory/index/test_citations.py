@@ -1,16 +1,16 @@
-"""Where in a node an answer came from (memory/index/citations.py `locate`, `date_at`): pure."""
+"""Where in a node an answer came from (memory/index/citations.py `locate`): pure."""
 
 from datetime import date
 
-from memory.index.citations import Held, date_at, locate
+from memory.index.citations import Held, locate
 
 TEXT = "Codes we use.\n\n| code | when |\n|---|---|\n| 404 | no such resource |\n| 409 | a conflict |"
 TABLE = TEXT.index("| code")
-PASSAGES = [Held(0, 13, "Codes we use."), Held(TABLE, len(TEXT), TEXT[TABLE:], date(2023, 5, 8))]
+PASSAGES = [Held(0, 13, "Codes we use.", node="n1"), Held(TABLE, len(TEXT), TEXT[TABLE:], date(2023, 5, 8), "n1")]
 
 
 def cited(answer: str) -> list[str]:
-    return [TEXT[start:end] for start, end in locate(answer, PASSAGES)]
+    return [TEXT[start:end] for _, start, end in locate(answer, PASSAGES)]
 
 
 def test_a_sentence_quoted_word_for_word_is_cited_where_it_is():
@@ -26,8 +26,8 @@ def test_an_answer_in_other_words_cites_the_passage_sharing_most_of_its_words():
     assert cited("Nothing in common here at all") == []
 
 
-def test_a_citation_is_dated_by_the_passage_it_starts_in():
-    [start, _] = locate("| 409 | a conflict |", PASSAGES)[0]
-    assert date_at(start, PASSAGES) == date(2023, 5, 8)
-    assert date_at(0, PASSAGES) is None  # an undated passage
-    assert date_at(len(TEXT), PASSAGES) is None  # past the text's end
+def test_each_range_comes_with_the_passage_it_is_in_so_with_its_node_and_date():
+    other = Held(0, 26, "Bo moved to Porto in May.", date(2023, 6, 1), "n2")
+    [(passage, start, end)] = locate("| 409 | a conflict |", [*PASSAGES, other])
+    assert passage == PASSAGES[1] and (passage.node, passage.date) == ("n1", date(2023, 5, 8))
+    assert locate("Bo moved to Porto in May.", [*PASSAGES, other]) == [(other, 0, 25)]

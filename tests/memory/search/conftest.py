@@ -19,6 +19,7 @@ def search_settings(settings, internal):
     settings.MEMSITE_SEARCH_TOOLS = False
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
     settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 0
     settings.MEMSITE_EMBEDDINGS = "off"
     return settings
 

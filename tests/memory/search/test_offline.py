@@ -1,5 +1,5 @@
 from memory import selectors, services
-from memory.models import Search
+from memory.models import Node, Search
 from memory.services.demo import demo_memory_seed
 from tests.factories import default_space, system
 from tests.memory.search.conftest import run_search
@@ -70,3 +70,40 @@ def test_an_offline_answer_to_when_says_the_day_of_its_evidence_and_cites_it(db)
     assert answer["answer"] == f"2023-05-08: {quote}"
     at = text.index(quote)
     assert {"node": session.pk, "start": at, "end": at + len(quote), "date": "2023-05-08"} in answer["citations"]
+
+
+def test_the_best_passages_read_first_answer_in_one_call_and_cite_their_node(db, settings):
+    from memory.services.demo import DEMO_SEARCH_QUESTIONS
+
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 1_500
+    demo_memory_seed(by=system())
+    search = run_search(DEMO_SEARCH_QUESTIONS)
+
+    [answer] = search.result["answers"]
+    assert search.ended_because == "answered" and search.llm_calls == 1
+    assert "409 | conflicts with the current state" in answer["answer"]
+    [node] = Node.objects.filter(pk__in=answer["node_ids"])
+    assert node.name == "http-status-codes.md" and {c["node"] for c in answer["citations"]} == {node.pk}
+
+
+def test_one_reading_of_the_best_passages_finds_every_node_an_answer_quotes(db, settings):
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 1_500
+    folder = selectors.node_internal_folder(space=default_space(), name="user")
+    sessions = {
+        name: services.node_create(
+            parent=folder, type="document", name=name, description="A session", content=text.encode(), by=system()
+        )
+        for name, text in [
+            ("session-1.md", "Ana: I adopted a greyhound called Pixel.\n\nBo: What a lovely name."),
+            ("session-2.md", "Bo: I adopted a greyhound too, called Comet.\n\nAna: They should meet."),
+            ("session-3.md", "Ana: The office moves to Porto in May.\n\nBo: Good, the old one was cramped."),
+        ]
+    }
+    search = run_search(["What are the adopted greyhounds called?"], output="node")
+
+    assert search.ended_because == "answered" and search.llm_calls == 1
+    found = [node["name"] for node in search.result["nodes"] if node["found_by"] == "reading"]
+    assert sorted(found) == ["session-1.md", "session-2.md"]
+    first = search.steps.get(number=1)
+    assert first.kind == "read" and set(first.detail["answered"]) == {"What are the adopted greyhounds called?"}
+    assert sessions["session-3.md"].pk not in search.result["answers"][0]["node_ids"]

@@ -584,3 +584,23 @@ def test_a_search_whose_start_node_is_deleted_ends_instead_of_searching_everythi
 
     assert search.status == Search.Status.FAILED and search.ended_because == "start node deleted"
     assert llm.requests == []
+
+
+def test_a_walk_that_finds_nothing_for_any_question_ends_after_its_fruitless_readings(llm, tree, settings):
+    settings.MEMSITE_SEARCH_FRUITLESS_READS = 2
+    llm.script(
+        pick("references"),
+        pick("databases"),
+        pick("pg-tuning.md"),
+        NOTHING,
+        pick("frontend"),  # routing is not counted: the walk goes on to a second reading
+        pick("css.md"),
+        NOTHING,
+        pick(None),  # a call too many
+    )
+    search = run_search([QUESTION])
+
+    assert search.status == Search.Status.DONE and search.ended_because == "fruitless"
+    assert search.llm_calls == 7 and llm.pending == 1
+    assert search.result["answers"][0]["answer"] == ""
+    assert search.steps.last().summary == "The first 2 readings found nothing for any question."

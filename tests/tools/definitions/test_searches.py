@@ -21,6 +21,7 @@ def walk_settings(settings):
     """A walk that follows the tree and falls back at once when it has nothing."""
     settings.MEMSITE_SEARCH_TOOLS = False
     settings.MEMSITE_SEARCH_SHORTCUT_HITS = 0
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 0
     settings.MEMSITE_SEARCH_MAX_RESTARTS = 0
 
 
