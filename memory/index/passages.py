@@ -1,13 +1,16 @@
-"""Cutting a node's text into passages (pure): a turn each where the text is a dialogue, a
-paragraph each elsewhere (a list's items apart), those too long for the embedding model cut between lines (between
-words where a line is itself too long), with character offsets into the text, so a hit can be
-shown and cited where it is. Explained in docs/retrieval.md, "Passages"."""
+"""Cutting a node's text into passages (pure): a turn each where the text is a dialogue (a
+message each where it is a chat stored as JSON), a paragraph each elsewhere (a list's items
+apart), those too long for the embedding model cut between lines (between words where a line is
+itself too long), with character offsets into the text, so a hit can be shown and cited where it
+is. Explained in docs/retrieval.md, "Passages"."""
 
 import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from memory.index import json_turns
 
 # The embedding model reads 256 word pieces, some 1,000 characters of English: a longer passage
 # would be ranked by its beginning alone.
@@ -64,9 +67,25 @@ def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> Iterato
         yield at, end
 
 
+def _json_blocks(text: str, messages: list[tuple[int, int]]) -> Iterator[tuple[int, int, bool]]:
+    """A JSON chat's messages as turns, and the paragraphs of what lies between them, but for
+    the brackets, commas and keys that only join them."""
+    at = 0
+    for start, end in [*messages, (len(text), len(text))]:
+        if not json_turns.is_structure(text, at, start):
+            yield from ((a, b, False) for a, b in _spans(text, PARAGRAPH_BREAK, at, start))
+        if start < end:
+            yield start, end, True
+        at = end
+
+
 def _blocks(text: str) -> Iterator[tuple[int, int, bool]]:
     """The text's turns, and its paragraphs elsewhere (before the first turn, or all of a text
     that is no dialogue), in order, each (start, end, is a turn)."""
+    messages = json_turns.message_spans(text)
+    if messages:
+        yield from _json_blocks(text, messages)
+        return
     starts = turn_starts(text)
     yield from ((a, b, False) for a, b in _spans(text, PARAGRAPH_BREAK, 0, starts[0] if starts else len(text)))
     for start, end in zip(starts, [*starts[1:], len(text)], strict=False):
@@ -135,8 +154,9 @@ def _trimmed(text: str, start: int, end: int) -> Piece:
 
 
 def cut(text: str) -> Iterator[Piece]:
-    """The text's passages, one at a time: a turn each in a dialogue, paragraphs elsewhere (those
-    shorter than TARGET_CHARS joined; a list's items apart), none longer than MAX_CHARS."""
+    """The text's passages, one at a time: a turn each in a dialogue (a message each in a JSON
+    chat), paragraphs elsewhere (those shorter than TARGET_CHARS joined; a list's items apart),
+    none longer than MAX_CHARS."""
     pending: list[tuple[int, int]] = []  # short paragraphs, joined when the next block comes
     for start, end, turn in _blocks(text):
         if not turn and end - start <= TARGET_CHARS:
