@@ -4,6 +4,7 @@ call or sub-search) in one transaction, so a step is either fully recorded or no
 search resumes from its last recorded step.
 Explained in docs/memory.md."""
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -281,10 +282,12 @@ def _seen(options: list[prompts.Option], best: dict[str, Hit]) -> list[dict[str,
 
 def _shortcut(search: Search, state: WalkState, start: Node | None, *, by: Principal) -> Outcome | None:
     """Before routing from the start, the router may go straight to one of the nodes holding
-    the best passages for the questions, once. None when there are none. It runs at the start of
-    a walk, when nothing is marked yet."""
+    the best passages for the questions, once, but for those read already (the best passages
+    read first showed them whole). None when there are none."""
     wanted = settings.MEMSITE_SEARCH_SHORTCUT_HITS
+    marked = {*state.visited, *state.unviable}
     hits = _hits(state, start, settings.MEMSITE_INDEX_CANDIDATES, by=by) if wanted else []
+    hits = [hit for hit in hits if hit.node_id not in marked]
     best = {node_id: node_hits[0] for node_id, node_hits in best_by_node(hits, limit=wanted, kind="content").items()}
     state.shortcut_done = True  # offered once: the walk then ranks the tree by the same passages
     if not best:
@@ -309,7 +312,8 @@ def _shortcut(search: Search, state: WalkState, start: Node | None, *, by: Princ
 def _read_best_passages(search: Search, state: WalkState, start: Node | None, *, by: Principal) -> Outcome | None:
     """Before anything else, the reader is shown the index's best passages for the questions,
     of any node, within MEMSITE_SEARCH_FIRST_READ_TOKENS: a question they answer costs one call,
-    and no node is read whole for it. None when there are none. Once a search."""
+    and no node is read whole for it. A node all of whose passages were shown has been read, and
+    is not read again. None when there are none. Once a search."""
     state.best_passages_read = True
     budget = settings.MEMSITE_SEARCH_FIRST_READ_TOKENS
     kept = _within_tokens(_hits(state, start, settings.MEMSITE_INDEX_CANDIDATES, by=by), budget, with_path=True)
@@ -319,7 +323,12 @@ def _read_best_passages(search: Search, state: WalkState, start: Node | None, *,
     kept.sort(key=lambda pair: (rank[pair[0].node_id], pair[0].start))  # a node's passages together, in order
     passages = Reading(passages=tuple(Held(hit.start, hit.end, hit.text, hit.date, hit.node_id) for hit, _ in kept))
     text = "\n\n".join(piece for _, piece in kept)
-    return _read(search, state, node_line=BEST_PASSAGES, text=text, passages=passages, by=by)
+    outcome = _read(search, state, node_line=BEST_PASSAGES, text=text, passages=passages, by=by)
+    shown = Counter(hit.node_id for hit, _ in kept)
+    for node_id, count in selectors.content_passage_counts(node_ids=shown).items():
+        if count == shown[node_id]:
+            state.mark_visited(node_id)
+    return outcome
 
 
 def _by_passages(

@@ -24,7 +24,7 @@ from memory.selectors.nodes import (
     path_names,
     project_files,
 )
-from memory.selectors.passages import passage_text
+from memory.selectors.passages import content_passage_counts, passage_text
 from memory.selectors.searches import (
     search_children,
     search_get,
@@ -69,6 +69,7 @@ __all__ = [
     "node_version_diff",
     "node_versions_kept",
     "nodes_by_id",
+    "content_passage_counts",
     "passage_text",
     "project_files",
     "search_children",

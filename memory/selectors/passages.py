@@ -1,5 +1,9 @@
 """Reads of the content index's passages."""
 
+from collections.abc import Collection
+
+from django.db.models import Count
+
 from memory.models import Passage
 
 
@@ -11,3 +15,14 @@ def passage_text(*, node_id: str, start: int, end: int) -> str | None:
         .values_list("text", flat=True)
         .first()
     )
+
+
+def content_passage_counts(*, node_ids: Collection[str]) -> dict[str, int]:
+    """How many content passages each of these nodes has (those with none are left out)."""
+    rows = (
+        Passage.objects.filter(node_id__in=list(node_ids), kind=Passage.Kind.CONTENT)
+        .values("node_id")
+        .annotate(count=Count("id"))
+        .values_list("node_id", "count")
+    )
+    return dict(rows)

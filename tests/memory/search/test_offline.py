@@ -107,3 +107,21 @@ def test_one_reading_of_the_best_passages_finds_every_node_an_answer_quotes(db, 
     first = search.steps.get(number=1)
     assert first.kind == "read" and set(first.detail["answered"]) == {"What are the adopted greyhounds called?"}
     assert sessions["session-3.md"].pk not in search.result["answers"][0]["node_ids"]
+
+
+def test_a_node_the_best_passages_showed_whole_is_not_read_again(db, settings):
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 1_500
+    folder = selectors.node_internal_folder(space=default_space(), name="user")
+    for name, text in [
+        ("session-1.md", "Ana: I adopted a greyhound called Pixel.\n\nBo: A greyhound needs long walks."),
+        ("session-2.md", "Ana: Pixel sleeps all day.\n\nBo: The office moves to Porto in May."),
+    ]:
+        services.node_create(
+            parent=folder, type="document", name=name, description="A session", content=text.encode(), by=system()
+        )
+    search = run_search(["Which vet does Pixel the greyhound see, and how often?"])
+
+    # Nothing says which vet: the walk goes on past the best passages. They showed session-1
+    # whole, and session-2 in part: session-2 is read, session-1 is not read again.
+    reads = list(search.steps.filter(kind="read").values_list("node__name", flat=True))
+    assert reads == [None, "session-2.md"]
