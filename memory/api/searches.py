@@ -111,7 +111,7 @@ class SearchFoundNodeSerializer(serializers.Serializer):
         choices=["reading", "index"],
         default="reading",
         help_text="reading: the walk read it as an answer; index: it holds the index's best passages, "
-        "when the reading confirmed no node.",
+        "added after the reading's nodes when a question was left open.",
     )
     passages = SearchFoundPassageSerializer(
         many=True,

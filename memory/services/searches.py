@@ -377,8 +377,8 @@ def _spawn(parent: Search, questions: list[str], state: WalkState) -> Search:
     )
 
 
-# output=node when the reading confirmed no node: the nodes of the index's best passages for
-# the questions, at most this many, marked as found by the index.
+# output=node when a question is left open: the nodes the reading confirmed, then those of the
+# index's best passages for the questions (marked as found by the index), at most this many.
 INDEX_NODES = 3
 
 
@@ -409,7 +409,7 @@ def _read_nodes(search: Search, state: WalkState) -> list[dict]:
     ]
 
 
-def _index_nodes(search: Search, state: WalkState) -> list[dict]:
+def _index_nodes(search: Search, state: WalkState, *, limit: int) -> list[dict]:
     """The nodes holding the index's best passages for the search's questions, in its scope,
     retrieved for whoever asked for the search (none if they are gone)."""
     start = Node.objects.filter(pk=state.start, space_id=search.space_id).first() if state.start else None
@@ -422,7 +422,7 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
         return []
     query = " ".join(search.questions)
     found = retrieve(query=query, by=by, start=start, k=settings.MEMSITE_INDEX_CANDIDATES)
-    best = best_by_node(found, limit=INDEX_NODES, kind=Passage.Kind.CONTENT)
+    best = best_by_node(found, limit=limit, kind=Passage.Kind.CONTENT)
     return [
         _node_entry(
             node_id, hits[0].name, hits[0].path, "index", sorted((hit.start, hit.end, hit.snippet) for hit in hits)
@@ -432,9 +432,16 @@ def _index_nodes(search: Search, state: WalkState) -> list[dict]:
 
 
 def _found_nodes(search: Search, state: WalkState, status: str) -> list[dict]:
-    """output=node: the nodes the reading confirmed or, when a search that ran to its end
-    confirmed none (an offline reader does not recognise a paraphrase), the index's best nodes."""
-    return _read_nodes(search, state) or (_index_nodes(search, state) if status == Search.Status.DONE else [])
+    """output=node: the nodes the reading confirmed, then, when a search that ran to its end
+    left a question open, the index's best nodes up to INDEX_NODES in all: an offline reader
+    does not recognise a paraphrase, and a question that two nodes answer may have been read in
+    one of them alone."""
+    read = _read_nodes(search, state)
+    if status != Search.Status.DONE or not state.remaining or len(read) >= INDEX_NODES:
+        return read
+    known = {node["id"] for node in read}
+    guessed = [node for node in _index_nodes(search, state, limit=INDEX_NODES + len(read)) if node["id"] not in known]
+    return read + guessed[: INDEX_NODES - len(read)]
 
 
 def _finish(search: Search, state: WalkState, *, status: str, because: str, hand_back: bool = True) -> None:

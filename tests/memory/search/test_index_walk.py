@@ -78,6 +78,26 @@ def test_a_node_search_that_confirms_nothing_lists_the_index_s_best_nodes(sessio
     assert any(FACT in text[passage["start"] : passage["end"]] for passage in first["passages"])
 
 
+def test_a_node_search_that_leaves_a_question_open_adds_the_index_s_best_nodes_after_its_own(sessions, llm):
+    folder, nodes = sessions
+    llm.script(pick("session-02"), found("Bo: The weather is supposed to turn tomorrow.", complete=False), pick(None))
+    search = run_search(["What is the greyhound called?"], output="node", start_node=folder)
+
+    assert search.status == Search.Status.DONE and search.result["open_questions"]
+    listed = [(node["id"], node["found_by"]) for node in search.result["nodes"]]
+    # Full text alone ranks here: session-07 is the one other node holding the question's words.
+    assert listed == [(nodes[2].pk, "reading"), (nodes[7].pk, "index")]
+
+
+def test_a_node_search_that_answers_every_question_lists_only_what_it_read(sessions, llm):
+    folder, nodes = sessions
+    llm.script(pick("session-07"), found("She is called Pixel.", complete=True))
+    search = run_search(["What is the greyhound called?"], output="node", start_node=folder)
+
+    assert search.ended_because == "answered"
+    assert [(node["id"], node["found_by"]) for node in search.result["nodes"]] == [(nodes[7].pk, "reading")]
+
+
 def test_a_cancelled_node_search_lists_no_index_nodes(sessions, llm):
     folder, _ = sessions
     search = services.search_start(
