@@ -352,14 +352,14 @@ def retrieve_all(api: Api, questions: Sequence[Question]) -> dict[str, list[dict
 TEXTBOOK_K = 60  # reciprocal-rank fusion as usually given, both rankings weighing the same
 
 
-FUSIONS = ("textbook", "memsite, two", "memsite, three", "memsite, timed")
+FUSIONS = ("textbook", "memsite", "memsite, timed")
 
 
 def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dict[str, list[str]]]:
     """Per fusion, per question, the paths of the top RETRIEVE_K passages' nodes, all over the
     very same rankings: full text and meaning fused by the textbook and by memsite, then with
-    the named ranking too, then with the time the question names or asks for (retrieve's
-    fusion, before repeated texts are put behind)."""
+    the time the question names or asks for (retrieve's fusion, before repeated texts are put
+    behind)."""
     from memory.index import fusion
     from memory.index.fulltext import Scope
     from memory.index.retrieve import rankings
@@ -374,9 +374,8 @@ def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dic
         both = [[pk for pk, _ in found.words.hits], [pk for pk, _ in found.nearest]]
         with mock.patch.object(fusion, "K", TEXTBOOK_K):
             textbook = fusion.fuse(both)
-        two = fusion.fuse(both, weights=[found.words.share, 1.0])
         untimed = replace(found, timely=frozenset()).fused()
-        chosen = dict(zip(FUSIONS, (textbook, two, untimed, found.fused()), strict=True))
+        chosen = dict(zip(FUSIONS, (textbook, untimed, found.fused()), strict=True))
         for name, fused in chosen.items():
             top = [pk for pk, _ in fused[:RETRIEVE_K]]
             nodes = dict(Passage.objects.filter(pk__in=top).values_list("id", "node_id"))
@@ -861,8 +860,8 @@ def fusion_table(results: Results) -> TitledTable:
     table = TitledTable(
         f"Fusion, over the same rankings: full text and meaning fused by the textbook (K = {TEXTBOOK_K}, equal "
         "weights) and by memsite (K = 10, full text weighted by the share of the question's words it finds), then "
-        "memsite's with the named ranking too, and with the time the question names or asks for (docs/retrieval.md, "
-        '"Time"); evidence recall of the top passages',
+        'memsite\'s with the time the question names or asks for (docs/retrieval.md, "Time"); evidence recall of '
+        "the top passages",
         ("category", "questions", *(f"{name} @{k}" for name in FUSIONS for k in (1, RETRIEVE_K))),
     )
     for name, questions in results.groups()[:-1]:

@@ -1,6 +1,6 @@
 """Each piece of `/api/retrieve/`'s ranking switched off or reweighed in turn, on the very
 rankings of the same questions: a piece stays only if the real sets, taken together, are better
-with it (docs/retrieval.md, "Three rankings")."""
+with it (docs/retrieval.md, "Two rankings")."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ VARIANTS: dict[str, Variant] = {
     "as shipped": lambda ranked: ranked,
     "no full text": lambda ranked: replace(ranked, words=replace(ranked.words, hits=[])),
     "no vectors": lambda ranked: replace(ranked, nearest=[]),
-    "no named ranking": lambda ranked: replace(ranked, named=[]),
-    "named weighs 1": lambda ranked: replace(ranked, named_weight=1.0),
     "full text weighs 1": lambda ranked: replace(ranked, words=replace(ranked.words, share=1.0)),
     "no time": lambda ranked: replace(ranked, timely=frozenset()),
 }

@@ -50,7 +50,6 @@ class Node(Model):
 class Scores(Model):
     fulltext: float | None = None
     vector: float | None = None
-    named: float | None = None
 
 
 class Expansion(Model):

@@ -172,11 +172,6 @@ class HitSerializer(serializers.Serializer):
     class ScoresSerializer(serializers.Serializer):
         fulltext = serializers.FloatField(allow_null=True, help_text="Its full-text score, if that ranking found it.")
         vector = serializers.FloatField(allow_null=True, help_text="Its cosine to the query, if that ranking found it.")
-        named = serializers.FloatField(
-            allow_null=True,
-            help_text="Its cosine to the query less the names it says, if the passage is about what the query "
-            "names (holds a capitalised word of it, or lies under a node it names).",
-        )
 
         class Meta:
             ref_name = "RetrieveScores"
@@ -190,7 +185,7 @@ class HitSerializer(serializers.Serializer):
     end = serializers.IntegerField()
     snippet = serializers.CharField()
     score = serializers.FloatField(
-        help_text=f"Reciprocal-rank fusion of the three rankings, raised by {TIME_BOOST:.0%} for a passage dated in "
+        help_text=f"Reciprocal-rank fusion of the two rankings, raised by {TIME_BOOST:.0%} for a passage dated in "
         "the time the query names (or saying a time, for a question asking when)."
     )
     scores = ScoresSerializer(source="*")

@@ -190,11 +190,3 @@ def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
     with connection.cursor() as cursor:
         cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
         return Ranking([(pk, float(score)) for pk, score in cursor.fetchall()], share)
-
-
-def holding(word: str, *, scope: Scope, limit: int) -> list[int]:
-    """Ids of passages in the scope that hold the word, at most `limit`, in no order."""
-    where, params = scope_sql(scope)
-    with connection.cursor() as cursor:
-        cursor.execute(f"{_matching_sql(where)} LIMIT %s", [_match([word]), *params, limit])
-        return [row[0] for row in cursor.fetchall()]

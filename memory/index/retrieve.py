@@ -1,20 +1,17 @@
-"""Ranked passages for a query, with no LLM: full text, nearest vectors and the passages about
-what the query names (naming.py), fused."""
+"""Ranked passages for a query, with no LLM: full text and nearest vectors, fused."""
 
 import datetime
 import logging
-from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 
 from memory import selectors
-from memory.index import fulltext, naming, times, vectors
+from memory.index import fulltext, times, vectors
 from memory.index.expand import Expansion, expanded
-from memory.index.fulltext import Scope, query_words, scope_sql
+from memory.index.fulltext import Scope, query_words
 from memory.index.fusion import at_most, distinct_first, fuse
 from memory.models import Node, Passage
 from memsite.spaces.principals import Principal
@@ -46,7 +43,6 @@ class Hit:
     score: float  # fused
     fulltext: float | None  # its full-text score, if that ranking found it
     vector: float | None  # its cosine to the query, if that ranking found it
-    named: float | None  # its cosine to the query less its names, if it is about what the query names
     expanded: Expansion | None = None  # with its neighbours, when asked for (expand.py)
     date: datetime.date | None = None  # the day it speaks of (times.py)
 
@@ -95,103 +91,26 @@ def snippet(text: str, query: str) -> str:
     return ("…" if start else "") + piece + ("…" if start + len(piece) < len(text) else "")
 
 
-# The named ranking counts twice: where a question names someone or something, the passages
-# about it are the likeliest answers, and meaning alone ranks them below any short line of the
-# same name (naming.py; benchmarks/retrieval.py measures it).
-NAMED_WEIGHT = 2.0
-
-
 @dataclass(frozen=True)
 class Rankings:
-    """A query's three rankings, each (passage id, score) best first."""
+    """A query's two rankings, each (passage id, score) best first."""
 
     words: fulltext.Ranking
     nearest: list[tuple[int, float]]
-    named: list[tuple[int, float]]
-    named_weight: float = NAMED_WEIGHT  # the benchmark weighs each piece with others
     timely: frozenset[int] = frozenset()  # those the question's time favours (times.timely)
 
     def fused(self) -> list[tuple[int, float]]:
-        ranked = [[pk for pk, _ in ranking] for ranking in (self.words.hits, self.nearest, self.named)]
-        return times.boosted(fuse(ranked, weights=[self.words.share, 1.0, self.named_weight]), self.timely)
+        ranked = [[pk for pk, _ in ranking] for ranking in (self.words.hits, self.nearest)]
+        return times.boosted(fuse(ranked, weights=[self.words.share, 1.0]), self.timely)
 
 
 def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings:
-    """Full text, nearest vectors and what the query names, each `limit` long at most. The query
-    and the rest of it once its names are out are embedded together, for `by`."""
-    said = naming.names(query)
-    nodes = named_nodes(query_words(query), scope=scope)
-    named = list(dict.fromkeys([*said, *nodes]))
+    """Full text and nearest vectors, each `limit` long at most; the query is embedded for `by`."""
     words = fulltext.rank(query, scope=scope, limit=limit)
-    texts = [query, naming.without(query, named)] if named else [query]
-    embedded = query_vectors(texts, by=by)
-    if embedded is None:
-        return _timed(query, scope, Rankings(words, [], []))
-    matrix = vectors.current()
-    nearest = vectors.rank(embedded[0], scope=scope, limit=limit, matrix=matrix)
-    about = (
-        named_ranking(embedded[-1], said=said, nodes=nodes, scope=scope, limit=limit, matrix=matrix) if named else []
-    )
-    return _timed(query, scope, Rankings(words, nearest, about))
-
-
-def _timed(query: str, scope: Scope, found: Rankings) -> Rankings:
-    candidates = [pk for ranking in (found.words.hits, found.nearest, found.named) for pk, _ in ranking]
-    return replace(found, timely=times.timely(query, scope=scope, candidates=candidates))
-
-
-NAME_PASSAGES_MAX = 5_000  # of the passages holding a name, at most these are ranked
-# A word that names more nodes than this ("docs", "src") names none in particular; and a query
-# ranks at most NAMED_SUBTREES subtrees, a vector scan each.
-NODES_A_NAME_MAX = 3
-NAMED_SUBTREES = 6
-
-
-def named_nodes(words: list[str], *, scope: Scope) -> dict[str, list[str]]:
-    """Of these words, those that are a node's whole name in the scope's subtree ("tern" for
-    /projects/tern), any case, each with the tree paths of the outermost such nodes."""
-    if not words:
-        return {}
-    # A node of any type: its passages are filtered. The name, space and path index answers it.
-    where, params = scope_sql(Scope(space_id=scope.space_id, path=scope.path))
-    # One query, a few rows a word: a name as common as "docs" costs no more than a rare one.
-    sql = " UNION ALL ".join(
-        f"SELECT * FROM (SELECT lower(n.name), n.path FROM memory_node n WHERE lower(n.name) = %s{where} "
-        f"ORDER BY n.path LIMIT %s) AS named_{number}"
-        for number in range(len(words))
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value for word in words for value in (word, *params, 10 * NODES_A_NAME_MAX)])
-        found: dict[str, list[str]] = {}
-        for word, path in cursor.fetchall():
-            found.setdefault(word, []).append(path)
-    named: dict[str, list[str]] = {}
-    for word in words:
-        paths = naming.outermost(sorted(found.get(word, ())))
-        if paths and len(paths) <= NODES_A_NAME_MAX and sum(map(len, named.values())) + len(paths) <= NAMED_SUBTREES:
-            named[word] = paths
-    return named
-
-
-def named_ranking(
-    rest: np.ndarray, *, said: list[str], nodes: dict[str, list[str]], scope: Scope, limit: int, matrix: vectors.Matrix
-) -> list[tuple[int, float]]:
-    """The passages about what the query names, best first: those holding more of the names
-    `said` (or lying under more of the named `nodes`) first, then by their cosine to `rest`, the
-    query's vector once its names are out."""
-    held: Counter[int] = Counter()
-    cosine: dict[int, float] = {}
-    for word in dict.fromkeys([*said, *nodes]):
-        found = set(fulltext.holding(word, scope=scope, limit=NAME_PASSAGES_MAX)) if word in said else set()
-        for path in nodes.get(word, ()):
-            within = replace(scope, path=path)
-            under = vectors.rank(rest, scope=within, limit=limit, matrix=matrix)
-            cosine.update(under)
-            found.update(pk for pk, _ in under)
-        held.update(found)
-    cosine.update(vectors.cosines(rest, [pk for pk in held if pk not in cosine], matrix=matrix))
-    ordered = sorted(held, key=lambda pk: (-held[pk], -cosine.get(pk, -2.0), pk))
-    return [(pk, cosine.get(pk, 0.0)) for pk in ordered[:limit]]
+    embedded = query_vectors([query], by=by)
+    nearest = [] if embedded is None else vectors.rank(embedded[0], scope=scope, limit=limit)
+    candidates = [pk for ranking in (words.hits, nearest) for pk, _ in ranking]
+    return Rankings(words, nearest, timely=times.timely(query, scope=scope, candidates=candidates))
 
 
 def retrieve(
@@ -254,7 +173,7 @@ def hits_of(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> li
             break
     chosen = chosen[:k]
     paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in chosen}.values())
-    words, nearest, named = dict(ranked.words.hits), dict(ranked.nearest), dict(ranked.named)
+    words, nearest = dict(ranked.words.hits), dict(ranked.nearest)
     return [
         Hit(
             passage_id=pk,
@@ -272,7 +191,6 @@ def hits_of(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> li
             score=round(score, 6),
             fulltext=words.get(pk),
             vector=nearest.get(pk),
-            named=named.get(pk),
             date=row.date,
         )
         for pk, score, row in chosen

@@ -18,9 +18,6 @@ class Ranked(Protocol):
     def fulltext(self) -> float | None: ...
 
     @property
-    def named(self) -> float | None: ...
-
-    @property
     def vector(self) -> float | None: ...
 
 
@@ -35,4 +32,4 @@ def worth_listing(hits: Sequence[R]) -> list[R]:
 
 
 def _by_meaning_alone(hit: Ranked) -> bool:
-    return hit.fulltext is None and hit.named is None
+    return hit.fulltext is None

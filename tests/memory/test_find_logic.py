@@ -9,7 +9,6 @@ from memory.logic.find import worth_listing
 class Hit:
     name: str
     fulltext: float | None = None
-    named: float | None = None
     vector: float | None = None
 
 
@@ -18,7 +17,7 @@ def names(hits) -> list[str]:
 
 
 def test_a_passage_a_word_found_is_listed_however_far_its_meaning():
-    hits = [Hit("word", fulltext=1.5, vector=0.02), Hit("name", named=0.4, vector=0.01)]
+    hits = [Hit("word", fulltext=1.5, vector=0.02), Hit("name", fulltext=0.4, vector=0.01)]
     assert names(hits) == ["word", "name"]
 
 

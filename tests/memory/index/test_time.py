@@ -1,6 +1,5 @@
-"""Time in retrieval: a window of days keeps only the passages dated in it, in both rankings and
-the named one; a question naming a time raises the passages dated in it, and one asking when
-those saying a time."""
+"""Time in retrieval: a window of days keeps only the passages dated in it, in both rankings; a
+question naming a time raises the passages dated in it, and one asking when those saying a time."""
 
 from dataclasses import replace
 from datetime import date
@@ -93,15 +92,6 @@ def test_the_nearest_vectors_keep_to_the_window_whether_scored_alone_or_filtered
 
     assert {hit.node_id for hit in hits} == {embedded[MAY_24], embedded[JUNE_2]}
     assert all(hit.fulltext is None and hit.vector is not None and hit.date >= MAY_24 for hit in hits)
-
-
-def test_the_passages_about_what_the_question_names_keep_to_the_window(embedded):
-    found = rankings(
-        "What did Ana say?", scope=Scope(space_id=default_space().pk, before=MAY_24), limit=10, by=system()
-    )
-    named = retrieve(by=system(), query="What did Ana say?", before=MAY_24)
-
-    assert found.named and {hit.node_id for hit in named} == {embedded[APRIL_20], embedded[MAY_24]}
 
 
 def test_a_time_the_question_names_raises_the_passages_dated_in_it(walks, monkeypatch):

@@ -84,7 +84,7 @@ def test_the_scores_of_each_ranking_are_shown(user_client):
     DocumentFactory(content=LOGS.encode())
     html = find(user_client, "Lisbon", **HTMX).content.decode()
     scores = re.search(r'class="find-scores[^>]*>\s*(.*?)\s*</div>', html, re.S)[1]
-    assert re.fullmatch(r"score [\d.]+ · full text [\d.]+ · vector — · named —", scores), scores
+    assert re.fullmatch(r"score [\d.]+ · full text [\d.]+ · vector —", scores), scores
 
 
 def test_a_content_hit_links_to_its_offsets_and_a_label_hit_to_the_node(user_client):
