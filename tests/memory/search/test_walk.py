@@ -307,24 +307,38 @@ PARTIAL_AT_PG_TUNING = (
 )
 
 
-def test_a_walk_that_finds_nothing_more_after_a_partial_answer_settles(llm, tree):
-    llm.script(
-        *PARTIAL_AT_PG_TUNING,
-        pick("frontend"),
-        pick("css.md"),
-        NOTHING,
-        pick("user"),  # routing is not counted: the walk goes on to a second reading
-        pick("machine.md"),
-        NOTHING,
-        pick(None),  # a call too many
-    )
+# Readings in a row that add nothing end a walk: two once every question has an answer in part
+# (settled), MEMSITE_SEARCH_FRUITLESS_READS (2 here) when nothing was found (fruitless). Routing
+# is not counted: each walk goes on to a second reading, then one call too many is left.
+SETTLED = (*PARTIAL_AT_PG_TUNING, pick("frontend"), pick("css.md"), NOTHING, pick("user"), pick("machine.md"), NOTHING)
+FRUITLESS = (
+    pick("references"),
+    pick("databases"),
+    pick("pg-tuning.md"),
+    NOTHING,
+    pick("frontend"),
+    pick("css.md"),
+    NOTHING,
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "ended", "answer", "summary"),
+    [
+        (SETTLED, "settled", "A share of the RAM.", "Every question has an answer in part, and the last 2 readings"),
+        (FRUITLESS, "fruitless", "", "The first 2 readings found nothing for any question."),
+    ],
+)
+def test_readings_that_add_nothing_end_the_walk(llm, tree, settings, script, ended, answer, summary):
+    settings.MEMSITE_SEARCH_FRUITLESS_READS = 2
+    llm.script(*script, pick(None))
     search = run_search([QUESTION])
 
-    assert search.status == Search.Status.DONE and search.ended_because == "settled"
-    assert search.llm_calls == 10 and llm.pending == 1
-    [answer] = search.result["answers"]
-    assert answer["answer"] == "A share of the RAM." and not answer["complete"]
-    assert search.steps.last().summary.startswith("Every question has an answer in part")
+    assert search.status == Search.Status.DONE and search.ended_because == ended
+    assert search.llm_calls == len(script) and llm.pending == 1
+    [result] = search.result["answers"]
+    assert result["answer"] == answer and not result["complete"]
+    assert search.steps.last().summary.startswith(summary)
 
 
 def test_a_search_for_nodes_finds_the_node_that_answers_in_part(llm, tree):
@@ -584,23 +598,3 @@ def test_a_search_whose_start_node_is_deleted_ends_instead_of_searching_everythi
 
     assert search.status == Search.Status.FAILED and search.ended_because == "start node deleted"
     assert llm.requests == []
-
-
-def test_a_walk_that_finds_nothing_for_any_question_ends_after_its_fruitless_readings(llm, tree, settings):
-    settings.MEMSITE_SEARCH_FRUITLESS_READS = 2
-    llm.script(
-        pick("references"),
-        pick("databases"),
-        pick("pg-tuning.md"),
-        NOTHING,
-        pick("frontend"),  # routing is not counted: the walk goes on to a second reading
-        pick("css.md"),
-        NOTHING,
-        pick(None),  # a call too many
-    )
-    search = run_search([QUESTION])
-
-    assert search.status == Search.Status.DONE and search.ended_because == "fruitless"
-    assert search.llm_calls == 7 and llm.pending == 1
-    assert search.result["answers"][0]["answer"] == ""
-    assert search.steps.last().summary == "The first 2 readings found nothing for any question."
