@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Lower
 from treebeard.mp_tree import MP_Node
 
 from memsite.spaces.models import ActedAs
@@ -81,10 +80,6 @@ class Node(MP_Node):
     class Meta:
         indexes = [
             models.Index(fields=["depth", "path"], name="memory_node_depth_path"),
-            # A question naming a node ("tern") finds it by this, in its space in path order,
-            # reading no more rows than it keeps however many nodes (of any space) share the
-            # name (memory.index.retrieve).
-            models.Index(Lower("name"), "space", "path", name="memory_node_lower_name_space"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["parent", "name"], name="memory_node_unique_sibling_name"),

@@ -16,7 +16,7 @@ MIN_QUOTE = 12  # characters: a shorter piece of an answer says too little to be
 MAX_CITATIONS = 3
 
 
-class Held(NamedTuple):
+class CitablePassage(NamedTuple):
     """A content passage of a node, as `locate` looks in it."""
 
     start: int
@@ -26,14 +26,14 @@ class Held(NamedTuple):
     node: str = ""
 
 
-Quote = tuple[Held, int, int]  # the passage a range of an answer is in, and the range
+Quote = tuple[CitablePassage, int, int]  # the passage a range of an answer is in, and the range
 
 
-def locate(answer: str, passages: list[Held]) -> list[Quote]:
+def locate(answer: str, passages: list[CitablePassage], *, quoted_only: bool = False) -> list[Quote]:
     """Ranges of the text holding the answer, each with its passage: each sentence of it found
     word for word, else the lines of the text the answer quotes (a reader that joins lines of a
-    table or a list), else the passage sharing the most words with it (an LLM's answer is rarely
-    a quotation)."""
+    table or a list), else, unless `quoted_only`, the passage sharing the most words with it (an
+    LLM's answer is rarely a quotation)."""
     quotes: list[Quote] = []
     for sentence in (part.strip() for part in SENTENCE.split(answer)):
         if len(sentence) < MIN_QUOTE:
@@ -44,7 +44,7 @@ def locate(answer: str, passages: list[Held]) -> list[Quote]:
                 quotes.append((passage, passage.start + at, passage.start + at + len(sentence)))
                 break
     quotes = quotes or _quoted_lines(answer, passages)
-    if quotes:
+    if quotes or quoted_only:
         return list(dict.fromkeys(quotes))[:MAX_CITATIONS]
     wanted = set(query_words(answer))
     shared = [(len(wanted & set(query_words(passage.text))), position) for position, passage in enumerate(passages)]
@@ -52,7 +52,7 @@ def locate(answer: str, passages: list[Held]) -> list[Quote]:
     return [(passages[position], passages[position].start, passages[position].end)] if most else []
 
 
-def _quoted_lines(answer: str, passages: list[Held]) -> list[Quote]:
+def _quoted_lines(answer: str, passages: list[CitablePassage]) -> list[Quote]:
     """The ranges of the passages' lines that the answer holds word for word, in order."""
     quotes: list[Quote] = []
     for passage in passages:
@@ -66,14 +66,14 @@ def _quoted_lines(answer: str, passages: list[Held]) -> list[Quote]:
     return quotes
 
 
-def content_passages(*, node_id: str) -> list[Held]:
+def content_passages(*, node_id: str) -> list[CitablePassage]:
     """The node's content passages in the text's order: what `locate` looks in."""
     rows = (
         Passage.objects.filter(node_id=node_id, kind=Passage.Kind.CONTENT)
         .order_by("seq")
         .values_list("start", "end", "text", "date")
     )
-    return [Held(*row, node=node_id) for row in rows]
+    return [CitablePassage(*row, node=node_id) for row in rows]
 
 
 def cited_passages(*, cited: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[int, int, str]]]:

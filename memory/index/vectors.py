@@ -140,22 +140,9 @@ def _rows_for(matrix: Matrix, ids: np.ndarray) -> np.ndarray:
     return rows[matrix.ids[rows] == ids]
 
 
-def cosines(query_vector: np.ndarray, ids: list[int], *, matrix: Matrix | None = None) -> dict[int, float]:
-    """The cosine to the query of each of these passages that has a vector (in `matrix`, else the
-    current one)."""
-    matrix = matrix if matrix is not None else current()
-    if not len(matrix.ids) or not ids or matrix.vectors.shape[1] != query_vector.shape[0]:
-        return {}
-    rows = _rows_for(matrix, np.unique(np.asarray(ids, dtype=np.int64)))
-    return dict(zip(matrix.ids[rows].tolist(), (matrix.vectors[rows] @ query_vector).tolist(), strict=True))
-
-
-def rank(
-    query_vector: np.ndarray, *, scope: Scope, limit: int, matrix: Matrix | None = None
-) -> list[tuple[int, float]]:
-    """(passage id, cosine) best first, from `matrix` (else the current one: one look at the
-    table for rows embedded since, so a caller ranking several times passes it)."""
-    matrix = matrix if matrix is not None else current()
+def rank(query_vector: np.ndarray, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
+    """(passage id, cosine) best first, from the current matrix."""
+    matrix = current()
     if not len(matrix.ids) or matrix.vectors.shape[1] != query_vector.shape[0]:
         return []
     if scope.path is None and not scope.types and not scope.dated:

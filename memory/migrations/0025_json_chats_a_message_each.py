@@ -3,18 +3,20 @@ already indexed that hold one are cut again, their passages dated as 0024 dated 
 sweep embeds the new passages. Other nodes keep their passages: the cut of every other text is
 unchanged."""
 
+from django.conf import settings
 from django.db import migrations
+from django.db.models import BinaryField
+from django.db.models.functions import Substr
 
-NODES_PER_READ = 200
-MAX_BYTES = 2_000_000  # what the index cuts of a node's content (MEMSITE_INDEX_MAX_BYTES)
+HEAD_BYTES = 64  # of each node's content, read to tell a JSON document by its first bracket
 
 
-def _json_text(data) -> str | None:
-    """The node's text, if it may be a JSON document: one that starts with a bracket or a brace."""
-    raw = bytes(data[:MAX_BYTES]) if data is not None else b""
-    if raw.lstrip()[:1] not in (b"[", b"{"):
-        return None
-    return raw.decode("utf-8", errors="replace")
+def _json_candidates(NodeContent) -> list[str]:
+    """The nodes whose content starts, past white space, with a bracket or a brace: only their
+    first bytes are read, so the migration holds no content it does not cut."""
+    head = Substr("data", 1, HEAD_BYTES, output_field=BinaryField())
+    rows = NodeContent.objects.values_list("node_id", head).iterator(chunk_size=2_000)
+    return [node_id for node_id, data in rows if bytes(data).lstrip()[:1] in (b"[", b"{")]
 
 
 def recut_json_chats(apps, schema_editor):
@@ -22,12 +24,15 @@ def recut_json_chats(apps, schema_editor):
     from memory.index.passages import cut
     from memory.logic.dates import Timeline, document_date
 
-    Node = apps.get_model("memory", "Node")
+    Node, NodeContent = apps.get_model("memory", "Node"), apps.get_model("memory", "NodeContent")
     Passage = apps.get_model("memory", "Passage")
-    nodes = Node.objects.values_list("id", "date", "description", "description_auto", "content__data")
-    for node_id, given, description, description_auto, data in nodes.iterator(chunk_size=NODES_PER_READ):
-        text = _json_text(data)
-        if text is None or not message_spans(text):
+    indexed = Substr("content__data", 1, settings.MEMSITE_INDEX_MAX_BYTES, output_field=BinaryField())
+    for node_id in _json_candidates(NodeContent):  # one at a time: each may be megabytes
+        given, description, description_auto, data = Node.objects.values_list(
+            "date", "description", "description_auto", indexed
+        ).get(pk=node_id)
+        text = bytes(data).decode("utf-8", errors="replace")
+        if not message_spans(text):
             continue
         start_date = document_date(given=given, description="" if description_auto else description, text=text)
         timeline = Timeline(text, start_date=start_date)

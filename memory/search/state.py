@@ -57,7 +57,7 @@ class WalkState(BaseModel):
     # The router was offered the nodes of the best passages before routing from the start.
     shortcut_done: bool = False
     # The reader was shown the index's best passages, of any node, before the walk began.
-    best_passages_read: bool = False
+    first_reading_done: bool = False
     child: int | None = None  # the running sub-search
     # Readings in a row that added nothing to any answer: once every question has one in part, a
     # walk that goes on finding nothing ends (MEMSITE_SEARCH_SETTLE_READS).

@@ -13,7 +13,7 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from memory import selectors
-from memory.index.citations import Held, content_passages, locate
+from memory.index.citations import CitablePassage, content_passages, locate
 from memory.index.retrieve import Hit, best_by_node, retrieve
 from memory.logic.asked_time import said_when
 from memory.models import Node, Search, SearchStep, ToolCall
@@ -103,8 +103,7 @@ def advance(search: Search, *, by: Principal) -> Outcome:
         return Outcome(Kind.FINISH, state, said, end="settled")
     fruitless = settings.MEMSITE_SEARCH_FRUITLESS_READS
     if not state.known and state.reads_since_found >= fruitless:
-        said = f"The first {fruitless} readings found nothing for any question."
-        return Outcome(Kind.FINISH, state, said, end="fruitless")
+        return _fall_back(search, state, f"The first {fruitless} readings found nothing for any question", "fruitless")
     if state.start and search.start_node_id is None:  # not the whole tree instead
         return Outcome(
             Kind.FINISH, state, "The start node was deleted.", end="start node deleted", status=Search.Status.FAILED
@@ -221,8 +220,8 @@ def _notes(state: WalkState) -> list[str]:
 
 
 def _at_folder(search: Search, state: WalkState, folder: Node | None, *, by: Principal) -> Outcome:
-    if not state.trail and not state.best_passages_read:
-        outcome = _read_best_passages(search, state, folder, by=by)
+    if not state.trail and not state.first_reading_done:
+        outcome = _first_reading(search, state, folder, by=by)
         if outcome is not None:
             return outcome
     if not state.trail and not state.shortcut_done:
@@ -254,7 +253,7 @@ def _at_folder(search: Search, state: WalkState, folder: Node | None, *, by: Pri
 # The content index -----------------------------------------------------------------------------
 
 SHORTCUT_KEY = "hits"
-BEST_PASSAGES = "the passages of any node that best match the questions, each headed by its node's path"
+FIRST_READING_LINE = "the passages of any node that best match the questions, each headed by its node's path"
 MAX_CANDIDATES_SHOWN = 20  # in a step's trace
 
 
@@ -309,25 +308,28 @@ def _shortcut(search: Search, state: WalkState, start: Node | None, *, by: Princ
     )
 
 
-def _read_best_passages(search: Search, state: WalkState, start: Node | None, *, by: Principal) -> Outcome | None:
+def _first_reading(search: Search, state: WalkState, start: Node | None, *, by: Principal) -> Outcome | None:
     """Before anything else, the reader is shown the index's best passages for the questions,
     of any node, within MEMSITE_SEARCH_FIRST_READ_TOKENS: a question they answer costs one call,
-    and no node is read whole for it. A node all of whose passages were shown has been read, and
+    and no node is read whole for it. A node all of whose passages were read has been read, and
     is not read again. None when there are none. Once a search."""
-    state.best_passages_read = True
+    state.first_reading_done = True
     budget = settings.MEMSITE_SEARCH_FIRST_READ_TOKENS
     kept = _within_tokens(_hits(state, start, settings.MEMSITE_INDEX_CANDIDATES, by=by), budget, with_path=True)
     if not kept:
         return None
     rank = {hit.node_id: position for position, (hit, _) in reversed(list(enumerate(kept)))}
     kept.sort(key=lambda pair: (rank[pair[0].node_id], pair[0].start))  # a node's passages together, in order
-    passages = Reading(passages=tuple(Held(hit.start, hit.end, hit.text, hit.date, hit.node_id) for hit, _ in kept))
+    shown = tuple(CitablePassage(hit.start, hit.end, hit.text, hit.date, hit.node_id) for hit, _ in kept)
     text = "\n\n".join(piece for _, piece in kept)
-    outcome = _read(search, state, node_line=BEST_PASSAGES, text=text, passages=passages, by=by)
-    shown = Counter(hit.node_id for hit, _ in kept)
-    for node_id, count in selectors.content_passage_counts(node_ids=shown).items():
-        if count == shown[node_id]:
+    outcome = _read(search, state, node_line=FIRST_READING_LINE, text=text, reading=Reading(shown=shown), by=by)
+    outcome.detail["shown"] = list(dict.fromkeys(hit.node_id for hit, _ in kept))
+    if outcome.call is not None and not outcome.detail.get("rejected"):
+        counts = Counter(hit.node_id for hit, _ in kept)
+        read_whole = selectors.content_passage_counts(node_ids=counts)
+        for node_id in (node_id for node_id, count in read_whole.items() if count == counts[node_id]):
             state.mark_visited(node_id)
+        outcome.detail["read_whole"] = [node_id for node_id in outcome.detail["shown"] if node_id in state.visited]
     return outcome
 
 
@@ -472,7 +474,7 @@ def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) 
         node_line += f" (dated {node.date.isoformat()})"
     if len(chunks) > 1:
         node_line += f" (part {part + 1} of {len(chunks)})"
-    outcome = _read(search, state, node_line=node_line, text=chunks[part], passages=Reading.of(node), by=by)
+    outcome = _read(search, state, node_line=node_line, text=chunks[part], reading=Reading(node), by=by)
     if outcome.spawn is not None:
         pass  # stay: this chunk is read again with the sub-search's answer, where it arose
     elif state.remaining and part + 1 < len(chunks):
@@ -488,24 +490,25 @@ def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) 
 @dataclass(frozen=True)
 class Reading:
     """What one reading call is shown the text of: a node (its passages are where the answers
-    are cited, and it is the node that answers), the best passages of several nodes (each
-    answer cites, and finds, the nodes it quotes), or neither (a tool's result)."""
+    are cited, and it is the node that answers), passages of several nodes (an answer cites, and
+    finds, the nodes it quotes word for word), or neither (a tool's result)."""
 
     node: Node | None = None
-    passages: tuple[Held, ...] = ()
+    shown: tuple[CitablePassage, ...] = ()
 
-    @classmethod
-    def of(cls, node: Node) -> "Reading":
-        return cls(node, tuple(content_passages(node_id=node.pk)))
+    def citable(self) -> list[CitablePassage]:
+        """Where its answers are cited: the node's passages (read only for a reading that found
+        something), or those shown."""
+        return content_passages(node_id=self.node.pk) if self.node is not None else list(self.shown)
 
 
-def _read(search: Search, state: WalkState, *, node_line: str, text: str, passages: Reading, by: Principal) -> Outcome:
+def _read(search: Search, state: WalkState, *, node_line: str, text: str, reading: Reading, by: Principal) -> Outcome:
     open_entries = [entry for entry in state.answers if not entry.complete]
     questions = [entry.question for entry in open_entries]
     messages = prompts.read_messages(
         questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text
     )
-    node = passages.node
+    node = reading.node
     try:
         reply, call = _ask(search, by=by, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
     except _Rejected as exc:
@@ -513,10 +516,10 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, passag
             Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True}
         )
     before = [entry.answer for entry in open_entries]
-    applied = _apply_findings(open_entries, reply.findings, passages)
+    applied = _apply_findings(open_entries, reply.findings, reading)
     answered = list(dict.fromkeys(finding.question for finding in applied))
     added = any(entry.answer != answer for entry, answer in zip(open_entries, before, strict=True))
-    for node_id in _answering(search, reply, passages, applied):
+    for node_id in _answer_nodes(search, reply, reading, applied):
         if node_id not in state.found:
             state.found.append(node_id)
     known = {*state.arisen, *(entry.question for entry in state.answers)}
@@ -532,13 +535,13 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, passag
     return Outcome(Kind.READ, state, f"{summary}.", node=node, call=call, detail=detail, spawn=spawn)
 
 
-def _answering(search: Search, reply: Any, passages: Reading, applied: list["Applied"]) -> list[str]:
+def _answer_nodes(search: Search, reply: Any, reading: Reading, applied: list["Applied"]) -> list[str]:
     """The nodes a reading found to be answers: a node read that the reader says is one, or,
     where nodes are asked for, that answers in part; of several nodes' passages, those that
     complete answers quote, or, where nodes are asked for, that any answer quotes."""
     for_nodes = search.output == Search.Output.NODE
-    if passages.node is not None:
-        return [passages.node.pk] if reply.is_answer or (for_nodes and applied) else []
+    if reading.node is not None:
+        return [reading.node.pk] if reply.is_answer or (for_nodes and applied) else []
     quoted = (node_id for finding in applied if for_nodes or finding.complete for node_id in finding.nodes)
     return list(dict.fromkeys(quoted))
 
@@ -553,19 +556,21 @@ class Applied:
     complete: bool
 
 
-def _apply_findings(open_entries: list, findings: list, passages: Reading) -> list[Applied]:
+def _apply_findings(open_entries: list, findings: list, reading: Reading) -> list[Applied]:
     """Each finding joined to its question's answer, with where it came from and, for a
-    question asking when, the date it speaks of."""
+    question asking when, the date it speaks of. Of several nodes' passages, only a quotation
+    credits a node: a passage sharing words with an answer says too little of where it came from."""
     applied = []
+    citable = reading.citable() if findings else []
     for finding in findings:
         entry = open_entries[finding.question - 1]
-        quotes = locate(finding.answer, list(passages.passages)) if passages.passages else []
+        quotes = locate(finding.answer, citable, quoted_only=reading.node is None)
         cited = [Citation(node=held.node, start=start, end=end, date=held.date) for held, start, end in quotes]
         evidence = next((citation.date for citation in cited if citation.date), None)
         said = said_when(entry.question, finding.answer, evidence)
         # The latest findings, when they pile up.
         entry.answer = _joined(entry.answer, said, complete=finding.complete)[-MAX_ANSWER_CHARS:]
-        nodes = list(dict.fromkeys([passages.node.pk] if passages.node else [citation.node for citation in cited]))
+        nodes = list(dict.fromkeys([reading.node.pk] if reading.node else [citation.node for citation in cited]))
         entry.node_ids.extend(node_id for node_id in nodes if node_id not in entry.node_ids)
         entry.cite(cited)
         entry.complete = entry.complete or finding.complete
@@ -738,7 +743,7 @@ def _tool_results(search: Search, state: WalkState, *, by: Principal) -> Outcome
         state,
         node_line=f"Result of {tool_call.tool} {tool_call.arguments}",
         text=tool_call.result,
-        passages=Reading(),
+        reading=Reading(),
         by=by,
     )
 
@@ -757,9 +762,15 @@ def _exhausted(search: Search, state: WalkState) -> Outcome:
             state,
             f"Tree exhausted with {len(state.remaining)} question(s) open; restarting with what was learnt.",
         )
+    return _fall_back(search, state, f"Tree exhausted with {len(state.remaining)} question(s) open", "exhausted")
+
+
+def _fall_back(search: Search, state: WalkState, why: str, end: str) -> Outcome:
+    """A walk that can go no further with questions open: the user is asked, where the search
+    says so (and is no sub-search), else it ends as it is."""
     if search.fallback == Search.Fallback.ASK_USER and search.parent_id is None:
-        return Outcome(Kind.ASK_USER, state, "Tree exhausted; asking the user.", ask_user=state.remaining)
-    return Outcome(Kind.FINISH, state, f"Tree exhausted with {len(state.remaining)} question(s) open.", end="exhausted")
+        return Outcome(Kind.ASK_USER, state, f"{why}; asking the user.", ask_user=state.remaining)
+    return Outcome(Kind.FINISH, state, f"{why}.", end=end)
 
 
 def _name(node: Node | None) -> str:

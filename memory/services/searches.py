@@ -433,11 +433,11 @@ def _index_nodes(search: Search, state: WalkState, *, limit: int) -> list[dict]:
 
 def _found_nodes(search: Search, state: WalkState, status: str) -> list[dict]:
     """output=node: the nodes the reading confirmed, then, when a search that ran to its end
-    left a question open, the index's best nodes up to INDEX_NODES in all: an offline reader
-    does not recognise a paraphrase, and a question that two nodes answer may have been read in
-    one of them alone."""
+    left a question open or confirmed no node, the index's best nodes up to INDEX_NODES in all:
+    an offline reader does not recognise a paraphrase, a question that two nodes answer may have
+    been read in one of them alone, and an answer may come from no node (a tool's result)."""
     read = _read_nodes(search, state)
-    if status != Search.Status.DONE or not state.remaining or len(read) >= INDEX_NODES:
+    if status != Search.Status.DONE or (read and not state.remaining) or len(read) >= INDEX_NODES:
         return read
     known = {node["id"] for node in read}
     guessed = [node for node in _index_nodes(search, state, limit=INDEX_NODES + len(read)) if node["id"] not in known]

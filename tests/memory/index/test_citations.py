@@ -2,11 +2,14 @@
 
 from datetime import date
 
-from memory.index.citations import Held, locate
+from memory.index.citations import CitablePassage, locate
 
 TEXT = "Codes we use.\n\n| code | when |\n|---|---|\n| 404 | no such resource |\n| 409 | a conflict |"
 TABLE = TEXT.index("| code")
-PASSAGES = [Held(0, 13, "Codes we use.", node="n1"), Held(TABLE, len(TEXT), TEXT[TABLE:], date(2023, 5, 8), "n1")]
+PASSAGES = [
+    CitablePassage(0, 13, "Codes we use.", node="n1"),
+    CitablePassage(TABLE, len(TEXT), TEXT[TABLE:], date(2023, 5, 8), "n1"),
+]
 
 
 def cited(answer: str) -> list[str]:
@@ -27,7 +30,14 @@ def test_an_answer_in_other_words_cites_the_passage_sharing_most_of_its_words():
 
 
 def test_each_range_comes_with_the_passage_it_is_in_so_with_its_node_and_date():
-    other = Held(0, 26, "Bo moved to Porto in May.", date(2023, 6, 1), "n2")
+    other = CitablePassage(0, 26, "Bo moved to Porto in May.", date(2023, 6, 1), "n2")
     [(passage, start, end)] = locate("| 409 | a conflict |", [*PASSAGES, other])
     assert passage == PASSAGES[1] and (passage.node, passage.date) == ("n1", date(2023, 5, 8))
     assert locate("Bo moved to Porto in May.", [*PASSAGES, other]) == [(other, 0, 25)]
+
+
+def test_quoted_only_cites_no_passage_for_an_answer_in_other_words():
+    assert locate("A conflict has code 409 in this table", PASSAGES, quoted_only=True) == []
+    assert [TEXT[start:end] for _, start, end in locate("| 409 | a conflict |", PASSAGES, quoted_only=True)] == [
+        "| 409 | a conflict |"
+    ]

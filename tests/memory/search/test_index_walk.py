@@ -98,6 +98,17 @@ def test_a_node_search_that_answers_every_question_lists_only_what_it_read(sessi
     assert [(node["id"], node["found_by"]) for node in search.result["nodes"]] == [(nodes[7].pk, "reading")]
 
 
+def test_a_node_search_answered_in_other_words_lists_the_index_s_best_nodes(sessions, llm, search_settings):
+    search_settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 1_500
+    folder, nodes = sessions
+    llm.script(found("The greyhound's name is Pixel.", complete=True))  # quotes no passage: credits no node
+    search = run_search(["What is the greyhound called?"], output="node", start_node=folder)
+
+    assert search.ended_because == "answered" and search.result["answers"][0]["node_ids"] == []
+    first, *_ = search.result["nodes"]
+    assert (first["id"], first["found_by"]) == (nodes[7].pk, "index")
+
+
 def test_a_cancelled_node_search_lists_no_index_nodes(sessions, llm):
     folder, _ = sessions
     search = services.search_start(
@@ -222,7 +233,7 @@ def test_the_findings_of_one_reading_are_cited_from_one_read_of_the_node(session
         Finding(question=2, answer="She is called Pixel.", complete=True),
     ]
     with django_assert_num_queries(1):
-        walk._apply_findings(entries, findings, walk.Reading.of(nodes[7]))
+        walk._apply_findings(entries, findings, walk.Reading(nodes[7]))
     text = selectors.node_content(node=nodes[7]).decode()
     for entry in entries:
         [citation] = entry.citations

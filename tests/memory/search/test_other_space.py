@@ -13,6 +13,7 @@ QUESTION = "Which HTTP status code means a conflicting resource?"
 
 def test_a_search_never_reads_nor_cites_another_spaces_nodes(db, search_settings):
     search_settings.MEMSITE_SEARCH_SHORTCUT_HITS = 3  # the index is asked, and must keep to the space
+    search_settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 1_500  # and the passages of any node it shows
     demo_memory_seed(by=system())
     assert "http-status-codes.md" in [node["name"] for node in run_search([QUESTION], output="node").result["nodes"]]
     other = Space.objects.create(slug="other", name="Other")
@@ -30,6 +31,8 @@ def test_a_search_never_reads_nor_cites_another_spaces_nodes(db, search_settings
     assert visited and visited <= ours
     state = search.state
     assert {*state["visited"], *state["unviable"], *state["trail"], *state["found"]} <= ours
+    readings = SearchStep.objects.filter(search=search, kind=SearchStep.Kind.READ)
+    assert all(set(step.detail.get("shown", [])) <= ours for step in readings)
 
 
 def _saving(space: Space) -> Search:

@@ -128,6 +128,28 @@ def test_an_option_never_repaired_is_rejected(llm, tree):
     assert step.llm_call.status == LLMCall.Status.ERROR
 
 
+def test_a_first_reading_whose_reply_is_rejected_marks_no_node_read(llm, tree, settings):
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 1_500
+    llm.script(*[Reply.json({"findings": [{"question": 7, "answer": "x"}]})] * 2)
+    search = run_search([QUESTION], max_llm_calls=1)
+
+    step = search.steps.first()
+    assert step.kind == Kind.READ and step.detail["rejected"] is True
+    assert step.detail["shown"] == [tree["pg-tuning.md"].pk] and "read_whole" not in step.detail
+    assert state(search).visited == [] and state(search).first_reading_done
+
+
+def test_a_first_reading_marks_the_nodes_it_showed_whole_read(llm, tree, settings):
+    settings.MEMSITE_SEARCH_FIRST_READ_TOKENS = 1_500
+    llm.script(NOTHING)
+    search = run_search([QUESTION], max_llm_calls=1)
+
+    step = search.steps.first()
+    assert step.kind == Kind.READ and step.node is None
+    assert step.detail["shown"] == step.detail["read_whole"] == [tree["pg-tuning.md"].pk]
+    assert state(search).visited == [tree["pg-tuning.md"].pk]
+
+
 def test_new_questions_start_a_sub_search_whose_answer_is_handed_back(llm, tree):
     llm.script(
         pick("references"),
@@ -339,6 +361,16 @@ def test_readings_that_add_nothing_end_the_walk(llm, tree, settings, script, end
     [result] = search.result["answers"]
     assert result["answer"] == answer and not result["complete"]
     assert search.steps.last().summary.startswith(summary)
+
+
+def test_a_fruitless_walk_asks_the_user_where_the_search_says_so(llm, tree, settings):
+    settings.MEMSITE_SEARCH_FRUITLESS_READS = 2
+    llm.script(*FRUITLESS)
+    search = run_search([QUESTION], fallback="ask_user")
+
+    assert search.status == Search.Status.WAITING and llm.pending == 0
+    assert SearchQuestion.objects.get(search=search).status == SearchQuestion.Status.PENDING
+    assert search.steps.last().summary == "The first 2 readings found nothing for any question; asking the user."
 
 
 def test_a_search_for_nodes_finds_the_node_that_answers_in_part(llm, tree):
