@@ -3,6 +3,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.factories import default_space
 
@@ -56,6 +57,12 @@ def page(chromium_browser) -> Iterator:
     page.set_default_timeout(10_000)
     yield page
     context.close()
+
+
+def htmx_settled(page) -> None:
+    """Waits until htmx has settled what it swapped in: it hooks the new elements' triggers up
+    only then (20 ms after the swap), and input given before that goes unheard."""
+    expect(page.locator(".htmx-added, .htmx-settling")).to_have_count(0)
 
 
 @pytest.fixture

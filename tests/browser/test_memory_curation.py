@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from memory import selectors, services
 from tests.archives import tar_gz
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, htmx_settled
 from tests.browser.test_dashboard import log_in
 from tests.factories import DocumentFactory, NodeFactory, ProjectFactory, UserFactory, acting, default_space, system
 
@@ -40,6 +40,7 @@ def test_edit_a_document_in_its_panel_with_a_preview_and_a_conflict(page, live_s
     detail.get_by_text("Edit content", exact=True).click()
     editor = detail.locator("#document-content")
     expect(editor).to_have_value("# Plan\n\n- one\n")
+    htmx_settled(page)  # the editor is swapped in: typed into before htmx hooks it up, it shows no preview
 
     text = "# Plan\n\n- one\n- **two**\n"
     editor.fill(text)  # as a paste: an input event and no key, which the preview follows too
@@ -68,6 +69,8 @@ def test_rename_a_document_after_saving_its_text_in_the_panel(page, live_server,
     detail = page.locator("#detail")
     expect(detail.locator("#node-version")).to_contain_text("1 ")
     detail.get_by_text("Edit content", exact=True).click()
+    expect(detail.locator("#document-content")).to_have_value("# Notes\n")
+    htmx_settled(page)
     detail.locator("#document-content").fill("# Notes\n\nmore\n")
     detail.get_by_role("button", name="Save").click()
     expect(detail.locator("#save-status")).to_have_text("Saved.")
