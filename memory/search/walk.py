@@ -318,8 +318,10 @@ def _first_reading(search: Search, state: WalkState, start: Node | None, *, by: 
     kept = _within_tokens(_hits(state, start, settings.MEMSITE_INDEX_CANDIDATES, by=by), budget, with_path=True)
     if not kept:
         return None
-    rank = {hit.node_id: position for position, (hit, _) in reversed(list(enumerate(kept)))}
-    kept.sort(key=lambda pair: (rank[pair[0].node_id], pair[0].start))  # a node's passages together, in order
+    first_at: dict[str, int] = {}
+    for position, (hit, _) in enumerate(kept):
+        first_at.setdefault(hit.node_id, position)
+    kept.sort(key=lambda pair: (first_at[pair[0].node_id], pair[0].start))  # a node's passages together, in order
     shown = tuple(CitablePassage(hit.start, hit.end, hit.text, hit.date, hit.node_id) for hit, _ in kept)
     text = "\n\n".join(piece for _, piece in kept)
     outcome = _read(search, state, node_line=FIRST_READING_LINE, text=text, reading=Reading(shown=shown), by=by)
