@@ -4,6 +4,7 @@ messages it was sent, as a real model would answer after `delay` seconds."""
 
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 from collections.abc import Iterator
@@ -46,11 +47,32 @@ def _schema_classes() -> dict[str, type]:
     return found
 
 
+NUMBERED = re.compile(r"^\s*(?P<number>\d{1,4})[.)]\s+(?:\[(?P<key>[^\]\n]{1,160})\]\s*)?(?P<text>\S.*)$")
+ASKED = re.compile(r"^\s*(?:query|task):\s*(?P<text>\S.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def prose_reading(messages: list[dict[str, Any]]) -> Any:
+    """What a request asks, read from its prose as a model would: the numbered lines of its last
+    message are the options, and a `Query:` or `Task:` line, if any, the query."""
+    from dataclasses import replace
+
+    from memsite.llm.providers.offline import plain_reading
+    from memsite.text.reading import numbered
+
+    plain = plain_reading(messages)
+    last = str(messages[-1].get("content") or "") if messages else ""
+    offered = [match for match in map(NUMBERED.match, last.splitlines()) if match]
+    asked = ASKED.search("\n".join(str(message.get("content") or "") for message in messages))
+    query = asked["text"] if asked else plain.query
+    options = numbered(query, [match["text"] for match in offered], keys=[match["key"] for match in offered])
+    return replace(plain, query=query, options=options)
+
+
 def offline_answer(request: Any) -> Any:
     """What the LLM server replies to one chat completion: memsite's offline heuristics over the
     messages it was sent, filling the schema named in its response_format. Runs in the server's
     process, never in memsite's."""
-    from memsite.llm.providers.offline import fill_schema, read_messages
+    from memsite.llm.providers.offline import fill_schema
 
     global _classes
     if _classes is None:
@@ -62,7 +84,7 @@ def offline_answer(request: Any) -> Any:
         if schema is None:
             print(f"llm server: no schema named {name!r}", file=sys.stderr)
             return {}
-        reading = read_messages(request.messages)
+        reading = prose_reading(request.messages)
         return fill_schema(schema, purpose=SCHEMA_PURPOSES.get(name, "answer"), reading=reading).model_dump(mode="json")
     except Exception:  # noqa: BLE001 - a server answers every request; the gateway judges the reply
         traceback.print_exc()

@@ -66,7 +66,7 @@ class RoutePrompt:
         return bool(self.names) and all(name.startswith("/") for name in self.names.values())
 
 
-def route_prompt(messages: Sequence[dict]) -> RoutePrompt:
+def shown_route(messages: Sequence[dict]) -> RoutePrompt:
     prompt = "\n".join(str(message["content"]) for message in messages if message["role"] == "user")
     options = _numbered_after(_last_user(messages), "Options:")
     return RoutePrompt(
@@ -76,7 +76,7 @@ def route_prompt(messages: Sequence[dict]) -> RoutePrompt:
     )
 
 
-def read_prompt(messages: Sequence[dict]) -> tuple[str | None, list[tuple[int, str]]]:
+def shown_read(messages: Sequence[dict]) -> tuple[str | None, list[tuple[int, str]]]:
     """The id of the node a read prompt shows, and its numbered questions."""
     node = next((m[1] for msg in messages for m in [NODE_LINE.search(str(msg["content"]))] if m), None)
     return node, _numbered_after(_last_user(messages), "Questions:")
@@ -120,7 +120,7 @@ class Oracle:
         return next((self.targets[q] for q in questions if q in self.targets), None)
 
     def route(self, messages: Sequence[dict]) -> dict:
-        prompt = route_prompt(messages)
+        prompt = shown_route(messages)
         where, target = prompt.where, self._target(prompt.asked)
         if target is not None and prompt.shortcut:
             # The best passages' nodes, named by their paths: the answer if it is among them.
@@ -141,7 +141,7 @@ class Oracle:
         return {"choice": chosen, "unviable": others, "reason": f"{wanted} leads to the answer."}
 
     def read_node(self, messages: Sequence[dict]) -> dict:
-        node, questions = read_prompt(messages)
+        node, questions = shown_read(messages)
         findings = []
         for number, question in questions:
             target = self.targets.get(question)

@@ -123,7 +123,7 @@ from django.test import Client
 from django.utils import timezone
 
 from benchmarks import oracle, retrievalcorpus
-from benchmarks.oracle import provider, read_prompt, route_prompt, searches_run_here
+from benchmarks.oracle import provider, searches_run_here, shown_read, shown_route
 from benchmarks.retrievalcorpus import Corpus, Doc, Question
 from benchmarks.treeshape import build_chunks
 from memory import selectors, services
@@ -420,7 +420,7 @@ class Oracle(oracle.Oracle):
         return [e.path for e in question.evidence if e.path not in done]
 
     def route(self, messages: Sequence[dict]) -> dict:
-        prompt = route_prompt(messages)
+        prompt = shown_route(messages)
         if prompt.where.startswith("the tools of"):
             return {"choice": None, "unviable": [], "reason": "The tree holds the answer."}
         asked = [self.questions[text] for text in prompt.asked if text in self.questions]
@@ -450,7 +450,7 @@ class Oracle(oracle.Oracle):
         return {names[i + 1] for i, name in enumerate(names[:-1]) if name == where}
 
     def read_node(self, messages: Sequence[dict]) -> dict:
-        node, asked = read_prompt(messages)
+        node, asked = shown_read(messages)
         shown = "\n".join(str(m["content"]) for m in messages)
         findings = []
         for number, text in asked:

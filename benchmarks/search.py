@@ -242,7 +242,7 @@ def one_prompt_tokens(root: Node, question: str) -> int:
     """The routing prompt of memory/search/prompts.py with every node of the tree as an option
     (name: description), in one call: what a search without a tree would send."""
     counter = offline_counter()
-    messages = prompts.route_messages(questions=[question], context="", notes=[], where=root.name, options=[])
+    messages = prompts.route_prompt(questions=[question], context="", notes=[], where=root.name, options=[]).messages
     total = counter.count_messages(messages)
     rows = selectors.node_subtree(node=root, include_self=False).order_by("path").values_list("name", "description")
     lines: list[str] = []

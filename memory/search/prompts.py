@@ -11,10 +11,11 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 
 from memory.validation import validate_name
 from memsite.errors import InvalidInput
+from memsite.llm.prompt import Prompt
 from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.text.lines import one_line
 from memsite.text.ranking import rank
-from memsite.text.reading import Reading
+from memsite.text.reading import Reading, numbered
 from memsite.text.units import unit
 from memsite.text.words import roots
 
@@ -49,38 +50,60 @@ def _asker(context: str) -> list[str]:
     return [f"The asker's context: {context}"] if context else []
 
 
-def route_messages(
+def _asked(questions: Sequence[str]) -> str:
+    return " | ".join(questions)
+
+
+def route_prompt(
     *, questions: Sequence[str], context: str, notes: Sequence[str], where: str, options: Sequence[Option]
-) -> list[dict[str, str]]:
+) -> Prompt:
     """The options come alone in the last message, so nothing numbered in the context or notes
     can pass for one. What memory says (the folder's name, the options' names and descriptions,
     what the walk has learnt from it) is quoted as data."""
-    lines = [f"Query: {' | '.join(questions)}", *_asker(context), data_block("\n".join([f"Location: {where}", *notes]))]
+    located = "\n".join([f"Location: {where}", *notes])
+    lines = [f"Query: {_asked(questions)}", *_asker(context), data_block(located)]
     listed = "\n".join(f"{number}. {option.label}" for number, option in enumerate(options, 1))
-    return [
+    messages = [
         {"role": "system", "content": ROUTE_SYSTEM},
         {"role": "user", "content": "\n".join(lines)},
         {"role": "user", "content": f"Options:\n{data_block(listed)}"},
     ]
+    labels = [option.label for option in options]
+    asked = _asked(questions)
+    return Prompt(
+        messages, Reading(query=asked, context="\n".join([*_asker(context), located]), options=numbered(asked, labels))
+    )
 
 
-def read_messages(
-    *, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str
-) -> list[dict[str, str]]:
-    """The node and its content, and what the walk has learnt, are quoted as data."""
+def read_prompt(*, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str) -> Prompt:
+    """The node and its content, and what the walk has learnt, are quoted as data; the
+    questions are the options its reply answers by number."""
     system = [READ_SYSTEM, *_asker(context)]
     if notes:
         system.append("What the search has learnt so far:\n" + data_block("\n".join(notes)))
-    return [
+    messages = [
         {"role": "system", "content": "\n".join(system)},
         {"role": "user", "content": data_block(f"Node: {node_line}\nContent:\n{text}")},
         {"role": "user", "content": f"Questions:\n{_questions_block(questions)}"},
     ]
+    asked = _asked(questions)
+    return Prompt(
+        messages, Reading(query=asked, context=f"Node: {node_line}\n{text}", options=numbered(asked, questions))
+    )
 
 
-def describe_messages(content: str) -> list[dict[str, str]]:
+def arguments_prompt(*, questions: Sequence[str], tool: str, description: str) -> Prompt:
+    messages = [
+        {"role": "system", "content": ARGUMENTS_SYSTEM},
+        {"role": "user", "content": f"Query: {_asked(questions)}\nTool: {tool}: {description}"},
+    ]
+    return Prompt(messages, Reading(query=_asked(questions), context=f"{tool}: {description}"))
+
+
+def describe_prompt(content: str) -> Prompt:
     """What a tool found, to name and describe the node that will keep it: quoted as data."""
-    return [{"role": "system", "content": DESCRIBE_SYSTEM}, {"role": "user", "content": data_block(content)}]
+    messages = [{"role": "system", "content": DESCRIBE_SYSTEM}, {"role": "user", "content": data_block(content)}]
+    return Prompt(messages, Reading(query="", context=content))
 
 
 MATCHED = " | matched: "
@@ -147,7 +170,7 @@ class RouteReplyBase(BaseModel):
         options = reading.options
         units = [unit(f"{option.key or ''} {option.text}") for option in options]
         scores = dict.fromkeys((option.index for option in options), 0.0)
-        for question in reading.query.split(" | "):
+        for question in reading.query.split(" | "):  # _asked
             for scored in rank(question, units, cosines=reading.cosines):
                 index = options[scored.position].index
                 scores[index] = max(scores[index], scored.score)

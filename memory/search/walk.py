@@ -24,6 +24,7 @@ from memory.types import RenderInput, get_type
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
+from memsite.llm.prompt import Prompt
 from memsite.llm.tokens import offline_counter
 from memsite.spaces.principals import Principal
 from memsite.text.lines import one_line
@@ -173,18 +174,17 @@ def _check_time(search: Search) -> None:
         raise _OverBudget("timeout_s")
 
 
-def _ask(
-    search: Search, *, by: Principal, purpose: str, messages: list[dict[str, str]], schema: type[Reply]
-) -> tuple[Reply, LLMCall]:
+def _ask(search: Search, *, by: Principal, purpose: str, prompt: Prompt, schema: type[Reply]) -> tuple[Reply, LLMCall]:
     """One LLM call, after checking that the budgets allow it."""
     if search.llm_calls >= search.max_llm_calls:
         raise _OverBudget("max_llm_calls")
-    if search.total_tokens + offline_counter().count_messages(messages) > search.max_tokens:
+    if search.total_tokens + offline_counter().count_messages(prompt.messages) > search.max_tokens:
         raise _OverBudget("max_tokens")
     try:
         completion = complete(
             purpose=purpose,
-            messages=messages,
+            messages=prompt.messages,
+            reading=prompt.reading,
             schema=schema,
             served=search,
             by=by,
@@ -371,12 +371,12 @@ def _route(
     first: a folder, the best passages' nodes, or a tool's results) and follow its choice."""
     counter = offline_counter()
     shown = prompts.batch_by_tokens(candidates, budget=settings.MEMSITE_SEARCH_ROUTE_TOKENS, count_tokens=counter.count)
-    messages = prompts.route_messages(
+    prompt = prompts.route_prompt(
         questions=state.remaining, context=search.context, notes=_notes(state), where=where, options=shown
     )
     detail = {**(detail or {}), "shown": [option.key for option in shown], "options": len(candidates)}
     try:
-        reply, call = _ask(search, by=by, purpose="route", messages=messages, schema=prompts.route_reply(len(shown)))
+        reply, call = _ask(search, by=by, purpose="route", prompt=prompt, schema=prompts.route_reply(len(shown)))
     except _Rejected as exc:
         state.passed.setdefault(key, []).extend(option.key for option in shown)
         return Outcome(
@@ -507,12 +507,12 @@ class Reading:
 def _read(search: Search, state: WalkState, *, node_line: str, text: str, reading: Reading, by: Principal) -> Outcome:
     open_entries = [entry for entry in state.answers if not entry.complete]
     questions = [entry.question for entry in open_entries]
-    messages = prompts.read_messages(
+    prompt = prompts.read_prompt(
         questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text
     )
     node = reading.node
     try:
-        reply, call = _ask(search, by=by, purpose="read", messages=messages, schema=prompts.read_reply(len(questions)))
+        reply, call = _ask(search, by=by, purpose="read", prompt=prompt, schema=prompts.read_reply(len(questions)))
     except _Rejected as exc:
         return Outcome(
             Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True}
@@ -601,7 +601,7 @@ def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str
     state.tools_tried.append(key)
     tools = _tools(state, folder)
     options = [prompts.Option(tool.id, f"{tool.id}: ({tool.group}) {tool.description}") for tool in tools]
-    messages = prompts.route_messages(
+    prompt = prompts.route_prompt(
         questions=state.remaining,
         context=search.context,
         notes=_notes(state),
@@ -609,7 +609,7 @@ def _choose_tool(search: Search, state: WalkState, folder: Node | None, key: str
         options=options,
     )
     try:
-        reply, call = _ask(search, by=by, purpose="route", messages=messages, schema=prompts.tool_reply(len(options)))
+        reply, call = _ask(search, by=by, purpose="route", prompt=prompt, schema=prompts.tool_reply(len(options)))
     except _Rejected as exc:
         return Outcome(Kind.TOOLS, state, f"Reply rejected, no tool used: {exc.message}", node=folder, call=exc.call)
     if reply.choice is None:
@@ -627,12 +627,9 @@ def _call_tool(search: Search, state: WalkState, tool_id: str, *, by: Principal)
     if tool.arguments is NoArguments:
         arguments: BaseModel = NoArguments()
     else:
-        messages = [
-            {"role": "system", "content": prompts.ARGUMENTS_SYSTEM},
-            {"role": "user", "content": f"Query: {' | '.join(state.remaining)}\nTool: {tool.id}: {tool.description}"},
-        ]
+        prompt = prompts.arguments_prompt(questions=state.remaining, tool=tool.id, description=tool.description)
         try:
-            arguments, call = _ask(search, by=by, purpose="decide", messages=messages, schema=tool.arguments)
+            arguments, call = _ask(search, by=by, purpose="decide", prompt=prompt, schema=tool.arguments)
         except _Rejected as exc:
             return Outcome(
                 Kind.TOOL, state, f"No usable arguments for {tool.id}: {exc.message}", node=folder, call=exc.call
@@ -695,9 +692,9 @@ def _describe_and_create(
     *,
     by: Principal,
 ) -> Outcome:
-    messages = prompts.describe_messages(content)
+    prompt = prompts.describe_prompt(content)
     try:
-        described, call = _ask(search, by=by, purpose="describe", messages=messages, schema=prompts.NodeDescription)
+        described, call = _ask(search, by=by, purpose="describe", prompt=prompt, schema=prompts.NodeDescription)
     except _Rejected as exc:
         return Outcome(
             Kind.TOOL, state, f"{tool.id}: no usable name for the new node: {exc.message}", node=folder, call=exc.call

@@ -18,12 +18,14 @@ from memory.validation import validate_description
 from memsite.llm.config import llm_config
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
+from memsite.llm.prompt import Prompt
 from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import DATA_RULE, data_block
 from memsite.queue import in_turn, publish_on_commit, run_alone, sweep
 from memsite.quotas.selectors import spends_today
 from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_get
+from memsite.text.reading import Reading
 
 logger = logging.getLogger(__name__)
 
@@ -127,22 +129,24 @@ def node_describe(*, node_id: str) -> bool:
     if space is None:
         return True  # deleted, its nodes and their queue rows with it
     try:
+        prompt = describe_prompt(seen.name, seen.text)
         completion = complete(
-            purpose=Purpose.DESCRIBE, messages=describe_messages(seen.name, seen.text), by=system_principal(space)
+            purpose=Purpose.DESCRIBE, messages=prompt.messages, reading=prompt.reading, by=system_principal(space)
         )
     except LLMError as exc:
         return _failed(node_id, seen, exc)
     return _settle(node_id, seen.sha256, one_line(str(completion.value)))
 
 
-def describe_messages(name: str, text: str) -> list[dict[str, str]]:
+def describe_prompt(name: str, text: str) -> Prompt:
     """The node's name and content, quoted as data; the task last, where nothing in the
     content can pass for it."""
-    return [
+    messages = [
         {"role": "system", "content": DESCRIBE_SYSTEM},
         {"role": "user", "content": data_block(f"Node: {name}\nContent:\n{text}")},
         {"role": "user", "content": "Task: describe this node, so that it can be found later."},
     ]
+    return Prompt(messages, Reading(query="", context=f"Node: {name}\n{text}"))
 
 
 def one_line(reply: str) -> str:

@@ -22,6 +22,7 @@ from memsite.llm.services.calls import served_key
 from memsite.quotas.selectors import spends_today
 from memsite.spaces.principals import Principal
 from memsite.spaces.selectors import space_get, token_get
+from memsite.text.reading import Reading
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ def complete(
     messages: Sequence[Mapping[str, Any]],
     schema: type[T],
     by: Principal,
+    reading: Reading | None = ...,
     served: models.Model | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
@@ -108,6 +110,7 @@ def complete(
     messages: Sequence[Mapping[str, Any]],
     schema: None = ...,
     by: Principal,
+    reading: Reading | None = ...,
     served: models.Model | None = ...,
     model: str | None = ...,
     max_tokens: int | None = ...,
@@ -120,6 +123,7 @@ def complete(
     messages: Sequence[Mapping[str, Any]],
     schema: type[BaseModel] | None = None,
     by: Principal,
+    reading: Reading | None = None,
     served: models.Model | None = None,
     model: str | None = None,
     max_tokens: int | None = None,
@@ -128,6 +132,7 @@ def complete(
 ) -> Completion[Any]:
     """Run one LLM call for `purpose` and record it as the work of `by`: a user (through a
     token, if one asked for it) or memsite itself, in its space, whose budgets it counts against.
+    `reading` says what the messages ask as data, for the offline provider, which reads no prose.
     Raises LLMError (the call is recorded first) or, for a malformed request, InvalidInput
     (nothing is sent or recorded)."""
     purpose = str(purpose)
@@ -150,6 +155,7 @@ def complete(
         deadline=time.monotonic() + config.deadline_s,
         max_tokens=max_tokens,
         temperature=temperature,
+        reading=reading,
     )
     trace = CallTrace(model=served_model, messages=normalized)
     value, usage, call = recorded_call(

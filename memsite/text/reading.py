@@ -4,12 +4,14 @@ Pure: no Django, no database. Explained in docs/text.md."""
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from memsite.text.ranking import Cosines, Scored, rank
 from memsite.text.units import Unit, headed_units, sentences
-from memsite.text.words import frequent_words, terms
+from memsite.text.words import frequent_words, overlap, terms
 
 REPRESENTATIVE_TERMS = 4  # a sentence with fewer says too little to describe a text
 
@@ -31,16 +33,27 @@ class Option:
         return self.key or (str(self.number) if self.number is not None else self.text)
 
 
+def numbered(query: str, texts: Sequence[str], *, keys: Sequence[str | None] = ()) -> tuple[Option, ...]:
+    """Options numbered from 1, as a prompt lists them, each scored by the terms it shares with
+    `query`; `keys`, when given, are the ids shown beside them."""
+    query_terms = frozenset(terms(query))
+    keyed = list(keys) or [None] * len(texts)
+    return tuple(
+        Option(position=at, number=at + 1, key=key, text=text, score=overlap(query_terms, f"{key or ''} {text}"))
+        for at, (key, text) in enumerate(zip(keyed, texts, strict=True))
+    )
+
+
 @dataclass(frozen=True)
 class Reading:
-    """What the heuristics read from a conversation."""
+    """What a prompt asks, as data: its query, the text it is asked over and the options it
+    offers. Whoever writes a prompt gives its reading beside it, so heuristics never parse prose."""
 
     query: str
     context: str
-    options: tuple[Option, ...]
-    cosines: Cosines | None = field(repr=False)  # what ranking fuses with, when there is a model
-    system: str = ""  # the system messages' text, which `context` leaves out
-    last: str = ""  # the last user message, whole
+    options: tuple[Option, ...] = ()
+    cosines: Cosines | None = field(default=None, repr=False)  # what ranking fuses with, when there is a model
+    given: Any = None  # what the prompt was written from, for a reply's own offline heuristic
 
     @cached_property
     def query_terms(self) -> frozenset[str]:

@@ -6,7 +6,7 @@ import pytest
 
 from benchmarks import retrievalcorpus, searchtree
 from benchmarks.oracle import Oracle as SearchOracle
-from benchmarks.oracle import Target, route_prompt
+from benchmarks.oracle import Target, shown_route
 from benchmarks.retrieval import BM25, Oracle, contains, recall, token_f1, tokens
 from benchmarks.retrievalcorpus import Evidence, Question, Sizes, generate
 from memory.search import prompts
@@ -124,7 +124,7 @@ def test_the_oracle_routes_to_each_piece_of_evidence_and_answers_once_all_are_re
 
     def route(where: str, labels: list[str]) -> dict:
         options = [prompts.Option(str(number), label) for number, label in enumerate(labels)]
-        return oracle.route(prompts.route_messages(**asked, where=where, options=options))
+        return oracle.route(prompts.route_prompt(**asked, where=where, options=options).messages)
 
     hits = route("the passages that best match the questions", ["/user/notes/todo.md: milk", f"{second}: a cat"])
     assert hits == {"choice": 2, "unviable": [1], "reason": "On the way to the evidence."}
@@ -133,7 +133,9 @@ def test_the_oracle_routes_to_each_piece_of_evidence_and_answers_once_all_are_re
     assert route("src", ["tern", "tests"]) == {"choice": None, "unviable": [1, 2], "reason": "Nothing here."}
 
     def read(path: str) -> dict:
-        return oracle.read_node(prompts.read_messages(**asked, node_line=f"[{ids[path]}] {path}", text=texts[path]))
+        return oracle.read_node(
+            prompts.read_prompt(**asked, node_line=f"[{ids[path]}] {path}", text=texts[path]).messages
+        )
 
     assert read(second)["findings"] == [{"question": 1, "answer": "Miso", "complete": False}]
     assert read(first)["findings"] == [{"question": 1, "answer": "Pickle and Miso", "complete": True}]
@@ -141,11 +143,11 @@ def test_the_oracle_routes_to_each_piece_of_evidence_and_answers_once_all_are_re
 
 def _route_messages(where: str, labels: list[str], questions: list[str]) -> list[dict]:
     options = [prompts.Option(str(number), label) for number, label in enumerate(labels)]
-    return prompts.route_messages(questions=questions, context="", notes=[], where=where, options=options)
+    return prompts.route_prompt(questions=questions, context="", notes=[], where=where, options=options).messages
 
 
 def test_a_route_prompt_names_its_options_and_the_shortcut_names_them_by_path():
-    folder = route_prompt(
+    folder = shown_route(
         _route_messages(
             "logs",
             ["session-001: Session 1 | matched: Ana: hi", "session-002 | matched: Bo: a: b", "notes"],
@@ -159,11 +161,11 @@ def test_a_route_prompt_names_its_options_and_the_shortcut_names_them_by_path():
     )
     assert not folder.shortcut
     best = "the passages that best match the questions"
-    shortcut = route_prompt(
+    shortcut = shown_route(
         _route_messages(best, ["/user/notes/todo.md: milk: 2", "/projects/tern/README.md: x | matched: y"], ["a?"])
     )
     assert shortcut.names == {1: "/user/notes/todo.md", 2: "/projects/tern/README.md"} and shortcut.shortcut
-    assert not route_prompt(_route_messages(best, [], ["a?"])).shortcut
+    assert not shown_route(_route_messages(best, [], ["a?"])).shortcut
 
 
 def test_the_search_oracle_walks_the_answers_path_and_reads_only_the_answer():
@@ -180,11 +182,11 @@ def test_the_search_oracle_walks_the_answers_path_and_reads_only_the_answer():
     folder = route("search-bench-60", ["network: Notes on network.", "storage: Notes on storage. | matched: weight"])
     assert folder == {"choice": 2, "unviable": [1], "reason": "storage leads to the answer."}
     assert route("network", ["other.md: Other."])["choice"] is None and oracle.unparsed == 1
-    read = prompts.read_messages(
+    read = prompts.read_prompt(
         questions=[question.text], context="", notes=[], node_line=f"[{node_id}] {path}", text="x"
-    )
+    ).messages
     assert oracle.read_node(read)["findings"] == [{"question": 1, "answer": question.answer, "complete": True}]
-    elsewhere = prompts.read_messages(
+    elsewhere = prompts.read_prompt(
         questions=[question.text], context="", notes=[], node_line=f"[memory_{'4' * 32}] /x", text="x"
-    )
+    ).messages
     assert oracle.read_node(elsewhere)["findings"] == []

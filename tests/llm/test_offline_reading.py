@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from memory.search import prompts
+from memory.services.descriptions import describe_prompt
 from memsite.llm import similarity
 from memsite.llm.gateway import complete
 from memsite.llm.providers import offline
@@ -22,10 +23,11 @@ def lexical_only(settings):
 
 
 def read(text: str, *questions: str):
-    messages = prompts.read_messages(
+    prompt = prompts.read_prompt(
         questions=list(questions), context="", notes=[], node_line="[memory_x] notes.md", text=text
     )
-    return complete(by=system(), purpose="read", messages=messages, schema=prompts.read_reply(len(questions))).value
+    schema = prompts.read_reply(len(questions))
+    return complete(by=system(), purpose="read", messages=prompt.messages, reading=prompt.reading, schema=schema).value
 
 
 def test_ran_answers_a_question_about_running():
@@ -82,8 +84,9 @@ def test_each_question_is_answered_from_its_own_sentences():
 
 def route(questions: list[str], labels: list[str]):
     options = [prompts.Option(f"memory_{number}", label) for number, label in enumerate(labels)]
-    messages = prompts.route_messages(questions=questions, context="", notes=[], where="/", options=options)
-    return complete(by=system(), purpose="route", messages=messages, schema=prompts.route_reply(len(options))).value
+    prompt = prompts.route_prompt(questions=questions, context="", notes=[], where="/", options=options)
+    schema = prompts.route_reply(len(options))
+    return complete(by=system(), purpose="route", messages=prompt.messages, reading=prompt.reading, schema=schema).value
 
 
 def test_the_router_reads_each_options_matched_snippet():
@@ -164,12 +167,8 @@ def test_without_the_local_model_the_score_is_lexical(settings):
 
 
 def describe(text: str) -> str:
-    messages = [
-        {"role": "system", "content": "Describe."},
-        {"role": "user", "content": f"Node: notes.md\nContent:\n{text}"},
-        {"role": "user", "content": "Task: describe this node."},
-    ]
-    return complete(by=system(), purpose="describe", messages=messages).value
+    prompt = describe_prompt("notes.md", text)
+    return complete(by=system(), purpose="describe", messages=prompt.messages, reading=prompt.reading).value
 
 
 def test_the_description_is_key_terms_and_the_most_representative_sentence():

@@ -4,7 +4,7 @@ offline provider reads past."""
 import hashlib
 
 from memsite.llm import quoting
-from memsite.llm.providers.offline import read_messages
+from memsite.llm.providers.offline import plain_reading
 from memsite.llm.quoting import FENCE, data_block, without_fences
 
 
@@ -52,7 +52,7 @@ def test_a_fence_the_text_holds_is_never_used(monkeypatch):
 
 def test_the_offline_provider_reads_the_text_not_its_fences():
     quoted = data_block("Node: [memory_x] notes\nContent:\nThe server has 16 GB of RAM.")
-    reading = read_messages(
+    reading = plain_reading(
         [{"role": "user", "content": quoted}, {"role": "user", "content": "Questions:\n1. How much RAM?"}]
     )
     assert "<data" not in reading.context and "</data" not in reading.context

@@ -13,7 +13,7 @@ from agents.brains.logic.recall import EPISODE, FACT, NODE, MemoryItem, citation
 from agents.brains.models import Brain, Goal, RecordKind
 from agents.brains.selectors.ticks import BrainView, brain_view
 from agents.brains.services.brains import GOAL_CHARS, brain_writing, goal_create
-from agents.brains.services.prompts import ChatReply, chat_messages, relevant
+from agents.brains.services.prompts import ChatReply, chat_prompt, relevant
 from agents.context.models import Agent, Message, Role
 from agents.context.selectors.assembly import TokenBudgetExceeded
 from agents.context.services import message_append
@@ -130,11 +130,12 @@ def chat_send(*, agent: Agent, text: str, by: Principal) -> ChatExchange:
         return _goal_added(agent, said, command["text"])
 
     view = brain_view(brain=brain, facts=FACTS_READ, episodes=CHAT_EPISODES)
-    prompt = chat_messages(agent=agent, view=view, said=said, memory=_remembered(agent, view, text, by=by))
+    prompt = chat_prompt(agent=agent, view=view, said=said, memory=_remembered(agent, view, text, by=by))
     try:
         completion = complete(
             purpose=Purpose.CHAT,
             messages=prompt.messages,
+            reading=prompt.reading,
             schema=ChatReply,
             served=said,
             by=by,
@@ -147,6 +148,6 @@ def chat_send(*, agent: Agent, text: str, by: Principal) -> ChatExchange:
             "Your message is kept in the conversation.",
             data={"reason": exc.reason.value, "user_message": said.position},
         ) from None
-    citations = citations_kept(completion.value.citations, prompt.given)
+    citations = citations_kept(completion.value.citations, prompt.reading.given)
     reply = _agent_says(agent, completion.value.reply.strip(), citations=citations, provider=completion.provider)
     return ChatExchange(user_message=said, reply_message=reply, provider=completion.provider)

@@ -4,9 +4,7 @@ reserves. Explained in docs/brains.md."""
 
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from django.conf import settings
@@ -14,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from agents.brains.logic.affect import EMOTIONS, HORMONES
 from agents.brains.logic.caps import cap
-from agents.brains.logic.recall import KINDS, NODE, MemoryItem
-from agents.brains.logic.thoughts import Acted, Place, Recall, offline_thought
+from agents.brains.logic.recall import NODE, MemoryItem
+from agents.brains.logic.thoughts import Acted, Recall, offline_thought
 from agents.brains.models import Record
 from agents.brains.selectors.ticks import BrainView
 from agents.brains.services.actions import (
@@ -32,10 +30,11 @@ from agents.context.selectors.assembly import SHORT_TERM, AssembledContext, Toke
 from agents.context.services import context_build
 from memsite.llm import similarity
 from memsite.llm.config import llm_config
+from memsite.llm.prompt import Prompt
 from memsite.llm.tokens import counter_for_model
 from memsite.text.lines import one_line
 from memsite.text.ranking import rank
-from memsite.text.reading import Reading
+from memsite.text.reading import Reading, numbered
 from memsite.text.units import unit
 from memsite.text.words import words
 
@@ -48,21 +47,10 @@ MAX_NEW_GOALS = 3
 MAX_NEW_FACTS = 3
 MAX_NEW_RULES = 3
 EPISODE_LINE = "Recent episode: "  # how the deep reflection's request shows an episode
-# How the reflection's request shows what the tick did, its goal and what it recalled, and how
-# the offline reflection reads them back.
-ACTION_LINE = re.compile(r"^Action: (?P<action>\S+)", re.MULTILINE)
-RESULT_LINE = re.compile(r"^Result \((?P<state>done|failed)\): (?P<text>.*)$", re.MULTILINE)
 GOAL_LINE = "Goal: "
 NO_GOAL = "none."
-RECALL_TITLE = re.compile(
-    r"^Recalled (?:for the goal \((?P<touching>\d+) of the (?P<looked_at>\d+) places you explored touch on it\)"
-    r"|as you have no goal):(?P<places>(?:\n- .*)*)",
-    re.MULTILINE,
-)
 OFFLINE_QUOTE_CHARS = 600  # of the item an offline chat reply quotes
 CHAT_MEMORY_SHARE = 0.5  # of the window, at most, for what a chat remembers; the history has the rest
-MEMORY_LINE = re.compile(rf"^\[(?P<id>(?:{'|'.join(KINDS)}):[^\]\s]+)\] (?P<rest>.+)$", re.MULTILINE)
-_decoder = json.JSONDecoder()
 # What an action's argument is called when a suggestion names one value.
 SUGGESTED_ARGUMENT = {"list_dir": "path", "read_file": "path", "search_memory": "query", "fetch_url": "url"}
 
@@ -143,7 +131,7 @@ class Decision(BaseModel):
         options = _offline_options(reading)
         if not options:
             return {"action": "idle", "arguments": {}, "reason": f"{OFFLINE_REASON}: nothing was suggested."}
-        task = " ".join(reading.query.split())
+        task = reading.query
         exact = [entry for entry in options if entry[0].key == task]  # the plan's step, suggested
         option, name, argument = (exact or options)[0]
         arguments = {SUGGESTED_ARGUMENT[name]: argument} if name in SUGGESTED_ARGUMENT else {}
@@ -166,7 +154,7 @@ class Reflection(BaseModel):
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict:
         """What the tick did, then its goal and what it recalled for it, as the request says."""
-        acted, recall = reflect_request_read(reading.last)
+        acted, recall = reading.given or (Acted(action="", ok=False, result=""), Recall(goal=None))
         return {"thought": offline_thought(acted, recall), "inner_thought": None}
 
 
@@ -187,16 +175,10 @@ class DeepReflection(BaseModel):
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict:
         """The themes of the request as the self-summary, and the newest episode as a fact."""
         themes = ", ".join(reading.keywords[:5]) or "none yet"
-        episodes = [line for line in reading.context.splitlines() if line.startswith(EPISODE_LINE)]
-        facts = []
-        if episodes:
-            try:
-                facts = [str(json.loads(episodes[-1][len(EPISODE_LINE) :]))]
-            except ValueError:
-                pass
+        episodes = reading.given or ()
         return {
             "self_summary": f"{OFFLINE_REASON}. Recurring themes of my recent experience: {themes}.",
-            "facts": facts,
+            "facts": list(episodes[-1:]),
         }
 
 
@@ -245,8 +227,8 @@ class ChatReply(BaseModel):
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict:
         """The remembered item closest to the user's message, quoted, and cited with the next
         closest; no citation when nothing remembered shares a term with it."""
-        items = memory_lines_read(reading.system)
-        found = relevant(reading.last or reading.query, [f"{item.label} {item.text}" for item in items], limit=2)
+        items = reading.given or ()
+        found = relevant(reading.query, [f"{item.label} {item.text}" for item in items], limit=2)
         if not found:
             return {"reply": "Nothing I remember bears on that.", "citations": []}
         best = items[found[0]]
@@ -390,7 +372,13 @@ def _closed(pairs: list[tuple[dict, Any]]) -> list[tuple[dict, Any]]:
     return pairs
 
 
-def decide_messages(*, agent: Agent, view: BrainView, suggestions: Sequence[Suggestion]) -> list[dict]:
+def _suggested(task: str, suggestions: Sequence[Suggestion]) -> Reading:
+    """A request offering `suggestions` toward `task`, as data: each keyed by its action."""
+    keys, whys = [suggestion.key for suggestion in suggestions], [suggestion.why for suggestion in suggestions]
+    return Reading(query=task, context="", options=numbered(task, whys, keys=keys))
+
+
+def decide_prompt(*, agent: Agent, view: BrainView, suggestions: Sequence[Suggestion]) -> Prompt:
     """The decision's messages within the agent's window: the assembled context, then the
     request. When the request does not fit beside it, the oldest conversation goes first."""
     request = {"role": "user", "content": decide_request(agent, view, suggestions)}
@@ -418,7 +406,8 @@ def decide_messages(*, agent: Agent, view: BrainView, suggestions: Sequence[Sugg
             end += 1
         over -= sum(included.tokens for _, included in pairs[first:end])
         pairs = pairs[:first] + pairs[end:]
-    return [message for message, _ in pairs] + [request]
+    task = " ".join(decide_task(view).split())
+    return Prompt([message for message, _ in pairs] + [request], _suggested(task, suggestions))
 
 
 # reflect, deepReflect, replan --------------------------------------------------------------------
@@ -435,44 +424,7 @@ def recall_lines(recall: Recall) -> list[str]:
     return [f"{GOAL_LINE}{goal}", _lines(title, places)]
 
 
-def _strings(text: str, count: int) -> list[str]:
-    """The first `count` JSON strings of `text`, each after the last and `: `."""
-    strings: list[str] = []
-    while text and len(strings) < count:
-        try:
-            value, end = _decoder.raw_decode(text)
-        except ValueError:
-            break
-        strings.append(str(value))
-        text = text[end:].removeprefix(": ")
-    return strings
-
-
-def reflect_request_read(text: str) -> tuple[Acted, Recall]:
-    """What `reflect_messages` told of the tick, read back from its request (what the offline
-    reflection writes from); a line cut off to fit the window reads as missing."""
-    action, result = ACTION_LINE.search(text), RESULT_LINE.search(text)
-    said = _strings(result["text"], 1) if result else []
-    acted = Acted(
-        action="" if action is None or action["action"] == "none" else action["action"],
-        ok=result is not None and result["state"] == "done",
-        result=said[0] if said else "",
-    )
-    goal_line = next((line for line in text.splitlines() if line.startswith(GOAL_LINE)), "")
-    goal = next(iter(_strings(goal_line.removeprefix(GOAL_LINE), 1)), None)
-    recall = RECALL_TITLE.search(text)
-    if recall is None:
-        return acted, Recall(goal=goal)
-    places = [_strings(line.removeprefix("- "), 2) for line in recall["places"].splitlines() if line]
-    return acted, Recall(
-        goal=goal,
-        places=tuple(Place(key=pair[0], summary=pair[1]) for pair in places if len(pair) == 2),
-        touching=int(recall["touching"] or 0),
-        looked_at=int(recall["looked_at"] or 0),
-    )
-
-
-def reflect_messages(
+def reflect_prompt(
     *,
     agent: Agent,
     action: str,
@@ -483,7 +435,9 @@ def reflect_messages(
     content: str,
     view: BrainView,
     recall: Recall,
-) -> list[dict]:
+) -> Prompt:
+    """The request tells what the tick did, its goal and what it recalled; the offline reflection
+    is given the same as data."""
     system = (
         f"You are the reflection of the agent {quoted(agent.name, 200)}, which acts on memsite, a memory service. "
         "Write the thought the agent has after its action, in the first person, in one to three sentences; "
@@ -501,10 +455,11 @@ def reflect_messages(
         + f"Feelings: {_levels(view.brain.emotions, EMOTIONS)}\n"
         f"What it read: {json.dumps(content, ensure_ascii=False) if content else 'nothing'}"
     )
-    return _fitted(agent, system, user)
+    acted = Acted(action="" if action == "none" else action, ok=ok, result=one_line(summary, 2_000))
+    return Prompt(_fitted(agent, system, user), Reading(query="", context=user, given=(acted, recall)))
 
 
-def deep_reflect_messages(*, agent: Agent, view: BrainView) -> list[dict]:
+def deep_reflect_prompt(*, agent: Agent, view: BrainView) -> Prompt:
     words_limit = cap("self_summary_chars") // 6
     system = (
         f"You are the deep reflection of the agent {quoted(agent.name, 200)}, which acts on memsite, a memory "
@@ -525,10 +480,12 @@ def deep_reflect_messages(*, agent: Agent, view: BrainView) -> list[dict]:
         *(f"Known fact: {entry}" for entry in _records(view.facts)),
         *(f"Your rule: {entry}" for entry in _records(view.self_instructions)),
     ]
-    return _fitted(agent, system, "\n".join(lines))
+    episodes = tuple(one_line(record.text, ENTRY_PROMPT_CHARS) for record in view.episodes)
+    reading = Reading(query="", context="\n".join(lines[1:]), given=episodes)
+    return Prompt(_fitted(agent, system, "\n".join(lines)), reading)
 
 
-def plan_messages(*, agent: Agent, view: BrainView, suggestions: Sequence[Suggestion]) -> list[dict]:
+def plan_prompt(*, agent: Agent, view: BrainView, suggestions: Sequence[Suggestion]) -> Prompt:
     steps = cap("plan_steps")
     system = (
         f"You plan for the agent {quoted(agent.name, 200)}, which acts on memsite, a memory service, one action "
@@ -548,42 +505,16 @@ def plan_messages(*, agent: Agent, view: BrainView, suggestions: Sequence[Sugges
             f"Suggested next actions:\n{suggested}",
         ]
     )
-    return _fitted(agent, system, user)
+    return Prompt(_fitted(agent, system, user), _suggested(f"plan the next steps toward {goal}", suggestions))
 
 
 # chat --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChatPrompt:
-    messages: list[dict]
-    given: tuple[MemoryItem, ...]  # the remembered items that fitted, which the reply may cite
 
 
 def memory_line(item: MemoryItem) -> str:
     """`[id] "text"`, or `[id] "label": "text"`: the id a reply cites, then the item as data."""
     label = f"{quoted(item.label, 200)}: " if item.label else ""
     return f"[{item.id}] {label}{quoted(item.text)}"
-
-
-def memory_lines_read(text: str) -> list[MemoryItem]:
-    """The items `memory_line` wrote into `text`, in order (what the offline reply quotes)."""
-    items = []
-    for match in MEMORY_LINE.finditer(text):
-        strings: list[str] = []
-        rest = match["rest"]
-        while rest and len(strings) < 2:
-            try:
-                value, end = _decoder.raw_decode(rest)
-            except ValueError:
-                break
-            strings.append(str(value))
-            rest = rest[end:].removeprefix(": ")
-        if strings:
-            kind, _, ref = match["id"].partition(":")
-            label = strings[0] if len(strings) == 2 else ""
-            items.append(MemoryItem(kind=kind, ref=ref, text=strings[-1], label=label))
-    return items
 
 
 def chat_working_memory(agent: Agent, view: BrainView) -> str:
@@ -608,7 +539,7 @@ def _keeps(assembled: AssembledContext, said: Message) -> bool:
     return last == said.position and not any(entry.tier == WORKING for entry in report.dropped)
 
 
-def chat_messages(*, agent: Agent, view: BrainView, said: Message, memory: Sequence[MemoryItem] = ()) -> ChatPrompt:
+def chat_prompt(*, agent: Agent, view: BrainView, said: Message, memory: Sequence[MemoryItem] = ()) -> Prompt:
     """The agent's assembled context (docs/context.md): its instructions, pinned messages and
     conversation as its strategy keeps them within its window, ending with `said`, the user's
     message; chat's working memory; and as long-term memory the remembered items `memory` (best
@@ -641,5 +572,6 @@ def chat_messages(*, agent: Agent, view: BrainView, said: Message, memory: Seque
             )
         context = assembled(count)
     cut = {entry.item for entry in context.report.dropped if entry.tier == LONG_TERM}
+    # The reading gives the remembered items that fitted, which the reply may cite.
     given = tuple(item for number, item in enumerate(memory[:count], 1) if number not in cut)
-    return ChatPrompt(messages=context.messages, given=given)
+    return Prompt(context.messages, Reading(query=said.content, context="", given=given))

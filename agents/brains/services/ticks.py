@@ -54,16 +54,17 @@ from agents.brains.services.prompts import (
     DeepReflection,
     Plan,
     Reflection,
-    decide_messages,
-    deep_reflect_messages,
-    plan_messages,
-    reflect_messages,
+    decide_prompt,
+    deep_reflect_prompt,
+    plan_prompt,
+    reflect_prompt,
     relevant,
 )
 from agents.context.models import Agent
 from memsite.errors import Conflict, InvalidInput, ServiceError
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
+from memsite.llm.prompt import Prompt
 from memsite.llm.purposes import Purpose
 from memsite.queue import broker_checked, broker_require, enqueue
 from memsite.quotas.checks import tick_quota_require, ticking_quota_require
@@ -133,10 +134,11 @@ def _writing(tick: _Tick) -> AbstractContextManager[BrainWrite]:
     return leased_writing(tick.lease, tick.run)
 
 
-def _ask(tick: _Tick, purpose: str, messages: list[dict], schema: type[Reply], *, by: Principal) -> tuple[Reply, int]:
+def _ask(tick: _Tick, purpose: str, prompt: Prompt, schema: type[Reply], *, by: Principal) -> tuple[Reply, int]:
     completion = complete(
         purpose=purpose,
-        messages=messages,
+        messages=prompt.messages,
+        reading=prompt.reading,
         schema=schema,
         served=tick.run,
         by=by,
@@ -269,8 +271,8 @@ def _decide_and_act(tick: _Tick, *, by: Principal) -> tuple[Decided | None, Outc
     (the outcome says so). None when the tick failed: the call failed or the prompt did not fit."""
     started = time.monotonic()
     try:
-        messages = decide_messages(agent=tick.agent, view=tick.view, suggestions=tick.suggestions)
-        decision, call = _ask(tick, Purpose.DECIDE, messages, Decision, by=by)
+        prompt = decide_prompt(agent=tick.agent, view=tick.view, suggestions=tick.suggestions)
+        decision, call = _ask(tick, Purpose.DECIDE, prompt, Decision, by=by)
     except ServiceError as exc:  # the prompt does not fit the agent's window
         _step_noted(tick, "decide", started, error=exc.message)
         _fail(tick, f"decide: {exc.message}")
@@ -311,7 +313,7 @@ def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome, *, by: Prin
     call failed (its step says why)."""
     started = time.monotonic()
     recall = _recall(tick, outcome)
-    messages = reflect_messages(
+    prompt = reflect_prompt(
         agent=tick.agent,
         action=decided.action if decided else "",
         arguments=decided.arguments if decided else {},
@@ -323,7 +325,7 @@ def _reflect(tick: _Tick, decided: Decided | None, outcome: Outcome, *, by: Prin
         recall=recall,
     )
     try:
-        reflection, call = _ask(tick, Purpose.REFLECT, messages, Reflection, by=by)
+        reflection, call = _ask(tick, Purpose.REFLECT, prompt, Reflection, by=by)
     except (LLMError, ServiceError) as exc:
         _step_noted(tick, "reflect", started, **_failure_detail(exc))
         return None
@@ -363,8 +365,8 @@ def _deep_reflect(tick: _Tick, brain: Brain, *, by: Principal) -> Brain:
         view=tick.view, brain=brain, thoughts=10, episodes=10, facts=10, self_instructions=cap("self_instruction")
     )
     try:
-        messages = deep_reflect_messages(agent=tick.agent, view=view)
-        reply, call = _ask(tick, Purpose.DEEP_REFLECT, messages, DeepReflection, by=by)
+        prompt = deep_reflect_prompt(agent=tick.agent, view=view)
+        reply, call = _ask(tick, Purpose.DEEP_REFLECT, prompt, DeepReflection, by=by)
     except (LLMError, ServiceError) as exc:
         _step_saved(tick, "deep_reflect", started, **_failure_detail(exc))  # a new plan's LLM call may follow
         return brain
@@ -408,8 +410,8 @@ def _replan(tick: _Tick, brain: Brain, *, because: str, by: Principal) -> None:
     view = brain_view_renewed(view=tick.view, brain=brain)
     exploration = explore_next(brain=brain)
     try:
-        messages = plan_messages(agent=tick.agent, view=view, suggestions=exploration.suggestions)
-        reply, call = _ask(tick, Purpose.DECIDE, messages, Plan, by=by)
+        prompt = plan_prompt(agent=tick.agent, view=view, suggestions=exploration.suggestions)
+        reply, call = _ask(tick, Purpose.DECIDE, prompt, Plan, by=by)
     except (LLMError, ServiceError) as exc:
         _step_noted(tick, "replan", started, because=because, **_failure_detail(exc))  # the run's end saves it
         return

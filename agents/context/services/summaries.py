@@ -19,10 +19,12 @@ from agents.context.selectors.messages import StoredMessage
 from memsite.errors import InvalidInput
 from memsite.llm.errors import LLMError
 from memsite.llm.gateway import complete
+from memsite.llm.prompt import Prompt
 from memsite.llm.purposes import Purpose
 from memsite.llm.tokens import TokenCounter, counter_for_model
 from memsite.queue import enqueue
 from memsite.spaces.principals import system_principal
+from memsite.text.reading import Reading
 
 SYSTEM_PROMPT = (
     "You summarize the earlier part of an agent's conversation so that the agent can go on "
@@ -32,7 +34,7 @@ SYSTEM_PROMPT = (
     "one a line, as '#position role: content'. Reply in JSON with one summary that covers "
     "both, in at most {words} words."
 )
-TASK = "Task: summarize these messages, keeping facts, decisions, tool results, names, numbers and open questions."
+TASK = "summarize these messages, keeping facts, decisions, tool results, names, numbers and open questions."
 WORDS_PER_TOKEN = 0.75
 
 
@@ -150,16 +152,17 @@ def _as_line(counter: TokenCounter, message: StoredMessage) -> str:
     return f"#{message.position} {role}: " + " ".join(part for part in said if part)
 
 
-def _prompt(counter: TokenCounter, written: _Written, chunk: list[StoredMessage]) -> list[dict]:
+def _prompt(counter: TokenCounter, written: _Written, chunk: list[StoredMessage]) -> Prompt:
     words = int(settings.MEMSITE_SUMMARY_MAX_TOKENS * WORDS_PER_TOKEN)
-    lines = [TASK]
+    lines = []
     if written.content:
         lines.append(f"Memory: {_one_line(written.content)}")
     lines.extend(_as_line(counter, message) for message in chunk)
-    return [
+    messages = [
         {"role": "system", "content": SYSTEM_PROMPT.format(words=words)},
-        {"role": "user", "content": "\n".join(lines)},
+        {"role": "user", "content": "\n".join([f"Task: {TASK}", *lines])},
     ]
+    return Prompt(messages, Reading(query=TASK, context="\n".join(lines)))
 
 
 def _stored_fields(counter: TokenCounter, written: _Written) -> dict:
@@ -220,9 +223,11 @@ def summary_write(*, summary_id: int) -> Summary | None:
     by = system_principal(agent.space)
     for number, chunk in enumerate(chunks, 1):
         try:
+            prompt = _prompt(counter, written, chunk)
             reply = complete(
                 purpose=Purpose.SUMMARIZE,
-                messages=_prompt(counter, written, chunk),
+                messages=prompt.messages,
+                reading=prompt.reading,
                 schema=SummaryReply,
                 served=summary,
                 by=by,

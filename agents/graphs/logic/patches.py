@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from pydantic import BaseModel, Field, model_validator
 
 from agents.graphs.models import NodeKind, NodeState
+from memsite.text.reading import Reading
 
 MAX_TEXT = 8_000
 Bound = TypeVar("Bound", bound=BaseModel)  # a reply schema, to be bound to a graph
@@ -157,14 +158,13 @@ class MemoryPatch(BaseModel):
     add_edges: list[AddEdgeOp] = Field(default_factory=list, max_length=40)
 
     graph: ClassVar[GraphView | None] = None  # set on the schema made for one graph
-    offline: ClassVar[dict[str, Any]] = {}
 
     @classmethod
-    def offline_reply(cls, *, purpose: str, reading: object) -> dict[str, Any]:
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
         """One evidence node of the pair's notes under the newest active subtask; under the task,
-        with a subtask of the assistant's note, when there is none."""
-        notes = cls.offline["notes"]
-        parent = cls.offline.get("subtask")
+        with a subtask of the assistant's note, when there is none (the reading gives all three)."""
+        notes = reading.given["notes"]
+        parent = reading.given["subtask"]
         if parent is not None:
             return {
                 "add_nodes": [{"tmp_id": "e1", "kind": "evidence", "thought": notes}],
@@ -176,7 +176,7 @@ class MemoryPatch(BaseModel):
                 {"tmp_id": "e1", "kind": "evidence", "thought": notes},
             ],
             "add_edges": [
-                {"src": str(cls.offline["task"]), "dst": "s1", "rationale": "decompose"},
+                {"src": str(reading.given["task"]), "dst": "s1", "rationale": "decompose"},
                 {"src": "e1", "dst": "s1", "rationale": "support"},
             ],
         }
@@ -234,12 +234,11 @@ class FlushAndFoldOp(BaseModel):
     fold_ops: list[FoldOp] = Field(default_factory=list, max_length=20)
 
     graph: ClassVar[GraphView | None] = None
-    offline: ClassVar[dict[str, Any]] = {}
 
     @classmethod
-    def offline_reply(cls, *, purpose: str, reading: object) -> dict[str, Any]:
-        """Fold the oldest foldable nodes into one summary of their first lines."""
-        foldable: list[tuple[int, str]] = cls.offline["foldable"]
+    def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
+        """Fold the oldest foldable nodes (the reading gives them) into one summary of their first lines."""
+        foldable: list[tuple[int, str]] = reading.given
         if len(foldable) < 2:
             return {"flush_ops": [], "fold_ops": []}
         lines = " ".join(text.split(".")[0][:200] for _, text in foldable)
@@ -280,6 +279,6 @@ def recall_errors(graph: GraphView, op: FlushAndFoldOp) -> list[str]:
     return errors
 
 
-def schema_for(base: type[Bound], graph: GraphView, **offline: Any) -> type[Bound]:
-    """`base` bound to `graph`; `offline` is what the offline provider's reply is made from."""
-    return type(base.__name__, (base,), {"graph": graph, "offline": offline, "__module__": __name__})
+def schema_for(base: type[Bound], graph: GraphView) -> type[Bound]:
+    """`base` bound to `graph`, which its replies are checked against."""
+    return type(base.__name__, (base,), {"graph": graph, "__module__": __name__})

@@ -45,6 +45,7 @@ from memsite.quotas.checks import graph_op_quota_require
 from memsite.spaces.models import Space
 from memsite.spaces.principals import Principal, principal_rebuilt
 from memsite.storable import unstorable
+from memsite.text.reading import Reading
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -445,7 +446,7 @@ def _memorize(graph: Graph, op: GraphOp, *, by: Principal) -> None:
         notes = [{"role": turn.role, "content": turn.content[:2_000]} for turn in pair]
         view = _view(graph)
         subtasks = [node for node in view.active if view.kinds[node] == NodeKind.SUBTASK]
-        schema = schema_for(MemoryPatch, view, notes=notes, task=_anchor(view), subtask=max(subtasks, default=None))
+        given = {"notes": notes, "task": _anchor(view), "subtask": max(subtasks, default=None)}
         step = "\n".join(f"{note['role']}: {' '.join(note['content'].split())}" for note in notes)
         messages = [
             {"role": "system", "content": MEMORIZE_SYSTEM},
@@ -457,7 +458,8 @@ def _memorize(graph: Graph, op: GraphOp, *, by: Principal) -> None:
             patch = complete(
                 purpose=Purpose.MEMORIZE,
                 messages=messages,
-                schema=schema,
+                reading=Reading(query="", context=step, given=given),
+                schema=schema_for(MemoryPatch, view),
                 served=op,
                 by=by,
             ).value
@@ -569,7 +571,6 @@ def _apply_recall(graph: Graph, op: FlushAndFoldOp, *, record: GraphOp, tokens_b
 def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None, *, by: Principal) -> GraphContext:
     context = context or selectors.graph_context(graph=graph)
     view = _view(graph)
-    schema = schema_for(FlushAndFoldOp, view, foldable=_foldable(graph))
     messages = [
         {"role": "system", "content": RECALL_SYSTEM},
         {"role": "user", "content": data_block(_graph_lines(graph, settings.MEMSITE_GRAPH_PROMPT_TOKENS))},
@@ -580,7 +581,8 @@ def _recall(graph: Graph, op: GraphOp, context: GraphContext | None = None, *, b
         reply = complete(
             purpose=Purpose.RECALL,
             messages=messages,
-            schema=schema,
+            reading=Reading(query="", context="", given=_foldable(graph)),
+            schema=schema_for(FlushAndFoldOp, view),
             served=op,
             by=by,
         ).value

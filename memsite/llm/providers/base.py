@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from memsite.llm.config import LLMConfig
 from memsite.llm.tokens import counter_for_model
+from memsite.text.reading import Reading
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class LLMRequest:
     deadline: float  # time.monotonic() after which the call has failed
     max_tokens: int | None = None
     temperature: float | None = None
+    reading: Reading | None = None  # what the messages ask, as data (memsite.text.reading)
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()

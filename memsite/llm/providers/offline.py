@@ -4,6 +4,7 @@ Explained in docs/llm.md."""
 import re
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -15,98 +16,32 @@ from memsite.llm.purposes import Purpose
 from memsite.llm.quoting import without_fences
 from memsite.llm.replies import ReplyInvalid, describe_validation_error, parse_reply
 from memsite.text.lines import one_line
-from memsite.text.reading import Option, Reading
+from memsite.text.reading import Reading
 from memsite.text.stems import stem
-from memsite.text.words import frequent_words, overlap, terms, words
-
-CONTEXT_LABEL = re.compile(r"^\s*(?:context|text|content|document|notes?|memory|input|passage)\s*:\s*", re.IGNORECASE)
-QUERY_LABEL = re.compile(
-    r"^\s*(?:query|question|goal|task|search|request|topic|find|looking for)\s*:\s*(?P<text>\S.*)$",
-    re.IGNORECASE,
-)
-OPTION_LINE = re.compile(
-    r"^\s*(?:"
-    r"(?P<num>\d{1,4})[.)]\s+(?:\[(?P<nkey>[^\]\n]{1,160})\]\s*)?"
-    r"|\[(?P<key>[^\]\n]{1,160})\]\s*"
-    r"|[-*\u2022]\s+(?:\[(?P<bkey>[^\]\n]{1,160})\]\s*|(?P<ckey>[A-Za-z][\w.\-/]{0,80}):\s+)?"
-    r")(?P<text>\S.*)$"
-)
+from memsite.text.words import frequent_words, overlap, words
 
 
 def _text_of(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, list):  # content parts
         return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return "" if content is None else str(content)
-
-
-def _query(user_texts: list[str], *, left_out: set[str]) -> str:
-    """The text of the first line labelled as the query ("Question: ...") in the latest user
-    message that has one; else the last one's first line not in `left_out`, else it whole."""
-    for text in reversed(user_texts):
-        for line in text.splitlines():
-            match = QUERY_LABEL.match(line)
-            if match:
-                return match["text"].strip()
-    last = user_texts[-1] if user_texts else ""
-    plain = [line for line in last.splitlines() if line not in left_out and line.strip()]
-    return plain[0].strip() if plain else last.strip()
-
-
-def _offered(text: str) -> list[tuple[str, int | None, str | None, str]]:
-    """(line, number, key, text) for each line of `text` that offers an option."""
-    offered = []
-    for line in text.splitlines():
-        match = OPTION_LINE.match(line)
-        if match and not QUERY_LABEL.match(line):
-            number = int(match["num"]) if match["num"] else None
-            key = match["nkey"] or match["key"] or match["bkey"] or match["ckey"]
-            offered.append((line, number, key.strip() if key else None, match["text"].strip()))
-    return offered
-
-
-def _context(turns: list[tuple[Any, str]], *, left_out: set[str], query: str) -> str:
-    """The messages' text but the system's, less the option lines, the query's label and the
-    query itself, with the labels of their sections taken off; the query when nothing is left."""
-    parts = []
-    for role, text in turns:
-        if role == "system":
-            continue
-        kept = [
-            line
-            for line in text.splitlines()
-            if line not in left_out and not QUERY_LABEL.match(line) and line.strip() != query
-        ]
-        parts.append("\n".join(CONTEXT_LABEL.sub("", line) for line in kept))
-    return "\n".join(part for part in parts if part.strip()) or query
-
-
-def _scored(offered: list[tuple[str, int | None, str | None, str]], query: str) -> tuple[Option, ...]:
-    """The options offered, each scored by the terms it shares with the query."""
-    query_terms = frozenset(terms(query))
-    return tuple(
-        Option(position=position, number=number, key=key, text=text, score=overlap(query_terms, f"{key or ''} {text}"))
-        for position, (_, number, key, text) in enumerate(offered)
-    )
-
-
-def read_messages(messages: list[dict[str, Any]]) -> Reading:
-    """The query, the options the last user message offers and the context the messages give."""
     # The fences of quoted data (memsite.llm.quoting) are markup, not what the text says.
-    turns = [(message.get("role"), without_fences(_text_of(message))) for message in messages]
-    user_texts = [text for role, text in turns if role == "user"] or [text for _, text in turns]
-    last = user_texts[-1] if user_texts else ""
-    offered = _offered(last)
-    option_lines = {line for line, *_ in offered}
-    query = _query(user_texts, left_out=option_lines)
-    return Reading(
-        query=query,
-        context=_context(turns, left_out=option_lines, query=query),
-        options=_scored(offered, query),
-        cosines=similarity.cosines,
-        system="\n".join(text for role, text in turns if role == "system"),
-        last=last,
-    )
+    return "" if content is None else without_fences(str(content))
+
+
+def plain_reading(messages: list[dict[str, Any]]) -> Reading:
+    """A request that came without its reading: the last user message is the query, the text of
+    every message but the instructions is the context, and nothing is offered."""
+    turns = [(message.get("role"), _text_of(message)) for message in messages]
+    said = [text for role, text in turns if role != "system"]
+    last = next((text for role, text in reversed(turns) if role == "user"), said[-1] if said else "")
+    return Reading(query=last.strip(), context="\n".join(text for text in said if text.strip()))
+
+
+def reading_of(request: LLMRequest) -> Reading:
+    """What the request asks, as its writer gave it, ranked with the local model where memsite
+    runs one."""
+    return replace(request.reading or plain_reading(request.messages), cosines=similarity.cosines)
 
 
 DESCRIPTION_CHARS = 300
@@ -528,7 +463,7 @@ class OfflineProvider:
 
     def complete(self, request: LLMRequest, trace: CallTrace) -> BaseModel | str:
         trace.messages = request.messages
-        reading = read_messages(request.messages)
+        reading = reading_of(request)
         if request.schema is None:
             trace.response_mode = "text"
             text = purpose_text(request.purpose, reading)

@@ -5,7 +5,8 @@ import pytest
 
 from agents.brains.logic.concepts import key_terms
 from agents.brains.logic.thoughts import REHEARSED, Acted, Place, Recall, offline_thought, recalled
-from agents.brains.services.prompts import recall_lines, reflect_request_read
+from agents.brains.services.prompts import Reflection, recall_lines
+from memsite.text.reading import Reading
 
 GOAL = "Find which HTTP status code the todo API answers"
 CODES = Place("/references/http-status-codes.md", "Which HTTP status code to answer for created resources.")
@@ -104,23 +105,13 @@ def test_ticks_that_did_nothing_go_over_the_best_places_in_turn():
     assert turns[REHEARSED] == turns[0]
 
 
-def test_the_reflections_request_carries_what_the_offline_reflection_reads_back():
+def test_the_offline_reflection_thinks_from_what_the_prompt_was_given():
     recall = Recall(goal=GOAL, places=(CODES, APP), touching=2, looked_at=9)
-    request = "\n".join(
-        [
-            "Task: reflect on the action you just took and what came of it.",
-            'Action: read_file {"path": "/references/flask.md"}',
-            f'Result (done): "{READ.result}"',
-            *recall_lines(recall),
-            "Feelings: joy 0.20",
-        ]
-    )
 
-    assert reflect_request_read(request) == (READ, recall)
+    reply = Reflection.offline_reply(purpose="reflect", reading=Reading(query="", context="", given=(READ, recall)))
+
+    assert reply["thought"] == offline_thought(READ, recall)
     assert recall_lines(recall)[1].startswith("Recalled for the goal (2 of the 9 places you explored touch on it):\n- ")
-    alone = Recall(goal=None, places=(CODES,))
-    assert reflect_request_read("\n".join(["Action: none {}", *recall_lines(alone)])) == (
-        Acted(action="", ok=False, result=""),
-        alone,
-    )
-    assert recall_lines(Recall(goal=None)) == ["Goal: none.", "Recalled as you have no goal: none."]
+    # A request that came without it (a model server's prose only): nothing done, no goal.
+    bare = Reflection.offline_reply(purpose="reflect", reading=Reading(query="", context=""))
+    assert bare["thought"] == offline_thought(Acted(action="", ok=False, result=""), Recall(goal=None))

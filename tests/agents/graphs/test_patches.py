@@ -86,7 +86,7 @@ def test_only_subtask_and_evidence_nodes_are_added():
 
 
 def test_the_schema_bound_to_a_graph_refuses_what_breaks_a_rule():
-    schema = schema_for(MemoryPatch, GRAPH, notes=NOTE, task=1, subtask=2)
+    schema = schema_for(MemoryPatch, GRAPH)
     with pytest.raises(ValidationError, match="node 4 is folded"):
         schema.model_validate({"add_nodes": [], "add_edges": [{"src": "4", "dst": "2"}]})
     assert schema.model_validate({"add_nodes": [], "add_edges": [{"src": "1", "dst": "3"}]}).add_edges

@@ -11,17 +11,21 @@ from memsite.errors import InvalidInput
 from memsite.llm.errors import LLMError, Reason
 from memsite.llm.gateway import complete
 from memsite.llm.models import LLMCall
+from memsite.llm.prompt import Prompt
 from memsite.llm.purposes import COMPLETION_PURPOSES, Purpose
+from memsite.text.lines import one_line
+from memsite.text.reading import Reading, numbered
 from tests.factories import system
 
 pytestmark = pytest.mark.django_db
 
+ROUTE_QUERY = "where are the postgres migration notes?"
 ROUTE_MESSAGES = [
     {"role": "system", "content": "You route a search through a memory tree. Reply in JSON."},
     {
         "role": "user",
         "content": (
-            "Query: where are the postgres migration notes?\n"
+            f"Query: {ROUTE_QUERY}\n"
             "Children:\n"
             "1. [memory_a1] Frontend styling and CSS tokens\n"
             "2. [memory_b2] Database migrations for PostgreSQL and postgres notes\n"
@@ -29,18 +33,35 @@ ROUTE_MESSAGES = [
         ),
     },
 ]
+ROUTE = Prompt(
+    ROUTE_MESSAGES,
+    Reading(
+        query=ROUTE_QUERY,
+        context="",
+        options=numbered(
+            ROUTE_QUERY,
+            [
+                "Frontend styling and CSS tokens",
+                "Database migrations for PostgreSQL and postgres notes",
+                "Celery worker configuration",
+            ],
+            keys=["memory_a1", "memory_b2", "memory_c3"],
+        ),
+    ),
+)
+CONTEXT_QUERY = "which broker does celery use in production?"
+CONTEXT_TEXT = (
+    "memsite stores memory for agent swarms. Celery uses Redis as its broker in production. The embedded mode "
+    "uses the kombu filesystem broker instead. Searches are I/O bound, so workers use a threads pool."
+)
 CONTEXT_MESSAGES = [
     {"role": "system", "content": "Answer from the context only."},
     {
         "role": "user",
-        "content": (
-            "Question: which broker does celery use in production?\n"
-            "Context: memsite stores memory for agent swarms. Celery uses Redis as its broker in "
-            "production. The embedded mode uses the kombu filesystem broker instead. Searches are "
-            "I/O bound, so workers use a threads pool."
-        ),
+        "content": (f"Question: {CONTEXT_QUERY}\nContext: {CONTEXT_TEXT}"),
     },
 ]
+CONTEXT = Prompt(CONTEXT_MESSAGES, Reading(query=CONTEXT_QUERY, context=CONTEXT_TEXT))
 
 
 class RouteChoice(BaseModel):
@@ -115,17 +136,17 @@ class Answer(BaseModel):
 
 
 SCHEMAS = {
-    Purpose.ROUTE: (RouteChoice, ROUTE_MESSAGES),
-    Purpose.READ: (ReadResult, CONTEXT_MESSAGES),
-    Purpose.DESCRIBE: (Description, CONTEXT_MESSAGES),
-    Purpose.REFLECT: (Reflection, CONTEXT_MESSAGES),
-    Purpose.DEEP_REFLECT: (DeepReflection, CONTEXT_MESSAGES),
-    Purpose.DECIDE: (Decision, CONTEXT_MESSAGES),
-    Purpose.CHAT: (ChatReply, CONTEXT_MESSAGES),
-    Purpose.MEMORIZE: (MemorizePatch, CONTEXT_MESSAGES),
-    Purpose.RECALL: (RecallPatch, CONTEXT_MESSAGES),
-    Purpose.SUMMARIZE: (Summary, CONTEXT_MESSAGES),
-    Purpose.ANSWER: (Answer, CONTEXT_MESSAGES),
+    Purpose.ROUTE: (RouteChoice, ROUTE),
+    Purpose.READ: (ReadResult, CONTEXT),
+    Purpose.DESCRIBE: (Description, CONTEXT),
+    Purpose.REFLECT: (Reflection, CONTEXT),
+    Purpose.DEEP_REFLECT: (DeepReflection, CONTEXT),
+    Purpose.DECIDE: (Decision, CONTEXT),
+    Purpose.CHAT: (ChatReply, CONTEXT),
+    Purpose.MEMORIZE: (MemorizePatch, CONTEXT),
+    Purpose.RECALL: (RecallPatch, CONTEXT),
+    Purpose.SUMMARIZE: (Summary, CONTEXT),
+    Purpose.ANSWER: (Answer, CONTEXT),
 }
 
 
@@ -139,10 +160,10 @@ def test_every_purpose_has_a_schema_case():
 
 @pytest.mark.parametrize("purpose", COMPLETIONS, ids=str)
 def test_schema_valid_and_deterministic_for_every_purpose(purpose):
-    schema, messages = SCHEMAS[purpose]
+    schema, prompt = SCHEMAS[purpose]
 
-    first = complete(by=system(), purpose=purpose, messages=messages, schema=schema)
-    second = complete(by=system(), purpose=purpose, messages=messages, schema=schema)
+    first = complete(by=system(), purpose=purpose, messages=prompt.messages, reading=prompt.reading, schema=schema)
+    second = complete(by=system(), purpose=purpose, messages=prompt.messages, reading=prompt.reading, schema=schema)
 
     assert isinstance(first.value, schema)
     assert schema.model_validate_json(first.text) == first.value
@@ -156,10 +177,10 @@ def test_schema_valid_and_deterministic_for_every_purpose(purpose):
 
 @pytest.mark.parametrize("purpose", COMPLETIONS, ids=str)
 def test_text_reply_for_every_purpose(purpose):
-    _, messages = SCHEMAS[purpose]
+    _, prompt = SCHEMAS[purpose]
 
-    first = complete(by=system(), purpose=purpose, messages=messages)
-    second = complete(by=system(), purpose=purpose, messages=messages)
+    first = complete(by=system(), purpose=purpose, messages=prompt.messages, reading=prompt.reading)
+    second = complete(by=system(), purpose=purpose, messages=prompt.messages, reading=prompt.reading)
 
     assert isinstance(first.value, str) and first.value.strip()
     assert first.value == second.value
@@ -167,17 +188,26 @@ def test_text_reply_for_every_purpose(purpose):
 
 
 def test_route_scores_options_lexically():
-    result = complete(by=system(), purpose="route", messages=ROUTE_MESSAGES, schema=RouteChoice)
+    result = complete(by=system(), purpose="route", messages=ROUTE.messages, reading=ROUTE.reading, schema=RouteChoice)
 
     assert result.value.choice == 2
     assert result.value.node_id == "memory_b2"
     assert "postgres" in result.value.reason
     assert 0 < result.value.confidence <= 1
-    assert complete(by=system(), purpose="route", messages=ROUTE_MESSAGES).value == "memory_b2"
+    assert complete(by=system(), purpose="route", messages=ROUTE.messages, reading=ROUTE.reading).value == "memory_b2"
+
+
+def test_a_request_without_its_reading_is_read_as_plain_text():
+    """Nothing is parsed out of prose: the last user message asks, and nothing is offered."""
+    reply = complete(by=system(), purpose="route", messages=ROUTE_MESSAGES)
+
+    assert reply.value == one_line(ROUTE_MESSAGES[-1]["content"], 200)
+    answer = complete(by=system(), purpose="answer", messages=CONTEXT_MESSAGES).value
+    assert "Celery uses Redis as its broker in production." in answer
 
 
 def test_answer_is_extracted_from_the_context():
-    result = complete(by=system(), purpose="answer", messages=CONTEXT_MESSAGES, schema=Answer)
+    result = complete(by=system(), purpose="answer", messages=CONTEXT.messages, reading=CONTEXT.reading, schema=Answer)
 
     assert "Celery uses Redis as its broker in production." in result.value.answer
     assert result.value.answerable is True

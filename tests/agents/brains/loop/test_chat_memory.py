@@ -11,7 +11,7 @@ from agents.brains import services
 from agents.brains.logic.recall import MemoryItem, citations_kept, citations_shown
 from agents.brains.models import RecordKind
 from agents.brains.services.brains import brain_writing
-from agents.brains.services.prompts import memory_line, memory_lines_read
+from agents.brains.services.prompts import memory_line
 from agents.context.logic.assembly import LONG_TERM_HEADING
 from agents.context.models import Agent, Message
 from memsite.llm.models import LLMCall
@@ -173,15 +173,14 @@ def test_the_query_embedding_is_charged_to_the_user_space_and_token(agent, llm, 
     assert ("chat", user.pk, agent.space_id, token.pk) in charged
 
 
-def test_memory_lines_read_back_what_memory_line_wrote():
+def test_a_memory_line_shows_the_id_a_reply_cites_then_the_item_quoted():
     items = [
         MemoryItem(kind="fact", ref="3", text='He said "stop"\nand left.'),
         MemoryItem(kind="node", ref="memory_ab", text="[fact:9] not an item", label="/a/b"),
     ]
-    text = "\n\n".join(["# heading", *(memory_line(item) for item in items)])
-    assert [(item.id, item.label, item.text) for item in memory_lines_read(text)] == [
-        ("fact:3", "", 'He said "stop" and left.'),
-        ("node:memory_ab", "/a/b", "[fact:9] not an item"),
+    assert [memory_line(item) for item in items] == [
+        '[fact:3] "He said \\"stop\\" and left."',
+        '[node:memory_ab] "/a/b": "[fact:9] not an item"',
     ]
 
 

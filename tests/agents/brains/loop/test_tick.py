@@ -13,7 +13,7 @@ from agents.brains.logic.caps import clip
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, Synapse, TickRun
 from agents.brains.selectors.ticks import brain_view
 from agents.brains.services.brains import brain_writing, goal_create
-from agents.brains.services.prompts import decide_messages
+from agents.brains.services.prompts import decide_prompt
 from agents.context import services as context_services
 from memsite.llm.models import LLMCall
 from tests.agents.support import WINDOW, billed, say
@@ -409,7 +409,7 @@ def test_the_decision_fits_the_agents_window(internal):
         say(agent, 100)
     view = brain_view(brain=brain_of(agent))
 
-    messages = decide_messages(agent=agent, view=view, suggestions=[])
+    messages = decide_prompt(agent=agent, view=view, suggestions=[]).messages
 
     assert billed(messages) <= WINDOW
     assert messages[-1]["role"] == "user" and messages[-1]["content"].startswith("Task: ")
@@ -424,7 +424,7 @@ def test_the_decision_leaves_out_tool_calls_still_waiting(agent):
         tool_calls=[{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}],
     )
 
-    messages = decide_messages(agent=agent, view=brain_view(brain=brain_of(agent)), suggestions=[])
+    messages = decide_prompt(agent=agent, view=brain_view(brain=brain_of(agent)), suggestions=[]).messages
 
     assert not any(message.get("tool_calls") for message in messages)
     assert messages[-1]["role"] == "user" and json.dumps(messages)
