@@ -5,6 +5,7 @@ dialogue written as text. Explained in docs/retrieval.md, "Passages"."""
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -65,15 +66,17 @@ class _Value(NamedTuple):  # a tuple: one is made for every value walked
 def message_spans(text: str) -> list[tuple[int, int]]:
     """Where the messages are, each (start, end) of its object in the text, if the whole text is
     one JSON document holding a conversation (a list of at least MIN_MESSAGES objects with a
-    speaker and a text, at the top or under keys); [] if it is not."""
+    speaker and a text, at the top or under keys), or JSON Lines (a value a line) whose lines
+    are such messages or hold them; [] if it is neither."""
     if len(text) > WALK_MAX_CHARS or not text.startswith(("[", "{"), start := _skip(text, 0)):
         return []
     walk = _Walk(text)
     try:
         end = _value(walk, start, 0).end
+        if _skip(text, end) != len(text):  # more after the first value: JSON Lines, or no JSON
+            walk = _Walk(text)
+            _items(walk, start, 0, first=(start, False), following=_next_line)
     except (ValueError, RecursionError):  # not JSON; too deep for the decoder past MAX_DEPTH
-        return []
-    if _skip(text, end) != len(text):
         return []
     return walk.spans
 
@@ -139,12 +142,31 @@ def _next(text: str, at: int, close: str) -> tuple[int, bool]:
     return after.end(), after.group(1) is not None
 
 
+def _next_line(text: str, at: int) -> tuple[int, bool]:
+    """After a JSON Lines value: where the next line's value starts and False, or the text's end
+    and True. Two values on one line are no JSON Lines."""
+    after = _skip(text, at)
+    if after == len(text):
+        return after, True
+    if "\n" not in text[at:after]:
+        raise ValueError(f"expected a new line at {at}")
+    return after, False
+
+
 def _array(walk: _Walk, at: int, depth: int) -> _Value:
-    """Walks the array at `at` (as _value); if it is a conversation, each of its messages (with
-    a text or not) is recorded, in place of any chat found inside one."""
+    """Walks the array at `at` (as _value)."""
+    return _items(walk, at, depth, first=_first(walk.text, at, "]"), following=lambda text, end: _next(text, end, "]"))
+
+
+def _items(
+    walk: _Walk, at: int, depth: int, *, first: tuple[int, bool], following: Callable[[str, int], tuple[int, bool]]
+) -> _Value:
+    """Walks a list's items (an array's, or JSON Lines' values), from where `first` says the
+    first starts, each next where `following` says; if the list is a conversation, each of its
+    messages (with a text or not) is recorded, in place of any chat found inside one."""
     mark, messages, said, says = len(walk.spans), [], 0, False
     inside: set[int] = set()  # the numbers of the spans found inside a message
-    at, done = _first(walk.text, at, "]")
+    at, done = first
     while not done:
         before = len(walk.spans)
         item = _value(walk, at, depth + 1)
@@ -153,7 +175,7 @@ def _array(walk: _Walk, at: int, depth: int) -> _Value:
             inside.update(range(before, len(walk.spans)))
             said += item.says
         says = says or item.says
-        at, done = _next(walk.text, item.end, "]")
+        at, done = following(walk.text, item.end)
     if said >= MIN_MESSAGES:
         kept = [span for number, span in enumerate(walk.spans[mark:], mark) if number not in inside]
         walk.spans[mark:] = sorted([*kept, *messages])

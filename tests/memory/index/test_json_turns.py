@@ -157,6 +157,9 @@ def test_offsets_are_the_message_objects_whatever_the_layout():
         '[{"role": "user", "content": ""}, {"role": "assistant", "content": "   "}]',
         json.dumps({"deep": [[[[[[[[[[{"role": "user", "content": "hi"}, {"role": "ai", "content": "yo"}]]]]]]]]]]}),
         "[" * 100_000,
+        '{"role": "user", "content": "hi there"} {"role": "assistant", "content": "hello"}',  # two on a line
+        '{"role": "user", "content": "hi there"}\n{"role": "assistant", "content": "hello"}\nand more',
+        '{"name": "deploy", "run": "make"}\n{"name": "restart", "run": "make restart"}\n',  # records
     ],
     ids=[
         "cut-short",
@@ -169,11 +172,26 @@ def test_offsets_are_the_message_objects_whatever_the_layout():
         "blank",
         "too-deep",
         "unbalanced",
+        "jsonl-one-line",
+        "jsonl-trailing-text",
+        "jsonl-records",
     ],
 )
 def test_what_is_no_json_chat_is_cut_as_before(text, monkeypatch):
     assert json_turns.message_spans(text) == []
     assert exact(text) == as_prose(text, monkeypatch)
+
+
+def test_json_lines_are_cut_a_message_a_line_or_a_message_each_of_a_line_s_chat():
+    """A log that appends a message a line, and a file of logged requests (OpenAI's fine-tuning
+    and batch files) holding a chat a line."""
+    chat = [{"role": "user", "content": "Plant garlic when?"}, {"role": "assistant", "content": "In October."}]
+    log = "".join(json.dumps({"t": 1700000000 + at, **message}) + "\n" for at, message in enumerate(chat))
+    assert [{key: value for key, value in message.items() if key != "t"} for message in messages_of(exact(log))] == chat
+    requests = "\n".join(json.dumps({"messages": chat[::step]}) for step in (1, -1))
+    pieces = exact(requests)
+    assert messages_of(pieces) == chat + chat[::-1]
+    assert [(piece.start, piece.end) for piece in pieces] == json_turns.message_spans(requests)
 
 
 def test_a_chat_in_a_group_of_records_and_records_that_name_someone():
@@ -226,11 +244,14 @@ MESSAGE = st.fixed_dictionaries(
 @given(
     st.lists(MESSAGE, min_size=2, max_size=8),
     st.sampled_from([None, 2, 4]),
-    st.sampled_from([None, "messages", "chatHistory"]),
+    st.sampled_from([None, "messages", "chatHistory", "lines"]),
 )
 def test_any_chat_is_cut_a_message_each(messages, indent, key):
     messages = [message for message in messages if message["content"].strip()]
-    text = json.dumps(messages if key is None else {key: messages, "next": None}, indent=indent)
+    if key == "lines":  # JSON Lines
+        text = "\n".join(json.dumps(message) for message in messages)
+    else:
+        text = json.dumps(messages if key is None else {key: messages, "next": None}, indent=indent)
     if len(messages) < json_turns.MIN_MESSAGES:
         assert json_turns.message_spans(text) == []
         return
