@@ -20,7 +20,7 @@ from agents.brains.logic.caps import cap, clip
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, Synapse, TickRun
 from agents.context.models import Agent, Message
 from agents.context.services import ChatLine, conversation_replace
-from benchmarks.prose import WORDS, prose
+from benchmarks.corpora.prose import WORDS, prose
 from memory.services.nodes import insert_rows
 
 MODEL = "gpt-4o"

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from benchmarks import searchtree
-from benchmarks.treeshape import Chunk
+from benchmarks.corpora import searchtree
+from benchmarks.corpora.treeshape import Chunk
 
 CATEGORIES = ("single", "multi", "temporal", "unanswerable", "files", "tree")
 # Questions of each category at scale 1 (fewer when the corpus has fewer candidates).

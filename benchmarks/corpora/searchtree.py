@@ -25,7 +25,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from benchmarks.treeshape import Chunk, size
+from benchmarks.corpora.treeshape import Chunk, size
 from memory.services import NodeSpec
 
 FANOUT = (20, 30)

@@ -1,8 +1,8 @@
 """What every benchmark shares: a scratch database (SQLite, or PostgreSQL and Redis), timing,
 percentiles and profiles, the results tables, and gunicorn, Celery workers and a fake LLM server.
 Nothing here imports Django at module level, as `scratch_database` must set the environment first:
-a benchmark file imports the project below its `if __name__ == "__main__"` block, and its main()
-sets Django up on the scratch database, then imports the file again as a module and runs that."""
+a benchmark's script (benchmarks/<name>.py) sets Django up on the scratch database, then imports
+what it measures (benchmarks/measures/<name>.py), which imports the project at its top."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RESULTS_DIR = REPO / "benchmarks" / "results"
 
 
@@ -233,9 +233,9 @@ def reachable(url: str, default_port: int) -> bool:
 
 
 def run_on_services(script: str, args: argparse.Namespace, environ: dict[str, str]) -> None:
-    """Runs benchmarks/<script>.py's `run(args, scratch)` on a scratch PostgreSQL database and the
-    Redis of `args`, prints its report and writes it to benchmarks/results/; exits 1 when a
-    target was missed."""
+    """Runs benchmarks/measures/<script>.py's `run(args, scratch)` on a scratch PostgreSQL database
+    and the Redis of `args`, prints its report and writes it to benchmarks/results/; exits 1 when
+    a target was missed."""
     for url, port in ((args.database_url, 5432), (args.redis_url, 6379)):
         if not reachable(url, port):
             sys.exit(f"benchmarks/{script}.py needs PostgreSQL and Redis: nothing answers at {urlsplit(url).netloc}.")
@@ -243,8 +243,8 @@ def run_on_services(script: str, args: argparse.Namespace, environ: dict[str, st
     os.environ.update({"REDIS_URL": args.redis_url, **environ})
     os.environ["MEMSITE_LLM_PROVIDER"] = "offline"  # this process never calls the LLM
     with scratch_database(args.database_url, keep=args.keep) as scratch:
-        # The benchmark's file again, as a module, now that Django is set up.
-        report = importlib.import_module(f"benchmarks.{script}").run(args, scratch)
+        # What the benchmark measures, importable now that Django is set up.
+        report = importlib.import_module(f"benchmarks.measures.{script}").run(args, scratch)
     publish(report, f"{script}-{scratch.vendor}")
     if not report.passed:
         sys.exit(1)

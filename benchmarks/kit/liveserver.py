@@ -25,8 +25,8 @@ from typing import Any, Self
 from django.conf import settings
 from django.db import connections
 
-from benchmarks.harness import REPO, Server, Stats, free_port, wait_until_serving
-from benchmarks.httpclients import fetch
+from benchmarks.kit.harness import REPO, Server, Stats, free_port, wait_until_serving
+from benchmarks.kit.httpclients import fetch
 
 GUNICORN_CONF = REPO / "deploy" / "gunicorn.conf.py"
 NGINX_TEMPLATE = REPO / "deploy" / "nginx" / "default.conf.template"

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from benchmarks.harness import fake_llm
+from benchmarks.kit.harness import fake_llm
 
 # The purpose each reply schema is asked for with: what the offline heuristics key their text on.
 SCHEMA_PURPOSES = {

@@ -13,7 +13,7 @@ from unittest import mock
 
 from pydantic import BaseModel
 
-from benchmarks import searchtree
+from benchmarks.corpora import searchtree
 from memory.search import prompts
 from memsite.llm import gateway
 from memsite.llm.providers import CallTrace, LLMRequest

@@ -10,9 +10,9 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 
-from benchmarks.harness import MCP_HEADERS
-from benchmarks.httpclients import Answer, announced, fetch
-from benchmarks.liveserver import origin, proxy_headers
+from benchmarks.kit.harness import MCP_HEADERS
+from benchmarks.kit.httpclients import Answer, announced, fetch
+from benchmarks.kit.liveserver import origin, proxy_headers
 
 
 @dataclass

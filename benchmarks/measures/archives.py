@@ -1,38 +1,20 @@
-"""What does updating a project from an archive cost? Times an import into a new project, a
-merge and a replace into a project that holds the archive already, and an export, against the
-only way to update a project before import modes: delete it and import it again. Prints one
-table (also written to benchmarks/results/).
-
-    python benchmarks/archives.py                       # SQLite, 1,000 files of 2 KiB
-    python benchmarks/archives.py --files 10000 --database-url postgres://postgres@127.0.0.1:5432/memsite_bench
-"""
+"""What benchmarks/archives.py measures: imports, merges, replaces and exports of a project
+archive against deleting the project and importing it again. Imported once Django is set up."""
 
 from __future__ import annotations
 
 import argparse
 import io
 import random
-import sys
 import tarfile
 from collections.abc import Iterable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks.harness import Report, Row, at_least, publish, scratch_database, time_each
+from benchmarks.kit.harness import Report, Row, time_each
+from memory import selectors, services
 from memsite.spaces.principals import system_principal
+from memsite.spaces.selectors import space_default
 
 CHANGED_SHARE = 0.1  # of the files, changed by a merge and swapped by a replace
-
-
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--files", type=at_least(10), default=1_000, help="files in the archive (default 1,000)")
-    parser.add_argument("--file-bytes", type=at_least(1), default=2_048, help="bytes a file (default 2,048)")
-    parser.add_argument("--samples", type=at_least(2), default=5, help="samples per operation (default 5)")
-    parser.add_argument("--database-url", help="a postgres:// URL whose database name contains 'bench'")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
-    return parser.parse_args()
 
 
 WORDS = "def return self value index node path text import for in if else name data read write".split()
@@ -88,9 +70,6 @@ def tar_gz(files: dict[str, tuple[bytes, int]]) -> bytes:
 
 
 def run(args: argparse.Namespace) -> Report:
-    from memory import selectors, services
-    from memsite.spaces.selectors import space_default
-
     projects = selectors.node_resolve(space=space_default(), path="/projects")
     files = files_of(args.files, args.file_bytes, seed=1)
     archives = {"a": tar_gz(files), "changed": tar_gz(changed(files, seed=2)), "swapped": tar_gz(swapped(files))}
@@ -134,15 +113,3 @@ def run(args: argparse.Namespace) -> Report:
 def _drain(pieces: Iterable[object]) -> None:
     for _ in pieces:
         pass
-
-
-def main() -> None:
-    args = parse_args()
-    with scratch_database(args.database_url, keep=args.keep) as scratch:
-        # The project is imported inside run(): its modules need the scratch database's settings.
-        report = run(args)
-    publish(report, f"archives-{scratch.vendor}")
-
-
-if __name__ == "__main__":
-    main()

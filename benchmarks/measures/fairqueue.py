@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 
-from benchmarks.harness import Table
+from benchmarks.kit.harness import Table
 from memory import selectors, services
 from memory.models import Node, PendingDescription
 from memory.services.descriptions import TASK_NODES, descriptions_write_pending

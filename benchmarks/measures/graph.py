@@ -1,27 +1,6 @@
-"""Does a reasoning graph keep a long trajectory's context under its budget? One synthetic agent
-trajectory of 500 tool steps (an assistant turn calling a tool and the tool's result, about 600
-tokens a step: some 300,000 tokens of raw turns) is fed step by step through
-`services.graph_memorize` and `services.graph_work`, run synchronously in this process, with
-the memory model answering through the real gateway. After every step it records the rebuilt
-context's tokens against the raw history, the recalls that ran, the prompt tokens the memory
-model was sent, and how long each patch took to apply; it prints the targets, a table per 100
-steps and the timings (also written to benchmarks/results/).
-
-    python benchmarks/graph.py                      # SQLite, the offline provider
-    python benchmarks/graph.py --llm scripted       # a scripted memory model behind the fake server
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/memsite_graphbench python benchmarks/graph.py
-    python benchmarks/graph.py --steps 100 --profile    # where the time goes
-
---llm offline (the default) is memsite's offline provider, whose MemoryPatch and
-FlushAndFoldOp replies come from the schema `schema_for` made (`offline_reply`). --llm scripted
-points the `openai` provider at the fake OpenAI-compatible server of the tests
-(tests/fake_openai.py) in a process of its own, answering from what each prompt shows: a
-subtask whenever the agent turns to a new lead, evidence under it, and at recall the finished
-subtasks folded with their evidence into one summary, dead ends flushed.
-
-DATABASE_URL (or --database-url) selects PostgreSQL, else a throwaway SQLite file. The
-benchmark drops and recreates its database: a URL whose database name lacks 'bench' is used
-only for its server, with a database named `memsite_graphbench` beside it."""
+"""What benchmarks/graph.py measures: a reasoning graph fed a long synthetic trajectory step by
+step, its rebuilt context's tokens against the raw history, its recalls, the memory model's
+prompt tokens and each patch's time. Imported once the script has set Django up."""
 
 from __future__ import annotations
 
@@ -39,94 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks.harness import (
-    Report,
-    Row,
-    Scratch,
-    Stats,
-    Table,
-    add_database_url,
-    at_least,
-    command,
-    database_version,
-    fake_llm,
-    machine,
-    percentiles,
-    profiled,
-    publish,
-    scratch_database,
-    scratch_url,
-)
-
-# --- the command ------------------------------------------------------------------------------
-
-SCRATCH_DATABASE = "memsite_graphbench"
-
-
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=at_least(1), default=500, help="tool steps of the trajectory (default 500)")
-    parser.add_argument(
-        "--step-tokens",
-        type=at_least(100),
-        default=600,
-        help="average tokens of a step, call and result together (default 600)",
-    )
-    parser.add_argument(
-        "--llm",
-        choices=("offline", "scripted"),
-        default="offline",
-        help="the memory model: memsite's offline provider (default) or a scripted model "
-        "behind the fake OpenAI-compatible server",
-    )
-    parser.add_argument(
-        "--model",
-        default="gpt-4o",
-        help="the graph's model, whose window and encoding count the context (default gpt-4o: 128,000 tokens)",
-    )
-    parser.add_argument(
-        "--trigger",
-        type=at_least(1),
-        default=None,
-        help="the graph's trigger in tokens (default: graph_create's, "
-        "MEMSITE_GRAPH_TRIGGER_TOKENS capped at half the window)",
-    )
-    parser.add_argument(
-        "--target",
-        type=at_least(1),
-        default=None,
-        help="the graph's target in tokens (default: graph_create's, 60%% of the trigger)",
-    )
-    parser.add_argument("--seed", type=int, default=4, help="seed of the trajectory (default 4)")
-    add_database_url(parser)
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="run the steps under cProfile and print where the time went (timings inflated)",
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
-    return parser.parse_args()
-
-
-def main() -> None:
-    args = parse_args()
-    with scratch_database(scratch_url(args.database_url, SCRATCH_DATABASE), keep=args.keep) as scratch:
-        from benchmarks import graph  # noqa: PLW0406 - this file again, now that Django is set up
-
-        report = graph.run(args, scratch)
-    publish(report, f"graph-{scratch.vendor}-{args.llm}")
-
-
-if __name__ == "__main__":
-    main()  # which ran the copy of this file imported once Django was set up
-    sys.exit()
-
-
-# The project: importable only once scratch_database has set Django up.
 from django.conf import settings
 from django.db.models import Max, Sum
 from django.test.utils import override_settings
@@ -135,7 +27,20 @@ import agents.graphs.services.graphs as graph_services
 from agents.context.logic.wire import wire_tokens
 from agents.graphs import selectors, services
 from agents.graphs.models import Graph, GraphNode, GraphOp, Turn
-from benchmarks.prose import prose
+from benchmarks.corpora.prose import prose
+from benchmarks.kit.harness import (
+    Report,
+    Row,
+    Scratch,
+    Stats,
+    Table,
+    command,
+    database_version,
+    fake_llm,
+    machine,
+    percentiles,
+    profiled,
+)
 from memsite.llm.config import llm_config
 from memsite.llm.models import LLMCall
 from memsite.llm.purposes import Purpose

@@ -1,35 +1,15 @@
-"""Benchmark of the LLM gateway (memsite/llm), run from the project root:
-
-    .venv/bin/python benchmarks/llm.py [--calls 400]
-
-Against the local fake OpenAI-compatible server (tests/fake_openai.py) with no delay, it times
-a bare `openai` client call and a gateway call (`memsite.llm.complete`: the same request, plus
-JSON parsing, pydantic validation, cost estimate and the ledger row) alternately in one run,
-and reports p50/p95, the ratio and the milliseconds the gateway adds. Then token counting
-throughput. The database is a throwaway SQLite file in WAL mode, as in the embedded default,
-unless DATABASE_URL is set."""
+"""What benchmarks/llm.py measures: the LLM gateway's call against a bare `openai` client call
+behind the fake server, and token counting. run() sets Django up itself, after the fake server
+has forked."""
 
 import argparse
 import multiprocessing
 import os
-import secrets
 import statistics
-import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from pydantic import BaseModel, Field
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memsite.settings")
-os.environ.setdefault("MEMSITE_VAR_DIR", tempfile.mkdtemp(prefix="llm-bench-"))
-os.environ["MEMSITE_LOG_LEVEL"] = "WARNING"
-# As in production: DEBUG off, so Django does not keep a log of every query.
-os.environ.setdefault("DJANGO_DEBUG", "false")
-os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))  # production refuses a weak key
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -63,12 +43,9 @@ class RouteChoice(BaseModel):
     confidence: float = Field(ge=0, le=1)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--warmup", type=int, default=40)
-    args = parser.parse_args()
-
+def run(args: argparse.Namespace) -> None:
+    """Times the gateway against the bare client behind the fake server, then token counting,
+    and prints both tables."""
     from tests.fake_openai import FakeOpenAI, Reply
 
     # The server runs in a process of its own, as a real one would: in a thread of this process
@@ -235,7 +212,3 @@ def print_tokens(
         f"{'short string x 20,000':34} {small_tokens:9d} {small_tokens * 20_000 / small_seconds:12,.0f}"
         f"   ({small_seconds / 20_000 * 1e6:.1f} µs per call)"
     )
-
-
-if __name__ == "__main__":
-    main()

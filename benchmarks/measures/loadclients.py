@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from agents.brains.models import TickRun
-from benchmarks.httpclients import Connection, Tally, own_tally
+from benchmarks.kit.httpclients import Connection, Tally, own_tally
 from memory.models import Search
 
 FINAL_SEARCH = {Search.Status.DONE, Search.Status.FAILED, Search.Status.CANCELLED}

@@ -7,9 +7,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.harness import Table, millis_text, percentiles
-from benchmarks.httpclients import Tallies, Tally
-from benchmarks.loadclients import READS_SUFFIX
+from benchmarks.kit.harness import Table, millis_text, percentiles
+from benchmarks.kit.httpclients import Tallies, Tally
+from benchmarks.measures.loadclients import READS_SUFFIX
 
 
 @dataclass(frozen=True)

@@ -1,32 +1,10 @@
-"""Does memsite find what was said, where descriptions say nothing about content? Generates a
-corpus nobody tuned for memsite (conversation sessions, notes, project files, and the search
-benchmark's tree; benchmarks/retrievalcorpus.py) with questions whose evidence is known, and
-measures, per kind of question:
-
-- baselines in the same run: BM25 over whole documents at k=1, 3 and 5, and the tokens of one
-  prompt holding every document;
-- `POST /api/retrieve/`: evidence recall@1 and @5;
-- the search (output=node and output=answer), on the offline provider and on a scripted oracle:
-  evidence recall of the nodes it returns, nodes returned and the share of them the reading
-  found (the rest the index), answers against the gold answer (containment, token F1), LLM
-  calls and tokens per question;
-- indexing throughput with the configured embeddings, and the retrieve latency over an index
-  grown to --passages passages.
-
-It prints the tables and the targets (also written to benchmarks/results/).
-
-    python benchmarks/retrieval.py                                    # SQLite, 100,000 passages
-    python benchmarks/retrieval.py --scale 3 --passages 0             # a larger corpus, no latency
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres python benchmarks/retrieval.py --passages 1_000_000
-
-DATABASE_URL (or --database-url) selects PostgreSQL, else a throwaway SQLite. The benchmark
-drops and recreates its database: a URL whose database name lacks 'bench' is used only for
-its server, with a database named `memsite_retrieval_bench` beside it."""
+"""What benchmarks/retrieval.py measures: evidence recall of the retrieve endpoint and the search
+on a generated corpus against BM25, answers against gold ones, indexing throughput and retrieve
+latency; also the scoring benchmarks/realdata/ reuses. Imported once Django is set up."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import re
@@ -39,93 +17,30 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks.harness import (
-    REPO,
-    RESULTS_DIR,
-    Scratch,
-    Stats,
-    TablesReport,
-    TitledTable,
-    above,
-    at_least,
-    command,
-    database_version,
-    machine,
-    publish,
-    scratch_database,
-    scratch_url,
-    time_each,
-)
-
-# --- the command ------------------------------------------------------------------------------
-
-
-SCRATCH_DATABASE = "memsite_retrieval_bench"
-
-
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--scale",
-        type=above(0, at_most=100),
-        default=1.0,
-        help="corpus size: 1 is ~60 sessions, ~40 notes and files, a 1,000-node tree, ~120 questions",
-    )
-    parser.add_argument(
-        "--passages",
-        type=at_least(0),
-        default=100_000,
-        help="grow the index to this many passages for the latency (default 100,000; 0: skip)",
-    )
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("DATABASE_URL") or None,
-        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
-    )
-    parser.add_argument("--seed", type=int, default=7, help="seed of the corpus and questions (default 7)")
-    parser.add_argument("--skip-offline", action="store_true", help="leave out the offline provider's searches")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
-    return parser.parse_args()
-
-
-def main() -> None:
-    args = parse_args()
-    # The latency loop calls the API faster than a user's default rate allows.
-    os.environ["MEMSITE_API_RATE"] = "1000000/min"
-    url = scratch_url(args.database_url, SCRATCH_DATABASE)
-    with scratch_database(url, keep=args.keep) as scratch:
-        from benchmarks import retrieval  # noqa: PLW0406 - this file again, now that Django is set up
-
-        report, rows = retrieval.run(args, scratch)
-    publish(report, f"retrieval-{scratch.vendor}")
-    outcomes = RESULTS_DIR / f"retrieval-{scratch.vendor}-questions.jsonl"
-    outcomes.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    print(f"Each question's outcome written to {outcomes.relative_to(REPO)}")
-
-
-if __name__ == "__main__":
-    main()  # which ran the copy of this file imported once Django was set up
-    sys.exit()
-
-
-# The project: importable only once scratch_database has set Django up.
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from benchmarks import oracle, retrievalcorpus
-from benchmarks.oracle import provider, searches_run_here, shown_read, shown_route
-from benchmarks.retrievalcorpus import Corpus, Doc, Question
-from benchmarks.treeshape import build_chunks
+from benchmarks.corpora import retrievalcorpus
+from benchmarks.corpora.retrievalcorpus import Corpus, Doc, Question
+from benchmarks.corpora.treeshape import build_chunks
+from benchmarks.kit import oracle
+from benchmarks.kit.harness import (
+    Scratch,
+    Stats,
+    TablesReport,
+    TitledTable,
+    command,
+    database_version,
+    machine,
+    time_each,
+)
+from benchmarks.kit.oracle import provider, searches_run_here, shown_read, shown_route
 from memory import selectors, services
 from memory.models import Node, Passage
 from memory.services import NodeSpec
@@ -400,7 +315,7 @@ def passage_recall(question: Question, hits: Sequence[dict]) -> float:
 
 class Oracle(oracle.Oracle):
     """A provider that always routes right and reads right: it knows each question's evidence
-    (benchmarks/oracle.py's oracle, for evidence in several documents). At a folder it
+    (benchmarks/kit/oracle.py's oracle, for evidence in several documents). At a folder it
     picks the option on the way to evidence not yet read and marks the options on no such way
     unviable; reading a document, it reports the evidence the shown text holds, the answer
     complete once every piece of evidence has been read. Usage is counted from the messages as
@@ -1023,16 +938,18 @@ def verdicts(results: Results) -> list[str]:
 
 def notes(results: Results, args: argparse.Namespace, sizes: retrievalcorpus.Sizes) -> list[str]:
     lines = [
-        f"Corpus (benchmarks/retrievalcorpus.py, seed {args.seed}, scale {args.scale}): {sizes.sessions} conversation "
-        f"sessions between {sizes.people} people under {retrievalcorpus.LOGS} (described only by number, speakers and "
-        f"date), {sizes.notes} notes under {retrievalcorpus.NOTES_FOLDER} and {sizes.projects} projects' files under "
-        f"/projects (no descriptions), and benchmarks/search.py's tree of {sizes.tree_nodes:,} nodes under "
-        "/references. Questions paraphrase the line that answers them; evidence is that line's document.",
+        f"Corpus (benchmarks/corpora/retrievalcorpus.py, seed {args.seed}, scale {args.scale}): "
+        f"{sizes.sessions} conversation sessions between {sizes.people} people under {retrievalcorpus.LOGS} "
+        f"(described only by number, speakers and date), {sizes.notes} notes under "
+        f"{retrievalcorpus.NOTES_FOLDER} and {sizes.projects} projects' files under /projects (no "
+        f"descriptions), and benchmarks/search.py's tree of {sizes.tree_nodes:,} nodes under /references. "
+        "Questions paraphrase the line that answers them; evidence is that line's document.",
         "Categories: single (one fact said in one session), multi (two sessions hold the answer), temporal (the later "
         "of two values, or a date), files (notes and project files), tree (the search benchmark's questions), "
         "unanswerable (nothing holds it).",
-        "BM25: Okapi (k1=1.2, b=0.75) over whole documents (path, description and content), lower-cased words less "
-        "function words (benchmarks/retrieval.py). One prompt: every document so, counted with `offline_counter()`.",
+        "BM25: Okapi (k1=1.2, b=0.75) over whole documents (path, description and content), lower-cased words "
+        "less function words (benchmarks/measures/retrieval.py). One prompt: every document so, counted with "
+        "`offline_counter()`.",
         f"Retrieve: `POST /api/retrieve/` in this process (Django's test client, a token), k={RETRIEVE_K}; @k counts "
         "hits (passages), so @5 may hold fewer than five documents. `line` = a content passage whose offsets cover the "
         "evidence line.",

@@ -1,21 +1,6 @@
-"""How well does the LLM-routed search scale? Builds generated trees of each size (20–30
-children a folder, readable names and descriptions), asks questions whose answers are known
-documents, and measures:
-
-- with a scripted oracle LLM that always routes right (the protocol's own cost): LLM calls and
-  prompt tokens per search, and the service's own time per search without the LLM's;
-- with the offline provider: the share of questions whose answer node is found;
-- baselines in the same run: one prompt holding every description (tokens), and the full-text
-  tool alone (time, share found).
-
-It prints two tables and the targets (also written to benchmarks/results/).
-
-    python benchmarks/search.py --sizes 1000,10000                   # SQLite
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres python benchmarks/search.py
-
-DATABASE_URL (or --database-url) selects PostgreSQL, else a throwaway SQLite. The benchmark
-drops and recreates its database: a URL whose database name lacks 'bench' is used only for
-its server, with a database named `memsite_search_bench` beside it."""
+"""What benchmarks/search.py measures: the LLM-routed search over generated trees with a scripted
+oracle and the offline provider, against one prompt holding every description and the full-text
+tool. Imported once the script has set Django up on its scratch database."""
 
 from __future__ import annotations
 
@@ -33,10 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks.harness import (
-    RESULTS_DIR,
+from benchmarks.corpora import searchtree
+from benchmarks.corpora.treeshape import build_chunks
+from benchmarks.kit.harness import (
     Scratch,
     Stats,
     TablesReport,
@@ -44,81 +28,9 @@ from benchmarks.harness import (
     command,
     database_version,
     machine,
-    publish,
     refresh_statistics,
-    scratch_database,
-    scratch_url,
 )
-
-# --- the command ------------------------------------------------------------------------------
-
-
-SCRATCH_DATABASE = "memsite_search_bench"
-
-
-def sizes(text: str) -> list[int]:
-    try:
-        values = sorted({int(part.replace("_", "")) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"sizes must be integers separated by commas, got {text!r}") from None
-    if not values or values[0] < 2:
-        raise argparse.ArgumentTypeError("sizes must be at least 2 nodes")
-    return values
-
-
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--sizes",
-        type=sizes,
-        default=sizes("1000,10000,100000,1000000"),
-        help="tree sizes in nodes (default 1000,10000,100000,1000000)",
-    )
-    parser.add_argument("--questions", type=int, default=100, help="questions per size (default 100)")
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("DATABASE_URL") or None,
-        help="a postgres:// URL (default: DATABASE_URL; neither: SQLite)",
-    )
-    parser.add_argument("--seed", type=int, default=7, help="seed of the trees and questions (default 7)")
-    parser.add_argument(
-        "--plain-folders",
-        action="store_true",
-        help="folder descriptions without examples of their contents (default: with three)",
-    )
-    parser.add_argument("--skip-offline", action="store_true", help="leave out the offline provider's searches")
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="cProfile the oracle searches at the largest size (a separate, untimed pass)",
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
-    args = parser.parse_args()
-    if args.questions < 1:
-        parser.error("--questions must be at least 1")
-    return args
-
-
-def main() -> None:
-    args = parse_args()
-    url = scratch_url(args.database_url, SCRATCH_DATABASE)
-    with scratch_database(url, keep=args.keep) as scratch:
-        from benchmarks import search  # noqa: PLW0406 - this file again, now that Django is set up
-
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        report = search.run(args, scratch, results_dir=RESULTS_DIR)
-    publish(report, f"search-{scratch.vendor}{'-plain-folders' if args.plain_folders else ''}")
-
-
-if __name__ == "__main__":
-    main()  # which ran the copy of this file imported once Django was set up
-    sys.exit()
-
-
-# The project: importable only once scratch_database has set Django up.
-from benchmarks import searchtree
-from benchmarks.oracle import Oracle, Target, provider, searches_run_here
-from benchmarks.treeshape import build_chunks
+from benchmarks.kit.oracle import Oracle, Target, provider, searches_run_here
 from memory import selectors, services
 from memory.models import Node
 from memory.search import prompts
@@ -527,7 +439,7 @@ def notes(results: Sequence[SizeResult], args: argparse.Namespace) -> list[str]:
     lines = [
         "Tree: one root folder under /references; every folder has 20–30 children; documents are "
         "`<codename>-<aspect>.md` with a few sentences of content, one of which answers the question "
-        f"(benchmarks/searchtree.py). Folder descriptions: {folders}. Questions name the document's aspect and "
+        f"(benchmarks/corpora/searchtree.py). Folder descriptions: {folders}. Questions name the document's aspect and "
         "codename and the topic words of its path. The trees of a run share one database, built smallest first: a "
         "smaller tree is still there while a larger one is measured.",
         f"Questions: {args.questions} per size, documents drawn at random, after {WARMUP} untimed searches "

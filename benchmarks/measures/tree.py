@@ -1,12 +1,6 @@
-"""How fast is the memory tree? Builds a realistic tree through memory.services.node_bulk_create,
-times the tree's reads and writes through memory.services and memory.selectors, times the same
-operations on a plain adjacency-list table holding the same tree, times the children endpoint
-over HTTP under gunicorn, and prints one table (also written to benchmarks/results/).
-
-    python benchmarks/tree.py                                   # SQLite, 100,000 nodes
-    python benchmarks/tree.py --database-url postgres://postgres@127.0.0.1:5432/memsite_bench
-
-The scratch database is created fresh and dropped at the end (--keep keeps it)."""
+"""What benchmarks/tree.py measures: the tree's reads and writes through memory.services and
+memory.selectors against a plain adjacency-list table holding the same tree, and the children
+endpoint under gunicorn. Imported once the script has set Django up on its scratch database."""
 
 from __future__ import annotations
 
@@ -17,12 +11,14 @@ import sys
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.urls import Resolver404, resolve
 
-from benchmarks.harness import (
+from benchmarks.corpora import treeshape
+from benchmarks.kit.harness import (
     Report,
     Row,
     Scratch,
@@ -31,53 +27,9 @@ from benchmarks.harness import (
     gunicorn,
     http_load,
     machine,
-    publish,
     refresh_statistics,
-    scratch_database,
     time_each,
 )
-
-# --- the command ------------------------------------------------------------------------------
-
-
-DEFAULT_NODES = {"postgresql": 1_000_000, "sqlite": 100_000}
-
-
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nodes", type=int, help="tree size (default 1,000,000 on PostgreSQL, 100,000 on SQLite)")
-    parser.add_argument("--database-url", help="a postgres:// URL whose database name contains 'bench'")
-    parser.add_argument("--samples", type=int, default=300, help="samples per read and create (default 300)")
-    parser.add_argument("--moves", type=int, default=10, help="moves of the 10,001-node branch (default 10)")
-    parser.add_argument("--deletes", type=int, default=100, help="301-node branches to delete (default 100)")
-    parser.add_argument("--api-seconds", type=float, default=15, help="HTTP load duration (default 15)")
-    parser.add_argument("--api-connections", type=int, default=16)
-    parser.add_argument("--api-workers", type=int, default=(os.cpu_count() or 1) + 1, help="gunicorn workers")
-    parser.add_argument("--api-threads", type=int, default=4, help="threads per gunicorn worker")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
-    return parser.parse_args()
-
-
-def main() -> None:
-    args = parse_args()
-    with scratch_database(args.database_url, keep=args.keep) as scratch:
-        from benchmarks import tree  # noqa: PLW0406 - this file again, now that Django is set up
-
-        report = tree.run(args, scratch, default_nodes=DEFAULT_NODES[scratch.vendor])
-    publish(report, f"tree-{scratch.vendor}")
-
-
-if __name__ == "__main__":
-    main()  # which ran the copy of this file imported once Django was set up
-    sys.exit()
-
-
-# The project: importable only once scratch_database has set Django up.
-from django.contrib.auth import get_user_model
-from django.db import connection, transaction
-from django.urls import Resolver404, resolve
-
-from benchmarks import treeshape
 from memory import selectors, services
 from memory.models import Node
 from memsite.spaces.logic import Role

@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from benchmarks.measures.retrieval import BM25
 from benchmarks.realdata.measures import Found
 from benchmarks.realdata.shape import Dataset, Question, Unit
-from benchmarks.retrieval import BM25
 from memory.index.embeddings import embedder
 from memsite.spaces.principals import system_principal
 from memsite.spaces.selectors import space_default

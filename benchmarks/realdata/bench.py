@@ -8,12 +8,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from benchmarks.measures.retrieval import embedding_here
 from benchmarks.realdata import ablation
 from benchmarks.realdata.baselines import Baselines
 from benchmarks.realdata.measures import Found, Units, gold_documents, tail
 from benchmarks.realdata.node import SwarmNode, Written, write
 from benchmarks.realdata.shape import Dataset, Question, sample
-from benchmarks.retrieval import embedding_here
 from memory.index import retrieve as retrieval
 from memory.index.embeddings import embedder
 from memory.index.writes import embed_pending

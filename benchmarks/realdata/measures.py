@@ -8,8 +8,8 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from benchmarks.measures.retrieval import contains, recall
 from benchmarks.realdata.shape import Question, Unit
-from benchmarks.retrieval import contains, recall
 
 KS = (1, 5, 10)
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from benchmarks.oracle import searches_run_here
+from benchmarks.kit.oracle import searches_run_here
+from benchmarks.measures.retrieval import Api
 from benchmarks.realdata.shape import Dataset
-from benchmarks.retrieval import Api
 from memory import services
 
 # Files an archive carries; MEMSITE_ARCHIVE_MAX_FILES (raised for the run) caps an import.

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from benchmarks.harness import Stats, TablesReport, TitledTable
+from benchmarks.kit.harness import Stats, TablesReport, TitledTable
+from benchmarks.measures.retrieval import mean, recall
 from benchmarks.realdata.ablation import VARIANTS
 from benchmarks.realdata.bench import DEPTH, METHODS, Asked, SetRun
 from benchmarks.realdata.measures import KS, document_recall, holds_answer, unit_recall
 from benchmarks.realdata.shape import Dataset
-from benchmarks.retrieval import mean, recall
 
 # A whole document covers no unit of its own.
 UNIT_METHODS = ("retrieve", "retrieve nodes", "BM25 units", "dense units")

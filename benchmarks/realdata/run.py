@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.harness import (
+from benchmarks.kit.harness import (
     REPO,
     RESULTS_DIR,
     add_database_url,

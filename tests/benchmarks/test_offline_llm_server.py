@@ -1,7 +1,7 @@
 """The load benchmarks' LLM server reads prompts from their prose, as a model would, since a
 server is sent messages only."""
 
-from benchmarks.offlinellm import prose_reading
+from benchmarks.kit.offlinellm import prose_reading
 from memory.search import prompts
 
 

@@ -1,14 +1,15 @@
-"""The retrieval benchmark's corpus, its measures and its oracle (benchmarks/retrieval*.py)."""
+"""The retrieval benchmark's corpus, its measures and its oracle (benchmarks/corpora/retrievalcorpus.py,
+benchmarks/measures/retrieval.py, benchmarks/kit/oracle.py)."""
 
 import re
 
 import pytest
 
-from benchmarks import retrievalcorpus, searchtree
-from benchmarks.oracle import Oracle as SearchOracle
-from benchmarks.oracle import Target, shown_route
-from benchmarks.retrieval import BM25, Oracle, contains, recall, token_f1, tokens
-from benchmarks.retrievalcorpus import Evidence, Question, Sizes, generate
+from benchmarks.corpora import retrievalcorpus, searchtree
+from benchmarks.corpora.retrievalcorpus import Evidence, Question, Sizes, generate
+from benchmarks.kit.oracle import Oracle as SearchOracle
+from benchmarks.kit.oracle import Target, shown_route
+from benchmarks.measures.retrieval import BM25, Oracle, contains, recall, token_f1, tokens
 from memory.search import prompts
 
 SMALL = Sizes(
