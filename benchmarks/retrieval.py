@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.kit.harness import REPO, RESULTS_DIR, above, at_least, publish, scratch_database, scratch_url
+from benchmarks.kit.harness import RESULTS_DIR, above, at_least, publish, scratch_database, scratch_url, shown
 
 # --- the command ------------------------------------------------------------------------------
 
@@ -78,7 +78,7 @@ def main() -> None:
     publish(report, f"retrieval-{scratch.vendor}")
     outcomes = RESULTS_DIR / f"retrieval-{scratch.vendor}-questions.jsonl"
     outcomes.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    print(f"Each question's outcome written to {outcomes.relative_to(REPO)}")
+    print(f"Each question's outcome written to {shown(outcomes)}")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[2]
-RESULTS_DIR = REPO / "benchmarks" / "results"
+# Where reports are written: benchmarks/results/ (git-ignored), or the folder MEMSITE_BENCH_RESULTS
+# names, so that a short trial run does not overwrite the figures of a full one.
+RESULTS_DIR = Path(os.environ.get("MEMSITE_BENCH_RESULTS") or REPO / "benchmarks" / "results")
 
 
 # --- scratch database -------------------------------------------------------------------------
@@ -489,8 +491,13 @@ def publish(report: Any, name: str) -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{name}.md"
     path.write_text(report.markdown())
-    print(f"\nWritten to {path.relative_to(REPO)}")
+    print(f"\nWritten to {shown(path)}")
     return path
+
+
+def shown(path: Path) -> str:
+    """A path as a run prints it: from the repository's root when it is under it."""
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
 # --- HTTP load under gunicorn -----------------------------------------------------------------

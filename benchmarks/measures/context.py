@@ -312,6 +312,7 @@ def rows_for(specs: Sequence[dict], *, agent_id: int, counter: TokenCounter) -> 
                 counter.approximate,
                 history_tokens,
                 created_at,
+                "{}",  # data: set on chat lines only
             )
         )
         conversation_tokens += tokens

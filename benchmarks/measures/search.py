@@ -187,7 +187,9 @@ def full_text_baseline(root: Node, targets: Sequence[Target], warmup: Sequence[T
     def query(target: Target) -> bool:
         text = target.question.text
         arguments = QueryArguments(query=text[:200])
-        tool_input = ToolInput(space_id=root.space_id, node=root, arguments=arguments, questions=[text], answers=[])
+        tool_input = ToolInput(
+            by=system_principal(root.space), node=root, arguments=arguments, questions=[text], answers=[]
+        )
         return f"[{target.node_id}]" in full_text_search(tool_input).text
 
     for target in warmup:
