@@ -43,8 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.kit.harness import above, run_on_services, services_parser
 
-# --- the command ------------------------------------------------------------------------------
-
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_abusebench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
 

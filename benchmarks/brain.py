@@ -31,8 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.kit.harness import above, add_database_url, at_least, publish, scratch_database, scratch_url
 
-# --- the command ------------------------------------------------------------------------------
-
 SCRATCH_DATABASE = "memsite_brainbench"
 
 

@@ -34,8 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.kit.harness import at_least, run_on_services, services_parser
 
-# --- the command ------------------------------------------------------------------------------
-
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/memsite_loadbench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/7"
 

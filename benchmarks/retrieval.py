@@ -35,9 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.kit.harness import RESULTS_DIR, above, at_least, publish, scratch_database, scratch_url, shown
 
-# --- the command ------------------------------------------------------------------------------
-
-
 SCRATCH_DATABASE = "memsite_retrieval_bench"
 
 

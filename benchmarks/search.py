@@ -28,9 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.kit.harness import RESULTS_DIR, publish, scratch_database, scratch_url
 
-# --- the command ------------------------------------------------------------------------------
-
-
 SCRATCH_DATABASE = "memsite_search_bench"
 
 

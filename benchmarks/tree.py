@@ -19,9 +19,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.kit.harness import publish, scratch_database
 
-# --- the command ------------------------------------------------------------------------------
-
-
 DEFAULT_NODES = {"postgresql": 1_000_000, "sqlite": 100_000}
 
 

@@ -33,6 +33,7 @@ from benchmarks.kit.harness import (
     publish,
     scratch_database,
     scratch_url,
+    shown,
 )
 from benchmarks.realdata.mirrors import MirrorMissing
 from benchmarks.realdata.sets import BY_NAME, DEFAULT, SOURCES
@@ -121,7 +122,7 @@ def main() -> None:
     publish(published, f"realdata-{scratch.vendor}")
     outcomes = RESULTS_DIR / f"realdata-{scratch.vendor}-questions.jsonl"
     outcomes.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    print(f"Each question's outcome written to {outcomes.relative_to(REPO)}")
+    print(f"Each question's outcome written to {shown(outcomes)}")
 
 
 if __name__ == "__main__":
