@@ -774,9 +774,9 @@ def recall_table(results: Results) -> TitledTable:
 def fusion_table(results: Results) -> TitledTable:
     table = TitledTable(
         f"Fusion, over the same rankings: full text and meaning fused by the textbook (K = {TEXTBOOK_K}, equal "
-        "weights) and by memsite (K = 10, full text weighted by the share of the question's words it finds), then "
-        'memsite\'s with the time the question names or asks for (docs/retrieval.md, "Time"); evidence recall of '
-        "the top passages",
+        "weights) and by memsite (K = 10, full text at half weight times the share of the question's words it "
+        'finds), then memsite\'s with the time the question names or asks for (docs/retrieval.md, "Time"); '
+        "evidence recall of the top passages",
         ("category", "questions", *(f"{name} @{k}" for name in FUSIONS for k in (1, RETRIEVE_K))),
     )
     for name, questions in results.groups()[:-1]:
