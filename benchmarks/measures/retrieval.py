@@ -286,7 +286,7 @@ def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dic
     by = system_principal(space)
     for question in questions:
         found = rankings(question.text, scope=scope, limit=settings.MEMSITE_INDEX_CANDIDATES, by=by)
-        both = [[pk for pk, _ in found.words.hits], [pk for pk, _ in found.nearest]]
+        both = [[pk for pk, _ in found.words], [pk for pk, _ in found.nearest]]
         with mock.patch.object(fusion, "K", TEXTBOOK_K):
             textbook = fusion.fuse(both)
         untimed = replace(found, timely=frozenset()).fused()
@@ -774,9 +774,8 @@ def recall_table(results: Results) -> TitledTable:
 def fusion_table(results: Results) -> TitledTable:
     table = TitledTable(
         f"Fusion, over the same rankings: full text and meaning fused by the textbook (K = {TEXTBOOK_K}, equal "
-        "weights) and by memsite (K = 10, full text at half weight times the share of the question's words it "
-        'finds), then memsite\'s with the time the question names or asks for (docs/retrieval.md, "Time"); '
-        "evidence recall of the top passages",
+        "weights) and by memsite (K = 10, full text at half weight), then memsite's with the time the question "
+        'names or asks for (docs/retrieval.md, "Time"); evidence recall of the top passages',
         ("category", "questions", *(f"{name} @{k}" for name in FUSIONS for k in (1, RETRIEVE_K))),
     )
     for name, questions in results.groups()[:-1]:

@@ -15,13 +15,10 @@ from memsite.spaces.principals import Principal
 Variant = Callable[[retrieval.Rankings], retrieval.Rankings]
 VARIANTS: dict[str, Variant] = {
     "as shipped": lambda ranked: ranked,
-    "no full text": lambda ranked: replace(ranked, words=replace(ranked.words, hits=[])),
+    "no full text": lambda ranked: replace(ranked, words=[]),
     "no vectors": lambda ranked: replace(ranked, nearest=[]),
     "full text weighs as much as meaning": lambda ranked: replace(ranked, full_text_weight=1.0),
     "full text weighs a quarter": lambda ranked: replace(ranked, full_text_weight=0.25),
-    "full text's weight not scaled by its share": lambda ranked: replace(
-        ranked, words=replace(ranked.words, share=1.0)
-    ),
     "no time": lambda ranked: replace(ranked, timely=frozenset()),
 }
 

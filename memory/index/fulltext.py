@@ -162,24 +162,15 @@ def _ranking_sql(where: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Ranking:
-    hits: list[tuple[int, float]]  # (passage id, score) best first, higher scores better
-    # The share of the query's words that some passage holds: how much of the question full text
-    # can see. "What is Elif's occupation?" in memory that never says "occupation" is, to full
-    # text, a question about anything Elif said; its ranking is then worth less beside meaning's.
-    share: float
-
-
-def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
-    """The passages in scope holding the query's words, best first."""
+def rank(query: str, *, scope: Scope, limit: int) -> list[tuple[int, float]]:
+    """(passage id, score) of the passages in scope holding the query's words, best first,
+    higher scores better."""
     words = query_words(query)
     if not words:
-        return Ranking([], 0.0)
+        return []
     counts = _matches(words, space_id=scope.space_id)
-    share = sum(1 for word in words if counts[word]) / len(words)
-    if not share:
-        return Ranking([], 0.0)
+    if not any(counts[word] for word in words):
+        return []
     rarer = [word for word in words if 0 < counts[word] < COMMON]
     where, params = scope_sql(scope)
     if not rarer:  # common words alone: a bounded share of their matches in the scope
@@ -189,4 +180,4 @@ def rank(query: str, *, scope: Scope, limit: int) -> Ranking:
         )
     with connection.cursor() as cursor:
         cursor.execute(_ranking_sql(where), [_match(rarer or words), *params, limit])
-        return Ranking([(pk, float(score)) for pk, score in cursor.fetchall()], share)
+        return [(pk, float(score)) for pk, score in cursor.fetchall()]

@@ -91,9 +91,9 @@ def snippet(text: str, query: str) -> str:
     return ("…" if start else "") + piece + ("…" if start + len(piece) < len(text) else "")
 
 
-# Full text weighs half what meaning does, times the share of the question's words it found: on
-# the real sets taken together, a tuned 922 questions found 2 points more in their top five than
-# with both at one, and the 238 untouched ones 4 (docs/retrieval.md, "Fusion").
+# Full text weighs half what meaning does: on the real sets taken together, a tuned 922 questions
+# found 2 points more in their top five than with both at one, and the 238 untouched ones 4
+# (docs/retrieval.md, "Fusion").
 FULL_TEXT_WEIGHT = 0.5
 
 
@@ -101,15 +101,14 @@ FULL_TEXT_WEIGHT = 0.5
 class Rankings:
     """A query's two rankings, each (passage id, score) best first."""
 
-    words: fulltext.Ranking
+    words: list[tuple[int, float]]
     nearest: list[tuple[int, float]]
     timely: frozenset[int] = frozenset()  # those the question's time favours (times.timely)
-    full_text_weight: float = FULL_TEXT_WEIGHT  # at a full share of the question's words
+    full_text_weight: float = FULL_TEXT_WEIGHT
 
     def fused(self) -> list[tuple[int, float]]:
-        ranked = [[pk for pk, _ in ranking] for ranking in (self.words.hits, self.nearest)]
-        weights = [self.full_text_weight * self.words.share, 1.0]
-        return times.boosted(fuse(ranked, weights=weights), self.timely)
+        ranked = [[pk for pk, _ in ranking] for ranking in (self.words, self.nearest)]
+        return times.boosted(fuse(ranked, weights=[self.full_text_weight, 1.0]), self.timely)
 
 
 def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings:
@@ -117,7 +116,7 @@ def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings
     words = fulltext.rank(query, scope=scope, limit=limit)
     embedded = query_vectors([query], by=by)
     nearest = [] if embedded is None else vectors.rank(embedded[0], scope=scope, limit=limit)
-    candidates = [pk for ranking in (words.hits, nearest) for pk, _ in ranking]
+    candidates = [pk for ranking in (words, nearest) for pk, _ in ranking]
     return Rankings(words, nearest, timely=times.timely(query, scope=scope, candidates=candidates))
 
 
@@ -181,7 +180,7 @@ def hits_of(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> li
             break
     chosen = chosen[:k]
     paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in chosen}.values())
-    words, nearest = dict(ranked.words.hits), dict(ranked.nearest)
+    words, nearest = dict(ranked.words), dict(ranked.nearest)
     return [
         Hit(
             passage_id=pk,
