@@ -13,7 +13,8 @@ steps and the timings (also written to benchmarks/results/).
     python benchmarks/graph.py --steps 100 --profile    # where the time goes
 
 --llm offline (the default) is memsite's offline provider, whose MemoryPatch and
-FlushAndFoldOp replies come from the schema `schema_for` made (`offline_reply`). --llm scripted
+FlushAndFoldOp replies come from their `offline_reply`, given the graph's data as the prompt's
+reading. --llm scripted
 points the `openai` provider at the fake OpenAI-compatible server of the tests
 (tests/fake_openai.py) in a process of its own, answering from what each prompt shows: a
 subtask whenever the agent turns to a new lead, evidence under it, and at recall the finished

@@ -391,7 +391,7 @@ def memory_model(kind: str) -> Iterator[str]:
     description."""
     if kind == "offline":
         with override_settings(MEMSITE_LLM_PROVIDER="offline", OPENAI_API_KEY=None):
-            yield "memsite's offline provider (`offline_reply` of the schemas `schema_for` makes)"
+            yield "memsite's offline provider (the schemas' `offline_reply`, given each prompt's reading)"
         return
     # No usage in the replies: the gateway counts the prompts itself, with the model's encoding.
     with fake_llm(scripted_reply, usage=None) as (url, _):

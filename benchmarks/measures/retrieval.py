@@ -286,7 +286,7 @@ def fusions_ranked(questions: Sequence[Question], built: Built) -> dict[str, dic
     by = system_principal(space)
     for question in questions:
         found = rankings(question.text, scope=scope, limit=settings.MEMSITE_INDEX_CANDIDATES, by=by)
-        both = [[pk for pk, _ in found.words], [pk for pk, _ in found.nearest]]
+        both = [[pk for pk, _ in found.full_text], [pk for pk, _ in found.nearest]]
         with mock.patch.object(fusion, "K", TEXTBOOK_K):
             textbook = fusion.fuse(both)
         untimed = replace(found, timely=frozenset()).fused()

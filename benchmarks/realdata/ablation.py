@@ -15,7 +15,7 @@ from memsite.spaces.principals import Principal
 Variant = Callable[[retrieval.Rankings], retrieval.Rankings]
 VARIANTS: dict[str, Variant] = {
     "as shipped": lambda ranked: ranked,
-    "no full text": lambda ranked: replace(ranked, words=[]),
+    "no full text": lambda ranked: replace(ranked, full_text=[]),
     "no vectors": lambda ranked: replace(ranked, nearest=[]),
     "full text weighs as much as meaning": lambda ranked: replace(ranked, full_text_weight=1.0),
     "full text weighs a quarter": lambda ranked: replace(ranked, full_text_weight=0.25),

@@ -101,23 +101,23 @@ FULL_TEXT_WEIGHT = 0.5
 class Rankings:
     """A query's two rankings, each (passage id, score) best first."""
 
-    words: list[tuple[int, float]]
+    full_text: list[tuple[int, float]]
     nearest: list[tuple[int, float]]
     timely: frozenset[int] = frozenset()  # those the question's time favours (times.timely)
     full_text_weight: float = FULL_TEXT_WEIGHT
 
     def fused(self) -> list[tuple[int, float]]:
-        ranked = [[pk for pk, _ in ranking] for ranking in (self.words, self.nearest)]
+        ranked = [[pk for pk, _ in ranking] for ranking in (self.full_text, self.nearest)]
         return times.boosted(fuse(ranked, weights=[self.full_text_weight, 1.0]), self.timely)
 
 
 def rankings(query: str, *, scope: Scope, limit: int, by: Principal) -> Rankings:
     """Full text and nearest vectors, each `limit` long at most; the query is embedded for `by`."""
-    words = fulltext.rank(query, scope=scope, limit=limit)
+    full_text = fulltext.rank(query, scope=scope, limit=limit)
     embedded = query_vectors([query], by=by)
     nearest = [] if embedded is None else vectors.rank(embedded[0], scope=scope, limit=limit)
-    candidates = [pk for ranking in (words, nearest) for pk, _ in ranking]
-    return Rankings(words, nearest, timely=times.timely(query, scope=scope, candidates=candidates))
+    candidates = [pk for ranking in (full_text, nearest) for pk, _ in ranking]
+    return Rankings(full_text, nearest, timely=times.timely(query, scope=scope, candidates=candidates))
 
 
 def retrieve(
@@ -180,7 +180,7 @@ def hits_of(ranked: Rankings, query: str, k: int, *, per_node: int | None) -> li
             break
     chosen = chosen[:k]
     paths = selectors.node_paths(nodes={row.node_id: row.node for _, _, row in chosen}.values())
-    words, nearest = dict(ranked.words), dict(ranked.nearest)
+    words, nearest = dict(ranked.full_text), dict(ranked.nearest)
     return [
         Hit(
             passage_id=pk,

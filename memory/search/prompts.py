@@ -60,8 +60,8 @@ def route_prompt(
     """The options come alone in the last message, so nothing numbered in the context or notes
     can pass for one. What memory says (the folder's name, the options' names and descriptions,
     what the walk has learnt from it) is quoted as data."""
-    located = "\n".join([f"Location: {where}", *notes])
-    lines = [f"Query: {_asked(questions)}", *_asker(context), data_block(located)]
+    asked, located = _asked(questions), "\n".join([f"Location: {where}", *notes])
+    lines = [f"Query: {asked}", *_asker(context), data_block(located)]
     listed = "\n".join(f"{number}. {option.label}" for number, option in enumerate(options, 1))
     messages = [
         {"role": "system", "content": ROUTE_SYSTEM},
@@ -69,7 +69,6 @@ def route_prompt(
         {"role": "user", "content": f"Options:\n{data_block(listed)}"},
     ]
     labels = [option.label for option in options]
-    asked = _asked(questions)
     return Prompt(
         messages, Reading(query=asked, context="\n".join([*_asker(context), located]), options=numbered(asked, labels))
     )

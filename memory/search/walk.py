@@ -324,7 +324,7 @@ def _first_reading(search: Search, state: WalkState, start: Node | None, *, by: 
     kept.sort(key=lambda pair: (first_at[pair[0].node_id], pair[0].start))  # a node's passages together, in order
     shown = tuple(CitablePassage(hit.start, hit.end, hit.text, hit.date, hit.node_id) for hit, _ in kept)
     text = "\n\n".join(piece for _, piece in kept)
-    outcome = _read(search, state, node_line=FIRST_READING_LINE, text=text, reading=Reading(shown=shown), by=by)
+    outcome = _read(search, state, node_line=FIRST_READING_LINE, text=text, source=Source(shown=shown), by=by)
     outcome.detail["shown"] = list(dict.fromkeys(hit.node_id for hit, _ in kept))
     if outcome.call is not None and not outcome.detail.get("rejected"):
         counts = Counter(hit.node_id for hit, _ in kept)
@@ -476,7 +476,7 @@ def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) 
         node_line += f" (dated {node.date.isoformat()})"
     if len(chunks) > 1:
         node_line += f" (part {part + 1} of {len(chunks)})"
-    outcome = _read(search, state, node_line=node_line, text=chunks[part], reading=Reading(node), by=by)
+    outcome = _read(search, state, node_line=node_line, text=chunks[part], source=Source(node), by=by)
     if outcome.spawn is not None:
         pass  # stay: this chunk is read again with the sub-search's answer, where it arose
     elif state.remaining and part + 1 < len(chunks):
@@ -490,7 +490,7 @@ def _at_content(search: Search, state: WalkState, node: Node, *, by: Principal) 
 
 
 @dataclass(frozen=True)
-class Reading:
+class Source:
     """What one reading call is shown the text of: a node (its passages are where the answers
     are cited, and it is the node that answers), passages of several nodes (an answer cites, and
     finds, the nodes it quotes word for word), or neither (a tool's result)."""
@@ -504,13 +504,13 @@ class Reading:
         return content_passages(node_id=self.node.pk) if self.node is not None else list(self.shown)
 
 
-def _read(search: Search, state: WalkState, *, node_line: str, text: str, reading: Reading, by: Principal) -> Outcome:
+def _read(search: Search, state: WalkState, *, node_line: str, text: str, source: Source, by: Principal) -> Outcome:
     open_entries = [entry for entry in state.answers if not entry.complete]
     questions = [entry.question for entry in open_entries]
     prompt = prompts.read_prompt(
         questions=questions, context=search.context, notes=_notes(state), node_line=node_line, text=text
     )
-    node = reading.node
+    node = source.node
     try:
         reply, call = _ask(search, by=by, purpose="read", prompt=prompt, schema=prompts.read_reply(len(questions)))
     except _Rejected as exc:
@@ -518,10 +518,10 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, readin
             Kind.READ, state, f"Reply rejected: {exc.message}", node=node, call=exc.call, detail={"rejected": True}
         )
     before = [entry.answer for entry in open_entries]
-    applied = _apply_findings(open_entries, reply.findings, reading)
+    applied = _apply_findings(open_entries, reply.findings, source)
     answered = list(dict.fromkeys(finding.question for finding in applied))
     added = any(entry.answer != answer for entry, answer in zip(open_entries, before, strict=True))
-    for node_id in _answer_nodes(search, reply, reading, applied):
+    for node_id in _answer_nodes(search, reply, source, applied):
         if node_id not in state.found:
             state.found.append(node_id)
     known = {*state.arisen, *(entry.question for entry in state.answers)}
@@ -537,13 +537,13 @@ def _read(search: Search, state: WalkState, *, node_line: str, text: str, readin
     return Outcome(Kind.READ, state, f"{summary}.", node=node, call=call, detail=detail, spawn=spawn)
 
 
-def _answer_nodes(search: Search, reply: Any, reading: Reading, applied: list["Applied"]) -> list[str]:
+def _answer_nodes(search: Search, reply: Any, source: Source, applied: list["Applied"]) -> list[str]:
     """The nodes a reading found to be answers: a node read that the reader says is one, or,
     where nodes are asked for, that answers in part; of several nodes' passages, those that
     complete answers quote, or, where nodes are asked for, that any answer quotes."""
     for_nodes = search.output == Search.Output.NODE
-    if reading.node is not None:
-        return [reading.node.pk] if reply.is_answer or (for_nodes and applied) else []
+    if source.node is not None:
+        return [source.node.pk] if reply.is_answer or (for_nodes and applied) else []
     quoted = (node_id for finding in applied if for_nodes or finding.complete for node_id in finding.nodes)
     return list(dict.fromkeys(quoted))
 
@@ -558,21 +558,21 @@ class Applied:
     complete: bool
 
 
-def _apply_findings(open_entries: list, findings: list, reading: Reading) -> list[Applied]:
+def _apply_findings(open_entries: list, findings: list, source: Source) -> list[Applied]:
     """Each finding joined to its question's answer, with where it came from and, for a
     question asking when, the date it speaks of. Of several nodes' passages, only a quotation
     credits a node: a passage sharing words with an answer says too little of where it came from."""
     applied = []
-    citable = reading.citable() if findings else []
+    citable = source.citable() if findings else []
     for finding in findings:
         entry = open_entries[finding.question - 1]
-        quotes = locate(finding.answer, citable, quoted_only=reading.node is None)
+        quotes = locate(finding.answer, citable, quoted_only=source.node is None)
         cited = [Citation(node=held.node, start=start, end=end, date=held.date) for held, start, end in quotes]
         evidence = next((citation.date for citation in cited if citation.date), None)
         said = said_when(entry.question, finding.answer, evidence)
         # The latest findings, when they pile up.
         entry.answer = _joined(entry.answer, said, complete=finding.complete)[-MAX_ANSWER_CHARS:]
-        nodes = list(dict.fromkeys([reading.node.pk] if reading.node else [citation.node for citation in cited]))
+        nodes = list(dict.fromkeys([source.node.pk] if source.node else [citation.node for citation in cited]))
         entry.node_ids.extend(node_id for node_id in nodes if node_id not in entry.node_ids)
         entry.cite(cited)
         entry.complete = entry.complete or finding.complete
@@ -742,7 +742,7 @@ def _tool_results(search: Search, state: WalkState, *, by: Principal) -> Outcome
         state,
         node_line=f"Result of {tool_call.tool} {tool_call.arguments}",
         text=tool_call.result,
-        reading=Reading(),
+        source=Source(),
         by=by,
     )
 

@@ -19,8 +19,8 @@ REPRESENTATIVE_TERMS = 4  # a sentence with fewer says too little to describe a 
 @dataclass(frozen=True)
 class Option:
     position: int  # 0-based order in the prompt
-    number: int | None  # as numbered in the prompt ("3. ..."), if it was
-    key: str | None  # an id shown with it ("[memory_ab12] ...", "- docs: ...")
+    number: int | None  # as numbered in the prompt ("3. ..."); None for an unnumbered list
+    key: str | None  # an id shown with it ("3. [read_file /notes.md] ..."), if any
     text: str
     score: float
 

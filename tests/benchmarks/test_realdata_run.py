@@ -31,6 +31,9 @@ def test_a_small_set_is_written_asked_searched_and_reported(db, offline_llm):
             for at1, at5, at10 in zip(row[3::3], row[4::3], row[5::3], strict=True):
                 assert all(a <= b <= c for a, b, c in zip(shares(at1), shares(at5), shares(at10), strict=True))
     assert ablation.header[2:] == list(VARIANTS)
+    shipped = ablation.rows[0]
+    assert shipped[2] == unit.column("retrieve @5")[-1]  # as shipped is retrieve itself, on BEAM's passages
+    assert all(0 <= share <= 100 for cell in shipped[2:] for share in shares(cell))
     assert all(share > 0 for share in shares(cost.column("top 5 tokens")[0]))
     assert searches.column("questions") == ["0 / 1"]
-    assert number(searches.column("LLM calls")[0]) >= 1
+    assert number(searches.column("LLM calls, mean")[0]) >= 1

@@ -5,6 +5,7 @@ reserves. Explained in docs/brains.md."""
 import json
 import math
 from collections.abc import Callable, Sequence
+from itertools import takewhile
 from typing import Any, Literal, cast
 
 from django.conf import settings
@@ -153,7 +154,8 @@ class Reflection(BaseModel):
 
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict:
-        """What the tick did, then its goal and what it recalled for it, as the request says."""
+        """What the tick did, then its goal and what it recalled for it, as the reading gives them
+        (nothing done and no goal when it gives none)."""
         acted, recall = reading.given or (Acted(action="", ok=False, result=""), Recall(goal=None))
         return {"thought": offline_thought(acted, recall), "inner_thought": None}
 
@@ -494,18 +496,23 @@ def plan_prompt(*, agent: Agent, view: BrainView, suggestions: Sequence[Suggesti
         'to you. Reply in JSON: {"steps": [...]}.'
     )
     goal = quoted(view.primary_goal.text) if view.primary_goal else quoted(DEFAULT_TASK)
+    task = f"plan the next steps toward {goal}"
     suggested = "\n".join(
         f"{number}. [{suggestion.key}] {suggestion.why}" for number, suggestion in enumerate(suggestions, 1)
     )
     user = "\n".join(
         [
-            f"Task: plan the next steps toward {goal}",
+            f"Task: {task}",
             f"Last error: {quoted(view.brain.last_error) if view.brain.last_error else 'none'}",
             _lines("Recent episodes", [quoted(record.text) for record in view.episodes]),
             f"Suggested next actions:\n{suggested}",
         ]
     )
-    return Prompt(_fitted(agent, system, user), _suggested(f"plan the next steps toward {goal}", suggestions))
+    messages = _fitted(agent, system, user)
+    # The window cuts the request's end first, where the suggestions are: offer those it kept.
+    shown = messages[-1]["content"]
+    kept = list(takewhile(lambda pair: f"{pair[0]}. [{pair[1].key}]" in shown, enumerate(suggestions, 1)))
+    return Prompt(messages, _suggested(task, [suggestion for _, suggestion in kept]))
 
 
 # chat --------------------------------------------------------------------------------------------

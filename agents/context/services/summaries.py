@@ -154,15 +154,13 @@ def _as_line(counter: TokenCounter, message: StoredMessage) -> str:
 
 def _prompt(counter: TokenCounter, written: _Written, chunk: list[StoredMessage]) -> Prompt:
     words = int(settings.MEMSITE_SUMMARY_MAX_TOKENS * WORDS_PER_TOKEN)
-    lines = []
-    if written.content:
-        lines.append(f"Memory: {_one_line(written.content)}")
-    lines.extend(_as_line(counter, message) for message in chunk)
+    memory = [_one_line(written.content)] if written.content else []
+    lines = [_as_line(counter, message) for message in chunk]
     messages = [
         {"role": "system", "content": SYSTEM_PROMPT.format(words=words)},
-        {"role": "user", "content": "\n".join([f"Task: {TASK}", *lines])},
+        {"role": "user", "content": "\n".join([f"Task: {TASK}", *(f"Memory: {line}" for line in memory), *lines])},
     ]
-    return Prompt(messages, Reading(query=TASK, context="\n".join(lines)))
+    return Prompt(messages, Reading(query=TASK, context="\n".join([*memory, *lines])))
 
 
 def _stored_fields(counter: TokenCounter, written: _Written) -> dict:

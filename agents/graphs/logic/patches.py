@@ -162,7 +162,10 @@ class MemoryPatch(BaseModel):
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
         """One evidence node of the pair's notes under the newest active subtask; under the task,
-        with a subtask of the assistant's note, when there is none (the reading gives all three)."""
+        with a subtask of the assistant's note, when there is none (the reading gives all three;
+        a request without them adds nothing)."""
+        if not isinstance(reading.given, dict):
+            return {"add_nodes": [], "add_edges": []}
         notes = reading.given["notes"]
         parent = reading.given["subtask"]
         if parent is not None:
@@ -238,7 +241,7 @@ class FlushAndFoldOp(BaseModel):
     @classmethod
     def offline_reply(cls, *, purpose: str, reading: Reading) -> dict[str, Any]:
         """Fold the oldest foldable nodes (the reading gives them) into one summary of their first lines."""
-        foldable: list[tuple[int, str]] = reading.given
+        foldable: list[tuple[int, str]] = reading.given or []
         if len(foldable) < 2:
             return {"flush_ops": [], "fold_ops": []}
         lines = " ".join(text.split(".")[0][:200] for _, text in foldable)

@@ -14,6 +14,7 @@ from agents.graphs.logic.patches import (
     recall_errors,
     schema_for,
 )
+from memsite.text.reading import Reading
 
 # 1 task; 2 subtask active; 3 evidence active; 4 folded; 5 flushed. Edges 1->2, 3->2.
 GRAPH = GraphView(
@@ -156,3 +157,10 @@ def test_a_fold_keeps_the_edges_its_rule_keeps(seed):
     edges = [(rng.choice(nodes), rng.choice(nodes), f"e{i}") for i in range(rng.randint(1, 30))]
     folded = set(rng.sample(list(nodes), rng.randint(1, len(nodes) - 1)))
     assert folded_edges(edges, folded, 100) == folded_one_by_one(edges, folded, 100)
+
+
+def test_a_request_without_the_graph_s_data_is_answered_offline_with_nothing_to_do():
+    bare = Reading(query="", context="")
+
+    assert MemoryPatch.offline_reply(purpose="memorize", reading=bare) == {"add_nodes": [], "add_edges": []}
+    assert FlushAndFoldOp.offline_reply(purpose="recall", reading=bare) == {"flush_ops": [], "fold_ops": []}

@@ -114,7 +114,7 @@ def test_the_boost_is_a_piece_of_the_rankings_that_can_be_left_out(walks):
     )
     plain = rankings("Where did Ana walk the greyhound?", scope=Scope(default_space().pk), limit=10, by=system())
 
-    assert found.timely == {pk for pk, _ in found.words if pk in set(_dated(MAY_24))}
+    assert found.timely == {pk for pk, _ in found.full_text if pk in set(_dated(MAY_24))}
     assert [pk for pk, _ in replace(found, timely=frozenset()).fused()] != [pk for pk, _ in found.fused()]
     assert plain.timely == frozenset()
 

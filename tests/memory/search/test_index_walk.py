@@ -233,7 +233,7 @@ def test_the_findings_of_one_reading_are_cited_from_one_read_of_the_node(session
         Finding(question=2, answer="She is called Pixel.", complete=True),
     ]
     with django_assert_num_queries(1):
-        walk._apply_findings(entries, findings, walk.Reading(nodes[7]))
+        walk._apply_findings(entries, findings, walk.Source(nodes[7]))
     text = selectors.node_content(node=nodes[7]).decode()
     for entry in entries:
         [citation] = entry.citations

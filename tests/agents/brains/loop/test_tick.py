@@ -12,8 +12,9 @@ from agents.brains.logic import affect
 from agents.brains.logic.caps import clip
 from agents.brains.models import Brain, Explored, Goal, Neuron, Record, Synapse, TickRun
 from agents.brains.selectors.ticks import brain_view
+from agents.brains.services.actions import Suggestion
 from agents.brains.services.brains import brain_writing, goal_create
-from agents.brains.services.prompts import decide_prompt
+from agents.brains.services.prompts import decide_prompt, plan_prompt
 from agents.context import services as context_services
 from memsite.llm.models import LLMCall
 from tests.agents.support import WINDOW, billed, say
@@ -414,6 +415,22 @@ def test_the_decision_fits_the_agents_window(internal):
     assert billed(messages) <= WINDOW
     assert messages[-1]["role"] == "user" and messages[-1]["content"].startswith("Task: ")
     assert sum(1 for message in messages if message["role"] == "user") < 13  # older turns left out
+
+
+def test_the_plan_offers_offline_only_the_suggestions_its_cut_request_still_shows(internal):
+    agent = AgentFactory(model="gpt-4", turn_input_limit=WINDOW)
+    with brain_writing(agent=agent) as write:
+        write.set(self_summary="I keep notes.")
+    suggestions = [Suggestion("read_file", f"/notes/{number}.md", "unread " * 30) for number in range(40)]
+
+    prompt = plan_prompt(agent=agent, view=brain_view(brain=brain_of(agent)), suggestions=suggestions)
+
+    shown = prompt.messages[-1]["content"]
+    offered = [option.key for option in prompt.reading.options]
+    assert 0 < len(offered) < len(suggestions)  # the window cut the rest
+    assert offered == [suggestion.key for suggestion in suggestions[: len(offered)]]
+    assert all(f"{number}. [{key}]" in shown for number, key in enumerate(offered, 1))
+    assert f"{len(offered) + 1}. [{suggestions[len(offered)].key}]" not in shown
 
 
 def test_the_decision_leaves_out_tool_calls_still_waiting(agent):

@@ -157,6 +157,7 @@ def test_the_next_cut_summarizes_the_summary_and_the_messages_after_it(
     prompt = LLMCall.objects.filter(purpose="summarize").latest("pk").messages[-1]["content"]
     assert f"Memory: {first.content}" in prompt
     assert "#4 user:" in prompt and "#3 user:" not in prompt  # only the messages after the old summary
+    assert not second.content.startswith("Memory:")  # the label is the prompt's, not what it says
     report = build(agent, django_capture_on_commit_callbacks).report
     assert report.summary.id == second.pk and report.summary.level == 2 and report.summary_wanted is None
 
