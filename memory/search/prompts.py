@@ -69,9 +69,9 @@ def route_prompt(
         {"role": "user", "content": f"Options:\n{data_block(listed)}"},
     ]
     labels = [option.label for option in options]
-    return Prompt(
-        messages, Reading(query=asked, context="\n".join([*_asker(context), located]), options=numbered(asked, labels))
-    )
+    context = "\n".join([*_asker(context), located])
+    reading = Reading(query=asked, context=context, options=numbered(asked, labels), given=tuple(questions))
+    return Prompt(messages, reading)
 
 
 def read_prompt(*, questions: Sequence[str], context: str, notes: Sequence[str], node_line: str, text: str) -> Prompt:
@@ -92,11 +92,12 @@ def read_prompt(*, questions: Sequence[str], context: str, notes: Sequence[str],
 
 
 def arguments_prompt(*, questions: Sequence[str], tool: str, description: str) -> Prompt:
+    asked = _asked(questions)
     messages = [
         {"role": "system", "content": ARGUMENTS_SYSTEM},
-        {"role": "user", "content": f"Query: {_asked(questions)}\nTool: {tool}: {description}"},
+        {"role": "user", "content": f"Query: {asked}\nTool: {tool}: {description}"},
     ]
-    return Prompt(messages, Reading(query=_asked(questions), context=f"{tool}: {description}"))
+    return Prompt(messages, Reading(query=asked, context=f"{tool}: {description}"))
 
 
 def describe_prompt(content: str) -> Prompt:
@@ -169,7 +170,7 @@ class RouteReplyBase(BaseModel):
         options = reading.options
         units = [unit(f"{option.key or ''} {option.text}") for option in options]
         scores = dict.fromkeys((option.index for option in options), 0.0)
-        for question in reading.query.split(" | "):  # _asked
+        for question in reading.given or (reading.query,):  # the questions, each scored alone
             for scored in rank(question, units, cosines=reading.cosines):
                 index = options[scored.position].index
                 scores[index] = max(scores[index], scored.score)
